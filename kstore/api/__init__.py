@@ -1,0 +1,1 @@
+"""The object model: names, the Scheme, the built-in kinds, validation."""

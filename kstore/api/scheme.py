@@ -1,0 +1,357 @@
+"""The Scheme: every kind kstore knows, its versions, and how to move an object between them.
+
+A kind is registered once with a :class:`KindDefinition`: its group, its external versions
+(each with optional defaulting, conversion to and from the hub, and a structural schema), its
+storage version, its validation (run on the hub form), and, when it is an API resource, its
+:class:`ResourceInfo`. A :class:`SchemeBuilder` collects definitions; :meth:`SchemeBuilder.build`
+returns a frozen :class:`Scheme`.
+
+Invariants the Scheme keeps:
+
+- conversion always goes external -> hub -> external, so N versions need 2N functions;
+- converters never mutate their input; they may share untouched sub-trees with it, so every
+  object that passes through the Scheme is treated as read-only unless the caller owns it;
+- defaulting runs on an external object the caller owns (freshly decoded), in place;
+- ``hub -> v -> hub`` is the identity for every version ``v`` (fields a version cannot express
+  are kept by its converter, e.g. in an annotation), which tests check for every kind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from kstore.api.gvk import HUB_VERSION, GroupVersion, GroupVersionKind, Object, gvk_of
+from kstore.api.schema import FieldSchema
+from kstore.errors import BadRequest, Cause, Invalid, NotFound
+
+__all__ = [
+    "Converter",
+    "Defaulter",
+    "KindDefinition",
+    "KindVersion",
+    "ResourceInfo",
+    "Scheme",
+    "SchemeBuilder",
+    "UpdateValidator",
+    "Validator",
+    "version_stability",
+]
+
+#: Turns an object of one version into another; must not mutate its argument.
+Converter = Callable[[Object], Object]
+#: Fills defaults into an external object the caller owns, in place.
+Defaulter = Callable[[Object], None]
+#: Validates a hub object; returns one cause per problem (empty when valid).
+Validator = Callable[[Object], list[Cause]]
+#: Validates an update of a hub object (new, old); returns one cause per problem.
+UpdateValidator = Callable[[Object, Object], list[Cause]]
+
+DEFAULT_VERBS = (
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+)
+
+
+def version_stability(version: str) -> str:
+    """``alpha``, ``beta`` or ``ga``, from a Kubernetes version name such as ``v2beta1``."""
+    if "alpha" in version:
+        return "alpha"
+    if "beta" in version:
+        return "beta"
+    return "ga"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ResourceInfo:
+    """How a kind is exposed as an API resource (discovery, URLs, storage keys)."""
+
+    plural: str
+    singular: str
+    namespaced: bool
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    verbs: tuple[str, ...] = DEFAULT_VERBS
+    subresources: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class KindVersion:
+    """One external version of a kind.
+
+    ``to_hub``/``from_hub`` of ``None`` mean the version has the hub's shape: conversion only
+    rewrites ``apiVersion``. ``enabled`` of ``None`` means "by stability": GA and beta versions
+    are served, alpha versions only when the runtime config enables them.
+    """
+
+    version: str
+    to_hub: Converter | None = None
+    from_hub: Converter | None = None
+    default: Defaulter | None = None
+    schema: FieldSchema | None = None
+    enabled: bool | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class KindDefinition:
+    """Everything the Scheme knows of one kind."""
+
+    group: str
+    kind: str
+    versions: tuple[KindVersion, ...]
+    storage_version: str = ""
+    resource: ResourceInfo | None = None
+    validate: Validator | None = None
+    validate_update: UpdateValidator | None = None
+    #: Extra field-selector fields beyond metadata.name/metadata.namespace (e.g. Pod spec.nodeName).
+    field_labels: Callable[[Object], Mapping[str, str]] | None = None
+    list_kind: str = ""
+
+    def version(self, version: str) -> KindVersion:
+        for v in self.versions:
+            if v.version == version:
+                return v
+        raise NotFound(f'no version "{version}" of kind {self.kind} in group "{self.group}"')
+
+    @property
+    def hub_api_version(self) -> str:
+        return GroupVersion(self.group, HUB_VERSION).api_version
+
+    @property
+    def storage_group_version(self) -> GroupVersion:
+        return GroupVersion(self.group, self.storage_version or self.versions[0].version)
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    definition: KindDefinition
+    version: KindVersion
+
+
+@dataclass(frozen=True, slots=True)
+class RegisteredResource:
+    """A resource served at one group/version, as discovery and the router see it."""
+
+    group_version: GroupVersion
+    definition: KindDefinition
+
+    @property
+    def info(self) -> ResourceInfo:
+        assert self.definition.resource is not None
+        return self.definition.resource
+
+    @property
+    def gvk(self) -> GroupVersionKind:
+        return self.group_version.with_kind(self.definition.kind)
+
+
+class SchemeBuilder:
+    """Collects kind definitions; :meth:`build` freezes them into a :class:`Scheme`."""
+
+    def __init__(self) -> None:
+        self._definitions: dict[tuple[str, str], KindDefinition] = {}
+
+    def add(self, *definitions: KindDefinition) -> SchemeBuilder:
+        for d in definitions:
+            key = (d.group, d.kind)
+            if key in self._definitions:
+                raise ValueError(f"kind {d.kind} in group {d.group!r} is registered twice")
+            if not d.versions:
+                raise ValueError(f"kind {d.kind} has no versions")
+            names = [v.version for v in d.versions]
+            if len(set(names)) != len(names) or HUB_VERSION in names:
+                raise ValueError(f"kind {d.kind} has duplicate or reserved version names")
+            if d.storage_version and d.storage_version not in names:
+                raise ValueError(
+                    f"storage version {d.storage_version} of {d.kind} is not a version"
+                )
+            self._definitions[key] = d
+        return self
+
+    def extend(self, other: SchemeBuilder) -> SchemeBuilder:
+        return self.add(*other._definitions.values())
+
+    def build(self, runtime_config: Mapping[str, bool] | None = None) -> Scheme:
+        """Freeze the registered kinds.
+
+        ``runtime_config`` follows ``--runtime-config``: keys are ``group/version`` (``v1`` for
+        the core group), ``api/all``, ``api/alpha``, ``api/beta`` or ``api/ga``; values enable or
+        disable serving. Conversion works for every registered version either way.
+        """
+        return Scheme(self._definitions.values(), runtime_config or {})
+
+
+class Scheme:
+    """A frozen registry of kinds. Thread-safe: it never changes after construction."""
+
+    def __init__(self, definitions: Iterable[KindDefinition], runtime_config: Mapping[str, bool]):
+        by_gvk: dict[GroupVersionKind, _Entry] = {}
+        kinds: dict[tuple[str, str], KindDefinition] = {}
+        served: dict[GroupVersionKind, bool] = {}
+        for d in definitions:
+            kinds[(d.group, d.kind)] = d
+            for v in d.versions:
+                gvk = GroupVersionKind(d.group, v.version, d.kind)
+                by_gvk[gvk] = _Entry(d, v)
+                served[gvk] = _is_enabled(d.group, v, runtime_config)
+        self._by_gvk = MappingProxyType(by_gvk)
+        self._kinds = MappingProxyType(kinds)
+        self._served = MappingProxyType(served)
+        resources: dict[tuple[GroupVersion, str], RegisteredResource] = {}
+        for gvk, entry in by_gvk.items():
+            if entry.definition.resource is None or not served[gvk]:
+                continue
+            gv = gvk.group_version
+            resources[(gv, entry.definition.resource.plural)] = RegisteredResource(
+                gv, entry.definition
+            )
+        self._resources = MappingProxyType(resources)
+
+    # ----------------------------------------------------------------- lookups
+
+    def definition(self, group: str, kind: str) -> KindDefinition:
+        try:
+            return self._kinds[(group, kind)]
+        except KeyError:
+            raise NotFound(f'no kind "{kind}" is registered in group "{group}"') from None
+
+    def definitions(self) -> Sequence[KindDefinition]:
+        return tuple(self._kinds.values())
+
+    def recognizes(self, gvk: GroupVersionKind) -> bool:
+        return gvk in self._by_gvk
+
+    def is_served(self, gvk: GroupVersionKind) -> bool:
+        return self._served.get(gvk, False)
+
+    def kind_version(self, gvk: GroupVersionKind) -> KindVersion:
+        return self._entry(gvk).version
+
+    def definition_for(self, gvk: GroupVersionKind) -> KindDefinition:
+        if gvk.version == HUB_VERSION:
+            return self.definition(gvk.group, gvk.kind)
+        return self._entry(gvk).definition
+
+    def resource(self, group_version: GroupVersion, plural: str) -> RegisteredResource:
+        try:
+            return self._resources[(group_version, plural)]
+        except KeyError:
+            raise NotFound(
+                f"the server could not find the requested resource ({plural} "
+                f"{group_version.api_version})"
+            ) from None
+
+    def resources(self) -> Sequence[RegisteredResource]:
+        """Every served resource, sorted by group/version then plural name."""
+        return tuple(v for _, v in sorted(self._resources.items(), key=lambda kv: kv[0]))
+
+    def served_group_versions(self) -> Sequence[GroupVersion]:
+        return tuple(sorted({gv for gv, _ in self._resources}))
+
+    def _entry(self, gvk: GroupVersionKind) -> _Entry:
+        try:
+            return self._by_gvk[gvk]
+        except KeyError:
+            raise BadRequest(
+                f'no kind "{gvk.kind}" is registered for version "{gvk.api_version}" in scheme'
+            ) from None
+
+    # ------------------------------------------------------ defaulting, conversion
+
+    def default(self, obj: Object) -> None:
+        """Apply the defaults of the object's own version, in place (the caller owns ``obj``)."""
+        defaulter = self._entry(gvk_of(obj)).version.default
+        if defaulter is not None:
+            defaulter(obj)
+
+    def to_hub(self, obj: Object) -> Object:
+        """Convert an external object to its kind's hub form; a hub object is returned as is."""
+        gvk = gvk_of(obj)
+        if gvk.version == HUB_VERSION:
+            self.definition(gvk.group, gvk.kind)
+            return obj
+        entry = self._entry(gvk)
+        if entry.version.to_hub is None:
+            out = dict(obj)
+        else:
+            out = entry.version.to_hub(obj)
+        out["apiVersion"] = entry.definition.hub_api_version
+        return out
+
+    def from_hub(self, hub: Object, version: str) -> Object:
+        """Convert a hub object to ``version`` of its kind."""
+        gvk = gvk_of(hub)
+        if gvk.version != HUB_VERSION:
+            raise BadRequest(f"object of {gvk} is not in the hub version")
+        target = GroupVersionKind(gvk.group, version, gvk.kind)
+        if version == HUB_VERSION:
+            return hub
+        entry = self._entry(target)
+        if entry.version.from_hub is None:
+            out = dict(hub)
+        else:
+            out = entry.version.from_hub(hub)
+        out["apiVersion"] = target.api_version
+        return out
+
+    def convert(self, obj: Object, api_version: str) -> Object:
+        """Convert ``obj`` to ``api_version`` (``group/version``) of the same kind, via the hub.
+
+        An object already in that version is returned unchanged.
+        """
+        target = GroupVersion.parse(api_version)
+        gvk = gvk_of(obj)
+        if target.group != gvk.group:
+            raise BadRequest(
+                f"{gvk.kind} in group {gvk.group!r} cannot be converted to {api_version}"
+            )
+        if gvk.version == target.version:
+            self.definition_for(gvk)
+            return obj
+        return self.from_hub(self.to_hub(obj), target.version)
+
+    # ---------------------------------------------------------------- validation
+
+    def validate(self, hub: Object) -> None:
+        """Validate a hub object on create; raise :class:`Invalid` with every cause."""
+        d = self.definition_for(gvk_of(hub))
+        if d.validate is not None:
+            self._raise_invalid(d, hub, d.validate(hub))
+
+    def validate_update(self, new: Object, old: Object) -> None:
+        """Validate a hub object on update; raise :class:`Invalid` with every cause."""
+        d = self.definition_for(gvk_of(new))
+        causes: list[Cause] = []
+        if d.validate_update is not None:
+            causes = d.validate_update(new, old)
+        elif d.validate is not None:
+            causes = d.validate(new)
+        self._raise_invalid(d, new, causes)
+
+    @staticmethod
+    def _raise_invalid(d: KindDefinition, obj: Object, causes: list[Cause]) -> None:
+        if causes:
+            meta = obj.get("metadata") or {}
+            name = meta.get("name") or meta.get("generateName") or ""
+            raise Invalid.for_object(d.kind, str(name), causes, group=d.group)
+
+
+def _is_enabled(group: str, version: KindVersion, runtime_config: Mapping[str, bool]) -> bool:
+    gv = GroupVersion(group, version.version).api_version
+    if gv in runtime_config:
+        return runtime_config[gv]
+    stability = version_stability(version.version)
+    if f"api/{stability}" in runtime_config:
+        return runtime_config[f"api/{stability}"]
+    if "api/all" in runtime_config:
+        return runtime_config["api/all"]
+    if version.enabled is not None:
+        return version.enabled
+    return stability != "alpha"

@@ -1,0 +1,1 @@
+"""kstore.cache layer (see DESIGN.md)."""

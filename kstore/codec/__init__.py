@@ -1,0 +1,1 @@
+"""kstore.codec layer (see DESIGN.md)."""

@@ -1,0 +1,256 @@
+"""The typed errors of kstore, and their one mapping to Kubernetes ``Status`` objects.
+
+Every error kstore raises on purpose is a :class:`KStoreError`. Each class knows the HTTP code
+and the ``Status.reason`` Kubernetes uses for it, so the REST facade, the CLI and embedders all
+render the same thing::
+
+    KStoreError                      (500 InternalError)
+    ├── BadRequest                   (400 BadRequest)
+    │   └── UnsupportedMediaType     (415 UnsupportedMediaType)
+    ├── Unauthorized                 (401 Unauthorized)
+    ├── Forbidden                    (403 Forbidden)
+    ├── NotFound                     (404 NotFound)
+    ├── MethodNotAllowed             (405 MethodNotAllowed)
+    ├── AlreadyExists                (409 AlreadyExists)
+    ├── Conflict                     (409 Conflict)
+    ├── Expired                      (410 Expired)
+    ├── RequestEntityTooLarge        (413 RequestEntityTooLarge)
+    ├── Invalid                      (422 Invalid, one cause per field problem)
+    ├── TooManyRequests              (429 TooManyRequests)
+    ├── InternalError                (500 InternalError)
+    │   └── CorruptObject            (500 InternalError, stored bytes that cannot be read)
+    ├── Unavailable                  (503 ServiceUnavailable)
+    └── Timeout                      (504 Timeout)
+        └── TooLargeResourceVersion  (504 Timeout, cause ResourceVersionTooLarge)
+
+:func:`to_status` is the only place that turns an error into a ``Status`` dict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+__all__ = [
+    "AlreadyExists",
+    "BadRequest",
+    "Cause",
+    "Conflict",
+    "CorruptObject",
+    "Expired",
+    "Forbidden",
+    "InternalError",
+    "Invalid",
+    "KStoreError",
+    "MethodNotAllowed",
+    "NotFound",
+    "RequestEntityTooLarge",
+    "Timeout",
+    "TooLargeResourceVersion",
+    "TooManyRequests",
+    "Unauthorized",
+    "Unavailable",
+    "UnsupportedMediaType",
+    "to_status",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Cause:
+    """One problem with one field, as in ``Status.details.causes``.
+
+    ``type`` is Kubernetes' ``metav1.CauseType`` (``FieldValueInvalid``, ``FieldValueRequired``,
+    ``FieldValueDuplicate``, ``FieldValueNotSupported``, ``FieldValueForbidden``,
+    ``FieldValueTooLong``, ``FieldValueTooMany``, ``FieldValueTypeInvalid``, ...).
+    ``message`` is the full rendered message, e.g. ``Required value``; ``field`` the JSON path
+    such as ``metadata.name`` or ``spec.containers[0].image``.
+    """
+
+    type: str
+    message: str
+    field: str = ""
+
+    def render(self) -> str:
+        """The cause as Kubernetes prints it inside an aggregate message."""
+        return f"{self.field}: {self.message}" if self.field else self.message
+
+    def to_dict(self) -> dict[str, str]:
+        out = {"reason": self.type, "message": self.message}
+        if self.field:
+            out["field"] = self.field
+        return out
+
+
+class KStoreError(Exception):
+    """Base of every deliberate kstore error. Unknown exceptions are internal errors."""
+
+    code: ClassVar[int] = 500
+    reason: ClassVar[str] = "InternalError"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        group: str = "",
+        kind: str = "",
+        name: str = "",
+        causes: Sequence[Cause] = (),
+        retry_after_seconds: int = 0,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.group = group
+        self.kind = kind
+        self.name = name
+        self.causes = tuple(causes)
+        self.retry_after_seconds = retry_after_seconds
+
+
+class BadRequest(KStoreError):
+    code = 400
+    reason = "BadRequest"
+
+
+class UnsupportedMediaType(BadRequest):
+    code = 415
+    reason = "UnsupportedMediaType"
+
+
+class Unauthorized(KStoreError):
+    code = 401
+    reason = "Unauthorized"
+
+
+class Forbidden(KStoreError):
+    code = 403
+    reason = "Forbidden"
+
+
+class NotFound(KStoreError):
+    code = 404
+    reason = "NotFound"
+
+
+class MethodNotAllowed(KStoreError):
+    code = 405
+    reason = "MethodNotAllowed"
+
+
+class AlreadyExists(KStoreError):
+    code = 409
+    reason = "AlreadyExists"
+
+
+class Conflict(KStoreError):
+    code = 409
+    reason = "Conflict"
+
+
+class Expired(KStoreError):
+    """A resourceVersion or continue token older than the history still kept (410)."""
+
+    code = 410
+    reason = "Expired"
+
+    def __init__(self, message: str, *, continue_token: str = "", **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.continue_token = continue_token
+
+
+class RequestEntityTooLarge(KStoreError):
+    code = 413
+    reason = "RequestEntityTooLarge"
+
+
+class Invalid(KStoreError):
+    """Validation failed; ``causes`` holds one entry per problem (422)."""
+
+    code = 422
+    reason = "Invalid"
+
+    @classmethod
+    def for_object(cls, kind: str, name: str, causes: Sequence[Cause], group: str = "") -> Invalid:
+        """Build the error the way Kubernetes' ``NewInvalid`` words it."""
+        rendered = [c.render() for c in causes]
+        if len(rendered) == 1:
+            detail = rendered[0]
+        else:
+            detail = "[" + ", ".join(rendered) + "]"
+        message = f'{kind} "{name}" is invalid: {detail}'
+        return cls(message, group=group, kind=kind, name=name, causes=causes)
+
+
+class TooManyRequests(KStoreError):
+    code = 429
+    reason = "TooManyRequests"
+
+
+class InternalError(KStoreError):
+    code = 500
+    reason = "InternalError"
+
+
+class CorruptObject(InternalError):
+    """Stored bytes that cannot be transformed or decoded."""
+
+
+class Unavailable(KStoreError):
+    code = 503
+    reason = "ServiceUnavailable"
+
+
+class Timeout(KStoreError):
+    code = 504
+    reason = "Timeout"
+
+
+class TooLargeResourceVersion(Timeout):
+    """A read asked for a revision newer than the store has reached."""
+
+    def __init__(self, requested: int, current: int, *, retry_after_seconds: int = 1) -> None:
+        super().__init__(
+            f"Too large resource version: {requested}, current: {current}",
+            causes=(Cause("ResourceVersionTooLarge", "Too large resource version"),),
+            retry_after_seconds=retry_after_seconds,
+        )
+        self.requested = requested
+        self.current = current
+
+
+def to_status(error: BaseException) -> dict[str, Any]:
+    """A ``meta.k8s.io/v1`` ``Status`` (failure) for any exception.
+
+    Exceptions that are not :class:`KStoreError` become a 500 without leaking their text beyond
+    the exception's own message.
+    """
+    if not isinstance(error, KStoreError):
+        error = InternalError(f"Internal error occurred: {error}")
+    message = error.message
+    if isinstance(error, Timeout) and not message.startswith("Timeout: "):
+        message = "Timeout: " + message
+    status: dict[str, Any] = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": error.reason,
+        "code": error.code,
+    }
+    details: dict[str, Any] = {}
+    if error.name:
+        details["name"] = error.name
+    if error.group:
+        details["group"] = error.group
+    if error.kind:
+        details["kind"] = error.kind
+    if error.causes:
+        details["causes"] = [c.to_dict() for c in error.causes]
+    if error.retry_after_seconds:
+        details["retryAfterSeconds"] = error.retry_after_seconds
+    if details:
+        status["details"] = details
+    if isinstance(error, Expired) and error.continue_token:
+        status["metadata"] = {"continue": error.continue_token}
+    return status

@@ -1,0 +1,1 @@
+"""kstore.registry layer (see DESIGN.md)."""

@@ -1,0 +1,1 @@
+"""kstore.server layer (see DESIGN.md)."""

@@ -1,0 +1,1 @@
+"""kstore.storage layer (see DESIGN.md)."""

@@ -1,0 +1,1 @@
+"""Test support shipped with kstore: the storage conformance suite any backend can run."""
