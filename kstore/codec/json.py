@@ -34,7 +34,11 @@ _LONG_DIGIT_RUN = re.compile(rb"[0-9]{19}")
 
 
 class JsonSerializer:
-    """``application/json`` <-> object dicts."""
+    """``application/json`` <-> object dicts; ``pretty`` indents by two spaces, as the API
+    server does for ``?pretty=true``."""
+
+    def __init__(self, *, pretty: bool = False) -> None:
+        self._options = orjson.OPT_INDENT_2 if pretty else 0
 
     @property
     def media_type(self) -> str:
@@ -59,7 +63,7 @@ class JsonSerializer:
 
     def encode(self, obj: Object) -> bytes:
         try:
-            return orjson.dumps(obj)
+            return orjson.dumps(obj, option=self._options)
         except TypeError as exc:
             raise BadRequest(f"object cannot be encoded as JSON: {exc}") from None
 

@@ -35,7 +35,15 @@ _INT64_MAX = 2**63 - 1
 
 # The C event parser when libyaml is present; it is iterative, like the pure-Python one.
 _EventLoader: Any = getattr(yaml, "CSafeLoader", None) or yaml.SafeLoader
-_Dumper: Any = getattr(yaml, "CSafeDumper", None) or yaml.SafeDumper
+
+
+class _Dumper(yaml.SafeDumper):
+    """Emits what Kubernetes' YAML writer emits: sorted keys, block style, and double quotes
+    where a string needs quoting (PyYAML would pick single quotes)."""
+
+    def choose_scalar_style(self) -> Any:
+        style = super().choose_scalar_style()
+        return '"' if style == "'" else style
 
 
 class _Resolver(yaml.resolver.Resolver):
