@@ -5,14 +5,13 @@ NaN/Infinity, nesting deeper than :data:`MAX_DEPTH`, integers outside int64, and
 are not a JSON object. Encoding keeps the object's key order (decode then encode reproduces the
 input document) and is deterministic for equal dicts built in the same order.
 
-The fast path is one ``orjson.loads``; the int64 check only re-parses documents that contain a
-run of 19 or more digits, the only ones that can hold an out-of-range integer.
+The fast path is one ``orjson.loads`` plus a scan for runs of 19 digits; only documents with
+such a run (the only ones that can hold an out-of-range integer) are parsed a second time.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import orjson
@@ -21,16 +20,21 @@ from kstore.api.gvk import Object
 from kstore.codec.serializer import DecodeResult
 from kstore.errors import BadRequest
 
-__all__ = ["MAX_DEPTH", "MEDIA_TYPE_JSON", "JsonSerializer", "check_depth", "join_path"]
+__all__ = ["MAX_DEPTH", "MEDIA_TYPE_JSON", "JsonSerializer", "join_path"]
 
 MEDIA_TYPE_JSON = "application/json"
 
-#: The deepest nesting accepted, in objects and arrays (orjson's own hard limit is 1024).
-MAX_DEPTH = 1000
+#: The deepest nesting accepted, in objects and arrays: orjson's own hard limit, so the fast
+#: path needs no check of its own (YAML enforces the same number while it builds).
+MAX_DEPTH = 1024
 
 _INT64_MIN = -(2**63)
 _INT64_MAX = 2**63 - 1
-_LONG_DIGIT_RUN = re.compile(rb"[0-9]{19}")
+# Digits to "0", everything else to " ": an out-of-range integer needs a run of 19 digits, and
+# ``in`` on the translated bytes finds one several times faster than a regular expression
+# (bench/bench_codec.py: ~4.5 us for a 5.8 KiB Pod, against ~55 us for re.search).
+_DIGITS_ONLY = bytes(48 if 48 <= i <= 57 else 32 for i in range(256))
+_LONG_DIGIT_RUN = b"0" * 19
 
 
 class JsonSerializer:
@@ -51,9 +55,7 @@ class JsonSerializer:
             raise BadRequest(_describe(exc, data)) from None
         if not isinstance(obj, dict):
             raise BadRequest(f"the body must be a JSON object, not {_json_type(obj)}")
-        if data.count(b"[") + data.count(b"{") > MAX_DEPTH:
-            check_depth(obj)
-        if _LONG_DIGIT_RUN.search(data):
+        if _LONG_DIGIT_RUN in data.translate(_DIGITS_ONLY):
             _check_integers(data)
         return obj
 
@@ -70,19 +72,6 @@ class JsonSerializer:
 
 def join_path(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
-
-
-def check_depth(obj: Any) -> None:
-    """Raise BadRequest when ``obj`` nests deeper than MAX_DEPTH (iteratively, no recursion)."""
-    stack: list[tuple[Any, int]] = [(obj, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            raise BadRequest(f"the object is nested deeper than the limit of {MAX_DEPTH} levels")
-        children = node.values() if isinstance(node, dict) else node
-        for child in children:
-            if isinstance(child, dict | list):
-                stack.append((child, depth + 1))
 
 
 def _json_type(value: object) -> str:

@@ -38,6 +38,7 @@ def test_encode_is_deterministic_and_does_not_mutate() -> None:
         (b"", "invalid JSON"),
         (b'{"a": 1', "invalid JSON"),
         (b"[" * 1100 + b"]" * 1100, "nested deeper"),
+        (b"[" * (MAX_DEPTH + 1) + b"]" * (MAX_DEPTH + 1), "nested deeper"),
         (b'{"a":' * (MAX_DEPTH + 1) + b"1" + b"}" * (MAX_DEPTH + 1), "nested deeper"),
     ],
 )
