@@ -1,28 +1,211 @@
-"""apps Deployment in v1, v1beta2 and v1beta1; hub: the internal version; storage: apps/v1."""
+"""apps Deployment in v1, v1beta2 and v1beta1; hub: the internal version; storage: apps/v1.
+
+The hub has Kubernetes' internal ``apps.Deployment`` shape, which is apps/v1's plus
+``spec.rollbackTo`` (only apps/v1beta1 can still express it). In dict form the hub keeps absent
+fields absent (Kubernetes' internal ``replicas`` is a plain int32), so that round trips of
+objects that were never defaulted are exact too.
+
+Conversion (as ``pkg/apis/apps/v1*/conversion.go``):
+
+- apps/v1beta1 has the hub's shape: conversion only rewrites ``apiVersion``;
+- apps/v1 and apps/v1beta2 keep ``spec.rollbackTo`` in the annotation
+  ``deprecated.deployment.rollback.to`` (the revision as decimal text) and restore it, removing
+  the annotation, on the way back. Where Kubernetes' text would lose something (see
+  :mod:`kstore.api.kinds._annotations`) the annotation holds a JSON envelope instead.
+
+The only other difference between the versions, ``spec.selector`` being optional in v1beta1 and
+required in v1/v1beta2, is a matter of defaulting (v1beta1 derives it from the template labels)
+and validation, not of shape.
+
+Defaulting is Kubernetes' ``SetDefaults_Deployment`` of each version: ``replicas`` 1, strategy
+``RollingUpdate`` with ``maxUnavailable``/``maxSurge`` 25%, ``progressDeadlineSeconds`` 600,
+``revisionHistoryLimit`` 10 (v1, v1beta2) or 2 (v1beta1), and in v1beta1 only the selector and
+the object's labels taken from the template's labels.
+"""
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
+from kstore.api.gvk import Object
+from kstore.api.kinds._annotations import MISSING, StashedField
+from kstore.api.kinds._lists import list_definition
 from kstore.api.scheme import KindDefinition, KindVersion, ResourceInfo
 
-__all__ = ["DEFINITIONS"]
+__all__ = [
+    "DEFINITIONS",
+    "DEPLOYMENT",
+    "ROLLBACK_TO_ANNOTATION",
+    "default_deployment_v1",
+    "default_deployment_v1beta1",
+    "default_deployment_v1beta2",
+]
 
-DEFINITIONS: tuple[KindDefinition, ...] = (
-    KindDefinition(
-        group="apps",
-        kind="Deployment",
-        versions=(
-            KindVersion(version="v1"),
-            KindVersion(version="v1beta2"),
-            KindVersion(version="v1beta1"),
-        ),
-        storage_version="v1",
-        resource=ResourceInfo(
-            plural="deployments",
-            singular="deployment",
-            namespaced=True,
-            short_names=("deploy",),
-            categories=("all",),
-            subresources=("status", "scale"),
-        ),
-    ),
+GROUP = "apps"
+
+#: Kubernetes' ``appsv1.DeprecatedRollbackTo``.
+ROLLBACK_TO_ANNOTATION = "deprecated.deployment.rollback.to"
+
+#: DeploymentSpec fields in declaration order (where a restored ``rollbackTo`` is placed).
+_SPEC_ORDER = (
+    "replicas",
+    "selector",
+    "template",
+    "strategy",
+    "minReadySeconds",
+    "revisionHistoryLimit",
+    "paused",
+    "rollbackTo",
+    "progressDeadlineSeconds",
 )
+
+_INT64_MIN = -(2**63)
+_INT64_MAX = 2**63 - 1
+# What Go's strconv.FormatInt prints: no sign on positives, no leading zeros.
+_CANONICAL_INT = re.compile(r"0|-?[1-9][0-9]*")
+
+
+def _revision_text(rollback_to: Any) -> str | None:
+    """Kubernetes' annotation text for a ``rollbackTo``, when it reads back to the same dict.
+
+    Kubernetes omits a zero revision (``omitempty``), so revision 0 is ``{}`` on the wire.
+    """
+    if not isinstance(rollback_to, dict):
+        return None
+    if not rollback_to:
+        return "0"
+    revision = rollback_to.get("revision")
+    if len(rollback_to) != 1 or type(revision) is not int or revision == 0:
+        return None
+    if not _INT64_MIN <= revision <= _INT64_MAX:
+        return None
+    return str(revision)
+
+
+def _revision_value(text: str) -> Any:
+    """The ``rollbackTo`` a canonical annotation text stands for; MISSING for any other text.
+
+    Kubernetes also parses ``+5`` or ``007`` (and fails on other text); kstore keeps those as the
+    user's own annotation, because turning them into ``5``/``7`` could not be undone.
+    """
+    if _CANONICAL_INT.fullmatch(text) is None:
+        return MISSING
+    revision = int(text)
+    if not _INT64_MIN <= revision <= _INT64_MAX:
+        return MISSING
+    return {} if revision == 0 else {"revision": revision}
+
+
+ROLLBACK_TO = StashedField(
+    annotation=ROLLBACK_TO_ANNOTATION,
+    container="spec",
+    field="rollbackTo",
+    order=_SPEC_ORDER,
+    to_text=_revision_text,
+    from_text=_revision_value,
+)
+
+
+# ------------------------------------------------------------------------------ defaulting
+
+
+def _is_unset(value: Any) -> bool:
+    """A Go pointer left nil: the key is absent or JSON ``null``."""
+    return value is None
+
+
+def _default_deployment(obj: Object, revision_history_limit: int) -> None:
+    spec = obj.get("spec")
+    if spec is None:
+        spec = obj["spec"] = {}
+    if not isinstance(spec, dict):
+        return
+    if _is_unset(spec.get("replicas")):
+        spec["replicas"] = 1
+    strategy = spec.get("strategy")
+    if strategy is None:
+        strategy = spec["strategy"] = {}
+    if isinstance(strategy, dict):
+        if strategy.get("type") in (None, ""):
+            strategy["type"] = "RollingUpdate"
+        if strategy["type"] == "RollingUpdate":
+            rolling = strategy.get("rollingUpdate")
+            if rolling is None:
+                rolling = strategy["rollingUpdate"] = {}
+            if isinstance(rolling, dict):
+                if _is_unset(rolling.get("maxUnavailable")):
+                    rolling["maxUnavailable"] = "25%"
+                if _is_unset(rolling.get("maxSurge")):
+                    rolling["maxSurge"] = "25%"
+    if _is_unset(spec.get("revisionHistoryLimit")):
+        spec["revisionHistoryLimit"] = revision_history_limit
+    if _is_unset(spec.get("progressDeadlineSeconds")):
+        spec["progressDeadlineSeconds"] = 600
+
+
+def default_deployment_v1(obj: Object) -> None:
+    """apps/v1 ``SetDefaults_Deployment``, in place."""
+    _default_deployment(obj, revision_history_limit=10)
+
+
+def default_deployment_v1beta2(obj: Object) -> None:
+    """apps/v1beta2 ``SetDefaults_Deployment`` (the same values as apps/v1), in place."""
+    _default_deployment(obj, revision_history_limit=10)
+
+
+def default_deployment_v1beta1(obj: Object) -> None:
+    """apps/v1beta1 ``SetDefaults_Deployment``, in place.
+
+    Before the common defaults, a template that has labels (even an empty map: Go tests for a
+    non-nil map) supplies the selector when there is none, and the object's labels when it has
+    none. The copies are separate dicts so that later edits of one do not show in the others.
+    """
+    spec = obj.get("spec")
+    template = spec.get("template") if isinstance(spec, dict) else None
+    template_meta = template.get("metadata") if isinstance(template, dict) else None
+    labels = template_meta.get("labels") if isinstance(template_meta, dict) else None
+    if isinstance(spec, dict) and isinstance(labels, dict):
+        if spec.get("selector") is None:
+            spec["selector"] = {"matchLabels": dict(labels)} if labels else {}
+        meta = obj.get("metadata")
+        if meta is None and labels:
+            meta = obj["metadata"] = {}
+        if isinstance(meta, dict) and not meta.get("labels") and labels:
+            meta["labels"] = dict(labels)
+    _default_deployment(obj, revision_history_limit=2)
+
+
+# ------------------------------------------------------------------------------ the kind
+
+DEPLOYMENT = KindDefinition(
+    group=GROUP,
+    kind="Deployment",
+    versions=(
+        KindVersion(
+            version="v1",
+            to_hub=ROLLBACK_TO.restore,
+            from_hub=ROLLBACK_TO.stash,
+            default=default_deployment_v1,
+        ),
+        KindVersion(
+            version="v1beta2",
+            to_hub=ROLLBACK_TO.restore,
+            from_hub=ROLLBACK_TO.stash,
+            default=default_deployment_v1beta2,
+        ),
+        KindVersion(version="v1beta1", default=default_deployment_v1beta1),
+    ),
+    storage_version="v1",
+    resource=ResourceInfo(
+        plural="deployments",
+        singular="deployment",
+        namespaced=True,
+        short_names=("deploy",),
+        categories=("all",),
+        subresources=("status", "scale"),
+    ),
+    list_kind="DeploymentList",
+)
+
+DEFINITIONS: tuple[KindDefinition, ...] = (DEPLOYMENT, list_definition(DEPLOYMENT))
