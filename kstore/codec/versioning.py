@@ -100,7 +100,9 @@ def decode_request(
     gvk = gvk_of(obj)
     schema = scheme.kind_version(gvk).schema
     if schema is not None:
-        problems.extend(f'unknown field "{p}"' for p in unknown_fields(obj, schema, prune=True))
+        unknown = unknown_fields(obj, schema, prune=True)
+        if field_validation is not FieldValidation.IGNORE:
+            problems.extend(f'unknown field "{path}"' for path in unknown)
     if problems and field_validation is FieldValidation.STRICT:
         raise BadRequest(
             f'{gvk.kind} in version "{gvk.version}" cannot be handled as a {gvk.kind}: '
