@@ -30,6 +30,8 @@ MAX_ALIASES = 1000
 #: How many values (scalars and containers) one document may expand to, aliases included.
 MAX_NODES = 1_000_000
 
+_TOO_DEEP = f"the object is nested deeper than the limit of {MAX_DEPTH} levels"
+
 _INT64_MIN = -(2**63)
 _INT64_MAX = 2**63 - 1
 
@@ -131,7 +133,7 @@ class _Builder:
 
     def open(self, container: Any, anchor: str | None) -> None:
         if len(self.stack) >= MAX_DEPTH:
-            raise BadRequest(f"the object is nested deeper than the limit of {MAX_DEPTH} levels")
+            raise BadRequest(_TOO_DEEP)
         path = self.child_path()
         key = _NO_KEY if isinstance(container, dict) else None
         self.stack.append([container, path, key, anchor, 1])
@@ -194,6 +196,8 @@ def load_yaml(data: bytes | str) -> DecodeResult:
             elif isinstance(event, yaml.DocumentStartEvent) and builder.done:
                 raise BadRequest("invalid YAML: expected a single document, found several")
     except yaml.YAMLError as exc:
+        if "maximum nesting depth" in str(exc):  # libyaml's own cap, close to ours
+            raise BadRequest(_TOO_DEEP) from None
         raise BadRequest(f"invalid YAML: {_one_line(exc)}") from None
     except (UnicodeDecodeError, ValueError) as exc:
         raise BadRequest(f"invalid YAML: {exc}") from None
