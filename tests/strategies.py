@@ -1,0 +1,831 @@
+"""Hypothesis strategies for realistic objects of every built-in kind, in a given version.
+
+``object_of(group, kind, version)`` is the entry point: a full object (``apiVersion``, ``kind``,
+``metadata``, spec/status or the kind's own fields) in that version's shape, the way clients and
+Kubernetes itself write them. Values stay plausible (DNS names, label keys, RFC 3339 times,
+quantities) but are not forced to pass validation: round trips must hold for anything a client
+can send. Collections stay small to keep examples cheap on a 2-core CI machine.
+
+Deployments get the cases that make their conversion hard: ``spec.rollbackTo`` (only where the
+version has it), and annotations under ``deprecated.deployment.rollback.to`` whose text is
+Kubernetes' canonical revision, a non-canonical number, free text or a JSON envelope.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from hypothesis import strategies as st
+
+from kstore.api.gvk import GroupVersion
+
+__all__ = ["StrategyFor", "has_strategy", "object_meta", "object_of", "pod_template_spec"]
+
+Obj = dict[str, Any]
+StrategyFor = Callable[[str], st.SearchStrategy[Obj]]
+
+ROLLBACK_TO_ANNOTATION = "deprecated.deployment.rollback.to"
+
+# ------------------------------------------------------------------------------- primitives
+
+_LOWER_ALNUM = string.ascii_lowercase + string.digits
+_ALNUM = string.ascii_letters + string.digits
+
+
+@st.composite
+def dns_label(draw: st.DrawFn, max_size: int = 12) -> str:
+    first = draw(st.sampled_from(_LOWER_ALNUM))
+    middle = draw(st.text(alphabet=_LOWER_ALNUM + "-", max_size=max_size))
+    last = draw(st.sampled_from(_LOWER_ALNUM))
+    return (first + middle + last) if draw(st.booleans()) else first
+
+
+def dns_subdomain() -> st.SearchStrategy[str]:
+    return st.lists(dns_label(), min_size=1, max_size=3).map(".".join)
+
+
+@st.composite
+def qualified_name(draw: st.DrawFn) -> str:
+    name = draw(st.sampled_from(_ALNUM)) + draw(st.text(alphabet=_ALNUM + "-_.", max_size=10))
+    if len(name) > 1:
+        name += draw(st.sampled_from(_ALNUM))
+    if draw(st.booleans()):
+        name = draw(st.sampled_from(["app.kubernetes.io", "example.com", "k8s.io"])) + "/" + name
+    return name
+
+
+def label_value() -> st.SearchStrategy[str]:
+    return st.one_of(st.just(""), qualified_name().filter(lambda s: "/" not in s))
+
+
+def labels() -> st.SearchStrategy[dict[str, str]]:
+    return st.dictionaries(qualified_name(), label_value(), max_size=3)
+
+
+def annotations() -> st.SearchStrategy[dict[str, str]]:
+    return st.dictionaries(qualified_name(), st.text(max_size=20), max_size=3)
+
+
+def timestamp() -> st.SearchStrategy[str]:
+    return st.datetimes(
+        min_value=datetime(2000, 1, 1),
+        max_value=datetime(2099, 12, 31),
+    ).map(lambda d: d.strftime("%Y-%m-%dT%H:%M:%SZ"))
+
+
+def micro_timestamp() -> st.SearchStrategy[str]:
+    return st.datetimes(
+        min_value=datetime(2000, 1, 1),
+        max_value=datetime(2099, 12, 31),
+    ).map(lambda d: d.strftime("%Y-%m-%dT%H:%M:%S.%fZ"))
+
+
+def uid() -> st.SearchStrategy[str]:
+    return st.uuids().map(str)
+
+
+def resource_version() -> st.SearchStrategy[str]:
+    return st.integers(1, 10**12).map(str)
+
+
+def int32(lo: int = -(2**31), hi: int = 2**31 - 1) -> st.SearchStrategy[int]:
+    return st.integers(lo, hi)
+
+
+def small_nonneg() -> st.SearchStrategy[int]:
+    return st.integers(0, 1000)
+
+
+def quantity() -> st.SearchStrategy[str]:
+    return st.sampled_from(["100m", "250m", "1", "2", "0.5", "64Mi", "1Gi", "512M", "1e3"])
+
+
+def int_or_string() -> st.SearchStrategy[int | str]:
+    return st.one_of(st.integers(0, 100), st.integers(0, 100).map(lambda n: f"{n}%"))
+
+
+def _fields(
+    required: dict[str, st.SearchStrategy[Any]], optional: dict[str, st.SearchStrategy[Any]]
+) -> st.SearchStrategy[Obj]:
+    return st.fixed_dictionaries(required, optional=optional)
+
+
+# ------------------------------------------------------------------------------- metadata
+
+
+def owner_reference() -> st.SearchStrategy[Obj]:
+    return _fields(
+        {
+            "apiVersion": st.sampled_from(["apps/v1", "v1"]),
+            "kind": st.sampled_from(["ReplicaSet", "Deployment"]),
+            "name": dns_subdomain(),
+            "uid": uid(),
+        },
+        {"controller": st.booleans(), "blockOwnerDeletion": st.booleans()},
+    )
+
+
+def managed_fields_entry() -> st.SearchStrategy[Obj]:
+    return _fields(
+        {
+            "manager": st.sampled_from(["kubectl-client-side-apply", "kube-controller-manager"]),
+            "operation": st.sampled_from(["Update", "Apply"]),
+            "apiVersion": st.sampled_from(["apps/v1", "v1"]),
+            "time": timestamp(),
+            "fieldsType": st.just("FieldsV1"),
+            "fieldsV1": st.just({"f:metadata": {"f:labels": {".": {}}}}),
+        },
+        {"subresource": st.just("status")},
+    )
+
+
+def object_meta(
+    namespaced: bool, annotation_values: st.SearchStrategy[dict[str, str]] | None = None
+) -> st.SearchStrategy[Obj]:
+    required: dict[str, st.SearchStrategy[Any]] = {"name": dns_subdomain()}
+    if namespaced:
+        required["namespace"] = dns_label()
+    return _fields(
+        required,
+        {
+            "generateName": dns_label().map(lambda s: s + "-"),
+            "uid": uid(),
+            "resourceVersion": resource_version(),
+            "generation": st.integers(1, 100),
+            "creationTimestamp": timestamp(),
+            "deletionTimestamp": timestamp(),
+            "deletionGracePeriodSeconds": st.integers(0, 60),
+            "labels": labels(),
+            "annotations": annotation_values if annotation_values is not None else annotations(),
+            "ownerReferences": st.lists(owner_reference(), max_size=1),
+            "finalizers": st.lists(
+                st.sampled_from(["kubernetes", "example.com/cleanup"]), max_size=2
+            ),
+            "managedFields": st.lists(managed_fields_entry(), max_size=1),
+        },
+    )
+
+
+def list_meta() -> st.SearchStrategy[Obj]:
+    return _fields(
+        {},
+        {
+            "resourceVersion": resource_version(),
+            "continue": st.text(alphabet=_ALNUM, max_size=12),
+            "remainingItemCount": st.integers(0, 100),
+        },
+    )
+
+
+def label_selector() -> st.SearchStrategy[Obj]:
+    requirement = st.one_of(
+        st.fixed_dictionaries(
+            {
+                "key": qualified_name(),
+                "operator": st.sampled_from(["In", "NotIn"]),
+                "values": st.lists(label_value(), min_size=1, max_size=2),
+            }
+        ),
+        st.fixed_dictionaries(
+            {"key": qualified_name(), "operator": st.sampled_from(["Exists", "DoesNotExist"])}
+        ),
+    )
+    return _fields(
+        {},
+        {"matchLabels": labels(), "matchExpressions": st.lists(requirement, max_size=2)},
+    )
+
+
+# ------------------------------------------------------------------------------- pods
+
+
+def container() -> st.SearchStrategy[Obj]:
+    port = _fields(
+        {"containerPort": st.integers(1, 65535)},
+        {
+            "name": dns_label(max_size=8),
+            "protocol": st.sampled_from(["TCP", "UDP", "SCTP"]),
+            "hostPort": st.integers(1, 65535),
+        },
+    )
+    env = st.one_of(
+        st.fixed_dictionaries({"name": qualified_name(), "value": st.text(max_size=10)}),
+        st.fixed_dictionaries(
+            {
+                "name": qualified_name(),
+                "valueFrom": st.just(
+                    {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.name"}}
+                ),
+            }
+        ),
+    )
+    resources = _fields(
+        {},
+        {
+            "limits": st.dictionaries(st.sampled_from(["cpu", "memory"]), quantity(), max_size=2),
+            "requests": st.dictionaries(st.sampled_from(["cpu", "memory"]), quantity(), max_size=2),
+        },
+    )
+    probe = _fields(
+        {"httpGet": st.fixed_dictionaries({"path": st.just("/healthz"), "port": int_or_string()})},
+        {"initialDelaySeconds": small_nonneg(), "periodSeconds": st.integers(1, 60)},
+    )
+    return _fields(
+        {
+            "name": dns_label(),
+            "image": st.sampled_from(["nginx", "nginx:1.27", "busybox@sha256:abc"]),
+        },
+        {
+            "command": st.lists(st.text(max_size=8), max_size=2),
+            "args": st.lists(st.text(max_size=8), max_size=2),
+            "workingDir": st.just("/work"),
+            "ports": st.lists(port, max_size=2),
+            "env": st.lists(env, max_size=2),
+            "resources": resources,
+            "volumeMounts": st.lists(
+                _fields(
+                    {"name": dns_label(), "mountPath": st.just("/data")},
+                    {"readOnly": st.booleans()},
+                ),
+                max_size=1,
+            ),
+            "livenessProbe": probe,
+            "terminationMessagePath": st.just("/dev/termination-log"),
+            "terminationMessagePolicy": st.sampled_from(["File", "FallbackToLogsOnError"]),
+            "imagePullPolicy": st.sampled_from(["Always", "IfNotPresent", "Never"]),
+            "securityContext": _fields(
+                {}, {"runAsNonRoot": st.booleans(), "runAsUser": st.integers(0, 65535)}
+            ),
+        },
+    )
+
+
+def volume() -> st.SearchStrategy[Obj]:
+    source = st.one_of(
+        st.just({"emptyDir": {}}),
+        dns_label().map(lambda n: {"configMap": {"name": n}}),
+        dns_label().map(lambda n: {"secret": {"secretName": n, "defaultMode": 420}}),
+    )
+    return st.tuples(dns_label(), source).map(lambda t: {"name": t[0], **t[1]})
+
+
+def pod_spec() -> st.SearchStrategy[Obj]:
+    return _fields(
+        {"containers": st.lists(container(), min_size=1, max_size=2)},
+        {
+            "initContainers": st.lists(container(), max_size=1),
+            "volumes": st.lists(volume(), max_size=2),
+            "restartPolicy": st.sampled_from(["Always", "OnFailure", "Never"]),
+            "terminationGracePeriodSeconds": st.integers(0, 300),
+            "activeDeadlineSeconds": st.integers(1, 1000),
+            "dnsPolicy": st.sampled_from(["ClusterFirst", "Default", "None"]),
+            "nodeSelector": labels(),
+            "serviceAccountName": dns_label(),
+            "nodeName": dns_subdomain(),
+            "hostNetwork": st.booleans(),
+            "schedulerName": st.just("default-scheduler"),
+            "priority": int32(),
+            "securityContext": _fields({}, {"fsGroup": st.integers(0, 65535)}),
+            "imagePullSecrets": st.lists(st.fixed_dictionaries({"name": dns_label()}), max_size=1),
+            "tolerations": st.lists(
+                _fields(
+                    {"key": qualified_name(), "operator": st.sampled_from(["Exists", "Equal"])},
+                    {
+                        "effect": st.sampled_from(["NoSchedule", "NoExecute"]),
+                        "value": label_value(),
+                    },
+                ),
+                max_size=1,
+            ),
+        },
+    )
+
+
+def pod_template_spec() -> st.SearchStrategy[Obj]:
+    template_meta = _fields(
+        {}, {"labels": labels(), "annotations": annotations(), "name": dns_label()}
+    )
+    return _fields({"spec": pod_spec()}, {"metadata": template_meta})
+
+
+def pod_status() -> st.SearchStrategy[Obj]:
+    condition = _fields(
+        {
+            "type": st.sampled_from(["Ready", "PodScheduled"]),
+            "status": st.sampled_from(["True", "False"]),
+        },
+        {"lastTransitionTime": timestamp(), "reason": st.just("Started")},
+    )
+    return _fields(
+        {},
+        {
+            "phase": st.sampled_from(["Pending", "Running", "Succeeded", "Failed"]),
+            "conditions": st.lists(condition, max_size=2),
+            "hostIP": st.just("10.0.0.1"),
+            "podIP": st.just("10.244.0.5"),
+            "podIPs": st.just([{"ip": "10.244.0.5"}]),
+            "startTime": timestamp(),
+            "qosClass": st.sampled_from(["BestEffort", "Burstable", "Guaranteed"]),
+        },
+    )
+
+
+# ------------------------------------------------------------------------------- objects
+
+
+def _object(
+    group: str, kind: str, version: str, body: st.SearchStrategy[Obj]
+) -> st.SearchStrategy[Obj]:
+    api_version = GroupVersion(group, version).api_version
+    return body.map(lambda b: {"apiVersion": api_version, "kind": kind, **b})
+
+
+def _namespace(version: str) -> st.SearchStrategy[Obj]:
+    return _fields(
+        {"metadata": object_meta(namespaced=False)},
+        {
+            "spec": st.just({"finalizers": ["kubernetes"]}),
+            "status": _fields({}, {"phase": st.sampled_from(["Active", "Terminating"])}),
+        },
+    )
+
+
+def _config_map(version: str) -> st.SearchStrategy[Obj]:
+    keys = st.text(alphabet=_ALNUM + "-_.", min_size=1, max_size=10)
+    return _fields(
+        {"metadata": object_meta(namespaced=True)},
+        {
+            "data": st.dictionaries(keys, st.text(max_size=30), max_size=3),
+            "binaryData": st.dictionaries(keys, st.sampled_from(["AAEC", "aGVsbG8="]), max_size=1),
+            "immutable": st.booleans(),
+        },
+    )
+
+
+def _secret(version: str) -> st.SearchStrategy[Obj]:
+    keys = st.text(alphabet=_ALNUM + "-_.", min_size=1, max_size=10)
+    return _fields(
+        {"metadata": object_meta(namespaced=True)},
+        {
+            "data": st.dictionaries(
+                keys, st.sampled_from(["cGFzcw==", "dXNlcg==", ""]), max_size=3
+            ),
+            "type": st.sampled_from(
+                ["Opaque", "kubernetes.io/tls", "kubernetes.io/dockerconfigjson"]
+            ),
+            "immutable": st.booleans(),
+        },
+    )
+
+
+def _event(version: str) -> st.SearchStrategy[Obj]:
+    involved = _fields(
+        {"kind": st.sampled_from(["Pod", "Deployment"]), "name": dns_subdomain()},
+        {
+            "namespace": dns_label(),
+            "uid": uid(),
+            "apiVersion": st.sampled_from(["v1", "apps/v1"]),
+            "resourceVersion": resource_version(),
+            "fieldPath": st.just("spec.containers{app}"),
+        },
+    )
+    return _fields(
+        {"metadata": object_meta(namespaced=True), "involvedObject": involved},
+        {
+            "reason": st.sampled_from(["Scheduled", "Pulled", "BackOff"]),
+            "message": st.text(max_size=30),
+            "source": _fields({}, {"component": st.just("kubelet"), "host": dns_label()}),
+            "firstTimestamp": timestamp(),
+            "lastTimestamp": timestamp(),
+            "count": st.integers(1, 100),
+            "type": st.sampled_from(["Normal", "Warning"]),
+            "eventTime": micro_timestamp(),
+            "reportingComponent": st.just("kubelet"),
+            "reportingInstance": dns_label(),
+            "action": st.sampled_from(["Binding", "Pulling"]),
+        },
+    )
+
+
+def _pod(version: str) -> st.SearchStrategy[Obj]:
+    return _fields(
+        {"metadata": object_meta(namespaced=True), "spec": pod_spec()},
+        {"status": pod_status()},
+    )
+
+
+def _service(version: str) -> st.SearchStrategy[Obj]:
+    port = _fields(
+        {"port": st.integers(1, 65535)},
+        {
+            "name": dns_label(max_size=8),
+            "protocol": st.sampled_from(["TCP", "UDP"]),
+            "targetPort": int_or_string(),
+            "nodePort": st.integers(30000, 32767),
+        },
+    )
+    spec = _fields(
+        {},
+        {
+            "ports": st.lists(port, max_size=2),
+            "selector": labels(),
+            "clusterIP": st.sampled_from(["10.96.0.10", "None"]),
+            "clusterIPs": st.just(["10.96.0.10"]),
+            "type": st.sampled_from(["ClusterIP", "NodePort", "LoadBalancer", "ExternalName"]),
+            "sessionAffinity": st.sampled_from(["None", "ClientIP"]),
+            "ipFamilies": st.just(["IPv4"]),
+            "ipFamilyPolicy": st.sampled_from(["SingleStack", "PreferDualStack"]),
+            "externalName": dns_subdomain(),
+        },
+    )
+    return _fields(
+        {"metadata": object_meta(namespaced=True), "spec": spec},
+        {"status": st.just({"loadBalancer": {}})},
+    )
+
+
+def rollback_annotation_text() -> st.SearchStrategy[str]:
+    """Texts a ``deprecated.deployment.rollback.to`` annotation may hold."""
+    return st.one_of(
+        st.integers(-(2**63), 2**63 - 1).map(str),
+        st.sampled_from(["0", "+5", "007", "-0", "", "abc", "9223372036854775808"]),
+        st.sampled_from(
+            [
+                "{}",
+                '{"rollbackTo":{}}',
+                '{"rollbackTo":{"revision":0}}',
+                '{"annotation":"5"}',
+                '{"annotation":"5","rollbackTo":{"revision":7}}',
+                '{"rollbackTo":{"revision":3}, "annotation":"x"}',
+            ]
+        ),
+        st.text(max_size=6),
+    )
+
+
+def _deployment_annotations() -> st.SearchStrategy[dict[str, str]]:
+    colliding = st.tuples(annotations(), rollback_annotation_text()).map(
+        lambda t: {**t[0], ROLLBACK_TO_ANNOTATION: t[1]}
+    )
+    return st.one_of(annotations(), colliding, st.just({}))
+
+
+def rollback_config() -> st.SearchStrategy[Obj]:
+    return st.one_of(
+        st.just({}),
+        st.just({"revision": 0}),
+        st.integers(-(2**63), 2**63 - 1).map(lambda n: {"revision": n}),
+    )
+
+
+def deployment_status() -> st.SearchStrategy[Obj]:
+    condition = _fields(
+        {
+            "type": st.sampled_from(["Available", "Progressing", "ReplicaFailure"]),
+            "status": st.sampled_from(["True", "False", "Unknown"]),
+        },
+        {
+            "lastUpdateTime": timestamp(),
+            "lastTransitionTime": timestamp(),
+            "reason": st.just("NewReplicaSetAvailable"),
+            "message": st.text(max_size=20),
+        },
+    )
+    return _fields(
+        {},
+        {
+            "observedGeneration": st.integers(0, 100),
+            "replicas": small_nonneg(),
+            "updatedReplicas": small_nonneg(),
+            "readyReplicas": small_nonneg(),
+            "availableReplicas": small_nonneg(),
+            "unavailableReplicas": small_nonneg(),
+            "terminatingReplicas": small_nonneg(),
+            "conditions": st.lists(condition, max_size=2),
+            "collisionCount": small_nonneg(),
+        },
+    )
+
+
+def _deployment(version: str) -> st.SearchStrategy[Obj]:
+    strategy = st.one_of(
+        st.just({"type": "Recreate"}),
+        _fields(
+            {"type": st.just("RollingUpdate")},
+            {
+                "rollingUpdate": _fields(
+                    {}, {"maxUnavailable": int_or_string(), "maxSurge": int_or_string()}
+                )
+            },
+        ),
+    )
+    optional: dict[str, st.SearchStrategy[Any]] = {
+        "replicas": small_nonneg(),
+        "strategy": strategy,
+        "minReadySeconds": small_nonneg(),
+        "revisionHistoryLimit": small_nonneg(),
+        "paused": st.booleans(),
+        "progressDeadlineSeconds": st.integers(1, 1000),
+    }
+    required: dict[str, st.SearchStrategy[Any]] = {"template": pod_template_spec()}
+    if version == "v1beta1":
+        optional["selector"] = label_selector()
+        optional["rollbackTo"] = rollback_config()
+    else:
+        required["selector"] = label_selector()
+    return _fields(
+        {
+            "metadata": object_meta(namespaced=True, annotation_values=_deployment_annotations()),
+            "spec": _fields(required, optional),
+        },
+        {"status": deployment_status()},
+    )
+
+
+def _lease(version: str) -> st.SearchStrategy[Obj]:
+    spec = _fields(
+        {},
+        {
+            "holderIdentity": dns_subdomain(),
+            "leaseDurationSeconds": int32(),
+            "acquireTime": micro_timestamp(),
+            "renewTime": micro_timestamp(),
+            "leaseTransitions": int32(),
+            "strategy": st.sampled_from(["OldestEmulationVersion", "example.com/custom"]),
+            "preferredHolder": dns_subdomain(),
+        },
+    )
+    return _fields({"metadata": object_meta(namespaced=True)}, {"spec": spec})
+
+
+# ------------------------------------------------------------------------------- meta kinds
+
+
+def _status(version: str) -> st.SearchStrategy[Obj]:
+    cause = _fields(
+        {},
+        {
+            "reason": st.sampled_from(["FieldValueInvalid", "FieldValueRequired"]),
+            "message": st.text(max_size=20),
+            "field": st.just("metadata.name"),
+        },
+    )
+    details = _fields(
+        {},
+        {
+            "name": dns_subdomain(),
+            "group": st.sampled_from(["", "apps"]),
+            "kind": st.sampled_from(["pods", "Deployment"]),
+            "uid": uid(),
+            "causes": st.lists(cause, max_size=2),
+            "retryAfterSeconds": st.integers(1, 10),
+        },
+    )
+    return _fields(
+        {"metadata": _fields({}, {"resourceVersion": resource_version()})},
+        {
+            "status": st.sampled_from(["Success", "Failure"]),
+            "message": st.text(max_size=30),
+            "reason": st.sampled_from(["NotFound", "Invalid", "Conflict"]),
+            "details": details,
+            "code": st.sampled_from([200, 404, 409, 422]),
+        },
+    )
+
+
+def _watch_event(version: str) -> st.SearchStrategy[Obj]:
+    return st.fixed_dictionaries(
+        {
+            "type": st.sampled_from(["ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"]),
+            "object": _object("", "ConfigMap", "v1", _config_map("v1")),
+        }
+    )
+
+
+_DRY_RUN = st.lists(st.just("All"), max_size=1)
+_FIELD_VALIDATION = st.sampled_from(["Strict", "Warn", "Ignore"])
+
+
+def _list_options(version: str) -> st.SearchStrategy[Obj]:
+    return _fields(
+        {},
+        {
+            "labelSelector": st.sampled_from(["app=web", "tier in (a,b)", "!canary"]),
+            "fieldSelector": st.sampled_from(["metadata.name=x", "spec.nodeName!=n"]),
+            "watch": st.booleans(),
+            "allowWatchBookmarks": st.booleans(),
+            "resourceVersion": resource_version(),
+            "resourceVersionMatch": st.sampled_from(["NotOlderThan", "Exact"]),
+            "timeoutSeconds": st.integers(1, 3600),
+            "limit": st.integers(1, 500),
+            "continue": st.text(alphabet=_ALNUM, max_size=10),
+            "sendInitialEvents": st.booleans(),
+        },
+    )
+
+
+def _get_options(version: str) -> st.SearchStrategy[Obj]:
+    return _fields({}, {"resourceVersion": resource_version()})
+
+
+def _delete_options(version: str) -> st.SearchStrategy[Obj]:
+    return _fields(
+        {},
+        {
+            "gracePeriodSeconds": st.integers(0, 60),
+            "preconditions": _fields({}, {"uid": uid(), "resourceVersion": resource_version()}),
+            "orphanDependents": st.booleans(),
+            "propagationPolicy": st.sampled_from(["Orphan", "Background", "Foreground"]),
+            "dryRun": _DRY_RUN,
+        },
+    )
+
+
+def _write_options(force: bool) -> StrategyFor:
+    def strategy(version: str) -> st.SearchStrategy[Obj]:
+        optional: dict[str, st.SearchStrategy[Any]] = {
+            "dryRun": _DRY_RUN,
+            "fieldManager": st.sampled_from(["kubectl", "helm"]),
+            "fieldValidation": _FIELD_VALIDATION,
+        }
+        if force:
+            optional["force"] = st.booleans()
+        return _fields({}, optional)
+
+    return strategy
+
+
+def _group_version_for_discovery() -> st.SearchStrategy[Obj]:
+    return st.sampled_from(
+        [
+            {"groupVersion": "apps/v1", "version": "v1"},
+            {"groupVersion": "apps/v1beta1", "version": "v1beta1"},
+        ]
+    )
+
+
+def _api_group_body() -> st.SearchStrategy[Obj]:
+    return _fields(
+        {"name": dns_subdomain(), "versions": st.lists(_group_version_for_discovery(), max_size=2)},
+        {
+            "preferredVersion": _group_version_for_discovery(),
+            "serverAddressByClientCIDRs": st.just(
+                [{"clientCIDR": "0.0.0.0/0", "serverAddress": "10.0.0.1:6443"}]
+            ),
+        },
+    )
+
+
+def _api_group(version: str) -> st.SearchStrategy[Obj]:
+    return _api_group_body()
+
+
+def _api_group_list(version: str) -> st.SearchStrategy[Obj]:
+    return st.fixed_dictionaries({"groups": st.lists(_api_group_body(), max_size=2)})
+
+
+def _api_versions(version: str) -> st.SearchStrategy[Obj]:
+    return st.fixed_dictionaries(
+        {
+            "versions": st.just(["v1"]),
+            "serverAddressByClientCIDRs": st.just(
+                [{"clientCIDR": "0.0.0.0/0", "serverAddress": "10.0.0.1:6443"}]
+            ),
+        }
+    )
+
+
+def _api_resource_list(version: str) -> st.SearchStrategy[Obj]:
+    resource = _fields(
+        {
+            "name": dns_label(),
+            "singularName": dns_label(),
+            "namespaced": st.booleans(),
+            "kind": st.sampled_from(["Pod", "Deployment"]),
+            "verbs": st.just(["create", "get", "list"]),
+        },
+        {
+            "shortNames": st.lists(dns_label(), max_size=1),
+            "categories": st.just(["all"]),
+            "storageVersionHash": st.text(alphabet=_ALNUM, min_size=11, max_size=11),
+        },
+    )
+    return st.fixed_dictionaries(
+        {
+            "groupVersion": st.sampled_from(["v1", "apps/v1"]),
+            "resources": st.lists(resource, max_size=2),
+        }
+    )
+
+
+def _table(version: str) -> st.SearchStrategy[Obj]:
+    column = st.fixed_dictionaries(
+        {
+            "name": st.sampled_from(["Name", "Age"]),
+            "type": st.sampled_from(["string", "date"]),
+            "format": st.sampled_from(["", "name"]),
+            "description": st.text(max_size=10),
+            "priority": st.integers(0, 1),
+        }
+    )
+    row = _fields(
+        {"cells": st.lists(st.one_of(st.text(max_size=8), st.integers(0, 99)), max_size=2)},
+        {
+            "object": _partial_object_metadata(version).map(
+                lambda b: {"kind": "PartialObjectMetadata", **b}
+            )
+        },
+    )
+    return _fields(
+        {"columnDefinitions": st.lists(column, max_size=2), "rows": st.lists(row, max_size=2)},
+        {"metadata": list_meta()},
+    )
+
+
+def _table_options(version: str) -> st.SearchStrategy[Obj]:
+    return _fields({}, {"includeObject": st.sampled_from(["None", "Metadata", "Object"])})
+
+
+def _partial_object_metadata(version: str) -> st.SearchStrategy[Obj]:
+    return _fields({}, {"metadata": object_meta(namespaced=True)})
+
+
+def _partial_object_metadata_list(version: str) -> st.SearchStrategy[Obj]:
+    return _fields(
+        {"items": st.lists(_partial_object_metadata(version), max_size=2)},
+        {"metadata": list_meta()},
+    )
+
+
+# ------------------------------------------------------------------------------- dispatch
+
+_BY_KIND: dict[tuple[str, str], StrategyFor] = {
+    ("", "Namespace"): _namespace,
+    ("", "ConfigMap"): _config_map,
+    ("", "Secret"): _secret,
+    ("", "Event"): _event,
+    ("", "Pod"): _pod,
+    ("", "Service"): _service,
+    ("apps", "Deployment"): _deployment,
+    ("coordination.k8s.io", "Lease"): _lease,
+}
+
+#: Meta kinds, the same shape in whichever group they are registered.
+_META: dict[str, StrategyFor] = {
+    "Status": _status,
+    "WatchEvent": _watch_event,
+    "ListOptions": _list_options,
+    "GetOptions": _get_options,
+    "DeleteOptions": _delete_options,
+    "CreateOptions": _write_options(force=False),
+    "UpdateOptions": _write_options(force=False),
+    "PatchOptions": _write_options(force=True),
+    "APIVersions": _api_versions,
+    "APIGroupList": _api_group_list,
+    "APIGroup": _api_group,
+    "APIResourceList": _api_resource_list,
+    "Table": _table,
+    "TableOptions": _table_options,
+    "PartialObjectMetadata": _partial_object_metadata,
+    "PartialObjectMetadataList": _partial_object_metadata_list,
+}
+
+
+def _body_for(group: str, kind: str) -> StrategyFor | None:
+    if (group, kind) in _BY_KIND:
+        return _BY_KIND[(group, kind)]
+    if kind in _META:
+        return _META[kind]
+    if kind.endswith("List") and (group, kind[: -len("List")]) in _BY_KIND:
+        return _list_of(group, kind[: -len("List")])
+    return None
+
+
+def _list_of(group: str, item_kind: str) -> StrategyFor:
+    """Typed lists: items without apiVersion/kind (as Kubernetes writes them), or with both."""
+
+    def strategy(version: str) -> st.SearchStrategy[Obj]:
+        api_version = GroupVersion(group, version).api_version
+        body = _BY_KIND[(group, item_kind)](version)
+        typed = body.map(lambda b: {"apiVersion": api_version, "kind": item_kind, **b})
+        return _fields(
+            {"items": st.lists(st.one_of(body, typed), max_size=2)},
+            {"metadata": list_meta()},
+        )
+
+    return strategy
+
+
+def has_strategy(group: str, kind: str) -> bool:
+    return _body_for(group, kind) is not None
+
+
+def object_of(group: str, kind: str, version: str) -> st.SearchStrategy[Obj]:
+    """Objects of ``group``/``version`` ``kind``; LookupError for a kind with no strategy yet."""
+    body = _body_for(group, kind)
+    if body is None:
+        raise LookupError(f"no strategy for kind {kind!r} of group {group!r}: add one")
+    return _object(group, kind, version, body(version))
