@@ -1,0 +1,612 @@
+"""The Storage of one resource on the LMDB backend: Kubernetes' etcd3 store semantics.
+
+Each method is a short pipeline: prepare the key, read (one short read transaction) or hand a
+request to the writer, transform and decode outside any transaction. The contracts are the
+ones of :mod:`kstore.storage.interface` and the reference's sections 1.4-1.8:
+
+- create: AlreadyExists if the key is live; the result is decoded from the written bytes;
+- guaranteed_update: compare-and-swap on the revision read (or the caller's cached object),
+  retried with fresh state on conflict, no write when the encoded bytes are unchanged and not
+  stale; delete likewise, returning the last state with the delete's revision;
+- list: every page read at one revision (pinned by the first page, carried in the continue
+  token); exact revisions below the compacted one are Expired, revisions above the current one
+  TooLargeResourceVersion;
+- watch: see :mod:`kstore.storage._watch_hub`; this class is also the watchers' history source.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from kstore.api.gvk import Object
+from kstore.errors import (
+    AlreadyExists,
+    BadRequest,
+    Conflict,
+    CorruptObject,
+    Expired,
+    InternalError,
+    NotFound,
+    TooLargeResourceVersion,
+)
+from kstore.storage import _lmdb_records as rec
+from kstore.storage._lmdb_writes import DeleteRequest, PutRequest
+from kstore.storage._watch_hub import (
+    HistorySource,
+    HubWatcher,
+    RawEvent,
+    StartPlan,
+    error_watcher,
+)
+from kstore.storage.continue_token import InvalidContinueToken, decode_continue, encode_continue
+from kstore.storage.interface import (
+    GetOptions,
+    ListOptions,
+    ListResult,
+    Preconditions,
+    ResourceStorageConfig,
+    ResourceVersionMatch,
+    Stats,
+    Storage,
+    TryUpdate,
+    Watcher,
+)
+from kstore.storage.keys import (
+    name_of_key,
+    prepare_key,
+    qualified_resource,
+    resource_prefix_with_slash,
+)
+from kstore.storage.versioner import (
+    check_preconditions,
+    object_resource_version,
+    parse_list_resource_version,
+    parse_resource_version,
+    prepare_for_storage,
+    with_resource_version,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from kstore.storage.lmdb import LmdbBackend
+
+__all__ = ["LmdbStorage"]
+
+#: LMDB's default maximum key size is 511 bytes; history keys add 9 and TTL keys 8.
+MAX_KEY_BYTES = 500
+#: Items read per list transaction when the whole range is wanted: a transaction over 2,000
+#: ~5 KiB values stays in the low milliseconds.
+_LIST_CHUNK = 2000
+#: Upper bound of the growing chunk of a filtered list (as Kubernetes' maxLimit).
+_MAX_FILTER_CHUNK = 10_000
+
+_LIST_TOO_OLD = "The resourceVersion for the provided list is too old."
+_CONTINUE_TOO_OLD = (
+    "The provided continue parameter is too old to display a consistent list result. You can "
+    "start a new list without the continue parameter, or use the continue token in this "
+    "response to retrieve the remainder of the results. Continuing with the provided token "
+    "results in an inconsistent list - objects that were created, modified, or deleted "
+    "between the time the first chunk was returned and now may show up in the list."
+)
+
+
+_GET_DEFAULTS = GetOptions()
+_LIST_DEFAULTS = ListOptions()
+# Aliases for annotations inside LmdbStorage, where ``list`` names the method.
+_StateItems = list[tuple[str, int, bytes]]
+_Events = list[RawEvent]
+
+
+@dataclass(slots=True)
+class _State:
+    """What an update or delete starts from: the object, its revision (0: absent), its plain
+    (untransformed) bytes and whether the transformer called them stale."""
+
+    obj: Object
+    revision: int
+    plain: bytes
+    stale: bool = False
+
+
+_ABSENT = _State({}, 0, b"")
+
+
+class LmdbStorage(Storage, HistorySource):
+    """One resource (key prefix, codec, transformer) on an :class:`LmdbBackend`."""
+
+    def __init__(self, backend: LmdbBackend, config: ResourceStorageConfig) -> None:
+        self._backend = backend
+        self._tables = backend.tables
+        self._config = config
+        self._prefix = resource_prefix_with_slash(config.resource_prefix)
+        self._resource = qualified_resource(config.resource_prefix)
+        self._codec = config.codec
+        self._transformer = config.transformer
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _key(self, key: str, *, recursive: bool) -> str:
+        key = prepare_key(key, self._prefix, recursive=recursive)
+        if "\x00" in key:
+            raise BadRequest(f"invalid key: {key!r} contains a NUL character")
+        if len(key.encode()) > MAX_KEY_BYTES:
+            raise BadRequest(f"invalid key: longer than {MAX_KEY_BYTES} bytes")
+        return key
+
+    def _not_found(self, key: str) -> NotFound:
+        name = name_of_key(key)
+        resource, _, group = self._resource.partition(".")
+        return NotFound(
+            f'{self._resource} "{name}" not found', name=name, kind=resource, group=group
+        )
+
+    def _already_exists(self, key: str) -> AlreadyExists:
+        name = name_of_key(key)
+        resource, _, group = self._resource.partition(".")
+        return AlreadyExists(
+            f'{self._resource} "{name}" already exists', name=name, kind=resource, group=group
+        )
+
+    def _plain(self, key: str, data: bytes) -> tuple[bytes, bool]:
+        try:
+            return self._transformer.from_storage(data, key)
+        except Exception as exc:
+            raise CorruptObject(f'unable to transform key "{key}": {exc}') from exc
+
+    def _decode_plain(self, key: str, plain: bytes) -> Object:
+        try:
+            return self._codec.decode(plain)
+        except Exception as exc:
+            raise CorruptObject(f'unable to decode key "{key}": {exc}') from exc
+
+    def decode_stored(self, key: str, data: bytes) -> Object:
+        """A fresh object (without resourceVersion) from stored bytes; CorruptObject when the
+        bytes cannot be transformed or decoded."""
+        return self._decode_plain(key, self._plain(key, data)[0])
+
+    def _encode(self, key: str, obj: Object) -> tuple[bytes, bytes]:
+        """(plain, stored) bytes of ``obj`` for ``key``."""
+        plain = self._codec.encode(prepare_for_storage(obj))
+        try:
+            stored = self._transformer.to_storage(plain, key)
+        except Exception as exc:
+            raise InternalError(f'unable to transform key "{key}": {exc}') from exc
+        return plain, stored
+
+    @staticmethod
+    def _expiry_ms(ttl_seconds: int | None) -> int:
+        if ttl_seconds is None or ttl_seconds == 0:
+            return 0
+        if ttl_seconds < 0:
+            raise BadRequest(f"ttl must not be negative, got {ttl_seconds}")
+        return time.time_ns() // 1_000_000 + int(ttl_seconds * 1000)
+
+    def _state(self, key: str, found: tuple[int, bytes] | None) -> _State:
+        if found is None:
+            return _ABSENT
+        revision, data = found
+        plain, stale = self._plain(key, data)
+        obj = with_resource_version(self._decode_plain(key, plain), revision)
+        return _State(obj, revision, plain, stale)
+
+    def _read_state(self, key: str) -> _State:
+        with self._backend.read() as txn:
+            found = rec.get_current(txn, self._tables, key.encode(), self._backend.now_ms())
+        return self._state(key, found)
+
+    def _state_from_object(self, obj: Object) -> _State:
+        plain = self._codec.encode(prepare_for_storage(obj))
+        return _State(obj, object_resource_version(obj), plain)
+
+    # -- Storage ---------------------------------------------------------------------------
+
+    def create(self, key: str, obj: Object, *, ttl_seconds: int | None = None) -> Object:
+        key = self._key(key, recursive=False)
+        if object_resource_version(obj) != 0:
+            raise BadRequest("resourceVersion should not be set on objects to be created")
+        plain, stored = self._encode(key, obj)
+        request = PutRequest(
+            key.encode(), stored, expected=0, expiry_ms=self._expiry_ms(ttl_seconds), create=True
+        )
+        outcome = self._backend.submit(request)
+        if outcome.conflict:
+            raise self._already_exists(key)
+        return with_resource_version(self._decode_plain(key, plain), outcome.revision)
+
+    def get(self, key: str, opts: GetOptions = _GET_DEFAULTS) -> Object:
+        key = self._key(key, recursive=False)
+        minimum = parse_list_resource_version(opts.resource_version)
+        with self._backend.read() as txn:
+            current = rec.meta_int(txn, self._tables, rec.META_REVISION)
+            found = rec.get_current(txn, self._tables, key.encode(), self._backend.now_ms())
+        if minimum > current:
+            raise TooLargeResourceVersion(minimum, current)
+        if found is None:
+            if opts.ignore_not_found:
+                return {}
+            raise self._not_found(key)
+        return with_resource_version(self.decode_stored(key, found[1]), found[0])
+
+    def guaranteed_update(
+        self,
+        key: str,
+        try_update: TryUpdate,
+        *,
+        ignore_not_found: bool = False,
+        preconditions: Preconditions | None = None,
+        cached_existing: Object | None = None,
+        ttl_seconds: int | None = None,
+    ) -> Object:
+        key = self._key(key, recursive=False)
+        key_bytes = key.encode()
+        name = name_of_key(key)
+        if cached_existing is not None:
+            state, current = self._state_from_object(cached_existing), False
+        else:
+            state, current = self._read_state(key), True
+        while True:
+            if state.revision == 0 and not ignore_not_found:
+                raise self._not_found(key)
+            try:
+                check_preconditions(preconditions, state.obj, resource=self._resource, name=name)
+            except Conflict:
+                if current:
+                    raise
+                state, current = self._read_state(key), True
+                continue
+            try:
+                new_obj = try_update(state.obj)
+            except Exception:
+                if current:
+                    raise
+                fresh = self._read_state(key)
+                if fresh.revision == state.revision:
+                    raise
+                state, current = fresh, True
+                continue
+            plain, stored = self._encode(key, new_obj)
+            if state.revision and not state.stale and plain == state.plain:
+                if not current:
+                    # The suggestion may be stale: compare with what is really stored.
+                    state, current = self._read_state(key), True
+                    continue
+                return with_resource_version(self._decode_plain(key, plain), state.revision)
+            outcome = self._backend.submit(
+                PutRequest(
+                    key_bytes,
+                    stored,
+                    expected=state.revision,
+                    expiry_ms=self._expiry_ms(ttl_seconds),
+                )
+            )
+            if outcome.conflict:
+                state, current = self._state(key, outcome.current), True
+                continue
+            return with_resource_version(self._decode_plain(key, plain), outcome.revision)
+
+    def delete(
+        self,
+        key: str,
+        *,
+        preconditions: Preconditions | None = None,
+        validate_deletion: Callable[[Object], None] | None = None,
+        cached_existing: Object | None = None,
+    ) -> Object:
+        key = self._key(key, recursive=False)
+        key_bytes = key.encode()
+        name = name_of_key(key)
+        if cached_existing is not None:
+            state, current = self._state_from_object(cached_existing), False
+        else:
+            state, current = self._read_state(key), True
+            if state.revision == 0:
+                raise self._not_found(key)
+        while True:
+            try:
+                check_preconditions(preconditions, state.obj, resource=self._resource, name=name)
+                if validate_deletion is not None:
+                    validate_deletion(state.obj)
+            except Exception:
+                if current:
+                    raise
+                fresh = self._read_state(key)
+                if fresh.revision == 0:
+                    raise self._not_found(key) from None
+                if fresh.revision == state.revision:
+                    raise
+                state, current = fresh, True
+                continue
+            outcome = self._backend.submit(DeleteRequest(key_bytes, expected=state.revision))
+            if outcome.conflict:
+                if outcome.current is None:
+                    raise self._not_found(key)
+                state, current = self._state(key, outcome.current), True
+                continue
+            assert outcome.prev_value is not None
+            return with_resource_version(
+                self.decode_stored(key, outcome.prev_value), outcome.revision
+            )
+
+    def list(self, key: str, opts: ListOptions = _LIST_DEFAULTS) -> ListResult:
+        recursive = opts.recursive
+        prefix = self._key(key, recursive=recursive)
+        exact_revision = 0
+        minimum = 0
+        start = prefix
+        continue_key = ""
+        if recursive and opts.continue_token:
+            try:
+                token = decode_continue(opts.continue_token, prefix)
+            except InvalidContinueToken as exc:
+                raise BadRequest(f"invalid continue token: {exc}") from None
+            if opts.resource_version not in ("", "0"):
+                raise BadRequest("specifying resource version is not allowed when using continue")
+            exact_revision = max(token.resource_version, 0)
+            start = continue_key = token.start_key
+        elif opts.resource_version:
+            parsed = parse_list_resource_version(opts.resource_version)
+            match = opts.resource_version_match
+            if match == ResourceVersionMatch.NOT_OLDER_THAN:
+                minimum = parsed
+            elif match == ResourceVersionMatch.EXACT:
+                exact_revision = parsed
+            elif match == ResourceVersionMatch.UNSET:
+                if recursive and opts.limit > 0 and parsed > 0:
+                    exact_revision = parsed
+                else:
+                    minimum = parsed
+            else:
+                raise BadRequest(f"unknown ResourceVersionMatch value: {match}")
+        if not recursive:
+            return self._list_one(prefix, opts, exact_revision, minimum)
+        return _Lister(self, prefix, opts, exact_revision, minimum, start, continue_key).run()
+
+    def _list_one(
+        self, key: str, opts: ListOptions, exact_revision: int, minimum: int
+    ) -> ListResult:
+        with self._backend.read() as txn:
+            read_revision = self._check_read_revision(txn, exact_revision, minimum, "", "")
+            now = self._backend.now_ms()
+            if read_revision == rec.meta_int(txn, self._tables, rec.META_REVISION):
+                found = rec.get_current(txn, self._tables, key.encode(), now)
+            else:
+                found = rec.get_at(txn, self._tables, key.encode(), read_revision, now)
+        items: list[Object] = []
+        if found is not None:
+            obj = with_resource_version(self.decode_stored(key, found[1]), found[0])
+            if self.matches(obj, opts):
+                items.append(obj)
+        return ListResult(items=items, resource_version=read_revision)
+
+    def _check_read_revision(
+        self, txn: Any, exact_revision: int, minimum: int, continue_key: str, prefix: str
+    ) -> int:
+        """The revision a list reads at, checked against the store's current and compacted
+        revisions inside ``txn``."""
+        current = rec.meta_int(txn, self._tables, rec.META_REVISION)
+        if exact_revision:
+            if exact_revision > current:
+                raise TooLargeResourceVersion(exact_revision, current)
+            compacted = rec.meta_int(txn, self._tables, rec.META_COMPACTED)
+            if exact_revision < compacted:
+                raise self._list_expired(continue_key, prefix)
+            return exact_revision
+        if minimum > current:
+            raise TooLargeResourceVersion(minimum, current)
+        return current
+
+    @staticmethod
+    def _list_expired(continue_key: str, prefix: str) -> Expired:
+        if not continue_key:
+            return Expired(_LIST_TOO_OLD)
+        token = encode_continue(continue_key, prefix, -1)
+        return Expired(_CONTINUE_TOO_OLD, continue_token=token)
+
+    def matches(self, obj: Object, opts: ListOptions) -> bool:
+        if opts.label_selector.empty() and opts.field_selector.empty():
+            return True
+        labels, fields = self._config.get_attrs(obj)
+        return opts.label_selector.matches(labels) and opts.field_selector.matches(fields)
+
+    def watch(self, key: str, opts: ListOptions = _LIST_DEFAULTS) -> Watcher:
+        recursive = opts.recursive
+        key = self._key(key, recursive=recursive)
+        revision = parse_resource_version(opts.resource_version)
+        initial = opts.send_initial_events
+        hub = self._backend.hub
+        subscription = hub.subscribe(key, recursive)
+        start = subscription.start_revision
+        if initial is True or (initial is None and revision == 0):
+            if revision > start:
+                subscription.close()
+                raise TooLargeResourceVersion(revision, start)
+            plan = StartPlan.INITIAL_STATE
+            start_revision = start
+        elif revision == 0:
+            plan, start_revision = StartPlan.REPLAY, start
+        else:
+            compacted = self._backend.compacted_revision
+            if revision < compacted:
+                subscription.close()
+                return error_watcher(Expired(f"too old resource version: {revision} ({compacted})"))
+            plan, start_revision = StartPlan.REPLAY, revision
+        return HubWatcher(
+            hub=hub,
+            subscription=subscription,
+            source=self,
+            decode=self.decode_stored,
+            get_attrs=self._config.get_attrs,
+            label_selector=opts.label_selector,
+            field_selector=opts.field_selector,
+            plan=plan,
+            start_revision=start_revision,
+            initial_events_bookmark=initial is True and opts.allow_bookmarks,
+            progress_notify_interval=(
+                self._backend.progress_notify_interval if opts.progress_notify else None
+            ),
+        )
+
+    def stats(self) -> Stats:
+        start = self._prefix.encode()
+        end = rec.prefix_end(start)
+        count = 0
+        total = 0
+        with self._backend.read() as txn:
+            now = self._backend.now_ms()
+            cursor = txn.cursor(db=self._tables.kv)
+            if cursor.set_range(start):
+                for key, raw in cursor.iternext():
+                    if end is not None and key >= end:
+                        break
+                    _mod, _create, expiry, size = rec.KV_RECORD.unpack(raw)
+                    if expiry and expiry <= now:
+                        continue
+                    count += 1
+                    total += size
+        average = total // count if count else 0
+        return Stats(object_count=count, estimated_average_object_size_bytes=average)
+
+    def current_revision(self) -> int:
+        return self._backend.current_revision()
+
+    # -- HistorySource (for watchers) ------------------------------------------------------
+
+    def read_state(
+        self, key: str, recursive: bool, revision: int, after: str | None, limit: int
+    ) -> tuple[_StateItems, bool]:
+        key_bytes = key.encode()
+        with self._backend.read() as txn:
+            compacted = rec.meta_int(txn, self._tables, rec.META_COMPACTED)
+            if revision < compacted:
+                raise Expired(f"too old resource version: {revision} ({compacted})")
+            current = rec.meta_int(txn, self._tables, rec.META_REVISION)
+            now = self._backend.now_ms()
+            if not recursive:
+                if after is not None:
+                    return [], False
+                if revision == current:
+                    found = rec.get_current(txn, self._tables, key_bytes, now)
+                else:
+                    found = rec.get_at(txn, self._tables, key_bytes, revision, now)
+                return ([(key, found[0], found[1])] if found else []), False
+            start = after.encode() + b"\x00" if after is not None else key_bytes
+            end = rec.prefix_end(key_bytes)
+            if revision == current:
+                items, more = rec.scan_current(txn, self._tables, start, end, limit, now)
+            else:
+                items, more = rec.scan_at(txn, self._tables, start, end, revision, limit, now)
+        return [(k.decode(), r, v) for k, r, v in items], more
+
+    def read_events(
+        self, key: str, recursive: bool, after_revision: int, upto_revision: int, limit: int
+    ) -> tuple[_Events, int]:
+        with self._backend.read() as txn:
+            compacted = rec.meta_int(txn, self._tables, rec.META_COMPACTED)
+            if after_revision < compacted:
+                raise Expired(f"too old resource version: {after_revision} ({compacted})")
+            return rec.read_events(
+                txn, self._tables, key.encode(), recursive, after_revision, upto_revision, limit
+            )
+
+
+class _Lister:
+    """One recursive list call: chunks of short read transactions at one pinned revision,
+    decoding and filtering outside them, until ``limit`` matching items are found."""
+
+    def __init__(
+        self,
+        storage: LmdbStorage,
+        prefix: str,
+        opts: ListOptions,
+        exact_revision: int,
+        minimum: int,
+        start: str,
+        continue_key: str,
+    ) -> None:
+        self.s = storage
+        self.prefix = prefix
+        self.opts = opts
+        self.exact_revision = exact_revision
+        self.minimum = minimum
+        self.start = start.encode()
+        self.end = rec.prefix_end(prefix.encode())
+        self.continue_key = continue_key
+        self.limit = max(opts.limit, 0)
+        self.unfiltered = opts.label_selector.empty() and opts.field_selector.empty()
+
+    def _read(
+        self, revision: int, chunk: int, count_rest: bool
+    ) -> tuple[int, list[tuple[bytes, int, bytes]], bool, int | None]:
+        s = self.s
+        tables = s._tables
+        with s._backend.read() as txn:
+            if revision == 0:
+                revision = s._check_read_revision(
+                    txn, self.exact_revision, self.minimum, self.continue_key, self.prefix
+                )
+            elif revision < rec.meta_int(txn, tables, rec.META_COMPACTED):
+                raise s._list_expired(self.continue_key, self.prefix)
+            now = s._backend.now_ms()
+            latest = revision == rec.meta_int(txn, tables, rec.META_REVISION)
+            if latest:
+                items, more = rec.scan_current(txn, tables, self.start, self.end, chunk, now)
+            else:
+                items, more = rec.scan_at(txn, tables, self.start, self.end, revision, chunk, now)
+            remaining = None
+            if count_rest and more and items:
+                after = items[-1][0] + b"\x00"
+                if latest:
+                    remaining = rec.count_current(txn, tables, after, self.end, now)
+                else:
+                    remaining = rec.count_at(txn, tables, after, self.end, revision, now)
+        return revision, items, more, remaining
+
+    def run(self) -> ListResult:
+        s = self.s
+        limit = self.limit
+        items: list[Object] = []
+        revision = 0
+        has_more = False
+        remaining: int | None = None
+        last_key = ""
+        if self.unfiltered:
+            chunk = limit if limit else _LIST_CHUNK
+        else:
+            chunk = min(max(limit * 2, 64), _MAX_FILTER_CHUNK) if limit else _LIST_CHUNK
+        while True:
+            revision, batch, more, rest = self._read(
+                revision, chunk, count_rest=bool(limit) and self.unfiltered
+            )
+            for index, (raw_key, mod_rev, data) in enumerate(batch):
+                key = raw_key.decode()
+                obj = with_resource_version(s.decode_stored(key, data), mod_rev)
+                if not self.unfiltered and not s.matches(obj, self.opts):
+                    continue
+                items.append(obj)
+                last_key = key
+                if limit and len(items) == limit:
+                    has_more = index < len(batch) - 1 or more
+                    if rest is not None and index == len(batch) - 1:
+                        remaining = rest
+                    break
+            else:
+                if more and batch:
+                    self.start = batch[-1][0] + b"\x00"
+                    if not self.unfiltered:
+                        chunk = min(chunk * 2, _MAX_FILTER_CHUNK)
+                    continue
+            break
+        token = ""
+        if has_more:
+            token = encode_continue(last_key + "\x00", self.prefix, revision)
+            if not self.unfiltered:
+                remaining = None
+        return ListResult(
+            items=items,
+            resource_version=revision,
+            continue_token=token,
+            remaining_item_count=remaining if has_more else None,
+        )

@@ -1,0 +1,566 @@
+"""The embedded LMDB backend: one directory, one process, durable group commit.
+
+Structure (the only module that imports ``lmdb``):
+
+- :class:`LmdbBackend` owns the environment, a ``kstore.lock`` file (``flock``: a second
+  process, or a second open in this one, gets a clear Unavailable instead of a corrupt store),
+  **one writer thread**, and one housekeeping thread (TTL reaper and compaction schedule);
+- writers hand requests to the writer thread through a queue; it drains up to ``max_batch``
+  of them into one write transaction, gives each change its own consecutive revision, commits
+  (fsync'd unless ``durable=False``), publishes the changes to the watch hub, then wakes each
+  waiter with its own outcome. So a commit's fsync is shared by every writer waiting on it;
+- reads open a short read transaction per call (never across calls): paging and watches
+  resume from keys and revisions, they never pin old pages;
+- the map grows by itself: MapFullError aborts the transaction, the map doubles (readers are
+  held off for that instant, as LMDB requires) and the batch is retried; a full disk or the
+  ``max_map_size`` cap fails the batch with a clear InternalError and leaves the store intact.
+
+The layout is described in :mod:`kstore.storage._lmdb_records`, the write rules in
+:mod:`kstore.storage._lmdb_writes`, the per-resource operations in
+:mod:`kstore.storage._lmdb_storage`.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import queue
+import threading
+import time
+import weakref
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import lmdb
+
+from kstore.errors import InternalError, KStoreError, TooLargeResourceVersion, Unavailable
+from kstore.storage._lmdb_records import (
+    META_COMPACTED,
+    META_FORMAT,
+    META_PURGED,
+    META_REVISION,
+    Tables,
+    meta_int,
+)
+from kstore.storage._lmdb_storage import LmdbStorage
+from kstore.storage._lmdb_writes import (
+    Batch,
+    CompactRequest,
+    ExpireRequest,
+    Outcome,
+    Request,
+    apply_batch,
+    purge_history,
+)
+from kstore.storage._watch_hub import WatchHub
+from kstore.storage.interface import Backend, ResourceStorageConfig, Storage
+
+__all__ = ["LmdbBackend", "LmdbConfig"]
+
+_log = logging.getLogger(__name__)
+
+_FORMAT = b"kstore-lmdb-1"
+_LOCK_FILE = "kstore.lock"
+#: Revisions of history dropped per purge transaction: small enough that writers queued behind
+#: a purge wait a few milliseconds at most.
+_PURGE_CHUNK = 2000
+#: Expired values removed per reaper transaction.
+_EXPIRE_CHUNK = 1000
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class LmdbConfig:
+    """How to open an LMDB store.
+
+    ``durable`` False turns off fsync (``sync``/``metasync``): much faster, survives a crash of
+    the process but not of the machine. History is kept for at least ``history_retention_s``
+    (and at most that plus ``compaction_interval_s``); ``compaction_interval_s`` 0 disables
+    automatic compaction. ``max_batch`` bounds how many queued writes share one commit.
+    ``watch_queue_limit`` is how many undelivered changes a watcher may fall behind before it
+    is closed with an ERROR event. ``progress_notify_interval_s`` is how long a watch with
+    ``progress_notify`` stays idle before it gets a progress BOOKMARK.
+    """
+
+    path: str | os.PathLike[str]
+    durable: bool = True
+    map_size: int = 1 << 30
+    max_map_size: int = 1 << 40
+    max_readers: int = 512
+    max_batch: int = 1000
+    compaction_interval_s: float = 300.0
+    history_retention_s: float = 300.0
+    watch_queue_limit: int = 10_000
+    progress_notify_interval_s: float = 5.0
+
+
+class _Gate:
+    """Lets many short reads run together, and the map resize run alone (LMDB forbids
+    ``mdb_env_set_mapsize`` while any transaction of this process is open)."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._readers = 0
+        self._exclusive = False
+
+    def enter(self) -> None:
+        with self._cond:
+            while self._exclusive:
+                self._cond.wait()
+            self._readers += 1
+
+    def leave(self) -> None:
+        with self._cond:
+            self._readers -= 1
+            if self._exclusive and self._readers == 0:
+                self._cond.notify_all()
+
+    def hold_exclusive(self) -> None:
+        with self._cond:
+            while self._exclusive:
+                self._cond.wait()
+            self._exclusive = True
+            while self._readers:
+                self._cond.wait()
+
+    def release_exclusive(self) -> None:
+        with self._cond:
+            self._exclusive = False
+            self._cond.notify_all()
+
+
+class _ReadTxn:
+    """A read transaction as a context manager (a class: cheaper than a generator)."""
+
+    __slots__ = ("_backend", "_txn")
+
+    def __init__(self, backend: LmdbBackend) -> None:
+        self._backend = backend
+        self._txn: lmdb.Transaction[bytes] | None = None
+
+    def __enter__(self) -> lmdb.Transaction[bytes]:
+        backend = self._backend
+        backend._check_usable()
+        backend._gate.enter()
+        try:
+            self._txn = backend._env.begin()
+        except lmdb.Error as exc:
+            backend._gate.leave()
+            raise backend._lmdb_error(exc) from exc
+        return self._txn
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        try:
+            if self._txn is not None:
+                self._txn.abort()
+        finally:
+            self._backend._gate.leave()
+        if isinstance(exc, lmdb.Error):
+            raise self._backend._lmdb_error(exc) from exc
+
+
+class _DirectoryLock:
+    """An exclusive ``flock`` on ``<dir>/kstore.lock`` for as long as the store is open."""
+
+    def __init__(self, directory: Path) -> None:
+        self._path = directory / _LOCK_FILE
+        fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip()
+            os.close(fd)
+            raise Unavailable(
+                f"the LMDB store at {directory} is already open"
+                + (f" (process {holder})" if holder else "")
+                + "; one process may open it at a time"
+            ) from None
+        except OSError:
+            os.close(fd)
+            raise
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._fd: int | None = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            os.close(fd)
+
+
+_open_backends: weakref.WeakSet[LmdbBackend] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    # LMDB: an environment must not be used in a process it was not opened in.
+    for backend in list(_open_backends):
+        backend._forked = True
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+_STOP = object()
+
+
+class LmdbBackend(Backend):
+    """A store in one directory holding every resource under one global revision.
+
+    Thread-safe. Use one instance per directory per process, and :meth:`close` it (it is also
+    a context manager)."""
+
+    def __init__(self, config: LmdbConfig) -> None:
+        self._config = config
+        if config.max_batch < 1:
+            raise ValueError("max_batch must be positive")
+        self._path = Path(config.path)
+        self._path.mkdir(parents=True, exist_ok=True)
+        self._lock = _DirectoryLock(self._path)
+        self._forked = False
+        self._failed: KStoreError | None = None
+        try:
+            self._env = lmdb.open(
+                str(self._path),
+                map_size=max(config.map_size, 1 << 20),
+                subdir=True,
+                max_dbs=8,
+                sync=config.durable,
+                metasync=config.durable,
+                writemap=False,
+                map_async=False,
+                max_readers=config.max_readers,
+                lock=True,
+            )
+            # Reader slots left behind by a process that died (e.g. kill -9).
+            self._env.reader_check()
+            with self._env.begin(write=True) as txn:
+                self.tables = Tables(
+                    meta=self._env.open_db(b"meta", txn=txn),
+                    kv=self._env.open_db(b"kv", txn=txn),
+                    hist=self._env.open_db(b"hist", txn=txn),
+                    keyrev=self._env.open_db(b"keyrev", txn=txn),
+                    ttl=self._env.open_db(b"ttl", txn=txn),
+                )
+                found = txn.get(META_FORMAT, db=self.tables.meta)
+                if found is None:
+                    txn.put(META_FORMAT, _FORMAT, db=self.tables.meta)
+                elif found != _FORMAT:
+                    raise InternalError(
+                        f"the LMDB store at {self._path} has format {found!r}, "
+                        f"this kstore reads {_FORMAT!r}"
+                    )
+                self._revision = meta_int(txn, self.tables, META_REVISION)
+                self._compacted = meta_int(txn, self.tables, META_COMPACTED)
+                purged = meta_int(txn, self.tables, META_PURGED)
+        except BaseException:
+            env = getattr(self, "_env", None)
+            if env is not None:
+                env.close()
+            self._lock.release()
+            raise
+        self._map_size = self._env.info()["map_size"]
+        self._purge_pending = purged < self._compacted
+        self._gate = _Gate()
+        self.hub = WatchHub(queue_limit=config.watch_queue_limit, last_revision=self._revision)
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._submit_lock = threading.Lock()
+        self._closed = False
+        self._housekeeping = threading.Condition(threading.Lock())
+        self._next_wake_ms = 0
+        self._samples: deque[tuple[float, int]] = deque([(time.monotonic(), self._revision)])
+        self._samples_lock = threading.Lock()
+        self._writer = threading.Thread(
+            target=self._writer_loop, name=f"kstore-lmdb-writer:{self._path}", daemon=True
+        )
+        self._reaper = threading.Thread(
+            target=self._housekeeping_loop, name=f"kstore-lmdb-reaper:{self._path}", daemon=True
+        )
+        self._writer.start()
+        self._reaper.start()
+        _open_backends.add(self)
+
+    # -- Backend -------------------------------------------------------------------------
+
+    def storage_for(self, config: ResourceStorageConfig) -> Storage:
+        return LmdbStorage(self, config)
+
+    def current_revision(self) -> int:
+        self._check_usable()
+        return self._revision
+
+    @property
+    def compacted_revision(self) -> int:
+        return self._compacted
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    @property
+    def progress_notify_interval(self) -> float:
+        return self._config.progress_notify_interval_s
+
+    def compact(self, revision: int | None = None) -> int:
+        if revision is None:
+            target = self._sample_and_target()
+            if target is None or target <= self._compacted:
+                return self._compacted
+        else:
+            current = self._revision
+            if revision > current:
+                raise TooLargeResourceVersion(revision, current)
+            target = revision
+        outcome = self.submit(CompactRequest(target))
+        return outcome.revision
+
+    def close(self) -> None:
+        with self._submit_lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._queue.put(_STOP)
+        with self._housekeeping:
+            self._housekeeping.notify_all()
+        if threading.current_thread() is not self._writer:
+            self._writer.join()
+        if threading.current_thread() is not self._reaper:
+            self._reaper.join()
+        self.hub.close()
+        self._gate.hold_exclusive()
+        try:
+            if not self._forked:
+                self._env.close()
+        finally:
+            self._gate.release_exclusive()
+            self._lock.release()
+            _open_backends.discard(self)
+
+    def __enter__(self) -> LmdbBackend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- the engine interface used by LmdbStorage ---------------------------------------------
+
+    def read(self) -> _ReadTxn:
+        """A short read transaction: ``with backend.read() as txn: ...``."""
+        return _ReadTxn(self)
+
+    def submit(self, request: Request) -> Outcome:
+        """Hand ``request`` to the writer and wait for its outcome (raises its error)."""
+        self._check_usable()
+        with self._submit_lock:
+            if self._closed:
+                raise Unavailable(f"the LMDB store at {self._path} is closed")
+            self._queue.put(request)
+        outcome = request.wait()
+        if outcome.error is not None:
+            raise outcome.error
+        return outcome
+
+    @staticmethod
+    def now_ms() -> int:
+        return time.time_ns() // 1_000_000
+
+    # -- writer thread ------------------------------------------------------------------------
+
+    def _writer_loop(self) -> None:
+        get, get_nowait = self._queue.get, self._queue.get_nowait
+        max_batch = self._config.max_batch
+        stopping = False
+        while not stopping:
+            if self._purge_pending and self._queue.empty():
+                self._purge_step()
+                continue
+            first = get()
+            if first is _STOP:
+                break
+            batch: list[Request] = [first]
+            while len(batch) < max_batch:
+                try:
+                    nxt = get_nowait()
+                except queue.Empty:
+                    break
+                if nxt is _STOP:
+                    stopping = True
+                    break
+                batch.append(nxt)
+            self._run_batch(batch)
+            if self._purge_pending:
+                # One purge chunk per batch keeps compaction moving under constant load.
+                self._purge_step()
+
+    def _run_batch(self, batch: list[Request]) -> None:
+        if self._failed is not None:
+            for req in batch:
+                req.resolve(Outcome(error=self._failed))
+            return
+        try:
+            result = self._commit(batch)
+        except KStoreError as exc:
+            for req in batch:
+                req.resolve(Outcome(error=exc))
+            return
+        except Exception as exc:
+            if len(batch) > 1:
+                # Isolate the request that broke the transaction: rerun each alone.
+                for req in batch:
+                    self._run_batch([req])
+                return
+            batch[0].resolve(
+                Outcome(error=InternalError(f"write failed: {type(exc).__name__}: {exc}"))
+            )
+            return
+        self._revision = result.revision
+        for req, outcome in zip(batch, result.outcomes, strict=True):
+            if isinstance(req, CompactRequest) and outcome.revision > self._compacted:
+                self._compacted = outcome.revision
+                self._purge_pending = True
+        self.hub.publish(result.events, result.revision)
+        for req, outcome in zip(batch, result.outcomes, strict=True):
+            req.resolve(outcome)
+        if result.ttl_written:
+            self._poke_reaper(result.ttl_written)
+
+    def _commit(self, batch: list[Request]) -> Batch:
+        while True:
+            txn = self._env.begin(write=True)
+            try:
+                result = apply_batch(txn, self.tables, batch, self._revision, self.now_ms())
+                txn.commit()
+                return result
+            except lmdb.MapFullError:
+                txn.abort()
+                self._grow()
+            except lmdb.Error as exc:
+                txn.abort()
+                raise self._lmdb_error(exc) from exc
+            except BaseException:
+                txn.abort()
+                raise
+
+    def _purge_step(self) -> None:
+        try:
+            while True:
+                txn = self._env.begin(write=True)
+                try:
+                    more = purge_history(txn, self.tables, _PURGE_CHUNK)
+                    txn.commit()
+                    break
+                except lmdb.MapFullError:
+                    txn.abort()
+                    self._grow()
+                except BaseException:
+                    txn.abort()
+                    raise
+        except (KStoreError, lmdb.Error):
+            # Purging is resumable (its position is stored); try again after the next batch.
+            return
+        self._purge_pending = more
+
+    def _grow(self) -> None:
+        if self._map_size >= self._config.max_map_size:
+            raise InternalError(
+                f"database space exceeded: the LMDB map of {self._path} reached its limit of "
+                f"{self._config.max_map_size} bytes"
+            )
+        new_size = min(self._map_size * 2, self._config.max_map_size)
+        self._gate.hold_exclusive()
+        try:
+            self._env.set_mapsize(new_size)
+        finally:
+            self._gate.release_exclusive()
+        self._map_size = new_size
+
+    def _lmdb_error(self, exc: lmdb.Error) -> KStoreError:
+        """The one place LMDB exceptions become kstore errors."""
+        if isinstance(exc, lmdb.DiskError) or "No space left" in str(exc):
+            return InternalError(
+                f"database space exceeded: no space left on the device holding {self._path}"
+            )
+        if isinstance(exc, lmdb.ReadersFullError):
+            return Unavailable(f"too many concurrent readers of {self._path}: {exc}")
+        if isinstance(exc, (lmdb.PanicError, lmdb.CorruptedError, lmdb.VersionMismatchError)):
+            self._failed = InternalError(f"the LMDB store at {self._path} failed: {exc}")
+            return self._failed
+        return InternalError(f"LMDB error on {self._path}: {exc}")
+
+    def _check_usable(self) -> None:
+        if self._forked:
+            raise InternalError(
+                "this LMDB store was opened by the parent process; open it again after fork"
+            )
+        if self._failed is not None:
+            raise self._failed
+
+    # -- housekeeping thread: TTL reaper and compaction schedule --------------------------------
+
+    def _poke_reaper(self, expiry_ms: int) -> None:
+        with self._housekeeping:
+            if not self._next_wake_ms or expiry_ms < self._next_wake_ms:
+                self._housekeeping.notify_all()
+
+    def _next_expiry_ms(self) -> int:
+        with self.read() as txn:
+            cursor = txn.cursor(db=self.tables.ttl)
+            if not cursor.first():
+                return 0
+            return int.from_bytes(cursor.key()[:8], "big")
+
+    def _sample_and_target(self) -> int | None:
+        """Record the current revision, forget samples older than needed, and return the
+        newest revision at least ``history_retention_s`` old (None when there is none)."""
+        now = time.monotonic()
+        cutoff = now - self._config.history_retention_s
+        with self._samples_lock:
+            samples = self._samples
+            samples.append((now, self._revision))
+            while len(samples) > 1 and samples[1][0] <= cutoff:
+                samples.popleft()
+            taken, revision = samples[0]
+            return revision if taken <= cutoff else None
+
+    def _housekeeping_loop(self) -> None:
+        interval = self._config.compaction_interval_s
+        next_compaction = time.monotonic() + interval if interval > 0 else float("inf")
+        while not self._closed:
+            try:
+                wait = self._housekeeping_step(interval, next_compaction)
+            except Exception:
+                # The store stays usable; reaping and compaction are retried shortly.
+                _log.exception("LMDB housekeeping of %s failed", self._path)
+                wait = 1.0
+            if time.monotonic() >= next_compaction:
+                next_compaction = time.monotonic() + interval
+            with self._housekeeping:
+                if self._closed:
+                    return
+                self._next_wake_ms = self.now_ms() + int(wait * 1000)
+                self._housekeeping.wait(wait)
+                self._next_wake_ms = 0
+
+    def _housekeeping_step(self, interval: float, next_compaction: float) -> float:
+        """Reap what has expired, compact when due; return how long to sleep."""
+        next_expiry = self._next_expiry_ms()
+        now_ms = self.now_ms()
+        while next_expiry and next_expiry <= now_ms and not self._closed:
+            outcome = self.submit(ExpireRequest(_EXPIRE_CHUNK))
+            if not outcome.more:
+                next_expiry = self._next_expiry_ms()
+                now_ms = self.now_ms()
+        if time.monotonic() >= next_compaction and not self._closed:
+            target = self._sample_and_target()
+            if target is not None and target > self._compacted:
+                self.submit(CompactRequest(target))
+        wait = max(0.0, next_compaction - time.monotonic())
+        if next_expiry:
+            wait = min(wait, max(0.0, (next_expiry - self.now_ms()) / 1000.0))
+        return min(wait, 60.0)
