@@ -1,0 +1,525 @@
+"""wire -> dict: one straight-line Python function per message type, generated once.
+
+:func:`decoder_for` generates, from the field plans, a function ``d(b, p, e, r)`` that reads the
+message body ``b[p:e]`` and stores its JSON members into the dict ``r``. It walks the wire
+itself (no upb message is built): building a message and reading it back costs a C call per
+field on top of the same Python work.
+
+The generated code expects fields in field-number order, which is how Kubernetes (and kstore)
+write them: each field is one comparison of the current tag, so a message costs one test per
+schema field plus the work for the fields present. Anything else (fields out of order, fields
+this schema does not know, packed repeated scalars) is handed, from that point on, to a slow
+interpretive loop that accepts any valid encoding. Unknown fields are skipped, as Go's
+generated code skips them; :func:`unknown_seen` tells a strict caller that one was met.
+
+The dict is what Kubernetes' JSON encoding of the Go struct would give:
+
+- a non-pointer scalar with omitempty is left out when zero, without omitempty kept;
+- a non-pointer struct is always present: absent on the wire it is its zero JSON value
+  (``{...}`` with its own non-omitempty members, Time null, Quantity ``"0"``, IntOrString 0);
+- a pointer absent is left out (or null, without omitempty); present it is kept, zero or not;
+- repeated and map fields absent are left out (or null, without omitempty).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+from kstore.codec._pb_plan import (
+    WIRE_LEN,
+    WIRE_VARINT,
+    FieldPlan,
+    JsonKind,
+    MessagePlan,
+    Scalar,
+    plan_for,
+)
+from kstore.codec._pb_values import (
+    Malformed,
+    b64_encode,
+    dec_duration,
+    dec_int_or_string,
+    dec_micro_time,
+    dec_quantity,
+    dec_time,
+    read_int32,
+    read_int64,
+    read_uvarint,
+    skip_field,
+)
+
+__all__ = [
+    "Decoder",
+    "RawExtensionReader",
+    "decoder_for",
+    "reset_unknown_seen",
+    "set_raw_extension_reader",
+    "unknown_seen",
+]
+
+#: Reads the message body ``b[p:e]`` into the dict ``r``.
+Decoder = Callable[[bytes, int, int, dict[str, Any]], None]
+#: Turns the bytes of a RawExtension into its JSON value (set by the serializer module).
+RawExtensionReader = Callable[[bytes], Any]
+
+_lock = threading.Lock()
+_ns: dict[str, Any] = {}
+_names: dict[str, str] = {}
+_state = threading.local()
+
+
+def decoder_for(full_name: str) -> Decoder:
+    """The decoder of one message type (generated with everything it reaches, on first use)."""
+    name = _names.get(full_name)
+    if name is None:
+        with _lock:
+            name = _names.get(full_name) or _generate(full_name)
+    fn: Decoder = _ns[name]
+    return fn
+
+
+def reset_unknown_seen() -> None:
+    _state.unknown = False
+
+
+def unknown_seen() -> bool:
+    """Whether a field unknown to the schema was skipped since :func:`reset_unknown_seen`."""
+    return bool(getattr(_state, "unknown", False))
+
+
+def set_raw_extension_reader(reader: RawExtensionReader) -> None:
+    """How RawExtension bytes become JSON (the serializer also decodes embedded protobuf)."""
+    _ns["_rawx_reader"] = reader
+
+
+# --- helpers the generated code calls ------------------------------------------------------
+
+
+def _over() -> None:
+    raise Malformed("a field runs past the end of its message, or a tag is invalid")
+
+
+def _raw_json(raw: bytes) -> Any:
+    return orjson.loads(raw)
+
+
+def _read_bytes_field(b: bytes, p: int, q: int) -> bytes | None:
+    """The single bytes field (number 1) of RawExtension/FieldsV1; None when absent."""
+    raw = None
+    while p < q:
+        t = b[p]
+        p += 1
+        if t > 0x7F:
+            t, p = read_uvarint(b, p, t)
+        if t == 0x0A:
+            n = b[p]
+            p += 1
+            if n > 0x7F:
+                n, p = read_uvarint(b, p, n)
+            end = p + n
+            if end > q:
+                _over()
+            raw = b[p:end]
+            p = end
+        else:
+            p = skip_field(b, p, q, t)
+    if p != q:
+        _over()
+    return raw
+
+
+def _fields_v1(b: bytes, p: int, q: int) -> Any:
+    raw = _read_bytes_field(b, p, q)
+    if not raw:
+        return None
+    if raw[0] not in b"{n \t\r\n":
+        raise Malformed("FieldsV1 holds CBOR, which kstore cannot read")
+    return orjson.loads(raw)
+
+
+def _raw_extension(b: bytes, p: int, q: int) -> Any:
+    raw = _read_bytes_field(b, p, q)
+    if raw is None:
+        return None
+    return _ns["_rawx_reader"](raw)
+
+
+def _items_list(b: bytes, p: int, q: int) -> list[str]:
+    items: list[str] = []
+    while p < q:
+        t = b[p]
+        p += 1
+        if t == 0x0A:
+            n = b[p]
+            p += 1
+            if n > 0x7F:
+                n, p = read_uvarint(b, p, n)
+            end = p + n
+            if end > q:
+                _over()
+            items.append(b[p:end].decode())
+            p = end
+        else:
+            p = skip_field(b, p, q, t)
+    if p != q:
+        _over()
+    return items
+
+
+def _entry(b: bytes, p: int, q: int) -> tuple[str, int, int]:
+    """The key of a map entry and the bounds of its value field's payload (-1 when absent)."""
+    key = ""
+    vp = vq = -1
+    while p < q:
+        t = b[p]
+        p += 1
+        if t == 0x0A or t == 0x12:
+            n = b[p]
+            p += 1
+            if n > 0x7F:
+                n, p = read_uvarint(b, p, n)
+            end = p + n
+            if end > q:
+                _over()
+            if t == 0x0A:
+                key = b[p:end].decode()
+            else:
+                vp, vq = p, end
+            p = end
+        else:
+            if t > 0x7F:
+                t, p = read_uvarint(b, p, t)
+            p = skip_field(b, p, q, t)
+    if p != q:
+        _over()
+    return key, vp, vq
+
+
+def _entry_ss(b: bytes, p: int, q: int) -> tuple[str, str]:
+    # The usual shape (key then value, each with a one-byte length) is read directly.
+    if b[p] == 0x0A:
+        kn = b[p + 1]
+        kq = p + 2 + kn
+        if kn < 0x80 and kq + 1 < q and b[kq] == 0x12:
+            vn = b[kq + 1]
+            if vn < 0x80 and kq + 2 + vn == q:
+                return b[p + 2 : kq].decode(), b[kq + 2 : q].decode()
+    key, vp, vq = _entry(b, p, q)
+    return key, ("" if vp < 0 else b[vp:vq].decode())
+
+
+def _entry_sb(b: bytes, p: int, q: int) -> tuple[str, str | None]:
+    key, vp, vq = _entry(b, p, q)
+    return key, (None if vp < 0 else b64_encode(b[vp:vq]))
+
+
+def _entry_sq(b: bytes, p: int, q: int) -> tuple[str, str]:
+    key, vp, vq = _entry(b, p, q)
+    return key, ("0" if vp < 0 else dec_quantity(b, vp, vq))
+
+
+_ns.update(
+    _over=_over,
+    _uvr=read_uvarint,
+    _i32=read_int32,
+    _i64=read_int64,
+    _b64=b64_encode,
+    _entry_ss=_entry_ss,
+    _entry_sb=_entry_sb,
+    _entry_sq=_entry_sq,
+    _rawx_reader=_raw_json,
+)
+_SPECIAL: dict[int, tuple[str, Callable[[bytes, int, int], Any], Any]] = {
+    # form: (helper name, decoder, JSON value when the non-pointer field is absent)
+    JsonKind.TIME: ("_time", dec_time, None),
+    JsonKind.MICRO_TIME: ("_micro", dec_micro_time, None),
+    JsonKind.DURATION: ("_dur", dec_duration, "0s"),
+    JsonKind.INT_OR_STRING: ("_ios", dec_int_or_string, 0),
+    JsonKind.QUANTITY: ("_qty", dec_quantity, "0"),
+    JsonKind.FIELDS_V1: ("_fv1", _fields_v1, None),
+    JsonKind.RAW_EXTENSION: ("_rawx", _raw_extension, None),
+    JsonKind.ITEMS_LIST: ("_items", _items_list, None),
+}
+for _helper, _fn, _zero in _SPECIAL.values():
+    _ns[_helper] = _fn
+_ENTRY_HELPERS = {
+    Scalar.STRING: "_entry_ss",
+    Scalar.BYTES: "_entry_sb",
+    Scalar.MESSAGE: "_entry_sq",
+}
+
+
+# --- generation ----------------------------------------------------------------------------
+
+_NEXT = [
+    "if p < e:",
+    "    t = b[p]",
+    "    p += 1",
+    "    if t > 127:",
+    "        t, p = _uvr(b, p, t)",
+    "else:",
+    "    t = 0",
+]
+_LENGTH = [
+    "n = b[p]",
+    "p += 1",
+    "if n > 127:",
+    "    n, p = _uvr(b, p, n)",
+    "q = p + n",
+    "if q > e:",
+    "    _over()",
+]
+
+
+def _generate(root: str) -> str:
+    pending = [root]
+    order: list[MessagePlan] = []
+    while pending:
+        full_name = pending.pop()
+        if full_name in _names:
+            continue
+        plan = plan_for(full_name)
+        _names[full_name] = f"d_{len(_names)}"
+        _ns[f"P_{_names[full_name]}"] = plan
+        order.append(plan)
+        for f in plan.fields:
+            if f.message and plan_for(f.message).form == JsonKind.OBJECT:
+                pending.append(f.message)
+    source: list[str] = []
+    for plan in order:
+        source.extend(_message_source(plan))
+    code = compile("\n".join(source) + "\n", f"<kstore protobuf decoders for {root}>", "exec")
+    exec(code, _ns)
+    return _names[root]
+
+
+def _message_source(plan: MessagePlan) -> list[str]:
+    name = _names[plan.full_name]
+    lines = [f"def {name}(b, p, e, r):  # {plan.full_name}", *("    " + x for x in _NEXT)]
+    for f in plan.fields:
+        lines.extend("    " + x for x in _field_source(f))
+    lines += [
+        "    if t:",
+        f"        _slow(P_{name}, b, p, e, r, t)",
+        "    elif p != e:",
+        "        _over()",
+    ]
+    return lines
+
+
+def _store(f: FieldPlan, value: str, zero_test: str) -> list[str]:
+    """Store a present singular value: zero values of omitempty non-pointer fields are left out."""
+    if f.always and f.omitempty and f.scalar is not Scalar.MESSAGE:
+        return [f"if {zero_test}:", f"    r[{f.name!r}] = {value}"]
+    return [f"r[{f.name!r}] = {value}"]
+
+
+def _absent_default(f: FieldPlan) -> list[str]:
+    """What an absent field becomes in the dict (nothing, when the JSON would omit it)."""
+    key = repr(f.name)
+    if f.repeated or f.is_map or f.nullable:
+        return [] if f.omitempty else [f"r[{key}] = None"]
+    if f.scalar is Scalar.MESSAGE:
+        if f.form == JsonKind.OBJECT:
+            dec = _names[f.message]
+            if f.inline:
+                return [f"{dec}(b'', 0, 0, r)"]
+            return ["s = {}", f"{dec}(b'', 0, 0, s)", f"r[{key}] = s"]
+        if f.form == JsonKind.ITEMS_LIST:
+            return [] if f.omitempty else [f"r[{key}] = None"]
+        return [f"r[{key}] = {_SPECIAL[f.form][2]!r}"]
+    if f.omitempty:
+        return []
+    zero = {Scalar.STRING: '""', Scalar.BYTES: '""', Scalar.BOOL: "False"}.get(f.scalar, "0")
+    return [f"r[{key}] = {zero}"]
+
+
+def _field_source(f: FieldPlan) -> list[str]:
+    key = f.key
+    body: list[str]
+    if f.is_map:
+        body = [
+            "m = {}",
+            f"while t == {key}:",
+            *("    " + x for x in _LENGTH),
+            f"    k, v = {_ENTRY_HELPERS[f.map_value]}(b, p, q)",
+            "    m[k] = v",
+            "    p = q",
+            *("    " + x for x in _NEXT),
+            f"r[{f.name!r}] = m",
+        ]
+    elif f.repeated:
+        body = ["l = []", f"while t == {key}:", *("    " + x for x in _element_source(f))]
+        body.append(f"r[{f.name!r}] = l")
+    else:
+        body = _singular_source(f) + _NEXT
+    default = _absent_default(f)
+    lines = [f"if t == {key}:", *("    " + x for x in body)]
+    if default:
+        lines += ["else:", *("    " + x for x in default)]
+    return lines
+
+
+def _element_source(f: FieldPlan) -> list[str]:
+    """One element of a repeated field, appended to ``l``, then the next tag."""
+    if f.scalar is Scalar.STRING:
+        value = [*_LENGTH, "l.append(b[p:q].decode())", "p = q"]
+    elif f.scalar is Scalar.BYTES:
+        value = [*_LENGTH, "l.append(_b64(b[p:q]))", "p = q"]
+    elif f.scalar in (Scalar.INT32, Scalar.INT64, Scalar.BOOL):
+        value = [*_varint_source(f), "l.append(v)"]
+    elif f.form == JsonKind.OBJECT:
+        value = [*_LENGTH, "s = {}", f"{_names[f.message]}(b, p, q, s)", "l.append(s)", "p = q"]
+    else:
+        value = [*_LENGTH, f"l.append({_SPECIAL[f.form][0]}(b, p, q))", "p = q"]
+    return value + _NEXT
+
+
+def _varint_source(f: FieldPlan) -> list[str]:
+    reader = {Scalar.INT32: "_i32", Scalar.INT64: "_i64", Scalar.BOOL: "_uvr"}[f.scalar]
+    lines = ["v = b[p]", "p += 1", "if v > 127:", f"    v, p = {reader}(b, p, v)"]
+    if f.scalar is Scalar.BOOL:
+        lines.append("v = v != 0")
+    return lines
+
+
+def _singular_source(f: FieldPlan) -> list[str]:
+    if f.scalar is Scalar.STRING:
+        return [*_LENGTH, "v = b[p:q].decode()", "p = q", *_store(f, "v", "v")]
+    if f.scalar is Scalar.BYTES:
+        return [*_LENGTH, "v = b[p:q]", "p = q", *_store(f, "_b64(v)", "v")]
+    if f.scalar in (Scalar.INT32, Scalar.INT64, Scalar.BOOL):
+        return [*_varint_source(f), *_store(f, "v", "v")]
+    if f.form == JsonKind.OBJECT:
+        dec = _names[f.message]
+        if f.inline:
+            return [*_LENGTH, f"{dec}(b, p, q, r)", "p = q"]
+        return [*_LENGTH, "s = {}", f"{dec}(b, p, q, s)", f"r[{f.name!r}] = s", "p = q"]
+    helper = _SPECIAL[f.form][0]
+    if f.form == JsonKind.ITEMS_LIST and f.omitempty:
+        return [*_LENGTH, f"v = {helper}(b, p, q)", "p = q", "if v:", f"    r[{f.name!r}] = v"]
+    return [*_LENGTH, f"r[{f.name!r}] = {helper}(b, p, q)", "p = q"]
+
+
+# --- the slow path: any field order, unknown fields, packed repeated scalars ---------------
+
+
+def _slow(plan: MessagePlan, b: bytes, p: int, e: int, r: dict[str, Any], t: int) -> None:
+    while True:
+        number = t >> 3
+        f = plan.field_by_number(number)
+        if number == 0:
+            raise Malformed(f"illegal tag 0 (wire type {t & 7})")
+        if f is None:
+            _state.unknown = True
+            p = skip_field(b, p, e, t)
+        elif t & 7 == f.wire_type:
+            p = _slow_value(f, b, p, e, r)
+        elif f.repeated and f.wire_type == WIRE_VARINT and t & 7 == WIRE_LEN:
+            p = _slow_packed(f, b, p, e, r)
+        else:
+            raise Malformed(f"wrong wire type {t & 7} for field {f.name}")
+        if p >= e:
+            break
+        t = b[p]
+        p += 1
+        if t > 0x7F:
+            t, p = read_uvarint(b, p, t)
+    if p != e:
+        _over()
+
+
+def _read_length(b: bytes, p: int, e: int) -> tuple[int, int]:
+    n = b[p]
+    p += 1
+    if n > 0x7F:
+        n, p = read_uvarint(b, p, n)
+    if p + n > e:
+        _over()
+    return p, p + n
+
+
+def _read_varint(f: FieldPlan, b: bytes, p: int) -> tuple[Any, int]:
+    v = b[p]
+    p += 1
+    if v > 0x7F:
+        reader = read_int32 if f.scalar is Scalar.INT32 else read_int64
+        v, p = reader(b, p, v)
+    return (v != 0 if f.scalar is Scalar.BOOL else v), p
+
+
+def _slow_packed(f: FieldPlan, b: bytes, p: int, e: int, r: dict[str, Any]) -> int:
+    p, q = _read_length(b, p, e)
+    items = _list_in(r, f.name)
+    while p < q:
+        v, p = _read_varint(f, b, p)
+        items.append(v)
+    if p != q:
+        _over()
+    return q
+
+
+def _list_in(r: dict[str, Any], name: str) -> list[Any]:
+    items = r.get(name)
+    if not isinstance(items, list):
+        items = r[name] = []
+    return items
+
+
+def _slow_value(f: FieldPlan, b: bytes, p: int, e: int, r: dict[str, Any]) -> int:
+    """Decode one occurrence of ``f`` at ``p`` into ``r``; return the position after it."""
+    if f.wire_type == WIRE_VARINT:
+        value, p = _read_varint(f, b, p)
+        if f.repeated:
+            _list_in(r, f.name).append(value)
+        elif value or not (f.always and f.omitempty):
+            r[f.name] = value
+        return p
+    p, q = _read_length(b, p, e)
+    if f.is_map:
+        key, value = _ns[_ENTRY_HELPERS[f.map_value]](b, p, q)
+        found = r.get(f.name)
+        if found.__class__ is not dict:
+            found = r[f.name] = {}
+        found[key] = value
+        return q
+    value = _slow_payload(f, b, p, q, r)
+    if f.repeated:
+        _list_in(r, f.name).append(value)
+    elif f.inline:
+        pass
+    elif value is _NOTHING:
+        r.pop(f.name, None)
+    else:
+        r[f.name] = value
+    return q
+
+
+_NOTHING = object()
+
+
+def _slow_payload(f: FieldPlan, b: bytes, p: int, q: int, r: dict[str, Any]) -> Any:
+    if f.scalar is Scalar.STRING:
+        text = b[p:q].decode()
+        return text if text or f.repeated or not (f.always and f.omitempty) else _NOTHING
+    if f.scalar is Scalar.BYTES:
+        raw = b[p:q]
+        return b64_encode(raw) if raw or f.repeated or not f.omitempty else _NOTHING
+    if f.form == JsonKind.OBJECT:
+        decode = _ns[_names[f.message]]
+        if f.inline:
+            decode(b, p, q, r)
+            return None
+        target = r.get(f.name) if not f.repeated else None
+        if target.__class__ is not dict:
+            target = {}
+        decode(b, p, q, target)  # a repeated singular message merges, as in Go
+        return target
+    return _SPECIAL[f.form][1](b, p, q)
+
+
+_ns["_slow"] = _slow
