@@ -17,10 +17,14 @@ The only other difference between the versions, ``spec.selector`` being optional
 required in v1/v1beta2, is a matter of defaulting (v1beta1 derives it from the template labels)
 and validation, not of shape.
 
+Validation runs on the hub (:mod:`kstore.api.kinds._deployment_validation`).
+
 Defaulting is Kubernetes' ``SetDefaults_Deployment`` of each version: ``replicas`` 1, strategy
 ``RollingUpdate`` with ``maxUnavailable``/``maxSurge`` 25%, ``progressDeadlineSeconds`` 600,
 ``revisionHistoryLimit`` 10 (v1, v1beta2) or 2 (v1beta1), and in v1beta1 only the selector and
-the object's labels taken from the template's labels.
+the object's labels taken from the template's labels; then, as Kubernetes' generated
+``SetObjectDefaults_Deployment``, the pod template's spec gets the pod spec defaults
+(:func:`kstore.api.kinds.core.default_pod_spec`).
 """
 
 from __future__ import annotations
@@ -30,7 +34,13 @@ from typing import Any
 
 from kstore.api.gvk import Object
 from kstore.api.kinds._annotations import MISSING, StashedField
+from kstore.api.kinds._deployment_validation import (
+    validate_deployment,
+    validate_deployment_status_update,
+    validate_deployment_update,
+)
 from kstore.api.kinds._lists import list_definition
+from kstore.api.kinds.core import default_pod_spec
 from kstore.api.scheme import KindDefinition, KindVersion, ResourceInfo
 
 __all__ = [
@@ -40,6 +50,9 @@ __all__ = [
     "default_deployment_v1",
     "default_deployment_v1beta1",
     "default_deployment_v1beta2",
+    "validate_deployment",
+    "validate_deployment_status_update",
+    "validate_deployment_update",
 ]
 
 GROUP = "apps"
@@ -142,6 +155,16 @@ def _default_deployment(obj: Object, revision_history_limit: int) -> None:
         spec["revisionHistoryLimit"] = revision_history_limit
     if _is_unset(spec.get("progressDeadlineSeconds")):
         spec["progressDeadlineSeconds"] = 600
+    # The template is a struct in Go: its pod spec is always there to be defaulted.
+    template = spec.get("template")
+    if template is None:
+        template = spec["template"] = {}
+    if isinstance(template, dict):
+        pod_spec = template.get("spec")
+        if pod_spec is None:
+            pod_spec = template["spec"] = {}
+        if isinstance(pod_spec, dict):
+            default_pod_spec(pod_spec)
 
 
 def default_deployment_v1(obj: Object) -> None:
@@ -197,6 +220,8 @@ DEPLOYMENT = KindDefinition(
         KindVersion(version="v1beta1", default=default_deployment_v1beta1),
     ),
     storage_version="v1",
+    validate=validate_deployment,
+    validate_update=validate_deployment_update,
     resource=ResourceInfo(
         plural="deployments",
         singular="deployment",
