@@ -149,3 +149,29 @@ def test_encoding_is_stable_through_a_json_round_trip(
         assert orjson.loads(data) == obj
 
     check()
+
+
+@pytest.mark.parametrize(
+    "api_version",
+    ["v1", "apps/v1", "apps/v1beta1", "coordination.k8s.io/v1", "meta.k8s.io/v1"],
+)
+def test_option_kinds_and_watch_events_exist_in_every_group_version(api_version: str) -> None:
+    gv = GroupVersion.parse(api_version)
+    for kind in ("WatchEvent", "DeleteOptions", "ListOptions", "CreateOptions", "PatchOptions"):
+        assert SCHEME.recognizes(gv.with_kind(kind)), kind
+
+
+@pytest.mark.parametrize("api_version", ["v1", "meta.k8s.io/v1"])
+def test_unversioned_kinds_are_recognized_as_v1_and_as_meta_v1(api_version: str) -> None:
+    gv = GroupVersion.parse(api_version)
+    for kind in ("Status", "APIVersions", "APIGroupList", "APIGroup", "APIResourceList"):
+        assert SCHEME.recognizes(gv.with_kind(kind)), kind
+
+
+def test_table_and_partial_metadata_are_meta_v1_and_v1beta1_only() -> None:
+    for version in ("v1", "v1beta1"):
+        for kind in ("Table", "PartialObjectMetadata", "PartialObjectMetadataList"):
+            assert SCHEME.recognizes(GroupVersion("meta.k8s.io", version).with_kind(kind))
+    assert not SCHEME.recognizes(GroupVersion("apps", "v1").with_kind("Table"))
+    assert not SCHEME.recognizes(GroupVersion("meta.k8s.io", "v1beta1").with_kind("DeleteOptions"))
+    assert not any(d.resource for d in DEFINITIONS if d.group == "meta.k8s.io")
