@@ -59,7 +59,7 @@ from kstore.storage._lmdb_writes import (
 from kstore.storage._watch_hub import WatchHub
 from kstore.storage.interface import Backend, ResourceStorageConfig, Storage
 
-__all__ = ["LmdbBackend", "LmdbConfig"]
+__all__ = ["LmdbBackend", "LmdbConfig", "RawLmdbBaseline"]
 
 _log = logging.getLogger(__name__)
 
@@ -95,6 +95,68 @@ class LmdbConfig:
     history_retention_s: float = 300.0
     watch_queue_limit: int = 10_000
     progress_notify_interval_s: float = 5.0
+
+
+def _open_env(path: Path, config: LmdbConfig, max_dbs: int) -> lmdb.Environment:
+    # The durability flags every write of the backend (and its benchmark baseline) runs with.
+    return lmdb.open(
+        str(path),
+        map_size=max(config.map_size, 1 << 20),
+        subdir=True,
+        max_dbs=max_dbs,
+        sync=config.durable,
+        metasync=config.durable,
+        writemap=False,
+        map_async=False,
+        max_readers=config.max_readers,
+        lock=True,
+    )
+
+
+class RawLmdbBaseline:
+    """Plain py-lmdb with the backend's durability flags: what benchmarks compare against.
+
+    No revisions, history, codec or threads: one named-less database, bytes in, bytes out."""
+
+    def __init__(self, config: LmdbConfig) -> None:
+        Path(config.path).mkdir(parents=True, exist_ok=True)
+        self._env = _open_env(Path(config.path), config, max_dbs=0)
+
+    def put_each(self, keys: list[bytes], value: bytes) -> None:
+        """One put per write transaction (one commit, so one fsync pair, per key)."""
+        for key in keys:
+            with self._env.begin(write=True) as txn:
+                txn.put(key, value)
+
+    def put_batched(self, keys: list[bytes], value: bytes, per_txn: int) -> None:
+        """``per_txn`` puts per write transaction."""
+        for first in range(0, len(keys), per_txn):
+            with self._env.begin(write=True) as txn:
+                for key in keys[first : first + per_txn]:
+                    txn.put(key, value)
+
+    def get_each(self, keys: list[bytes]) -> int:
+        """One read transaction per get; returns the bytes read."""
+        total = 0
+        for key in keys:
+            with self._env.begin() as txn:
+                total += len(txn.get(key) or b"")
+        return total
+
+    def scan(self, prefix: bytes) -> int:
+        """Every value under ``prefix`` in one read transaction; returns how many."""
+        count = 0
+        with self._env.begin() as txn:
+            cursor = txn.cursor()
+            if cursor.set_range(prefix):
+                for key, _value in cursor.iternext():
+                    if not key.startswith(prefix):
+                        break
+                    count += 1
+        return count
+
+    def close(self) -> None:
+        self._env.close()
 
 
 class _Gate:
@@ -226,18 +288,7 @@ class LmdbBackend(Backend):
         self._forked = False
         self._failed: KStoreError | None = None
         try:
-            self._env = lmdb.open(
-                str(self._path),
-                map_size=max(config.map_size, 1 << 20),
-                subdir=True,
-                max_dbs=8,
-                sync=config.durable,
-                metasync=config.durable,
-                writemap=False,
-                map_async=False,
-                max_readers=config.max_readers,
-                lock=True,
-            )
+            self._env = _open_env(self._path, config, max_dbs=8)
             # Reader slots left behind by a process that died (e.g. kill -9).
             self._env.reader_check()
             with self._env.begin(write=True) as txn:
@@ -251,6 +302,9 @@ class LmdbBackend(Backend):
                 found = txn.get(META_FORMAT, db=self.tables.meta)
                 if found is None:
                     txn.put(META_FORMAT, _FORMAT, db=self.tables.meta)
+                    # A fresh store is at revision 1, as a fresh etcd is: a list's revision is
+                    # never 0 (which clients would read as "any").
+                    txn.put(META_REVISION, (1).to_bytes(8, "big"), db=self.tables.meta)
                 elif found != _FORMAT:
                     raise InternalError(
                         f"the LMDB store at {self._path} has format {found!r}, "

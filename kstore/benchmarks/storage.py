@@ -1,0 +1,486 @@
+"""The storage benchmark: a backend against the raw engine under it, same run, same durability.
+
+``run_storage_bench("lmdb")`` measures, on realistic ~5 KiB Pods (JSON, as stored):
+
+- sequential durable create, against raw py-lmdb with one put per commit (goal >= 0.8x);
+- concurrent durable create from ``writers`` threads (group commit; goal >= 10,000/s), with
+  raw py-lmdb committing 1,000 puts per transaction as the ceiling;
+- get, list of ``objects`` objects in one page and in pages of 500, guaranteed_update;
+- watch delivery latency (write start -> event in the watcher's hands).
+
+Each figure is the median of ``repeats`` runs, kstore and raw interleaved so both see the same
+machine load. The report is a plain-text table.
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from kstore.api.gvk import Object
+from kstore.codec.json import JsonSerializer
+from kstore.storage.interface import (
+    Backend,
+    ListOptions,
+    ResourceStorageConfig,
+    Storage,
+)
+
+__all__ = ["BenchRow", "run_storage_bench", "sample_pod"]
+
+
+def sample_pod(namespace: str, name: str) -> Object:
+    """A Pod shaped like a real one (three containers, probes, volumes, status), ~5 KiB as
+    compact JSON."""
+    containers = []
+    for index, role in enumerate(("app", "sidecar", "metrics")):
+        containers.append(
+            {
+                "name": f"{role}",
+                "image": f"registry.example.com/team/{role}:v1.{index}.7",
+                "command": ["/bin/server"],
+                "args": [f"--listen=:{8080 + index}", "--log-level=info", "--config=/etc/app"],
+                "ports": [{"name": "http", "containerPort": 8080 + index, "protocol": "TCP"}],
+                "env": [{"name": f"SETTING_{k}", "value": f"value-{k}-{name}"} for k in range(6)]
+                + [
+                    {
+                        "name": "POD_IP",
+                        "valueFrom": {
+                            "fieldRef": {"apiVersion": "v1", "fieldPath": "status.podIP"}
+                        },
+                    }
+                ],
+                "resources": {
+                    "limits": {"cpu": "500m", "memory": "256Mi"},
+                    "requests": {"cpu": "100m", "memory": "128Mi"},
+                },
+                "volumeMounts": [
+                    {"name": "config", "mountPath": "/etc/app", "readOnly": True},
+                    {"name": "kube-api-access", "mountPath": "/var/run/secrets/kubernetes.io"},
+                ],
+                "livenessProbe": {
+                    "httpGet": {"path": "/healthz", "port": 8080 + index, "scheme": "HTTP"},
+                    "initialDelaySeconds": 10,
+                    "periodSeconds": 10,
+                    "timeoutSeconds": 1,
+                    "successThreshold": 1,
+                    "failureThreshold": 3,
+                },
+                "terminationMessagePath": "/dev/termination-log",
+                "terminationMessagePolicy": "File",
+                "imagePullPolicy": "IfNotPresent",
+            }
+        )
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "uid": f"6f1c2a3e-0000-4000-8000-{abs(hash(name)) % 10**12:012d}",
+            "creationTimestamp": "2026-01-01T00:00:00Z",
+            "labels": {"app": "web", "tier": "frontend", "pod-template-hash": "5d8f9c7b6"},
+            "annotations": {"kubectl.kubernetes.io/restartedAt": "2026-01-01T00:00:00Z"},
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "ReplicaSet",
+                    "name": "web-5d8f9c7b6",
+                    "uid": "0b7a9c1e-1111-4111-8111-111111111111",
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
+        },
+        "spec": {
+            "containers": containers,
+            "volumes": [
+                {"name": "config", "configMap": {"name": "web-config", "defaultMode": 420}},
+                {
+                    "name": "kube-api-access",
+                    "projected": {
+                        "defaultMode": 420,
+                        "sources": [
+                            {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+                            {
+                                "configMap": {
+                                    "name": "kube-root-ca.crt",
+                                    "items": [{"key": "ca.crt", "path": "ca.crt"}],
+                                }
+                            },
+                        ],
+                    },
+                },
+            ],
+            "restartPolicy": "Always",
+            "terminationGracePeriodSeconds": 30,
+            "dnsPolicy": "ClusterFirst",
+            "serviceAccountName": "default",
+            "nodeName": "node-17.example.internal",
+            "schedulerName": "default-scheduler",
+            "tolerations": [
+                {
+                    "key": "node.kubernetes.io/not-ready",
+                    "operator": "Exists",
+                    "effect": "NoExecute",
+                    "tolerationSeconds": 300,
+                }
+            ],
+        },
+        "status": {
+            "phase": "Running",
+            "hostIP": "10.0.3.17",
+            "podIP": "10.244.3.41",
+            "startTime": "2026-01-01T00:00:01Z",
+            "qosClass": "Burstable",
+            "conditions": [
+                {"type": t, "status": "True", "lastTransitionTime": "2026-01-01T00:00:05Z"}
+                for t in ("Initialized", "Ready", "ContainersReady", "PodScheduled")
+            ],
+            "containerStatuses": [
+                {
+                    "name": c["name"],
+                    "ready": True,
+                    "restartCount": 0,
+                    "image": c["image"],
+                    "imageID": f"registry.example.com/team/{c['name']}@sha256:{'ab' * 32}",
+                    "containerID": f"containerd://{'cd' * 32}",
+                    "started": True,
+                    "state": {"running": {"startedAt": "2026-01-01T00:00:04Z"}},
+                }
+                for c in containers
+            ],
+        },
+    }
+
+
+def _pod_attrs(obj: Object) -> tuple[dict[str, str], dict[str, str]]:
+    meta = obj.get("metadata", {})
+    fields = {
+        "metadata.name": meta.get("name", ""),
+        "metadata.namespace": meta.get("namespace", ""),
+        "spec.nodeName": obj.get("spec", {}).get("nodeName", ""),
+    }
+    return meta.get("labels", {}), fields
+
+
+@dataclass(frozen=True, slots=True)
+class BenchRow:
+    """One line of the report: kstore's median, the raw engine's, and what the goal is."""
+
+    name: str
+    unit: str
+    kstore: float
+    raw: float | None = None
+    higher_is_better: bool = True
+    goal: str = ""
+
+    @property
+    def ratio(self) -> float | None:
+        if self.raw is None or self.raw == 0 or self.kstore == 0:
+            return None
+        return self.kstore / self.raw if self.higher_is_better else self.raw / self.kstore
+
+
+def _median(samples: list[float]) -> float:
+    return statistics.median(samples) if samples else 0.0
+
+
+def _format(rows: list[BenchRow], header: str) -> str:
+    def num(value: float | None) -> str:
+        if value is None:
+            return "-"
+        return f"{value:,.0f}" if value >= 100 else f"{value:,.2f}"
+
+    lines = [header, ""]
+    table = [("operation", "unit", "kstore", "raw", "kstore/raw", "goal")]
+    for row in rows:
+        ratio = row.ratio
+        table.append(
+            (
+                row.name,
+                row.unit,
+                num(row.kstore),
+                num(row.raw),
+                "-" if ratio is None else f"{ratio:.2f}x",
+                row.goal,
+            )
+        )
+    widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
+    for index, row_cells in enumerate(table):
+        cells = [
+            cell.ljust(widths[i]) if i in (0, 1, 5) else cell.rjust(widths[i])
+            for i, cell in enumerate(row_cells)
+        ]
+        lines.append("  ".join(cells).rstrip())
+        if index == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    lines.append("")
+    lines.append(
+        "kstore/raw: throughput ratio (higher is better); for times, raw time / kstore time."
+    )
+    return "\n".join(lines)
+
+
+class _Lmdb:
+    """The LMDB backend and its raw py-lmdb baseline, side by side in one directory."""
+
+    def __init__(self, root: Path, durable: bool) -> None:
+        from kstore.storage.lmdb import LmdbBackend, LmdbConfig, RawLmdbBaseline
+
+        self.backend: Backend = LmdbBackend(
+            LmdbConfig(path=root / "kstore", durable=durable, compaction_interval_s=0)
+        )
+        self.raw = RawLmdbBaseline(LmdbConfig(path=root / "raw", durable=durable))
+
+    def close(self) -> None:
+        self.backend.close()
+        self.raw.close()
+
+
+def _timed(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def _run_threads(count: int, work: Callable[[int], None]) -> float:
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(count)]
+    start = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return time.perf_counter() - start
+
+
+def _watch_latency(storage: Storage, rounds: int) -> list[float]:
+    """Seconds from the start of a write to its event reaching a waiting watcher."""
+    base = storage.create("/pods/watch/target", sample_pod("watch", "target"))
+    watcher = storage.watch(
+        "/pods/watch/target",
+        ListOptions(resource_version=base["metadata"]["resourceVersion"], recursive=False),
+    )
+    latencies: list[float] = []
+    got = threading.Event()
+    arrived: list[float] = []
+
+    def consume() -> None:
+        for _event in watcher:
+            arrived.append(time.perf_counter())
+            got.set()
+
+    consumer = threading.Thread(target=consume, daemon=True)
+    consumer.start()
+    try:
+        for i in range(rounds):
+            got.clear()
+            start = time.perf_counter()
+            storage.guaranteed_update(
+                "/pods/watch/target",
+                lambda obj, i=i: {**obj, "metadata": {**obj["metadata"], "generation": i + 2}},
+            )
+            if not got.wait(5.0):
+                break
+            latencies.append(arrived[-1] - start)
+    finally:
+        watcher.stop()
+        consumer.join(timeout=5.0)
+    return latencies
+
+
+def run_storage_bench(
+    backend: str = "lmdb",
+    *,
+    path: str | None = None,
+    objects: int = 10_000,
+    sequential: int = 300,
+    writers: int = 16,
+    concurrent: int = 8_000,
+    repeats: int = 3,
+    durable: bool = True,
+) -> str:
+    """Run the storage benchmark on ``backend`` (only ``"lmdb"`` so far) and return the report.
+
+    ``path`` is a scratch directory (a temporary one by default); ``objects`` the size of the
+    listed collection; ``sequential`` creates per sequential run; ``concurrent`` creates shared
+    by ``writers`` threads per concurrent run.
+    """
+    if backend != "lmdb":
+        raise ValueError(f"unknown storage backend {backend!r} (known: lmdb)")
+    if repeats < 1 or writers < 1 or objects < 1 or sequential < 1 or concurrent < writers:
+        raise ValueError("repeats, writers, objects and sequential must be positive")
+    with tempfile.TemporaryDirectory(dir=path) as scratch:
+        return _run_lmdb(Path(scratch), objects, sequential, writers, concurrent, repeats, durable)
+
+
+def _run_lmdb(
+    root: Path,
+    objects: int,
+    sequential: int,
+    writers: int,
+    concurrent: int,
+    repeats: int,
+    durable: bool,
+) -> str:
+    codec = JsonSerializer()
+    pod_bytes = len(codec.encode(sample_pod("default", "pod-000000")))
+    engines = _Lmdb(root, durable)
+    storage = engines.backend.storage_for(
+        ResourceStorageConfig(resource_prefix="/pods", codec=codec, get_attrs=_pod_attrs)
+    )
+    raw = engines.raw
+    value = codec.encode(sample_pod("default", "pod-000000"))
+    samples: dict[str, list[float]] = {}
+
+    def add(name: str, figure: float) -> None:
+        samples.setdefault(name, []).append(figure)
+
+    try:
+        for rep in range(repeats):
+            # Sequential durable create: one commit per create on both sides.
+            names = [f"seq-{rep}-{i:06d}" for i in range(sequential)]
+            pods = [sample_pod("seq", n) for n in names]
+            keys = [f"/registry/pods/seq/{n}".encode() for n in names]
+            add("raw_seq", sequential / _timed(lambda keys=keys: raw.put_each(keys, value)))
+            add(
+                "seq",
+                sequential
+                / _timed(
+                    lambda names=names, pods=pods: [
+                        storage.create(f"/pods/seq/{n}", p)
+                        for n, p in zip(names, pods, strict=True)
+                    ]
+                ),
+            )
+            # Concurrent durable create through group commit.
+            cnames = [f"con-{rep}-{i:06d}" for i in range(concurrent)]
+            cpods = [sample_pod("con", n) for n in cnames]
+            ckeys = [f"/registry/pods/con/{n}".encode() for n in cnames]
+            add(
+                "raw_batch",
+                concurrent / _timed(lambda ckeys=ckeys: raw.put_batched(ckeys, value, 1000)),
+            )
+
+            def create_share(
+                k: int, cnames: list[str] = cnames, cpods: list[Object] = cpods
+            ) -> None:
+                for i in range(k, concurrent, writers):
+                    storage.create(f"/pods/con/{cnames[i]}", cpods[i])
+
+            add("concurrent", concurrent / _run_threads(writers, create_share))
+
+        # The listed collection, filled through group commit.
+        lnames = [f"pod-{i:06d}" for i in range(objects)]
+        lpods = [sample_pod("list", n) for n in lnames]
+
+        def fill(k: int) -> None:
+            for i in range(k, objects, writers):
+                storage.create(f"/pods/list/{lnames[i]}", lpods[i])
+
+        _run_threads(writers, fill)
+        raw.put_batched([f"/registry/pods/list/{n}".encode() for n in lnames], value, 1000)
+        get_names = lnames[:: max(1, objects // 2000)]
+        get_keys = [f"/registry/pods/list/{n}".encode() for n in get_names]
+        for _rep in range(repeats):
+            add("raw_get", _timed(lambda: raw.get_each(get_keys)) / len(get_keys) * 1e6)
+            add(
+                "get",
+                _timed(lambda: [storage.get(f"/pods/list/{n}") for n in get_names])
+                / len(get_names)
+                * 1e6,
+            )
+            add("raw_scan", _timed(lambda: raw.scan(b"/registry/pods/list/")) * 1e3)
+            add("list", _timed(lambda: storage.list("/pods/list")) * 1e3)
+
+            def paged() -> None:
+                token = ""
+                while True:
+                    page = storage.list("/pods/list", ListOptions(limit=500, continue_token=token))
+                    token = page.continue_token
+                    if not token:
+                        return
+
+            add("list_paged", _timed(paged) * 1e3)
+            # guaranteed_update: one durable commit per update on both sides.
+            key = "/pods/list/pod-000000"
+            n_updates = max(50, sequential // 2)
+            ukeys = [f"/registry/pods/upd/{i}".encode() for i in range(n_updates)]
+            add("raw_update", n_updates / _timed(lambda ukeys=ukeys: raw.put_each(ukeys, value)))
+
+            def updates(n: int = n_updates, key: str = key, rep: int = _rep) -> None:
+                for i in range(n):
+                    storage.guaranteed_update(
+                        key,
+                        lambda obj, i=i: {
+                            **obj,
+                            "metadata": {**obj["metadata"], "generation": rep * 100_000 + i + 1},
+                        },
+                    )
+
+            add("update", n_updates / _timed(updates))
+        latencies = _watch_latency(storage, max(50, sequential // 2))
+    finally:
+        engines.close()
+
+    lat_sorted = sorted(latencies)
+    p99 = lat_sorted[min(len(lat_sorted) - 1, int(len(lat_sorted) * 0.99))] if lat_sorted else 0.0
+    rows = [
+        BenchRow(
+            "sequential durable create",
+            "creates/s",
+            _median(samples["seq"]),
+            _median(samples["raw_seq"]),
+            goal=">= 0.80x raw (1 put/commit)",
+        ),
+        BenchRow(
+            f"{writers} concurrent durable creators",
+            "creates/s",
+            _median(samples["concurrent"]),
+            _median(samples["raw_batch"]),
+            goal=">= 10,000/s (raw: 1000 puts/commit)",
+        ),
+        BenchRow(
+            "get",
+            "us/op",
+            _median(samples["get"]),
+            _median(samples["raw_get"]),
+            higher_is_better=False,
+        ),
+        BenchRow(
+            f"list {objects} objects, one page",
+            "ms",
+            _median(samples["list"]),
+            _median(samples["raw_scan"]),
+            higher_is_better=False,
+            goal="raw: bytes only, no decode",
+        ),
+        BenchRow(
+            f"list {objects} objects, pages of 500",
+            "ms",
+            _median(samples["list_paged"]),
+            _median(samples["raw_scan"]),
+            higher_is_better=False,
+        ),
+        BenchRow(
+            "guaranteed_update (durable)",
+            "updates/s",
+            _median(samples["update"]),
+            _median(samples["raw_update"]),
+            goal="raw: 1 put/commit",
+        ),
+        BenchRow(
+            "watch delivery latency, median", "us", _median(latencies) * 1e6, higher_is_better=False
+        ),
+        BenchRow("watch delivery latency, p99", "us", p99 * 1e6, higher_is_better=False),
+    ]
+    header = (
+        f"kstore storage benchmark: backend=lmdb, durable={durable}, Pod = {pod_bytes} bytes "
+        f"of JSON, medians of {repeats} runs"
+    )
+    return _format(rows, header)
