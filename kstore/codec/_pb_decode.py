@@ -218,6 +218,14 @@ def _entry_sb(b: bytes, p: int, q: int) -> tuple[str, str | None]:
 
 
 def _entry_sq(b: bytes, p: int, q: int) -> tuple[str, str]:
+    # Usual shape: 0a <kl> key 12 <ql> (0a <sl> text), all lengths one byte.
+    if b[p] == 0x0A:
+        kn = b[p + 1]
+        kq = p + 2 + kn
+        if kn < 0x80 and kq + 3 < q and b[kq] == 0x12 and b[kq + 2] == 0x0A:
+            sn = b[kq + 3]
+            if sn < 0x80 and b[kq + 1] == sn + 2 and kq + 4 + sn == q:
+                return b[p + 2 : kq].decode(), b[kq + 4 : q].decode()
     key, vp, vq = _entry(b, p, q)
     return key, ("0" if vp < 0 else dec_quantity(b, vp, vq))
 
@@ -254,25 +262,23 @@ _ENTRY_HELPERS = {
 
 
 # --- generation ----------------------------------------------------------------------------
+#
+# Shape of the generated code. ``t`` holds the first byte of the next tag (0 at the end of the
+# message), ``p`` its position, ``e`` the end of the message. Per field, in number order:
+#
+#     if t == <tag>:                       # and b[p + 1] == <2nd byte> for numbers >= 16
+#         <read the value, store it>
+#         p = <after the value>
+#         t = b[p] if p < e else 0
+#     else:
+#         <the JSON value of an absent field, if the JSON has one>
+#
+# and, at the end, ``if p != e:`` hands what is left to the slow path (or reports an overrun).
+# A length-delimited value's bounds are not checked field by field: a length that runs past
+# its message leaves ``p`` beyond ``e``, which the final test reports (an index past the
+# whole buffer raises IndexError, also reported as malformed data).
 
-_NEXT = [
-    "if p < e:",
-    "    t = b[p]",
-    "    p += 1",
-    "    if t > 127:",
-    "        t, p = _uvr(b, p, t)",
-    "else:",
-    "    t = 0",
-]
-_LENGTH = [
-    "n = b[p]",
-    "p += 1",
-    "if n > 127:",
-    "    n, p = _uvr(b, p, n)",
-    "q = p + n",
-    "if q > e:",
-    "    _over()",
-]
+_NEXT = "t = b[p] if p < e else 0"
 
 
 def _generate(root: str) -> str:
@@ -299,15 +305,58 @@ def _generate(root: str) -> str:
 
 def _message_source(plan: MessagePlan) -> list[str]:
     name = _names[plan.full_name]
-    lines = [f"def {name}(b, p, e, r):  # {plan.full_name}", *("    " + x for x in _NEXT)]
+    lines = [f"def {name}(b, p, e, r):  # {plan.full_name}", f"    {_NEXT}"]
     for f in plan.fields:
         lines.extend("    " + x for x in _field_source(f))
     lines += [
-        "    if t:",
-        f"        _slow(P_{name}, b, p, e, r, t)",
-        "    elif p != e:",
-        "        _over()",
+        "    if p != e:",
+        "        if p > e:",
+        "            _over()",
+        f"        _slow(P_{name}, b, p, e, r)",
     ]
+    return lines
+
+
+def _test(f: FieldPlan) -> str:
+    tag = f.tag
+    if len(tag) == 1:
+        return f"t == {tag[0]}"
+    if len(tag) == 2:
+        return f"t == {tag[0]} and b[p + 1] == {tag[1]}"
+    return f"t == {tag[0]} and b[p:p + {len(tag)}] == {tag!r}"
+
+
+def _payload(f: FieldPlan, use: list[str]) -> list[str]:
+    """Read a length after the tag, run ``use`` on the payload ``b[s:q]``; ``p = q`` after.
+
+    The usual one-byte length is computed inline; ``use`` is emitted for both cases.
+    """
+    skip = len(f.tag)
+    return [
+        f"n = b[p + {skip}]",
+        "if n < 128:",
+        f"    s = p + {skip + 1}",
+        "else:",
+        f"    n, s = _uvr(b, p + {skip + 1}, n)",
+        "q = s + n",
+        *use,
+        "p = q",
+    ]
+
+
+def _varint(f: FieldPlan) -> list[str]:
+    """Read a varint after the tag into ``v``; leave ``p`` after it."""
+    skip = len(f.tag)
+    reader = {Scalar.INT32: "_i32", Scalar.INT64: "_i64", Scalar.BOOL: "_uvr"}[f.scalar]
+    lines = [
+        f"v = b[p + {skip}]",
+        "if v < 128:",
+        f"    p += {skip + 1}",
+        "else:",
+        f"    v, p = {reader}(b, p + {skip + 1}, v)",
+    ]
+    if f.scalar is Scalar.BOOL:
+        lines.append("v = v != 0")
     return lines
 
 
@@ -328,7 +377,7 @@ def _absent_default(f: FieldPlan) -> list[str]:
             dec = _names[f.message]
             if f.inline:
                 return [f"{dec}(b'', 0, 0, r)"]
-            return ["s = {}", f"{dec}(b'', 0, 0, s)", f"r[{key}] = s"]
+            return ["x = {}", f"{dec}(b'', 0, 0, x)", f"r[{key}] = x"]
         if f.form == JsonKind.ITEMS_LIST:
             return [] if f.omitempty else [f"r[{key}] = None"]
         return [f"r[{key}] = {_SPECIAL[f.form][2]!r}"]
@@ -339,77 +388,74 @@ def _absent_default(f: FieldPlan) -> list[str]:
 
 
 def _field_source(f: FieldPlan) -> list[str]:
-    key = f.key
-    body: list[str]
-    if f.is_map:
+    test = _test(f)
+    if f.is_map or f.repeated:
         body = [
-            "m = {}",
-            f"while t == {key}:",
-            *("    " + x for x in _LENGTH),
-            f"    k, v = {_ENTRY_HELPERS[f.map_value]}(b, p, q)",
-            "    m[k] = v",
-            "    p = q",
-            *("    " + x for x in _NEXT),
-            f"r[{f.name!r}] = m",
+            "l = {}" if f.is_map else "l = []",
+            f"while {test}:",
+            *("    " + x for x in _element_source(f)),
+            f"    {_NEXT}",
+            f"r[{f.name!r}] = l",
         ]
-    elif f.repeated:
-        body = ["l = []", f"while t == {key}:", *("    " + x for x in _element_source(f))]
-        body.append(f"r[{f.name!r}] = l")
     else:
-        body = _singular_source(f) + _NEXT
+        body = [*_singular_source(f), _NEXT]
     default = _absent_default(f)
-    lines = [f"if t == {key}:", *("    " + x for x in body)]
+    lines = [f"if {test}:", *("    " + x for x in body)]
     if default:
         lines += ["else:", *("    " + x for x in default)]
     return lines
 
 
 def _element_source(f: FieldPlan) -> list[str]:
-    """One element of a repeated field, appended to ``l``, then the next tag."""
-    if f.scalar is Scalar.STRING:
-        value = [*_LENGTH, "l.append(b[p:q].decode())", "p = q"]
+    """One element of a repeated or map field, added to ``l``; ``p`` left after it."""
+    if f.scalar in (Scalar.INT32, Scalar.INT64, Scalar.BOOL):
+        return [*_varint(f), "l.append(v)"]
+    if f.is_map:
+        use = [f"k, v = {_ENTRY_HELPERS[f.map_value]}(b, s, q)", "l[k] = v"]
+    elif f.scalar is Scalar.STRING:
+        use = ["l.append(b[s:q].decode())"]
     elif f.scalar is Scalar.BYTES:
-        value = [*_LENGTH, "l.append(_b64(b[p:q]))", "p = q"]
-    elif f.scalar in (Scalar.INT32, Scalar.INT64, Scalar.BOOL):
-        value = [*_varint_source(f), "l.append(v)"]
+        use = ["l.append(_b64(b[s:q]))"]
     elif f.form == JsonKind.OBJECT:
-        value = [*_LENGTH, "s = {}", f"{_names[f.message]}(b, p, q, s)", "l.append(s)", "p = q"]
+        use = ["x = {}", f"{_names[f.message]}(b, s, q, x)", "l.append(x)"]
     else:
-        value = [*_LENGTH, f"l.append({_SPECIAL[f.form][0]}(b, p, q))", "p = q"]
-    return value + _NEXT
-
-
-def _varint_source(f: FieldPlan) -> list[str]:
-    reader = {Scalar.INT32: "_i32", Scalar.INT64: "_i64", Scalar.BOOL: "_uvr"}[f.scalar]
-    lines = ["v = b[p]", "p += 1", "if v > 127:", f"    v, p = {reader}(b, p, v)"]
-    if f.scalar is Scalar.BOOL:
-        lines.append("v = v != 0")
-    return lines
+        use = [f"l.append({_SPECIAL[f.form][0]}(b, s, q))"]
+    return _payload(f, use)
 
 
 def _singular_source(f: FieldPlan) -> list[str]:
-    if f.scalar is Scalar.STRING:
-        return [*_LENGTH, "v = b[p:q].decode()", "p = q", *_store(f, "v", "v")]
-    if f.scalar is Scalar.BYTES:
-        return [*_LENGTH, "v = b[p:q]", "p = q", *_store(f, "_b64(v)", "v")]
     if f.scalar in (Scalar.INT32, Scalar.INT64, Scalar.BOOL):
-        return [*_varint_source(f), *_store(f, "v", "v")]
-    if f.form == JsonKind.OBJECT:
+        return [*_varint(f), *_store(f, "v", "v")]
+    key = repr(f.name)
+    if f.scalar is Scalar.STRING:
+        if f.always and f.omitempty:
+            use = ["if n:", f"    r[{key}] = b[s:q].decode()"]
+        else:
+            use = [f"r[{key}] = b[s:q].decode()"]
+    elif f.scalar is Scalar.BYTES:
+        use = _store(f, "_b64(b[s:q])", "n")
+    elif f.form == JsonKind.OBJECT:
         dec = _names[f.message]
         if f.inline:
-            return [*_LENGTH, f"{dec}(b, p, q, r)", "p = q"]
-        return [*_LENGTH, "s = {}", f"{dec}(b, p, q, s)", f"r[{f.name!r}] = s", "p = q"]
-    helper = _SPECIAL[f.form][0]
-    if f.form == JsonKind.ITEMS_LIST and f.omitempty:
-        return [*_LENGTH, f"v = {helper}(b, p, q)", "p = q", "if v:", f"    r[{f.name!r}] = v"]
-    return [*_LENGTH, f"r[{f.name!r}] = {helper}(b, p, q)", "p = q"]
+            use = [f"{dec}(b, s, q, r)"]
+        else:
+            use = ["x = {}", f"{dec}(b, s, q, x)", f"r[{key}] = x"]
+    elif f.form == JsonKind.ITEMS_LIST and f.omitempty:
+        use = [f"v = {_SPECIAL[f.form][0]}(b, s, q)", "if v:", f"    r[{key}] = v"]
+    else:
+        use = [f"r[{key}] = {_SPECIAL[f.form][0]}(b, s, q)"]
+    return _payload(f, use)
 
 
 # --- the slow path: any field order, unknown fields, packed repeated scalars ---------------
 
 
-def _slow(plan: MessagePlan, b: bytes, p: int, e: int, r: dict[str, Any], t: int) -> None:
-    while True:
+def _slow(plan: MessagePlan, b: bytes, p: int, e: int, r: dict[str, Any]) -> None:
+    while p < e:
+        t = b[p]
+        p += 1
+        if t > 0x7F:
+            t, p = read_uvarint(b, p, t)
         number = t >> 3
         f = plan.field_by_number(number)
         if number == 0:
@@ -423,12 +469,6 @@ def _slow(plan: MessagePlan, b: bytes, p: int, e: int, r: dict[str, Any], t: int
             p = _slow_packed(f, b, p, e, r)
         else:
             raise Malformed(f"wrong wire type {t & 7} for field {f.name}")
-        if p >= e:
-            break
-        t = b[p]
-        p += 1
-        if t > 0x7F:
-            t, p = read_uvarint(b, p, t)
     if p != e:
         _over()
 

@@ -70,6 +70,8 @@ def uvarint(value: int) -> bytes:
     """Base-128 varint of an unsigned 64-bit value."""
     if value < 0x80:
         return bytes((value,))
+    if value < 0x4000:
+        return bytes(((value & 0x7F) | 0x80, value >> 7))
     out = bytearray()
     while value > 0x7F:
         out.append((value & 0x7F) | 0x80)
@@ -115,6 +117,8 @@ def read_int32(b: bytes, p: int, first: int) -> tuple[int, int]:
 
 def varint_int(value: Any, bits: int) -> bytes:
     """The varint of a JSON integer for an int32/int64 field (negatives use 10 bytes)."""
+    if value.__class__ is int and 0 <= value < 0x4000:
+        return bytes((value,)) if value < 0x80 else bytes(((value & 0x7F) | 0x80, value >> 7))
     if type(value) is not int:
         raise BadRequest(f"expected an integer, got {_json_type(value)}")
     low, high = (_INT32_MIN, _INT32_MAX) if bits == 32 else (_INT64_MIN, _INT64_MAX)
