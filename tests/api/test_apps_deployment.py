@@ -7,10 +7,13 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kstore.api.gvk import GroupVersion, GroupVersionKind
 from kstore.api.kinds import builtin_scheme
 from kstore.api.kinds.apps import (
+    ROLLBACK_TO,
     ROLLBACK_TO_ANNOTATION,
     validate_deployment,
     validate_deployment_status_update,
@@ -20,6 +23,7 @@ from kstore.codec.json import JsonSerializer
 from kstore.codec.versioning import VersioningCodec
 from kstore.errors import Cause, Invalid
 from tests.fixtures_path import k8s_testdata
+from tests.strategies import rollback_annotation_text, rollback_config
 
 SCHEME = builtin_scheme()
 
@@ -183,6 +187,43 @@ def test_a_users_own_annotation_under_the_key_survives_next_to_rollback_to() -> 
         "rollbackTo": {"revision": 2},
     }
     assert SCHEME.convert(v1, "apps/v1beta1") == v1beta1
+
+
+@st.composite
+def _odd_shapes(draw: st.DrawFn) -> dict[str, Any]:
+    """Hub Deployments whose metadata is missing, null, empty, or has empty/null annotations."""
+    obj: dict[str, Any] = {"apiVersion": "apps/__internal", "kind": "Deployment"}
+    shape = draw(st.sampled_from(["missing", "null", "empty", "map"]))
+    if shape != "missing":
+        obj["metadata"] = {"null": None, "empty": {}, "map": None}[shape]
+    if shape == "map":
+        meta: dict[str, Any] = {"name": "web"} if draw(st.booleans()) else {}
+        annotations = draw(st.sampled_from(["missing", "null", "empty", "some"]))
+        if annotations != "missing":
+            meta["annotations"] = {"null": None, "empty": {}, "some": {"team": "a"}}[annotations]
+            if annotations == "some" and draw(st.booleans()):
+                meta["annotations"][ROLLBACK_TO_ANNOTATION] = draw(rollback_annotation_text())
+        obj["metadata"] = meta
+    spec: dict[str, Any] = {"replicas": 1} if draw(st.booleans()) else {}
+    if draw(st.booleans()):
+        spec["rollbackTo"] = draw(
+            st.one_of(rollback_config(), st.none(), st.just({"revision": "5"}))
+        )
+    obj["spec"] = spec
+    return obj
+
+
+@settings(max_examples=300, deadline=None)
+@given(hub=_odd_shapes())
+def test_the_annotation_keeps_every_hub_shape_and_every_external_shape(hub: dict[str, Any]) -> None:
+    before = copy.deepcopy(hub)
+    external = ROLLBACK_TO.stash(hub)
+    assert hub == before
+    assert "rollbackTo" not in external["spec"]
+    assert ROLLBACK_TO.restore(external) == hub
+    # The same shapes read as external objects (no rollbackTo field) come back too.
+    as_external = {**hub, "spec": {k: v for k, v in hub["spec"].items() if k != "rollbackTo"}}
+    assert ROLLBACK_TO.stash(ROLLBACK_TO.restore(as_external)) == as_external
 
 
 def test_conversion_shares_untouched_subtrees_and_never_mutates_its_input() -> None:

@@ -58,7 +58,8 @@ class StashedField:
 
     ``to_text`` gives Kubernetes' annotation text for a value, or ``None`` when Kubernetes'
     text would not read back to exactly that value. ``from_text`` is its inverse: the value for a
-    canonical text, :data:`MISSING` for any other text. ``order`` lists the container's fields in
+    canonical text, :data:`MISSING` for any other text (so ``from_text(to_text(v)) == v``
+    whenever ``to_text(v)`` is not None). ``order`` lists the container's fields in
     declaration order, so a restored field lands where Kubernetes would print it.
     """
 
@@ -86,14 +87,21 @@ class StashedField:
             out[self.container] = _without(container, self.field)
 
         candidate: Object | None = None
+        trusted = False
         if literal is MISSING:
             text = self.to_text(value)
             if text is not None:
                 candidate = dict(out)
                 _put_metadata(candidate, _with_annotation(meta, self.annotation, text))
+                # The common case needs no check: restore() reads a canonical text back, and
+                # the maps it then drops as empty were absent. Text that could be mistaken
+                # for an envelope is checked the long way.
+                trusted = _drops_cleanly(meta) and not text.startswith("{")
         elif value is MISSING:
             candidate = out
-        if candidate is not None and _same_parts(self.restore(candidate), hub, self.container):
+        if candidate is not None and (
+            trusted or _same_parts(self.restore(candidate), hub, self.container)
+        ):
             return candidate
         return self._envelope(out, meta, value, literal)
 
@@ -185,6 +193,20 @@ def _annotation_of(meta: Any, key: str) -> Any:
 
 def _is_empty_value(value: Any) -> bool:
     return value is None or value == {}
+
+
+def _drops_cleanly(meta: Any) -> bool:
+    """Whether removing the one annotation stash() adds to ``meta`` gives ``meta`` back.
+
+    restore() drops ``annotations`` and ``metadata`` when they end up empty, so they must have
+    been absent, not present and empty (or null).
+    """
+    if meta is MISSING:
+        return True
+    if not isinstance(meta, Mapping) or not meta:
+        return False
+    annotations = meta.get("annotations", MISSING)
+    return annotations is MISSING or (isinstance(annotations, Mapping) and bool(annotations))
 
 
 def _with_annotation(meta: Any, key: str, text: Any) -> dict[str, Any]:

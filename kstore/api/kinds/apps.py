@@ -46,6 +46,7 @@ from kstore.api.scheme import KindDefinition, KindVersion, ResourceInfo
 __all__ = [
     "DEFINITIONS",
     "DEPLOYMENT",
+    "ROLLBACK_TO",
     "ROLLBACK_TO_ANNOTATION",
     "default_deployment_v1",
     "default_deployment_v1beta1",
