@@ -15,7 +15,10 @@ treat them like any other kind. Kubernetes registers them in several places, and
 - ``Table``, ``TableOptions``, ``PartialObjectMetadata`` and ``PartialObjectMetadataList`` are
   ``meta.k8s.io/v1`` and ``meta.k8s.io/v1beta1`` (the v1beta1 types are aliases of v1's).
 
-Every meta kind has the hub shape in each of its versions (no converters, no defaults: the meta
+The List kinds (``PodList``, ``DeploymentList``...) are registered beside their item kinds, by
+:func:`kstore.api.kinds._lists.list_definition`: a list converts and defaults item by item.
+
+Every meta kind here has the hub shape in each of its versions (no converters, no defaults: the meta
 API registers no defaulting functions), and no validation of its own.
 """
 
