@@ -542,8 +542,15 @@ def test_status_update_rules() -> None:
     old = _hub(_deployment())
     old["status"] = {"replicas": 3, "collisionCount": 2}
     new = copy.deepcopy(old)
-    new["status"] = {"replicas": 1, "readyReplicas": 2, "availableReplicas": 3, "collisionCount": 1}
+    new["status"] = {
+        "replicas": 1,
+        "readyReplicas": 2,
+        "availableReplicas": 3,
+        "terminatingReplicas": -1,
+        "collisionCount": 1,
+    }
     assert _rendered(validate_deployment_status_update(new, old)) == [
+        "status.terminatingReplicas: Invalid value: -1: must be greater than or equal to 0",
         "status.readyReplicas: Invalid value: 2: cannot be greater than status.replicas",
         "status.availableReplicas: Invalid value: 3: cannot be greater than status.replicas",
         "status.availableReplicas: Invalid value: 3: cannot be greater than readyReplicas",

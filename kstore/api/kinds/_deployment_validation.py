@@ -295,6 +295,9 @@ def _validate_status(status: Mapping[str, Any], path: Path) -> list[Cause]:
     )
     for key, value in counts.items():
         causes.extend(validate_nonnegative_field(value, path.child(key)))
+    terminating = _opt_int(status, "terminatingReplicas")
+    if terminating is not None:
+        causes.extend(validate_nonnegative_field(terminating, path.child("terminatingReplicas")))
     collisions = _opt_int(status, "collisionCount")
     if collisions is not None:
         causes.extend(validate_nonnegative_field(collisions, path.child("collisionCount")))
