@@ -7,7 +7,8 @@ Each kind has one external version, ``v1``, whose shape is the hub's, so convers
 - the v1 defaults Kubernetes applies when it decodes a v1 object (``SetObjectDefaults_*``);
 - validation on the hub, create and update (:mod:`kstore.api.validation.core`);
 - ``field_labels``: the fields a field selector may use beyond ``metadata.name`` and
-  ``metadata.namespace``, with the values Kubernetes' ``GetAttrs`` gives them.
+  ``metadata.namespace``, with the values Kubernetes' ``GetAttrs`` gives them;
+- its List kind (``PodList``...), derived from the item kind.
 
 Defaulters mutate the object they are given (the caller owns it) and are idempotent. Defaults
 Kubernetes applies that have no visible effect in JSON are skipped (ConfigMap ``data = {}``),
@@ -22,6 +23,7 @@ from collections.abc import Mapping, MutableMapping
 from typing import Any, Final
 
 from kstore.api.gvk import Object
+from kstore.api.kinds._lists import list_definition
 from kstore.api.scheme import KindDefinition, KindVersion, ResourceInfo
 from kstore.api.validation.core import (
     validate_config_map,
@@ -425,7 +427,7 @@ def service_fields(svc: Object) -> Mapping[str, str]:
 
 # ---------------------------------------------------------------------------- registrations
 
-DEFINITIONS: tuple[KindDefinition, ...] = (
+_KINDS: Final[tuple[KindDefinition, ...]] = (
     KindDefinition(
         group="",
         kind="Namespace",
@@ -517,3 +519,6 @@ DEFINITIONS: tuple[KindDefinition, ...] = (
         list_kind="ServiceList",
     ),
 )
+
+#: The kinds, then their List kinds (``PodList``...), which convert and default item by item.
+DEFINITIONS: tuple[KindDefinition, ...] = (*_KINDS, *(list_definition(k) for k in _KINDS))
