@@ -63,6 +63,20 @@ def test_core_kinds_convert_by_rewriting_api_version_only(kind: str) -> None:
     assert scheme.kind_version(GroupVersionKind("", "v1", kind)).to_hub is None
 
 
+@pytest.mark.parametrize("kind", CORE_KINDS)
+def test_core_list_kinds_default_and_convert_item_by_item(kind: str) -> None:
+    scheme = builtin_scheme()
+    items: list[dict[str, Any]] = [{"metadata": {"name": "a"}}, {"metadata": {"name": "b"}}]
+    listing = {"apiVersion": "v1", "kind": f"{kind}List", "metadata": {}, "items": items}
+    defaulted = _defaulted(listing)
+    for item in defaulted["items"]:
+        single = _defaulted({"apiVersion": "v1", "kind": kind, **item})
+        assert {"apiVersion": "v1", "kind": kind, **item} == single
+    hub = scheme.to_hub(defaulted)
+    assert hub["apiVersion"] == "__internal"
+    assert scheme.from_hub(hub, "v1") == defaulted
+
+
 # ---------------------------------------------------------------------------- defaults
 
 

@@ -307,6 +307,14 @@ _DELETE = object()
             ],
         ),
         (
+            _set("spec.volumes.1", {"name": "tok", "projected": {"sources": [
+                 {"serviceAccountToken": {"path": "t"}}]}}),
+            [
+                "spec.volumes[1].projected.sources[0].serviceAccountToken: Forbidden: must not "
+                "be specified when serviceAccountName is not set"
+            ],
+        ),
+        (
             _set("spec.ephemeralContainers", [{"name": "debug", "image": "busybox"}]),
             ["spec.ephemeralContainers: Forbidden: cannot be set on create"],
         ),

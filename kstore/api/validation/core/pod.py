@@ -13,7 +13,8 @@ image required and untrimmed, termination message policy, ports, env names, envF
 policy, security context user and group ids, restart policy, probe and lifecycle placement, host
 port conflicts); ``hostNetwork`` ports; restart and DNS policies; node selector labels; pod
 security context ids; DNS config for ``dnsPolicy: None``; readiness and scheduling gates; service
-account, node, host, subdomain, priority and runtime class names; ``activeDeadlineSeconds``;
+account, node, host, subdomain, priority and runtime class names; projected service account
+tokens only with a service account; ``activeDeadlineSeconds``;
 tolerations; preemption policy; ephemeral containers forbidden on create; on update, container
 count, images and ``activeDeadlineSeconds``, and the mirror/AppArmor annotation rules.
 
@@ -709,6 +710,21 @@ def _pod_metadata_and_spec(pod: Mapping[str, Any], allow_bad_cost: bool) -> list
         )
     )
     causes.extend(validate_pod_spec(spec, spec_path, resource_is_pod=True))
+    if not (get_str(spec, "serviceAccountName") or get_str(spec, "serviceAccount")):
+        for vi, volume in enumerate(maps(get_list(spec, "volumes"))):
+            sources = get_list(get_map(volume, "projected"), "sources")
+            for si, source in enumerate(maps(sources)):
+                if source.get("serviceAccountToken") is not None:
+                    causes.append(
+                        forbidden(
+                            spec_path.child("volumes")
+                            .index(vi)
+                            .child("projected", "sources")
+                            .index(si)
+                            .child("serviceAccountToken"),
+                            "must not be specified when serviceAccountName is not set",
+                        )
+                    )
     for key in ("containers", "initContainers"):
         for i, container in enumerate(maps(get_list(spec, key))):
             image = get_str(container, "image")
