@@ -30,7 +30,7 @@ _YAML = YamlSerializer()
 @cache
 def _protobuf() -> Serializer:
     # Imported on first use: the generated descriptors are only loaded when protobuf is used.
-    from kstore.codec.protobuf import ProtobufSerializer  # type: ignore[import-not-found,unused-ignore]
+    from kstore.codec.protobuf import ProtobufSerializer
 
     serializer: Serializer = ProtobufSerializer()
     return serializer

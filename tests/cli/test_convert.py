@@ -84,3 +84,17 @@ def test_missing_file_is_a_one_line_error(tmp_path: Path) -> None:
     result = _kstore("convert", "-f", str(tmp_path / "absent.yaml"))
     assert result.returncode == 1
     assert b"cannot read" in result.stderr
+
+
+def test_protobuf_pod_fixture_prints_as_its_json_twin() -> None:
+    head = k8s_testdata() / "HEAD"
+    result = _kstore("convert", "-f", str(head / "core.v1.Pod.pb"), "-o", "json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == json.loads((head / "core.v1.Pod.json").read_bytes())
+
+
+def test_json_pod_fixture_encodes_to_the_protobuf_fixture_bytes() -> None:
+    head = k8s_testdata() / "HEAD"
+    result = _kstore("convert", "-f", str(head / "core.v1.Pod.json"), "-o", "protobuf")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == (head / "core.v1.Pod.pb").read_bytes()

@@ -153,3 +153,24 @@ def test_field_validation_parses_like_the_api_server(value: str, expected: Field
 def test_field_validation_rejects_unknown_values() -> None:
     with pytest.raises(BadRequest):
         FieldValidation.parse("strict")
+
+
+def test_builtin_kinds_report_unknown_fields_from_their_protobuf_schema() -> None:
+    from kstore.api.kinds import builtin_scheme
+
+    body = (
+        b'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","bogus":1},'
+        b'"spec":{"containers":[{"name":"c","image":"i","invalidPart":1}],'
+        b'"nodeSelector":{"any-key":"kept"}}}'
+    )
+    with pytest.raises(BadRequest) as info:
+        decode_request(
+            builtin_scheme(), body, JsonSerializer(), field_validation=FieldValidation.STRICT
+        )
+    assert info.value.message == (
+        'Pod in version "v1" cannot be handled as a Pod: strict decoding error: '
+        'unknown field "metadata.bogus", unknown field "spec.containers[0].invalidPart"'
+    )
+    result = decode_request(builtin_scheme(), body, JsonSerializer())
+    assert result.hub["spec"]["nodeSelector"] == {"any-key": "kept"}
+    assert "invalidPart" not in result.hub["spec"]["containers"][0]
