@@ -204,7 +204,8 @@ class WatchHub:
     def publish(self, events: Sequence[RawEvent], revision: int) -> None:
         """Dispatch committed ``events`` (ascending revisions); the store is now at
         ``revision``."""
-        woken: list[Subscription] = []
+        woken: set[Subscription] = set()
+        overflowed: list[Subscription] = []
         with self._lock:
             if self._buckets:
                 for event in events:
@@ -212,10 +213,14 @@ class WatchHub:
                     if not subs:
                         continue
                     for sub in subs:
-                        if sub.accepts(event.key):
-                            if not sub._push(event):
-                                self._remove_locked(sub)
-                            woken.append(sub)
+                        if sub.overflowed or not sub.accepts(event.key):
+                            continue
+                        if not sub._push(event):
+                            overflowed.append(sub)
+                        woken.add(sub)
+                # Removed after dispatch: the bucket lists must not change while iterated.
+                for sub in overflowed:
+                    self._remove_locked(sub)
             if revision > self._last_revision:
                 self._last_revision = revision
         for sub in woken:

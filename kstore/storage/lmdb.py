@@ -447,7 +447,14 @@ class LmdbBackend(Backend):
                     stopping = True
                     break
                 batch.append(nxt)
-            self._run_batch(batch)
+            try:
+                self._run_batch(batch)
+            except Exception as exc:
+                # A bug here must not leave writers waiting forever.
+                _log.exception("LMDB writer of %s failed a batch", self._path)
+                for req in batch:
+                    if req.outcome is None:
+                        req.resolve(Outcome(error=InternalError(f"write failed: {exc}")))
             if self._purge_pending:
                 # One purge chunk per batch keeps compaction moving under constant load.
                 self._purge_step()
@@ -459,19 +466,19 @@ class LmdbBackend(Backend):
             return
         try:
             result = self._commit(batch)
-        except KStoreError as exc:
-            for req in batch:
-                req.resolve(Outcome(error=exc))
-            return
         except Exception as exc:
-            if len(batch) > 1:
-                # Isolate the request that broke the transaction: rerun each alone.
+            if len(batch) > 1 and self._failed is None:
+                # Isolate the request that broke the transaction: rerun each alone, so one bad
+                # request fails by itself and its batch-mates still commit.
                 for req in batch:
                     self._run_batch([req])
                 return
-            batch[0].resolve(
-                Outcome(error=InternalError(f"write failed: {type(exc).__name__}: {exc}"))
+            error = (
+                exc
+                if isinstance(exc, KStoreError)
+                else InternalError(f"write failed: {type(exc).__name__}: {exc}")
             )
+            batch[0].resolve(Outcome(error=error))
             return
         self._revision = result.revision
         for req, outcome in zip(batch, result.outcomes, strict=True):

@@ -1,0 +1,158 @@
+"""Group commit: one writer thread, many waiters, one revision per change, isolated failures."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from kstore.api.gvk import Object
+from kstore.errors import AlreadyExists, InternalError, KStoreError
+from kstore.storage._lmdb_writes import PutRequest
+from kstore.storage.interface import ListOptions, Storage
+from kstore.storage.lmdb import LmdbBackend
+
+from .conftest import PausedWriter, pod, rv
+
+
+def _submit_all(
+    calls: list[tuple[str, object]],
+) -> tuple[list[threading.Thread], dict[str, object]]:
+    results: dict[str, object] = {}
+
+    def run(name: str, fn: object) -> None:
+        try:
+            results[name] = fn()  # type: ignore[operator]
+        except KStoreError as exc:
+            results[name] = exc
+
+    threads = [threading.Thread(target=run, args=call) for call in calls]
+    for thread in threads:
+        thread.start()
+    return threads, results
+
+
+def test_concurrent_writes_share_commits_with_consecutive_revisions(
+    backend: LmdbBackend, pods: Storage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paused = PausedWriter(backend, monkeypatch)
+    blocker, _ = _submit_all([("blocker", lambda: pods.create("/pods/ns/x", pod("ns", "x")))])
+    paused.entered.wait(10.0)
+    threads, results = _submit_all(
+        [
+            (f"p{i}", lambda i=i: pods.create(f"/pods/ns/p{i}", pod("ns", f"p{i}")))
+            for i in range(16)
+        ]
+    )
+    paused.wait_queued(16)
+    paused.release()
+    for thread in [*blocker, *threads]:
+        thread.join(10.0)
+    revisions = sorted(rv(obj) for obj in results.values())  # type: ignore[arg-type]
+    assert revisions == list(range(3, 19))
+    # The blocker was alone; the 16 queued behind it were committed as one group.
+    assert paused.batches == [1, 16]
+    assert backend.current_revision() == 18
+
+
+def test_a_failing_request_does_not_fail_its_batch_mates(
+    backend: LmdbBackend, pods: Storage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paused = PausedWriter(backend, monkeypatch)
+    blocker, _ = _submit_all(
+        [("blocker", lambda: pods.create("/pods/ns/blocker", pod("ns", "blocker")))]
+    )
+    paused.entered.wait(10.0)
+    threads, results = _submit_all(
+        [
+            ("a1", lambda: pods.create("/pods/ns/a", pod("ns", "a"))),
+        ]
+    )
+    paused.wait_queued(1)
+    more, more_results = _submit_all(
+        [
+            ("a2", lambda: pods.create("/pods/ns/a", pod("ns", "a"))),
+            ("b", lambda: pods.create("/pods/ns/b", pod("ns", "b"))),
+        ]
+    )
+    paused.wait_queued(3)
+    paused.release()
+    for thread in [*blocker, *threads, *more]:
+        thread.join(10.0)
+    results.update(more_results)
+    assert isinstance(results["a1"], dict)
+    assert isinstance(results["a2"], AlreadyExists)
+    assert isinstance(results["b"], dict)
+    assert sorted(rv(results[k]) for k in ("a1", "b")) == [3, 4]  # type: ignore[arg-type]
+    assert paused.batches == [1, 3]
+
+
+def test_a_request_that_breaks_the_transaction_fails_alone(
+    backend: LmdbBackend, pods: Storage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paused = PausedWriter(backend, monkeypatch)
+    blocker, _ = _submit_all([("blocker", lambda: pods.create("/pods/ns/x", pod("ns", "x")))])
+    paused.entered.wait(10.0)
+    # Not valid UTF-8: fails after its puts, inside the transaction.
+    bad = PutRequest(b"/pods/ns/\xff", b"{}", expected=0)
+    threads, results = _submit_all(
+        [
+            ("good1", lambda: pods.create("/pods/ns/g1", pod("ns", "g1"))),
+            ("bad", lambda: backend.submit(bad)),
+            ("good2", lambda: pods.create("/pods/ns/g2", pod("ns", "g2"))),
+        ]
+    )
+    paused.wait_queued(3)
+    paused.release()
+    for thread in [*blocker, *threads]:
+        thread.join(10.0)
+    assert isinstance(results["bad"], InternalError)
+    assert isinstance(results["good1"], dict) and isinstance(results["good2"], dict)
+    assert [o["metadata"]["name"] for o in pods.list("/pods").items] == ["g1", "g2", "x"]
+    # The failed request took no revision: revisions stay dense.
+    assert sorted(rv(results[k]) for k in ("good1", "good2")) == [3, 4]  # type: ignore[arg-type]
+
+
+def test_many_threads_updating_one_object_lose_no_update(pods: Storage) -> None:
+    pods.create("/pods/ns/counter", {**pod("ns", "counter"), "count": 0})
+    seen: list[list[int]] = [[] for _ in range(8)]
+
+    def bump(obj: Object) -> Object:
+        return {**obj, "count": obj["count"] + 1}
+
+    def worker(slot: int) -> None:
+        for _ in range(25):
+            seen[slot].append(rv(pods.guaranteed_update("/pods/ns/counter", bump)))
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30.0)
+    final = pods.get("/pods/ns/counter")
+    assert final["count"] == 200
+    for revisions in seen:
+        assert revisions == sorted(revisions) and len(set(revisions)) == len(revisions)
+    everything = sorted(r for revisions in seen for r in revisions)
+    assert len(set(everything)) == 200
+    assert rv(final) == everything[-1]
+
+
+def test_every_change_in_a_group_is_its_own_watch_event(
+    backend: LmdbBackend, pods: Storage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    watcher = pods.watch("/pods", ListOptions(resource_version="1"))
+    paused = PausedWriter(backend, monkeypatch)
+    blocker, _ = _submit_all([("blocker", lambda: pods.create("/pods/ns/x", pod("ns", "x")))])
+    paused.entered.wait(10.0)
+    threads, _ = _submit_all(
+        [(f"p{i}", lambda i=i: pods.create(f"/pods/ns/p{i}", pod("ns", f"p{i}"))) for i in range(5)]
+    )
+    paused.wait_queued(5)
+    paused.release()
+    for thread in [*blocker, *threads]:
+        thread.join(10.0)
+    assert paused.batches == [1, 5]
+    events = [watcher.next(2.0) for _ in range(6)]
+    assert [e.resource_version for e in events if e is not None] == list(range(2, 8))
+    watcher.stop()

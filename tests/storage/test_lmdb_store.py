@@ -1,0 +1,162 @@
+"""The LMDB store as a whole: one directory, a lock, durable revisions, growth, closing."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from kstore.errors import InternalError, NotFound, Unavailable
+from kstore.storage.interface import Backend, GetOptions, ListOptions, Storage
+from kstore.storage.lmdb import LmdbBackend, LmdbConfig
+
+from .conftest import open_backend, pod, pod_config, rv
+
+
+def test_backend_satisfies_the_backend_and_storage_protocols(
+    backend: LmdbBackend, pods: Storage
+) -> None:
+    assert isinstance(backend, Backend)
+    assert isinstance(pods, Storage)
+
+
+def test_fresh_store_starts_at_revision_one_and_first_write_takes_two(
+    backend: LmdbBackend, pods: Storage
+) -> None:
+    assert backend.current_revision() == 1
+    assert pods.list("/pods").resource_version == 1
+    assert rv(pods.create("/pods/ns/a", pod("ns", "a"))) == 2
+
+
+def test_durability_flags_are_on_by_default(backend: LmdbBackend) -> None:
+    flags = backend._env.flags()
+    assert flags["sync"] is True
+    assert flags["metasync"] is True
+    assert flags["writemap"] is False
+    assert flags["map_async"] is False
+
+
+def test_second_open_in_the_same_process_is_a_clear_error(
+    backend: LmdbBackend, tmp_path: Path
+) -> None:
+    with pytest.raises(Unavailable, match="already open"):
+        LmdbBackend(LmdbConfig(path=tmp_path / "store"))
+
+
+def test_second_process_gets_a_clear_error_naming_the_holder(
+    backend: LmdbBackend, tmp_path: Path
+) -> None:
+    script = textwrap.dedent(
+        f"""
+        from kstore.errors import Unavailable
+        from kstore.storage.lmdb import LmdbBackend, LmdbConfig
+        try:
+            LmdbBackend(LmdbConfig(path={str(tmp_path / "store")!r}))
+        except Unavailable as exc:
+            print("refused:", exc)
+        else:
+            print("opened")
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.startswith("refused:"), done.stdout + done.stderr
+    assert "already open" in done.stdout
+    assert "one process may open it at a time" in done.stdout
+
+
+def test_lock_is_released_on_close(tmp_path: Path) -> None:
+    first = open_backend(tmp_path / "s")
+    first.close()
+    second = open_backend(tmp_path / "s")
+    second.close()
+
+
+def test_revision_and_data_survive_reopen_and_revisions_are_never_reused(tmp_path: Path) -> None:
+    store = open_backend(tmp_path / "s")
+    pods = store.storage_for(pod_config())
+    created = [pods.create(f"/pods/ns/p{i}", pod("ns", f"p{i}")) for i in range(5)]
+    deleted = pods.delete("/pods/ns/p4")
+    store.close()
+
+    store = open_backend(tmp_path / "s")
+    try:
+        pods = store.storage_for(pod_config())
+        assert store.current_revision() == rv(deleted)
+        for obj in created[:4]:
+            assert pods.get(f"/pods/ns/{obj['metadata']['name']}") == obj
+        with pytest.raises(NotFound):
+            pods.get("/pods/ns/p4")
+        assert rv(pods.create("/pods/ns/new", pod("ns", "new"))) == rv(deleted) + 1
+        # History survives too: an exact list before the delete still sees p4.
+        old = pods.list(
+            "/pods",
+            ListOptions(resource_version=str(rv(created[4])), resource_version_match="Exact"),  # type: ignore[arg-type]
+        )
+        assert [o["metadata"]["name"] for o in old.items] == ["p0", "p1", "p2", "p3", "p4"]
+    finally:
+        store.close()
+
+
+def test_map_grows_by_itself(tmp_path: Path) -> None:
+    store = open_backend(tmp_path / "s", map_size=1 << 20)
+    try:
+        pods = store.storage_for(pod_config())
+        blob = "x" * 50_000
+        for i in range(100):  # ~5 MB of values into a 1 MiB map
+            pods.create(f"/pods/ns/p{i}", {**pod("ns", f"p{i}"), "data": blob})
+        assert store._map_size > 1 << 20
+        assert len(pods.list("/pods").items) == 100
+    finally:
+        store.close()
+
+
+def test_map_limit_is_a_clear_error_and_the_store_stays_usable(tmp_path: Path) -> None:
+    store = open_backend(tmp_path / "s", map_size=1 << 20, max_map_size=2 << 20)
+    try:
+        pods = store.storage_for(pod_config())
+        first = pods.create("/pods/ns/first", pod("ns", "first"))
+        blob = "x" * 100_000
+        with pytest.raises(InternalError, match="database space exceeded"):
+            for i in range(100):
+                pods.create(f"/pods/ns/p{i}", {**pod("ns", f"p{i}"), "data": blob})
+        assert pods.get("/pods/ns/first") == first
+        revision = store.current_revision()
+        assert pods.get("/pods/ns/first", GetOptions(resource_version=str(revision))) == first
+    finally:
+        store.close()
+
+
+def test_close_finishes_then_refuses_work(tmp_path: Path) -> None:
+    store = open_backend(tmp_path / "s")
+    pods = store.storage_for(pod_config())
+    pods.create("/pods/ns/a", pod("ns", "a"))
+    store.close()
+    store.close()  # idempotent
+    with pytest.raises(Unavailable, match="closed"):
+        pods.create("/pods/ns/b", pod("ns", "b"))
+
+
+def test_open_watch_ends_when_the_store_closes(tmp_path: Path) -> None:
+    store = open_backend(tmp_path / "s")
+    pods = store.storage_for(pod_config())
+    watcher = pods.watch("/pods", ListOptions(resource_version="1"))
+    pods.create("/pods/ns/a", pod("ns", "a"))
+    store.close()
+    assert [e.resource_version for e in watcher] == [2]
+
+
+def test_unknown_format_is_refused(tmp_path: Path) -> None:
+    store = open_backend(tmp_path / "s")
+    with store._env.begin(write=True) as txn:
+        txn.put(b"format", b"something-else", db=store.tables.meta)
+    store.close()
+    with pytest.raises(InternalError, match="format"):
+        open_backend(tmp_path / "s")
+    # The failed open released the lock.
+    with pytest.raises(InternalError):
+        open_backend(tmp_path / "s")
