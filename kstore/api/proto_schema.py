@@ -19,7 +19,6 @@ from functools import cache
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
 from kstore.api.gvk import GroupVersionKind
-from kstore.api.kinds.meta import OPTION_KINDS, UNVERSIONED_KINDS
 from kstore.api.pb import (
     apps_v1_pb2,
     apps_v1beta1_pb2,
@@ -33,7 +32,9 @@ from kstore.api.pb import (
 from kstore.api.schema import ANY, SCALAR, FieldSchema
 
 __all__ = [
+    "EVERY_GROUP_VERSION_KINDS",
     "META_V1_PACKAGE",
+    "UNVERSIONED_KINDS",
     "JsonKind",
     "field_inline",
     "field_nullable",
@@ -96,11 +97,29 @@ _GROUP_VERSIONS: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {
         ("PartialObjectMetadata", "PartialObjectMetadataList"),
     ),
 }
-# As Kubernetes registers them: WatchEvent and the option kinds in every group version,
-# the unversioned kinds (Status, discovery documents) as "v1" and "meta.k8s.io/v1".
-_ANY_GROUP_VERSION_KINDS = frozenset(("WatchEvent", *OPTION_KINDS))
-_UNVERSIONED_KINDS = frozenset(UNVERSIONED_KINDS)
 _UNVERSIONED_GROUP_VERSIONS = frozenset((("", "v1"), ("meta.k8s.io", "v1")))
+
+
+# As Kubernetes registers them (metav1.AddToGroupVersion): WatchEvent and the option kinds in
+# every group version; the unversioned kinds (Status, discovery documents) as "v1" and
+# "meta.k8s.io/v1". kstore.api.kinds.meta registers the same kinds in the Scheme (a test checks
+# that the two lists agree; this module cannot import that package, which builds its schemas
+# from this one).
+EVERY_GROUP_VERSION_KINDS = frozenset(
+    (
+        "WatchEvent",
+        "ListOptions",
+        "GetOptions",
+        "DeleteOptions",
+        "CreateOptions",
+        "UpdateOptions",
+        "PatchOptions",
+    )
+)
+UNVERSIONED_KINDS = frozenset(
+    ("Status", "APIVersions", "APIGroupList", "APIGroup", "APIResourceList")
+)
+
 
 _FILES = (
     runtime_pb2,
@@ -145,7 +164,7 @@ def _kind_table() -> dict[tuple[str, str, str], Descriptor]:
     for (group, version), (package, kinds) in _GROUP_VERSIONS.items():
         for kind in kinds:
             table[(group, version, kind)] = message_type(f"{package}.{kind}")
-    for kind in (*_ANY_GROUP_VERSION_KINDS, *_UNVERSIONED_KINDS):
+    for kind in EVERY_GROUP_VERSION_KINDS | UNVERSIONED_KINDS:
         message_type(f"{META_V1_PACKAGE}.{kind}")  # fail early if the .proto lost it
     return table
 
@@ -155,9 +174,9 @@ def message_for_gvk(gvk: GroupVersionKind) -> Descriptor | None:
     found = _kind_table().get((gvk.group, gvk.version, gvk.kind))
     if found is not None:
         return found
-    if gvk.kind in _ANY_GROUP_VERSION_KINDS and gvk.version:
+    if gvk.kind in EVERY_GROUP_VERSION_KINDS and gvk.version:
         return message_type(f"{META_V1_PACKAGE}.{gvk.kind}")
-    if gvk.kind in _UNVERSIONED_KINDS and (gvk.group, gvk.version) in _UNVERSIONED_GROUP_VERSIONS:
+    if gvk.kind in UNVERSIONED_KINDS and (gvk.group, gvk.version) in _UNVERSIONED_GROUP_VERSIONS:
         return message_type(f"{META_V1_PACKAGE}.{gvk.kind}")
     return None
 
@@ -166,7 +185,7 @@ def message_for_gvk(gvk: GroupVersionKind) -> Descriptor | None:
 def kind_messages() -> frozenset[str]:
     """Full names of the messages that are kinds (their JSON carries apiVersion and kind)."""
     names = {d.full_name for d in _kind_table().values()}
-    names.update(f"{META_V1_PACKAGE}.{k}" for k in (*_ANY_GROUP_VERSION_KINDS, *_UNVERSIONED_KINDS))
+    names.update(f"{META_V1_PACKAGE}.{k}" for k in EVERY_GROUP_VERSION_KINDS | UNVERSIONED_KINDS)
     return frozenset(names)
 
 

@@ -113,3 +113,11 @@ def test_every_fixture_field_is_known_to_its_schema(path: Path) -> None:
 def test_an_unknown_field_is_found_by_path() -> None:
     obj = {"apiVersion": "v1", "kind": "Pod", "spec": {"containers": [{"name": "a", "foo": 1}]}}
     assert unknown_fields(obj, _pod(), prune=False) == ["spec.containers[0].foo"]
+
+
+def test_meta_kind_lists_agree_with_the_scheme_registration() -> None:
+    from kstore.api.kinds import meta
+    from kstore.api.proto_schema import EVERY_GROUP_VERSION_KINDS, UNVERSIONED_KINDS
+
+    assert frozenset(("WatchEvent", *meta.OPTION_KINDS)) == EVERY_GROUP_VERSION_KINDS
+    assert frozenset(meta.UNVERSIONED_KINDS) == UNVERSIONED_KINDS
