@@ -1,0 +1,622 @@
+"""The etcd backend: kstore's storage contract on a real etcd cluster, as Kubernetes stores it.
+
+Keys are Kubernetes' (``<prefix>/<resource prefix>/<namespace>/<name>``, prefix ``/registry``
+by default), values are the resource's storage encoding after its value transformer (whose
+authenticated data is the full etcd key), and an object's resourceVersion is its etcd
+``mod_revision``, so kstore and kube-apiserver can read each other's etcd.
+
+Each operation is Kubernetes' etcd3 store (``pkg/storage/etcd3/store.go``):
+
+- **create**: one transaction ``If(mod_revision(key) == 0) Then(Put)``; AlreadyExists otherwise;
+- **guaranteed_update**: start from the caller's cached object or a read, apply ``try_update``,
+  then ``If(mod_revision == expected) Then(Put) Else(Get)``: one round trip when the expected
+  revision is right, and on conflict the else-branch already holds the current value for the
+  retry. Writing bytes identical to the stored ones (and not stale) is skipped;
+- **delete**: ``If(mod_revision == expected) Then(Delete) Else(Get)`` with preconditions and
+  ``validate_deletion`` checked on the state it deletes; the result is the last state with the
+  delete's revision;
+- **TTL**: leases shared between objects with close TTLs (:mod:`._etcd_leases`);
+- **list**: pages of a range pinned at one revision, Kubernetes continue tokens, exact and
+  not-older-than resourceVersions, 410 Expired below the compacted revision;
+- **watch**: one etcd watch stream per watch, resumed across members (:mod:`._etcd_watch`);
+- **compaction**: Kubernetes' compactor on a timer and on demand (:mod:`._etcd_compactor`).
+
+This module and its private ``_etcd_*`` helpers are the only ones that talk to etcd; the gRPC
+client with its fail-over and retry policy is :mod:`._etcd_client`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from etcd3 import etcdrpc
+
+from kstore.api.gvk import Object
+from kstore.errors import (
+    AlreadyExists,
+    BadRequest,
+    Conflict,
+    CorruptObject,
+    Expired,
+    InternalError,
+    KStoreError,
+    NotFound,
+    TooLargeResourceVersion,
+)
+from kstore.storage._etcd_client import (
+    CompactedError,
+    EtcdClient,
+    FutureRevisionError,
+    LeaseNotFoundError,
+    prefix_range_end,
+)
+from kstore.storage._etcd_compactor import Compactor
+from kstore.storage._etcd_config import EtcdConfig
+from kstore.storage._etcd_leases import LeaseManager
+from kstore.storage._etcd_watch import EtcdWatcher, WatchStart
+from kstore.storage._watch_hub import error_watcher
+from kstore.storage.continue_token import InvalidContinueToken, decode_continue, encode_continue
+from kstore.storage.interface import (
+    Backend,
+    GetOptions,
+    ListOptions,
+    ListResult,
+    Preconditions,
+    ResourceStorageConfig,
+    ResourceVersionMatch,
+    Stats,
+    Storage,
+    TryUpdate,
+    Watcher,
+)
+from kstore.storage.keys import (
+    name_of_key,
+    prepare_key,
+    qualified_resource,
+    resource_prefix_with_slash,
+)
+from kstore.storage.versioner import (
+    check_preconditions,
+    object_resource_version,
+    parse_list_resource_version,
+    prepare_for_storage,
+    with_resource_version,
+)
+
+__all__ = ["EtcdBackend", "EtcdConfig", "EtcdStorage"]
+
+#: Largest page a filtered list grows to while looking for matching items (Kubernetes'
+#: ``maxLimit``).
+MAX_LIST_PAGE = 10_000
+
+_EQUAL = etcdrpc.Compare.EQUAL
+_MOD = etcdrpc.Compare.MOD
+_LIST_EXPIRED = "The resourceVersion for the provided list is too old."
+_WATCH_EXPIRED = "The resourceVersion for the provided watch is too old."
+_CONTINUE_EXPIRED = (
+    "The provided continue parameter is too old to display a consistent list result. "
+    "You can start a new list without the continue parameter."
+)
+_INCONSISTENT_CONTINUE = (
+    "The provided continue parameter is too old to display a consistent list result. "
+    "You can start a new list without the continue parameter, or use the continue token in "
+    "this response to retrieve the remainder of the results. Continuing with the provided "
+    "token results in an inconsistent list - objects that were created, modified, or deleted "
+    "between the time the first chunk was returned and now may show up in the list."
+)
+_MATCH_VALUES = {m.value for m in ResourceVersionMatch}
+_GET_DEFAULTS = GetOptions()
+_LIST_DEFAULTS = ListOptions()
+
+
+class _State:
+    """An object as a write loop knows it: decoded, its revision, its plain (untransformed)
+    bytes, and whether those were reported stale by the transformer."""
+
+    __slots__ = ("data", "obj", "rev", "stale")
+
+    def __init__(self, obj: Object, rev: int, data: bytes, stale: bool) -> None:
+        self.obj = obj
+        self.rev = rev
+        self.data = data
+        self.stale = stale
+
+
+def _path_prefix(prefix: str) -> str:
+    # Kubernetes: path.Join("/", prefix) + "/", so "registry", "/registry/" and "/registry"
+    # all give "/registry/".
+    cleaned = "/".join(part for part in prefix.split("/") if part)
+    return "/" + cleaned + "/" if cleaned else "/"
+
+
+class EtcdStorage(Storage):
+    """One resource stored in etcd (see the module docstring). Thread-safe."""
+
+    def __init__(self, backend: EtcdBackend, config: ResourceStorageConfig) -> None:
+        self._backend = backend
+        self._client = backend._client
+        self._config = config
+        self._codec = config.codec
+        self._transformer = config.transformer
+        self._get_attrs = config.get_attrs
+        self._resource_prefix = resource_prefix_with_slash(config.resource_prefix)
+        self._resource = qualified_resource(config.resource_prefix)
+        self._kind, _, self._group = self._resource.partition(".")
+        self._path_prefix = backend._path_prefix
+
+    # -- keys, values, errors ------------------------------------------------------------------
+
+    def _etcd_key(self, key: str, *, recursive: bool) -> str:
+        prepared = prepare_key(key, self._resource_prefix, recursive=recursive)
+        return self._path_prefix + prepared[1:]
+
+    def _not_found(self, key: str) -> NotFound:
+        name = name_of_key(key)
+        return NotFound(
+            f'{self._resource} "{name}" not found', kind=self._kind, group=self._group, name=name
+        )
+
+    def _encode(self, obj: Object) -> bytes:
+        try:
+            return self._codec.encode(prepare_for_storage(obj))
+        except KStoreError:
+            raise
+        except Exception as exc:
+            raise InternalError(f"unable to encode object: {exc}") from exc
+
+    def _to_storage(self, data: bytes, etcd_key: str) -> bytes:
+        try:
+            return self._transformer.to_storage(data, etcd_key)
+        except Exception as exc:
+            raise InternalError(f'unable to transform key "{etcd_key}": {exc}') from exc
+
+    def _from_storage(self, value: bytes, etcd_key: str) -> tuple[bytes, bool]:
+        try:
+            return self._transformer.from_storage(value, etcd_key)
+        except Exception as exc:
+            raise CorruptObject(f'unable to transform key "{etcd_key}": {exc}') from exc
+
+    def _decode(self, data: bytes, etcd_key: str, revision: int) -> Object:
+        try:
+            obj = self._codec.decode(data)
+        except Exception as exc:
+            raise CorruptObject(f'unable to decode key "{etcd_key}": {exc}') from exc
+        return with_resource_version(obj, revision)
+
+    def decode_value(self, key: bytes, value: bytes) -> Object:
+        """Stored bytes of ``key`` as an object (without a resourceVersion): for watches."""
+        etcd_key = key.decode("utf-8", "surrogateescape")
+        data, _ = self._from_storage(value, etcd_key)
+        return self._decode(data, etcd_key, 0)
+
+    def _state_from_kv(self, kv: Any, etcd_key: str) -> _State:
+        rev = int(kv.mod_revision)
+        data, stale = self._from_storage(kv.value, etcd_key)
+        return _State(self._decode(data, etcd_key, rev), rev, data, stale)
+
+    def _state_from_kvs(self, kvs: Any, etcd_key: str, key: str, ignore_not_found: bool) -> _State:
+        if kvs:
+            return self._state_from_kv(kvs[0], etcd_key)
+        if ignore_not_found:
+            return _State({}, 0, b"", False)
+        raise self._not_found(key)
+
+    def _read_state(self, etcd_key: str, key: str, ignore_not_found: bool) -> _State:
+        response = self._client.range(etcdrpc.RangeRequest(key=etcd_key.encode()))
+        return self._state_from_kvs(response.kvs, etcd_key, key, ignore_not_found)
+
+    def _state_from_object(self, obj: Object) -> _State:
+        return _State(obj, object_resource_version(obj), self._encode(obj), False)
+
+    def _put_txn(
+        self, etcd_key: bytes, value: bytes, expected_rev: int, ttl: int | None, *, read: bool
+    ) -> Any:
+        """``If(mod_revision == expected_rev) Then(Put) [Else(Get)]``, with a lease for
+        ``ttl``; a lease that vanished before the put is replaced once."""
+        leases = self._backend._leases
+        for attempt in range(2):
+            lease = leases.get_lease(ttl) if ttl else 0
+            request = etcdrpc.TxnRequest(
+                compare=[
+                    etcdrpc.Compare(
+                        result=_EQUAL, target=_MOD, key=etcd_key, mod_revision=expected_rev
+                    )
+                ],
+                success=[
+                    etcdrpc.RequestOp(
+                        request_put=etcdrpc.PutRequest(key=etcd_key, value=value, lease=lease)
+                    )
+                ],
+                failure=(
+                    [etcdrpc.RequestOp(request_range=etcdrpc.RangeRequest(key=etcd_key))]
+                    if read
+                    else []
+                ),
+            )
+            try:
+                return self._client.txn(request)
+            except LeaseNotFoundError:
+                leases.forget(lease)
+                if attempt:
+                    raise InternalError(f"etcd: lease {lease} vanished twice") from None
+        raise AssertionError("unreachable")
+
+    # -- Storage -------------------------------------------------------------------------------
+
+    def create(self, key: str, obj: Object, *, ttl_seconds: int | None = None) -> Object:
+        etcd_key = self._etcd_key(key, recursive=False)
+        if object_resource_version(obj):
+            raise BadRequest("resourceVersion should not be set on objects to be created")
+        data = self._encode(obj)
+        value = self._to_storage(data, etcd_key)
+        response = self._put_txn(etcd_key.encode(), value, 0, ttl_seconds, read=False)
+        if not response.succeeded:
+            name = name_of_key(key)
+            raise AlreadyExists(
+                f'{self._resource} "{name}" already exists',
+                kind=self._kind,
+                group=self._group,
+                name=name,
+            )
+        return self._decode(data, etcd_key, int(response.header.revision))
+
+    def get(self, key: str, opts: GetOptions = _GET_DEFAULTS) -> Object:
+        etcd_key = self._etcd_key(key, recursive=False)
+        minimum = parse_list_resource_version(opts.resource_version) if opts.resource_version else 0
+        response = self._client.range(etcdrpc.RangeRequest(key=etcd_key.encode()))
+        current = int(response.header.revision)
+        if minimum > current:
+            raise TooLargeResourceVersion(minimum, current)
+        if not response.kvs:
+            if opts.ignore_not_found:
+                return {}
+            raise self._not_found(key)
+        return self._state_from_kv(response.kvs[0], etcd_key).obj
+
+    def guaranteed_update(
+        self,
+        key: str,
+        try_update: TryUpdate,
+        *,
+        ignore_not_found: bool = False,
+        preconditions: Preconditions | None = None,
+        cached_existing: Object | None = None,
+        ttl_seconds: int | None = None,
+    ) -> Object:
+        etcd_key = self._etcd_key(key, recursive=False)
+        raw_key = etcd_key.encode()
+        name = name_of_key(key)
+        if cached_existing is not None:
+            state = self._state_from_object(cached_existing)
+            current = False
+        else:
+            state = self._read_state(etcd_key, key, ignore_not_found)
+            current = True
+        while True:
+            try:
+                check_preconditions(preconditions, state.obj, resource=self._resource, name=name)
+            except Conflict:
+                if current:
+                    raise
+                # The cached copy may be stale: decide on the current state.
+                state = self._read_state(etcd_key, key, ignore_not_found)
+                current = True
+                continue
+            try:
+                new = try_update(state.obj)
+            except Exception:
+                if current:
+                    raise
+                cached_rev = state.rev
+                state = self._read_state(etcd_key, key, ignore_not_found)
+                current = True
+                if state.rev == cached_rev:
+                    raise
+                continue
+            data = self._encode(new)
+            if not state.stale and data == state.data:
+                if not current:
+                    # Only the current bytes may short-circuit the write.
+                    state = self._read_state(etcd_key, key, ignore_not_found)
+                    current = True
+                    if data != state.data:
+                        continue
+                if not state.stale:
+                    return self._decode(state.data, etcd_key, state.rev)
+            value = self._to_storage(data, etcd_key)
+            response = self._put_txn(raw_key, value, state.rev, ttl_seconds, read=True)
+            if not response.succeeded:
+                kvs = response.responses[0].response_range.kvs
+                state = self._state_from_kvs(kvs, etcd_key, key, ignore_not_found)
+                current = True
+                continue
+            return self._decode(data, etcd_key, int(response.header.revision))
+
+    def delete(
+        self,
+        key: str,
+        *,
+        preconditions: Preconditions | None = None,
+        validate_deletion: Callable[[Object], None] | None = None,
+        cached_existing: Object | None = None,
+    ) -> Object:
+        etcd_key = self._etcd_key(key, recursive=False)
+        raw_key = etcd_key.encode()
+        name = name_of_key(key)
+        if cached_existing is not None:
+            state = self._state_from_object(cached_existing)
+            current = False
+        else:
+            state = self._read_state(etcd_key, key, False)
+            current = True
+        while True:
+            try:
+                check_preconditions(preconditions, state.obj, resource=self._resource, name=name)
+                if validate_deletion is not None:
+                    validate_deletion(state.obj)
+            except Exception:
+                if current:
+                    raise
+                cached_rev = state.rev
+                state = self._read_state(etcd_key, key, False)
+                current = True
+                if state.rev == cached_rev:
+                    raise
+                continue
+            request = etcdrpc.TxnRequest(
+                compare=[
+                    etcdrpc.Compare(result=_EQUAL, target=_MOD, key=raw_key, mod_revision=state.rev)
+                ],
+                success=[
+                    etcdrpc.RequestOp(request_delete_range=etcdrpc.DeleteRangeRequest(key=raw_key))
+                ],
+                failure=[etcdrpc.RequestOp(request_range=etcdrpc.RangeRequest(key=raw_key))],
+            )
+            response = self._client.txn(request)
+            if not response.succeeded:
+                kvs = response.responses[0].response_range.kvs
+                state = self._state_from_kvs(kvs, etcd_key, key, False)
+                current = True
+                continue
+            return self._decode(state.data, etcd_key, int(response.header.revision))
+
+    def list(self, key: str, opts: ListOptions = _LIST_DEFAULTS) -> ListResult:
+        recursive = opts.recursive
+        etcd_prefix = self._etcd_key(key, recursive=recursive)
+        match = str(opts.resource_version_match)
+        if match not in _MATCH_VALUES:
+            raise BadRequest(f"unknown ResourceVersionMatch value: {match}")
+        with_rev = 0
+        start = etcd_prefix
+        paging_continue = False
+        if recursive and opts.continue_token:
+            try:
+                token = decode_continue(opts.continue_token, etcd_prefix)
+            except InvalidContinueToken as exc:
+                raise BadRequest(f"invalid continue token: {exc}") from None
+            if opts.resource_version not in ("", "0"):
+                raise BadRequest("specifying resource version is not allowed when using continue")
+            if token.resource_version > 0:
+                with_rev = token.resource_version
+            start = token.start_key
+            paging_continue = True
+        elif opts.resource_version:
+            parsed = parse_list_resource_version(opts.resource_version)
+            if match == ResourceVersionMatch.EXACT or (
+                match == ResourceVersionMatch.UNSET and recursive and opts.limit > 0 and parsed > 0
+            ):
+                with_rev = parsed
+        minimum = 0
+        if with_rev == 0 and opts.resource_version:
+            minimum = parse_list_resource_version(opts.resource_version)
+
+        filtered = not (opts.label_selector.empty() and opts.field_selector.empty())
+        limit = opts.limit if opts.limit > 0 else 0
+        paging = limit > 0
+        page_limit = limit
+        range_end = prefix_range_end(etcd_prefix.encode()) if recursive else b""
+        raw_start = start.encode()
+        items: list[Object] = []
+        last_key: bytes | None = None
+        has_more = False
+        count = 0
+        while True:
+            request = etcdrpc.RangeRequest(
+                key=raw_start, range_end=range_end, limit=page_limit, revision=with_rev
+            )
+            try:
+                response = self._client.range(request)
+            except CompactedError:
+                raise self._list_expired(paging_continue, start, etcd_prefix) from None
+            except FutureRevisionError:
+                raise TooLargeResourceVersion(with_rev, self.current_revision()) from None
+            if with_rev == 0:
+                revision = int(response.header.revision)
+                if minimum > revision:
+                    raise TooLargeResourceVersion(minimum, revision)
+                with_rev = revision
+            kvs = response.kvs
+            count = int(response.count)
+            chunk_more = len(kvs) < count
+            if not kvs and chunk_more:
+                raise InternalError(
+                    "no results were found, but etcd indicated there were more values remaining"
+                )
+            limit_reached = False
+            for kv in kvs:
+                if paging and len(items) >= limit:
+                    limit_reached = True
+                    break
+                last_key = kv.key
+                obj = self._state_from_kv(kv, kv.key.decode("utf-8", "surrogateescape")).obj
+                if not filtered or self._matches_selectors(obj, opts):
+                    items.append(obj)
+            has_more = chunk_more or limit_reached
+            if limit_reached or not chunk_more:
+                break
+            if paging and len(items) >= limit:
+                break
+            raw_start = bytes(kvs[-1].key) + b"\x00"
+            if page_limit < MAX_LIST_PAGE:
+                page_limit = min(page_limit * 2, MAX_LIST_PAGE)
+
+        continue_token = ""
+        remaining: int | None = None
+        if has_more and last_key is not None:
+            continue_token = encode_continue(
+                bytes(last_key).decode("utf-8", "surrogateescape") + "\x00", etcd_prefix, with_rev
+            )
+            if not filtered:
+                remaining = count - limit
+        return ListResult(
+            items=items,
+            resource_version=with_rev,
+            continue_token=continue_token,
+            remaining_item_count=remaining,
+        )
+
+    def _list_expired(self, paging_continue: bool, start: str, etcd_prefix: str) -> Expired:
+        if not paging_continue:
+            return Expired(_LIST_EXPIRED)
+        try:
+            token = encode_continue(start, etcd_prefix, -1)
+        except ValueError:
+            return Expired(_CONTINUE_EXPIRED)
+        return Expired(_INCONSISTENT_CONTINUE, continue_token=token)
+
+    def _matches_selectors(self, obj: Object, opts: ListOptions) -> bool:
+        labels, fields = self._get_attrs(obj)
+        return opts.label_selector.matches(labels) and opts.field_selector.matches(fields)
+
+    def watch(self, key: str, opts: ListOptions = _LIST_DEFAULTS) -> Watcher:
+        recursive = opts.recursive
+        etcd_key = self._etcd_key(key, recursive=recursive)
+        revision = parse_list_resource_version(opts.resource_version)
+        send_initial = opts.send_initial_events
+        try:
+            if revision == 0 and send_initial is None:
+                # Legacy: the state now as ADDED events, then the changes after it.
+                start = WatchStart(initial_state=True)
+            elif send_initial:
+                if revision > 0:
+                    current = self.current_revision()
+                    if revision > current:
+                        raise TooLargeResourceVersion(revision, current)
+                start = WatchStart(initial_state=True, initial_bookmark=opts.allow_bookmarks)
+            elif revision == 0:
+                # "From now" is decided before watch() returns: a write after it is delivered.
+                start = WatchStart(revision=self.current_revision())
+            elif revision < self._backend.compacted_revision:
+                # The state at the watch's revision is gone: etcd would still replay from the
+                # compaction point, which would hide that the watcher missed history.
+                raise Expired(_WATCH_EXPIRED)
+            else:
+                start = WatchStart(revision=revision)
+        except (TooLargeResourceVersion, Expired) as exc:
+            return error_watcher(exc)
+        raw_key = etcd_key.encode()
+        return EtcdWatcher(
+            client=self._client,
+            config=self._backend._config,
+            source=_WatchView(self, opts, raw_key, prefix_range_end(raw_key) if recursive else b""),
+            key=raw_key,
+            range_end=prefix_range_end(raw_key) if recursive else b"",
+            start=start,
+            filtered=not (opts.label_selector.empty() and opts.field_selector.empty()),
+            progress_notify=opts.progress_notify,
+        )
+
+    def stats(self) -> Stats:
+        prefix = (self._path_prefix + self._resource_prefix[1:]).encode()
+        response = self._client.range(
+            etcdrpc.RangeRequest(key=prefix, range_end=prefix_range_end(prefix), count_only=True)
+        )
+        return Stats(object_count=int(response.count))
+
+    def current_revision(self) -> int:
+        return self._backend.current_revision()
+
+
+class _WatchView:
+    """A storage as one watch sees it: its selectors and its key range (a WatchSource)."""
+
+    def __init__(
+        self, storage: EtcdStorage, opts: ListOptions, key: bytes, range_end: bytes
+    ) -> None:
+        self._storage = storage
+        self._opts = opts
+        self._key = key
+        self._range_end = range_end
+
+    def decode_value(self, key: bytes, value: bytes) -> Object:
+        return self._storage.decode_value(key, value)
+
+    def matches(self, obj: Object) -> bool:
+        return self._storage._matches_selectors(obj, self._opts)
+
+    def range_page(self, start: bytes, revision: int, limit: int) -> Any:
+        request = etcdrpc.RangeRequest(
+            key=start, range_end=self._range_end, limit=limit, revision=revision
+        )
+        return self._storage._client.range(request)
+
+    def observe_compacted(self, revision: int) -> None:
+        self._storage._backend._compactor.observe(revision)
+
+
+class EtcdBackend(Backend):
+    """kstore on an etcd cluster: resources share the cluster's one revision and history."""
+
+    def __init__(self, config: EtcdConfig | None = None) -> None:
+        self._config = config or EtcdConfig()
+        self._path_prefix = _path_prefix(self._config.prefix)
+        self._client = EtcdClient(self._config)
+        self._leases = LeaseManager(
+            self._client,
+            reuse_duration_seconds=self._config.lease_reuse_duration_seconds,
+            max_object_count=self._config.lease_max_object_count,
+        )
+        self._compactor = Compactor(self._client, self._config.compaction_interval)
+        self._closed = False
+
+    @property
+    def config(self) -> EtcdConfig:
+        return self._config
+
+    def storage_for(self, config: ResourceStorageConfig) -> Storage:
+        return EtcdStorage(self, config)
+
+    def current_revision(self) -> int:
+        """The cluster's revision, from a linearizable read (as Kubernetes'
+        ``GetCurrentResourceVersion``)."""
+        response = self._client.range(
+            etcdrpc.RangeRequest(key=self._path_prefix.encode(), count_only=True)
+        )
+        revision = int(response.header.revision)
+        if revision <= 0:
+            raise InternalError("the current resource version must be greater than 0")
+        return revision
+
+    def compact(self, revision: int | None = None) -> int:
+        """Compact to ``revision`` now, or (None) run one round of the timer's
+        compare-and-swap protocol; the compacted revision this process knows afterwards."""
+        if revision is None:
+            return self._compactor.run_round()
+        if revision <= 0:
+            raise BadRequest(f"invalid compaction revision {revision}")
+        try:
+            return self._compactor.compact_to(revision)
+        except FutureRevisionError:
+            raise TooLargeResourceVersion(revision, self.current_revision()) from None
+
+    @property
+    def compacted_revision(self) -> int:
+        return self._compactor.compacted_revision
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._compactor.stop()
+        self._client.close()
