@@ -400,6 +400,29 @@ def test_pod_updates() -> None:
     ]
 
 
+def test_tolerations_may_only_be_added_and_gates_only_removed() -> None:
+    old = _pod(_set("spec.schedulingGates", [{"name": "example.com/a"}]))
+    added = copy.deepcopy(old)
+    _spec(added)["tolerations"].append({"key": "k", "operator": "Exists", "effect": "NoExecute",
+                                        "tolerationSeconds": 30})  # fmt: skip
+    assert validate_pod_update(added, old) == []
+    changed = copy.deepcopy(old)
+    _spec(changed)["tolerations"][0]["value"] = "api"
+    assert _rendered(validate_pod_update(changed, old)) == [
+        "spec.tolerations: Forbidden: existing toleration can not be modified except its "
+        "tolerationSeconds"
+    ]
+    gated = copy.deepcopy(old)
+    _spec(gated)["schedulingGates"] = [{"name": "example.com/a"}, {"name": "example.com/b"}]
+    assert _rendered(validate_pod_update(gated, old)) == [
+        "spec.schedulingGates[1].name: Forbidden: only deletion is allowed, but found new "
+        "scheduling gate 'example.com/b'"
+    ]
+    ungated = copy.deepcopy(old)
+    del _spec(ungated)["schedulingGates"]
+    assert validate_pod_update(ungated, old) == []
+
+
 def test_mirror_pod_annotations_cannot_be_added_or_removed() -> None:
     old = _pod()
     new = copy.deepcopy(old)

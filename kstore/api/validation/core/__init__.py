@@ -15,14 +15,13 @@ from kstore.api.validation.core.config import (
     validate_secret,
     validate_secret_update,
 )
+from kstore.api.validation.core.container import validate_container_ports
 from kstore.api.validation.core.event import validate_event, validate_event_update
 from kstore.api.validation.core.namespace import validate_namespace, validate_namespace_update
-from kstore.api.validation.core.pod import (
-    validate_container_ports,
-    validate_pod,
+from kstore.api.validation.core.pod import validate_pod, validate_pod_update
+from kstore.api.validation.core.podspec import (
     validate_pod_spec,
     validate_pod_template_spec,
-    validate_pod_update,
     validate_tolerations,
 )
 from kstore.api.validation.core.service import (
