@@ -1,0 +1,616 @@
+"""The watch cache as a :class:`~kstore.storage.interface.Storage` decorator ("cacher").
+
+A :class:`Cacher` sits in front of one resource's backend storage (LMDB, etcd, anything that
+implements the interface) and serves it the way Kubernetes' cacher does:
+
+- **one backend watch** per resource, opened as a watch-list (the backend's initial state,
+  the initial-events-end bookmark, then every change, with progress notifications), feeds a
+  :class:`~kstore.cache.watch_cache.WatchCache` and the
+  :class:`~kstore.cache.dispatcher.Dispatcher` from one thread. If that watch fails, every
+  cache watcher is ended (clients watch again from their last revision) and the cache re-lists;
+- **writes** go to the backend; update and delete get the cache's current object as the
+  ``cached_existing`` hint (the backend re-reads on a revision mismatch, so a stale hint costs
+  a retry, never correctness);
+- **reads** are routed like Kubernetes' delegator: GET at ``""`` from the backend; GET and
+  LIST at ``"0"`` from memory (LIST ignores ``limit`` there, #108003); at ``"N"`` (not older
+  than) from memory once the cache has reached N (up to 3 s, then 504 TooLargeResourceVersion);
+  exact-revision and continue LISTs from the backend; consistent LISTs (``""``) from memory
+  after the cache has reached the backend's current revision, asking the backend watch for
+  progress every 100 ms while waiting, and (as Kubernetes by default) from the backend if that
+  takes longer than 3 s;
+- **watches** always from memory: any revision still in the history window (else one ERROR
+  event, 410 Expired ``too old resource version: N (oldest-1)``), initial events, the
+  initial-events-end bookmark, periodic bookmarks when ``allow_bookmarks``.
+
+Until the first list and watch are up the cache is not ready: reads go to the backend and a
+watch waits for readiness (3 s, then 429 TooManyRequests).
+
+Objects handed out (GET, LIST items, watch events) are **shared and read-only**: never mutate
+them; lists are :class:`~kstore.cache.caching_object.CachedListResult` and events
+:class:`~kstore.cache.caching_object.CachedWatchEvent`, whose encodings are computed once.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+from kstore.api.gvk import Object
+from kstore.cache.caching_object import CachedListResult
+from kstore.cache.dispatcher import Dispatcher
+from kstore.cache.history import DEFAULT_EVENT_WINDOW, LOWER_BOUND_CAPACITY, EventHistory
+from kstore.cache.watch_cache import CacheEvent, CacheUnavailable, WatchCache
+from kstore.cache.watcher import CacheWatcher, ErrorWatcher, WatchFilter
+from kstore.errors import (
+    Expired,
+    KStoreError,
+    NotFound,
+    TooLargeResourceVersion,
+    TooManyRequests,
+)
+from kstore.storage.continue_token import encode_continue
+from kstore.storage.interface import (
+    INITIAL_EVENTS_END_ANNOTATION,
+    EventType,
+    GetOptions,
+    ListOptions,
+    ListResult,
+    Preconditions,
+    ResourceStorageConfig,
+    ResourceVersionMatch,
+    Stats,
+    Storage,
+    TryUpdate,
+    Watcher,
+    WatchEvent,
+)
+from kstore.storage.keys import (
+    name_of_key,
+    prepare_key,
+    qualified_resource,
+    resource_prefix_with_slash,
+)
+from kstore.storage.versioner import parse_list_resource_version, parse_resource_version
+
+__all__ = ["CacheConfig", "Cacher", "ProgressRequester"]
+
+_log = logging.getLogger(__name__)
+
+_GET_DEFAULTS = GetOptions()
+_LIST_DEFAULTS = ListOptions()
+#: Backend events applied and dispatched together: bounds the latency a batch adds while
+#: amortising wake-ups under load.
+_MAX_BATCH = 256
+
+
+@runtime_checkable
+class ProgressRequester(Protocol):
+    """A backend watcher that can be asked for a progress notification (etcd's
+    ``RequestWatchProgress``): soon after, it delivers a BOOKMARK at the revision it has
+    reached, even when nothing under its key changed."""
+
+    def request_progress(self) -> None: ...
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CacheConfig:
+    """How to cache one resource.
+
+    ``storage`` is the backend storage of the resource described by ``resource``.
+    ``indexed_fields`` / ``indexed_labels`` name the field and label selectors worth an index
+    for lists (namespaces need none: they are key ranges). ``event_window_seconds`` is the
+    history the ring buffer covers (75 s, at least 100 and at most 102,400 events).
+    ``watcher_buffer_size`` bounds each watcher's undelivered live events.
+    ``bookmark_interval_seconds`` is how often a watch with ``allow_bookmarks`` gets a
+    BOOKMARK (Kubernetes: about every minute). ``fresh_timeout_seconds`` is how long a read
+    waits for the cache to reach a revision (3 s). ``consistent_read_fallback`` sends a
+    consistent LIST that timed out to the backend (Kubernetes' default) instead of failing it
+    with 504. ``consistency_check_interval_seconds`` runs the consistency checker periodically
+    (None: only on demand).
+    """
+
+    storage: Storage
+    resource: ResourceStorageConfig
+    indexed_fields: tuple[str, ...] = ()
+    indexed_labels: tuple[str, ...] = ()
+    event_window_seconds: float = DEFAULT_EVENT_WINDOW
+    history_lower_bound: int = LOWER_BOUND_CAPACITY
+    history_upper_bound: int | None = None
+    watcher_buffer_size: int = 1024
+    bookmark_interval_seconds: float = 60.0
+    fresh_timeout_seconds: float = 3.0
+    progress_request_interval_seconds: float = 0.1
+    consistent_read_fallback: bool = True
+    ready_timeout_seconds: float = 3.0
+    relist_backoff_seconds: float = 1.0
+    consistency_check_interval_seconds: float | None = None
+    key_func: Callable[[Object], str] | None = None
+    clock: Callable[[], float] = field(default=time.monotonic)
+
+
+class Cacher(Storage):
+    """The watch cache of one resource (see the module docstring). Thread-safe.
+
+    Starts its feeding thread on construction; :meth:`stop` ends it and every watch."""
+
+    def __init__(self, config: CacheConfig) -> None:
+        self._config = config
+        self._storage = config.storage
+        self._prefix = resource_prefix_with_slash(config.resource.resource_prefix)
+        self._resource = qualified_resource(config.resource.resource_prefix)
+        self._namespaced = config.resource.namespaced
+        self._cache = WatchCache(
+            resource_prefix=self._prefix,
+            get_attrs=config.resource.get_attrs,
+            key_func=config.key_func,
+            indexed_fields=config.indexed_fields,
+            indexed_labels=config.indexed_labels,
+            history=EventHistory(
+                window_seconds=config.event_window_seconds,
+                lower_bound=config.history_lower_bound,
+                upper_bound=config.history_upper_bound,
+            ),
+            clock=config.clock,
+        )
+        self._dispatcher = Dispatcher(
+            resource_prefix=self._prefix,
+            bookmark_interval=config.bookmark_interval_seconds,
+            clock=config.clock,
+        )
+        self._ready = threading.Event()
+        self._first_attempt = threading.Event()
+        self._stopping = threading.Event()
+        self._relist = threading.Event()
+        self._backend_watch: Watcher | None = None
+        self._watch_lock = threading.Lock()
+        self.relists = 0
+        self._checker_thread: threading.Thread | None = None
+        self._thread = threading.Thread(
+            target=self._run, name=f"kstore-cache {self._resource}", daemon=True
+        )
+        self._thread.start()
+        if config.consistency_check_interval_seconds is not None:
+            self._checker_thread = threading.Thread(
+                target=self._check_periodically,
+                args=(config.consistency_check_interval_seconds,),
+                name=f"kstore-cache-check {self._resource}",
+                daemon=True,
+            )
+            self._checker_thread.start()
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    @property
+    def ready(self) -> bool:
+        """True once the initial list and the backend watch are up (and not re-listing)."""
+        return self._ready.is_set()
+
+    def wait_ready(self, timeout: float | None = None) -> bool:
+        return self._ready.wait(timeout)
+
+    def wait_first_sync(self, timeout: float | None = None) -> bool:
+        """Wait until the first list-and-watch has either made the cache ready or failed
+        (e.g. on an object it cannot decode); True when ready. Until it is, reads are
+        served by the backend and watches answer 429."""
+        self._first_attempt.wait(timeout)
+        return self._ready.is_set()
+
+    @property
+    def resource_version(self) -> int:
+        """The revision the cache has caught up to."""
+        return self._cache.resource_version
+
+    @property
+    def watch_cache(self) -> WatchCache:
+        return self._cache
+
+    @property
+    def dispatcher(self) -> Dispatcher:
+        return self._dispatcher
+
+    def request_relist(self) -> None:
+        """Drop the backend watch and rebuild the cache from a fresh list (ends every watch)."""
+        self._relist.set()
+        with self._watch_lock:
+            watch = self._backend_watch
+        if watch is not None:
+            watch.stop()
+
+    def stop(self) -> None:
+        """Stop feeding the cache and end every watch. Idempotent."""
+        self._stopping.set()
+        self._ready.clear()
+        with self._watch_lock:
+            watch = self._backend_watch
+        if watch is not None:
+            watch.stop()
+        self._thread.join(timeout=10.0)
+        if self._checker_thread is not None:
+            self._checker_thread.join(timeout=10.0)
+        self._dispatcher.terminate_all()
+
+    def __enter__(self) -> Cacher:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- the feeding thread ----------------------------------------------------------------
+
+    def _run(self) -> None:
+        backoff = self._config.relist_backoff_seconds
+        while not self._stopping.is_set():
+            try:
+                self._list_and_watch()
+                backoff = self._config.relist_backoff_seconds
+            except KStoreError as exc:
+                _log.warning("watch cache of %s: %s; re-listing", self._resource, exc)
+            except Exception:  # keep serving: a bug here must not kill the cache for good
+                _log.exception("watch cache of %s failed; re-listing", self._resource)
+            self._ready.clear()
+            self._cache.invalidate()
+            self._first_attempt.set()
+            self._dispatcher.terminate_all()
+            if self._stopping.is_set():
+                return
+            if not self._relist.is_set():
+                self._stopping.wait(backoff)
+                backoff = min(backoff * 2, 30.0)
+            self._relist.clear()
+
+    def _open_watch(self) -> Watcher:
+        watch = self._storage.watch(
+            self._prefix,
+            ListOptions(
+                resource_version="",
+                resource_version_match=ResourceVersionMatch.NOT_OLDER_THAN,
+                send_initial_events=True,
+                allow_bookmarks=True,
+                progress_notify=True,
+                recursive=True,
+            ),
+        )
+        with self._watch_lock:
+            self._backend_watch = watch
+        if self._stopping.is_set():
+            watch.stop()
+        return watch
+
+    def _list_and_watch(self) -> None:
+        watch = self._open_watch()
+        try:
+            self._initial_sync(watch)
+            self.relists += 1
+            self._ready.set()
+            self._first_attempt.set()
+            self._follow(watch)
+        finally:
+            with self._watch_lock:
+                self._backend_watch = None
+            watch.stop()
+
+    def _initial_sync(self, watch: Watcher) -> None:
+        objects: list[Object] = []
+        while True:
+            event = watch.next(timeout=1.0)
+            if event is None:
+                if watch.stopped or self._stopping.is_set():
+                    raise _WatchEnded("the backend watch ended during the initial list")
+                continue
+            if event.type is EventType.ADDED:
+                objects.append(event.object)
+            elif event.type is EventType.BOOKMARK:
+                annotations = (event.object.get("metadata") or {}).get("annotations") or {}
+                if annotations.get(INITIAL_EVENTS_END_ANNOTATION) == "true":
+                    self._cache.replace(objects, event.resource_version)
+                    return
+            elif event.type is EventType.ERROR:
+                raise _WatchEnded(f"the backend watch failed: {event.object.get('message')}")
+            else:
+                raise _WatchEnded(f"unexpected {event.type} before the initial-events bookmark")
+
+    def _follow(self, watch: Watcher) -> None:
+        cache = self._cache
+        dispatcher = self._dispatcher
+        tick = min(1.0, self._config.bookmark_interval_seconds / 4)
+        next_tick = time.monotonic() + tick
+        batch: list[CacheEvent] = []
+        while not self._stopping.is_set() and not self._relist.is_set():
+            event = watch.next(timeout=max(0.0, next_tick - time.monotonic()))
+            while event is not None:
+                if not self._absorb(event, batch):
+                    self._flush(batch)
+                    return
+                if len(batch) >= _MAX_BATCH:
+                    break
+                event = watch.next(timeout=0)
+            self._flush(batch)
+            if event is None and watch.stopped:
+                if self._stopping.is_set() or self._relist.is_set():
+                    return
+                raise _WatchEnded("the backend watch ended")
+            now = time.monotonic()
+            if now >= next_tick:
+                next_tick = now + tick
+                dispatcher.send_bookmarks(cache.resource_version)
+
+    def _absorb(self, event: WatchEvent, batch: list[CacheEvent]) -> bool:
+        """Apply one backend event; False when the watch failed (an ERROR event)."""
+        type_ = event.type
+        if type_ is EventType.BOOKMARK:
+            # Progress: nothing changed for this resource up to that revision. Not fanned
+            # out: watchers get their own bookmarks at the cache's revision.
+            self._cache.advance(event.resource_version)
+            return True
+        if type_ is EventType.ERROR:
+            _log.warning(
+                "watch cache of %s: backend watch error: %s",
+                self._resource,
+                event.object.get("message"),
+            )
+            return False
+        cache_event = self._cache.apply(type_, event.object, event.resource_version)
+        if cache_event is not None:
+            batch.append(cache_event)
+        return True
+
+    def _flush(self, batch: list[CacheEvent]) -> None:
+        if batch:
+            self._dispatcher.dispatch(batch)
+            batch.clear()
+        self._cache.notify_fresh()
+
+    def _request_progress(self) -> None:
+        with self._watch_lock:
+            watch = self._backend_watch
+        if isinstance(watch, ProgressRequester):
+            watch.request_progress()
+
+    # -- writes: straight to the backend ---------------------------------------------------
+
+    def create(self, key: str, obj: Object, *, ttl_seconds: int | None = None) -> Object:
+        return self._storage.create(key, obj, ttl_seconds=ttl_seconds)
+
+    def _cached_object(self, key: str) -> Object | None:
+        if not self._ready.is_set():
+            return None
+        entry = self._cache.entry(key)
+        return None if entry is None else entry.object
+
+    def guaranteed_update(
+        self,
+        key: str,
+        try_update: TryUpdate,
+        *,
+        ignore_not_found: bool = False,
+        preconditions: Preconditions | None = None,
+        cached_existing: Object | None = None,
+        ttl_seconds: int | None = None,
+    ) -> Object:
+        # As Kubernetes' delegator: the cache's copy replaces the caller's hint.
+        return self._storage.guaranteed_update(
+            key,
+            try_update,
+            ignore_not_found=ignore_not_found,
+            preconditions=preconditions,
+            cached_existing=self._cached_object(key),
+            ttl_seconds=ttl_seconds,
+        )
+
+    def delete(
+        self,
+        key: str,
+        *,
+        preconditions: Preconditions | None = None,
+        validate_deletion: Callable[[Object], None] | None = None,
+        cached_existing: Object | None = None,
+    ) -> Object:
+        return self._storage.delete(
+            key,
+            preconditions=preconditions,
+            validate_deletion=validate_deletion,
+            cached_existing=self._cached_object(key),
+        )
+
+    def stats(self) -> Stats:
+        return self._storage.stats()
+
+    def current_revision(self) -> int:
+        return self._storage.current_revision()
+
+    # -- reads -----------------------------------------------------------------------------
+
+    def _wait_fresh(self, revision: int) -> None:
+        self._cache.wait_fresh(
+            revision,
+            self._config.fresh_timeout_seconds,
+            poke=self._request_progress,
+            poke_interval=self._config.progress_request_interval_seconds,
+        )
+
+    def get(self, key: str, opts: GetOptions = _GET_DEFAULTS) -> Object:
+        if opts.resource_version == "" or not self._ready.is_set():
+            return self._storage.get(key, opts)
+        prepared = prepare_key(key, self._prefix, recursive=False)
+        revision = parse_list_resource_version(opts.resource_version)
+        try:
+            self._wait_fresh(revision)
+        except CacheUnavailable:
+            return self._storage.get(key, opts)
+        entry, _ = self._cache.get(prepared)
+        if entry is None:
+            if opts.ignore_not_found:
+                return {}
+            name = name_of_key(prepared)
+            resource, _, group = self._resource.partition(".")
+            raise NotFound(
+                f'{self._resource} "{name}" not found', name=name, kind=resource, group=group
+            )
+        return entry.object
+
+    def list(self, key: str, opts: ListOptions = _LIST_DEFAULTS) -> ListResult:
+        if self._delegates_list(opts) or not self._ready.is_set():
+            return self._storage.list(key, opts)
+        prepared = prepare_key(key, self._prefix, recursive=opts.recursive)
+        revision = parse_list_resource_version(opts.resource_version)
+        consistent = opts.resource_version == "" and (
+            opts.resource_version_match == ResourceVersionMatch.UNSET
+        )
+        try:
+            if consistent:
+                self._wait_fresh(self._storage.current_revision())
+            elif revision:
+                self._wait_fresh(revision)
+        except TooLargeResourceVersion:
+            if not (consistent and self._config.consistent_read_fallback):
+                raise
+            return self._storage.list(key, opts)
+        except CacheUnavailable:
+            return self._storage.list(key, opts)
+        # Kubernetes ignores the limit of a list at "0" served from the cache (#108003).
+        limit = 0 if opts.resource_version == "0" else opts.limit
+        found = self._cache.list(
+            prepared,
+            recursive=opts.recursive,
+            label_selector=opts.label_selector,
+            field_selector=opts.field_selector,
+            limit=limit,
+            namespaced_keys=self._namespaced,
+        )
+        token = ""
+        remaining = None
+        if found.has_more:
+            token = encode_continue(found.last_key + "\x00", prepared, found.resource_version)
+            if opts.label_selector.empty() and opts.field_selector.empty():
+                remaining = found.total - limit
+        return CachedListResult(
+            items=found.objects,
+            resource_version=found.resource_version,
+            continue_token=token,
+            remaining_item_count=remaining,
+            item_encodings=found.encodings,
+        )
+
+    @staticmethod
+    def _delegates_list(opts: ListOptions) -> bool:
+        """Kubernetes' ShouldDelegateList for a cache without snapshots."""
+        match = opts.resource_version_match
+        if match == ResourceVersionMatch.NOT_OLDER_THAN:
+            return False
+        if match != ResourceVersionMatch.UNSET:
+            # Exact reads need history; anything else is invalid and the backend says so.
+            return True
+        if opts.continue_token:
+            return True
+        # A legacy list at a revision with a limit reads at exactly that revision.
+        return opts.limit > 0 and opts.resource_version not in ("", "0")
+
+    # -- watch -----------------------------------------------------------------------------
+
+    def watch(self, key: str, opts: ListOptions = _LIST_DEFAULTS) -> Watcher:
+        prepared = prepare_key(key, self._prefix, recursive=opts.recursive)
+        requested = parse_resource_version(opts.resource_version)
+        if not self._ready.wait(self._config.ready_timeout_seconds):
+            raise TooManyRequests(
+                f"the watch cache of {self._resource} is not ready yet", retry_after_seconds=1
+            )
+        initial = opts.send_initial_events
+        if opts.resource_version:
+            required = requested
+        elif initial is None:
+            required = 0
+        else:
+            try:
+                required = self._storage.current_revision()
+            except KStoreError as exc:
+                return ErrorWatcher(exc)
+        if initial is True:
+            try:
+                self._wait_fresh(required)
+            except TooLargeResourceVersion as exc:
+                return ErrorWatcher(exc)
+            except CacheUnavailable:
+                raise TooManyRequests(
+                    f"the watch cache of {self._resource} is re-listing", retry_after_seconds=1
+                ) from None
+        from_state = initial is True or (initial is None and required == 0)
+        watcher = CacheWatcher(
+            watch_filter=WatchFilter(
+                prepared,
+                recursive=opts.recursive,
+                label_selector=opts.label_selector,
+                field_selector=opts.field_selector,
+                namespace=self._scope_namespace(prepared, opts),
+            ),
+            buffer_size=self._config.watcher_buffer_size,
+            allow_bookmarks=opts.allow_bookmarks,
+            initial_events_end_bookmark=initial is True and opts.allow_bookmarks,
+            on_stop=self._dispatcher.remove,
+            description=f"{self._resource} at {prepared}",
+        )
+
+        def register(revision: int) -> None:
+            watcher.register_at(revision)
+            self._dispatcher.add(watcher)
+
+        try:
+            start = self._cache.start_watch(
+                prepared,
+                recursive=opts.recursive,
+                from_state=from_state,
+                # "0" without initial events: from whatever the cache has reached now.
+                revision=required if required else self._cache.resource_version,
+                register=register,
+            )
+        except Expired as exc:
+            return ErrorWatcher(exc)
+        watcher.begin(start.initial_entries, start.initial_events, start.revision)
+        return watcher
+
+    def _scope_namespace(self, prepared: str, opts: ListOptions) -> str | None:
+        """The one namespace a watch is confined to, if any (the dispatcher's index)."""
+        if not self._namespaced:
+            return None
+        rest = prepared[len(self._prefix) :]
+        namespace, slash, _ = rest.partition("/")
+        if slash and namespace:
+            return namespace
+        value = opts.field_selector.exact_value("metadata.namespace")
+        return value or None
+
+    # -- history ---------------------------------------------------------------------------
+
+    def compact_history(self, revision: int) -> None:
+        """Make the cache's watch window start at ``revision``, as the backend's does after a
+        compaction there (the cache's own window is time-based and would otherwise keep
+        serving watches from older revisions, which Kubernetes' cacher also does). Waits
+        until the cache has reached ``revision`` (TooLargeResourceVersion after 3 s)."""
+        self._wait_fresh(revision)
+        self._cache.compact_history(revision)
+
+    # -- consistency -----------------------------------------------------------------------
+
+    def _check_periodically(self, interval: float) -> None:
+        from kstore.cache.consistency import check_consistency
+
+        while not self._stopping.wait(interval):
+            if not self._ready.is_set():
+                continue
+            try:
+                report = check_consistency(self, self._storage, self._prefix)
+            except KStoreError as exc:
+                _log.warning("consistency check of %s failed to run: %s", self._resource, exc)
+                continue
+            if not report.consistent:
+                _log.error(
+                    "watch cache of %s is inconsistent: %s; re-listing", self._resource, report
+                )
+                self.request_relist()
+
+
+class _WatchEnded(KStoreError):
+    """The backend watch ended or failed: re-list."""

@@ -1,0 +1,195 @@
+"""Fan-out: every cache event to every interested watcher, once per distinct filter.
+
+Watchers are grouped by filter identity (key, recursive, selectors): an event is converted
+(Kubernetes' ADDED / MODIFIED / DELETED transition table) once per group, and the resulting
+event object, shared and read-only, is appended to each member's bounded buffer. Groups
+confined to one namespace are indexed by it, so an event only visits the groups of its own
+namespace and the unconfined ones.
+
+Wake-ups are what costs in Python, so they are batched: :meth:`Dispatcher.dispatch` takes a
+batch of events, and only after the whole batch releases each blocked thread consumer once and
+schedules **one** callback per asyncio event loop that resolves all its waiting consumers.
+
+Threading: :meth:`dispatch` and :meth:`send_bookmarks` run on the cacher's one feeding thread;
+:meth:`add` (under the watch cache lock, so no event can slip between a watcher's replay and
+its first live event) and :meth:`remove` from any thread. The dispatching thread reads an
+immutable snapshot of the groups, rebuilt on every add or remove.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import threading
+from collections.abc import Callable, Sequence
+
+from kstore.cache.watch_cache import CacheEvent
+from kstore.cache.watcher import CacheWatcher, WatchFilter, bookmark_event, resolve_all
+
+__all__ = ["Dispatcher"]
+
+_Loop = asyncio.AbstractEventLoop
+
+
+class _Group:
+    __slots__ = ("filter", "watchers")
+
+    def __init__(self, watch_filter: WatchFilter) -> None:
+        self.filter = watch_filter
+        self.watchers: tuple[CacheWatcher, ...] = ()
+
+
+class Dispatcher:
+    """The registry of a cache's watchers and the fan-out of its events."""
+
+    def __init__(
+        self,
+        *,
+        resource_prefix: str,
+        bookmark_interval: float,
+        clock: Callable[[], float],
+    ) -> None:
+        self._prefix = resource_prefix
+        self._bookmark_interval = bookmark_interval
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._groups: dict[object, _Group] = {}
+        self._members: set[CacheWatcher] = set()
+        # Snapshots the dispatching thread reads without the lock.
+        self._unscoped: tuple[_Group, ...] = ()
+        self._scoped: dict[str, tuple[_Group, ...]] = {}
+        self._bookmarked: tuple[CacheWatcher, ...] = ()
+        self.closed_slow = 0
+
+    def __len__(self) -> int:
+        return len(self._members)
+
+    # -- registry --------------------------------------------------------------------------
+
+    def add(self, watcher: CacheWatcher) -> None:
+        with self._lock:
+            if watcher in self._members:
+                return
+            identity = watcher.filter.identity
+            group = self._groups.get(identity)
+            if group is None:
+                group = self._groups[identity] = _Group(watcher.filter)
+            group.watchers = (*group.watchers, watcher)
+            self._members.add(watcher)
+            if watcher.allow_bookmarks:
+                watcher.next_bookmark = self._clock() + self._jittered_interval()
+            self._rebuild()
+
+    def remove(self, watcher: CacheWatcher) -> None:
+        with self._lock:
+            if watcher not in self._members:
+                return
+            self._members.discard(watcher)
+            identity = watcher.filter.identity
+            group = self._groups[identity]
+            group.watchers = tuple(w for w in group.watchers if w is not watcher)
+            if not group.watchers:
+                del self._groups[identity]
+            self._rebuild()
+
+    def _rebuild(self) -> None:
+        unscoped: list[_Group] = []
+        scoped: dict[str, list[_Group]] = {}
+        for group in self._groups.values():
+            namespace = group.filter.namespace
+            if namespace is None:
+                unscoped.append(group)
+            else:
+                scoped.setdefault(namespace, []).append(group)
+        self._unscoped = tuple(unscoped)
+        self._scoped = {ns: tuple(groups) for ns, groups in scoped.items()}
+        self._bookmarked = tuple(w for w in self._members if w.allow_bookmarks)
+
+    def _jittered_interval(self) -> float:
+        # Spread bookmarks so that watchers started together are not all served in one tick.
+        return self._bookmark_interval * (1.0 - 0.25 * random.random())
+
+    def terminate_all(self) -> None:
+        """End every watch (the cache is relisting or stopping); each drains what it holds."""
+        with self._lock:
+            members = list(self._members)
+            self._members.clear()
+            self._groups.clear()
+            self._rebuild()
+        for watcher in members:
+            watcher.terminate()
+
+    # -- fan-out (the feeding thread) ------------------------------------------------------
+
+    def _namespace_of(self, key: str) -> str:
+        rest = key[len(self._prefix) :]
+        namespace, slash, _ = rest.partition("/")
+        return namespace if slash else ""
+
+    def dispatch(self, events: Sequence[CacheEvent]) -> None:
+        """Deliver a batch of events (in revision order) to the interested watchers."""
+        if not self._members:
+            return
+        woken: dict[_Loop, list[asyncio.Future[None]]] = {}
+        slow: list[CacheWatcher] = []
+        scoped = self._scoped
+        unscoped = self._unscoped
+        for event in events:
+            revision = event.resource_version
+            groups = unscoped
+            if scoped:
+                extra = scoped.get(self._namespace_of(event.key))
+                if extra:
+                    groups = unscoped + extra
+            for group in groups:
+                converted = group.filter.convert(event)
+                if converted is None:
+                    continue
+                for watcher in group.watchers:
+                    if revision <= watcher.floor or watcher.closed:
+                        continue
+                    if not watcher.push(converted):
+                        slow.append(watcher)
+                    if watcher.sync_waiter is not None:
+                        watcher.wake()
+                    else:
+                        waiter = watcher.async_waiter
+                        if waiter is not None:
+                            watcher.async_waiter = None
+                            woken.setdefault(waiter[0], []).append(waiter[1])
+        self._flush(woken)
+        if slow:
+            self.closed_slow += len(slow)
+            for watcher in slow:
+                self.remove(watcher)
+
+    def send_bookmarks(self, revision: int) -> None:
+        """Push a BOOKMARK at ``revision`` to each watcher whose periodic bookmark is due."""
+        watchers = self._bookmarked
+        if not watchers:
+            return
+        now = self._clock()
+        event = None
+        woken: dict[_Loop, list[asyncio.Future[None]]] = {}
+        for watcher in watchers:
+            if watcher.next_bookmark > now or watcher.closed or revision < watcher.floor:
+                continue
+            watcher.next_bookmark = now + self._jittered_interval()
+            if event is None:
+                event = bookmark_event(revision)
+            watcher.push_bookmark(event)
+            if watcher.sync_waiter is not None:
+                watcher.wake()
+            else:
+                waiter = watcher.async_waiter
+                if waiter is not None:
+                    watcher.async_waiter = None
+                    woken.setdefault(waiter[0], []).append(waiter[1])
+        self._flush(woken)
+
+    @staticmethod
+    def _flush(woken: dict[_Loop, list[asyncio.Future[None]]]) -> None:
+        for loop, futures in woken.items():
+            with contextlib.suppress(RuntimeError):  # a closed loop has no consumer left
+                loop.call_soon_threadsafe(resolve_all, futures)

@@ -1,0 +1,554 @@
+"""The watch cache's state: current objects by key, their indexes, the event history, the revision.
+
+One :class:`WatchCache` mirrors one resource of a backend. It is fed by a single thread (the
+cacher's reflector) with the backend's initial list (:meth:`replace`) and then its watch
+events in revision order (:meth:`apply`, :meth:`advance` for progress bookmarks); any number
+of threads read it (:meth:`get`, :meth:`list`, :meth:`start_watch`).
+
+What it keeps:
+
+- every current object as an :class:`Entry` (key, object, labels, fields, encodings memo), in
+  key order (lists come out sorted without sorting), with indexes on the configured field and
+  label names (e.g. ``spec.nodeName``) and namespace ranges found by key prefix;
+- the history of recent events (:class:`~kstore.cache.history.EventHistory`) as
+  :class:`CacheEvent` records, each holding the object before and after the change so every
+  watcher's selector transition (ADDED / MODIFIED / DELETED) is computed from cached attributes;
+- ``resource_version``: how far the cache has caught up with the backend (events and progress
+  bookmarks), and a condition variable readers wait on to get a fresher cache.
+
+Invariants: objects (and events) are never mutated after they enter the cache; they are shared
+with every reader, read-only. ``resource_version`` never decreases. All state changes and all
+reads of more than one field happen under ``lock``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from kstore.api.gvk import Object
+from kstore.api.selectors import FieldSelector, LabelSelector
+from kstore.cache.caching_object import CachedWatchEvent, Encodings
+from kstore.cache.history import EventHistory
+from kstore.errors import TooLargeResourceVersion
+from kstore.storage.interface import EventType
+
+__all__ = [
+    "CacheEvent",
+    "CacheUnavailable",
+    "Entry",
+    "ListSlice",
+    "WatchCache",
+    "WatchStart",
+    "key_of",
+]
+
+GetAttrs = Callable[[Object], tuple[dict[str, str], dict[str, str]]]
+
+
+class CacheUnavailable(Exception):
+    """The cache stopped following its backend while a reader waited (it is re-listing):
+    the reader should ask the backend instead."""
+
+
+# Guards the lazy creation of the events shared through an Entry or a CacheEvent: rare misses.
+_LAZY = threading.Lock()
+
+
+def key_of(resource_prefix: str, obj: Object) -> str:
+    """Kubernetes' key of an object: ``<prefix>/<namespace>/<name>``, or ``<prefix>/<name>``
+    when the object has no namespace. ``resource_prefix`` ends with ``/``."""
+    meta = obj.get("metadata") or {}
+    namespace = meta.get("namespace") or ""
+    if namespace:
+        return f"{resource_prefix}{namespace}/{meta.get('name', '')}"
+    return f"{resource_prefix}{meta.get('name', '')}"
+
+
+def _with_revision(obj: Object, revision: int) -> Object:
+    """A copy of ``obj`` (metadata copied, the rest shared) carrying ``revision``."""
+    out = dict(obj)
+    meta = dict(out.get("metadata") or {})
+    meta["resourceVersion"] = str(revision)
+    out["metadata"] = meta
+    return out
+
+
+class Entry:
+    """One object version in the cache: shared, read-only."""
+
+    __slots__ = ("_added", "encodings", "fields", "key", "labels", "object", "resource_version")
+
+    def __init__(
+        self,
+        key: str,
+        obj: Object,
+        labels: dict[str, str],
+        fields: dict[str, str],
+        resource_version: int,
+    ) -> None:
+        self.key = key
+        self.object = obj
+        self.labels = labels
+        self.fields = fields
+        self.resource_version = resource_version
+        self.encodings = Encodings()
+        self._added: CachedWatchEvent | None = None
+
+    def added_event(self) -> CachedWatchEvent:
+        """The ADDED event for this version (initial events, selector transitions), shared."""
+        event = self._added
+        if event is None:
+            with _LAZY:
+                event = self._added
+                if event is None:
+                    event = CachedWatchEvent(
+                        EventType.ADDED, self.object, self.resource_version, self.encodings
+                    )
+                    self._added = event
+        return event
+
+
+class CacheEvent:
+    """One change of one key as the cache saw it: the versions before and after.
+
+    ``new`` is None for a delete; ``prev`` None when the key was not in the cache.
+    ``deleted_object`` is what a real delete delivers (the last state with the delete's
+    revision). The events watchers receive are built lazily, once, and shared."""
+
+    __slots__ = (
+        "_deleted",
+        "_modified",
+        "deleted_object",
+        "key",
+        "new",
+        "prev",
+        "record_time",
+        "resource_version",
+    )
+
+    def __init__(
+        self,
+        key: str,
+        new: Entry | None,
+        prev: Entry | None,
+        resource_version: int,
+        record_time: float,
+        deleted_object: Object | None = None,
+    ) -> None:
+        self.key = key
+        self.new = new
+        self.prev = prev
+        self.resource_version = resource_version
+        self.record_time = record_time
+        self.deleted_object = deleted_object
+        self._modified: CachedWatchEvent | None = None
+        self._deleted: CachedWatchEvent | None = None
+
+    def added(self) -> CachedWatchEvent:
+        assert self.new is not None
+        return self.new.added_event()
+
+    def modified(self) -> CachedWatchEvent:
+        event = self._modified
+        if event is None:
+            new = self.new
+            assert new is not None
+            with _LAZY:
+                event = self._modified
+                if event is None:
+                    event = CachedWatchEvent(
+                        EventType.MODIFIED, new.object, self.resource_version, new.encodings
+                    )
+                    self._modified = event
+        return event
+
+    def deleted(self) -> CachedWatchEvent:
+        """DELETED with the state before the change and this event's revision: the real
+        delete's object, or (a selector no longer matching) a copy of the previous version."""
+        event = self._deleted
+        if event is None:
+            with _LAZY:
+                event = self._deleted
+                if event is None:
+                    obj = self.deleted_object
+                    if obj is None:
+                        assert self.prev is not None
+                        obj = _with_revision(self.prev.object, self.resource_version)
+                    event = CachedWatchEvent(EventType.DELETED, obj, self.resource_version)
+                    self._deleted = event
+        return event
+
+    def old_attrs(self) -> tuple[dict[str, str], dict[str, str]] | None:
+        prev = self.prev
+        return None if prev is None else (prev.labels, prev.fields)
+
+
+@dataclass(frozen=True, slots=True)
+class ListSlice:
+    """What a list read from the cache: matching entries' objects and memos, in key order."""
+
+    objects: list[Object]
+    encodings: list[Encodings]
+    last_key: str
+    resource_version: int
+    has_more: bool
+    total: int
+
+
+@dataclass(frozen=True, slots=True)
+class WatchStart:
+    """Where a new watch starts: the entries or events it replays first, at ``revision``."""
+
+    initial_entries: Sequence[Entry]
+    initial_events: Sequence[CacheEvent]
+    revision: int
+
+
+class WatchCache:
+    """Current state + history + revision of one resource (see the module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        resource_prefix: str,
+        get_attrs: GetAttrs,
+        key_func: Callable[[Object], str] | None = None,
+        indexed_fields: Iterable[str] = (),
+        indexed_labels: Iterable[str] = (),
+        history: EventHistory[CacheEvent] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.resource_prefix = resource_prefix
+        self._get_attrs = get_attrs
+        self._key_func = key_func or (lambda obj: key_of(resource_prefix, obj))
+        self._clock = clock
+        self.history: EventHistory[CacheEvent] = history or EventHistory()
+        self.lock = threading.Lock()
+        self._fresh = threading.Condition(self.lock)
+        self._fresh_waiters = 0
+        self.resource_version = 0
+        #: False from :meth:`invalidate` until the next :meth:`replace`.
+        self.usable = False
+        # Parallel arrays in key order: slices of them are a list's items and memos.
+        self._keys: list[str] = []
+        self._objects: list[Object] = []
+        self._encodings: list[Encodings] = []
+        self._entries: list[Entry] = []
+        self._by_key: dict[str, Entry] = {}
+        self._field_index: dict[str, dict[str, set[str]]] = {f: {} for f in indexed_fields}
+        self._label_index: dict[str, dict[str, set[str]]] = {k: {} for k in indexed_labels}
+
+    # -- feeding (the reflector thread) ----------------------------------------------------
+
+    def _entry(self, obj: Object, revision: int) -> Entry:
+        labels, fields = self._get_attrs(obj)
+        return Entry(self._key_func(obj), obj, labels, fields, revision)
+
+    def replace(self, objects: Sequence[Object], revision: int) -> None:
+        """Replace the whole state with a list read at ``revision``; history restarts there."""
+        entries = sorted(
+            (self._entry(obj, _object_revision(obj)) for obj in objects), key=lambda e: e.key
+        )
+        with self._fresh:
+            self._by_key = {e.key: e for e in entries}
+            self._keys = [e.key for e in entries]
+            self._objects = [e.object for e in entries]
+            self._encodings = [e.encodings for e in entries]
+            self._entries = entries
+            for index in (*self._field_index.values(), *self._label_index.values()):
+                index.clear()
+            for entry in entries:
+                self._index(entry)
+            self.history.reset(revision)
+            self.resource_version = max(self.resource_version, revision)
+            self.usable = True
+            self._fresh.notify_all()
+
+    def invalidate(self) -> None:
+        """The backend watch is gone: release every reader waiting for freshness."""
+        with self._fresh:
+            self.usable = False
+            self._fresh.notify_all()
+
+    def apply(self, type_: EventType, obj: Object, revision: int) -> CacheEvent | None:
+        """Apply one backend event (ADDED / MODIFIED / DELETED at ``revision``); the history
+        record, or None for an event the cache already reflects (revision not newer)."""
+        if revision <= self.resource_version:
+            return None
+        new = None if type_ is EventType.DELETED else self._entry(obj, revision)
+        key = new.key if new is not None else self._key_func(obj)
+        with self.lock:
+            prev = self._by_key.get(key)
+            if new is None:
+                if prev is not None:
+                    self._remove(prev)
+                deleted = obj
+                if prev is None:
+                    # Unknown to the cache: filter on the deleted state's own attributes.
+                    prev = self._entry(obj, revision)
+            else:
+                self._put(new, prev)
+                deleted = None
+            event = CacheEvent(key, new, prev, revision, self._clock(), deleted)
+            self.history.append(event)
+            self.resource_version = revision
+        return event
+
+    def advance(self, revision: int) -> bool:
+        """The backend reports progress up to ``revision`` (no change for this resource in
+        between). True when the cache's revision moved."""
+        with self.lock:
+            if revision <= self.resource_version:
+                return False
+            self.resource_version = revision
+            return True
+
+    def compact_history(self, revision: int) -> None:
+        """Drop history at or below ``revision`` (see EventHistory.compact)."""
+        with self.lock:
+            self.history.compact(revision)
+
+    def notify_fresh(self) -> None:
+        """Wake readers waiting for a fresher cache (after a batch of apply/advance)."""
+        if self._fresh_waiters:
+            with self._fresh:
+                self._fresh.notify_all()
+
+    def _put(self, entry: Entry, prev: Entry | None) -> None:
+        key = entry.key
+        if prev is not None:
+            self._unindex(prev)
+            position = bisect.bisect_left(self._keys, key)
+            self._objects[position] = entry.object
+            self._encodings[position] = entry.encodings
+            self._entries[position] = entry
+        else:
+            position = bisect.bisect_left(self._keys, key)
+            self._keys.insert(position, key)
+            self._objects.insert(position, entry.object)
+            self._encodings.insert(position, entry.encodings)
+            self._entries.insert(position, entry)
+        self._by_key[key] = entry
+        self._index(entry)
+
+    def _remove(self, entry: Entry) -> None:
+        position = bisect.bisect_left(self._keys, entry.key)
+        del self._keys[position]
+        del self._objects[position]
+        del self._encodings[position]
+        del self._entries[position]
+        del self._by_key[entry.key]
+        self._unindex(entry)
+
+    def _index(self, entry: Entry) -> None:
+        for name, index in self._field_index.items():
+            index.setdefault(entry.fields.get(name, ""), set()).add(entry.key)
+        for name, index in self._label_index.items():
+            value = entry.labels.get(name)
+            if value is not None:
+                index.setdefault(value, set()).add(entry.key)
+
+    def _unindex(self, entry: Entry) -> None:
+        for name, index in self._field_index.items():
+            _discard(index, entry.fields.get(name, ""), entry.key)
+        for name, index in self._label_index.items():
+            value = entry.labels.get(name)
+            if value is not None:
+                _discard(index, value, entry.key)
+
+    # -- waiting for freshness -------------------------------------------------------------
+
+    def wait_fresh(
+        self,
+        revision: int,
+        timeout: float,
+        poke: Callable[[], None] | None = None,
+        poke_interval: float = 0.1,
+    ) -> None:
+        """Return once the cache has reached ``revision``; TooLargeResourceVersion (retry
+        after 1 s) after ``timeout`` seconds, CacheUnavailable if the cache stops following
+        its backend meanwhile. ``poke`` (asking the backend for a progress notification) runs
+        every ``poke_interval`` while waiting, outside the lock."""
+        if revision <= self.resource_version:
+            return
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._fresh:
+                if self.resource_version >= revision:
+                    return
+                if not self.usable:
+                    raise CacheUnavailable
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TooLargeResourceVersion(revision, self.resource_version)
+                self._fresh_waiters += 1
+                try:
+                    self._fresh.wait(min(remaining, poke_interval))
+                finally:
+                    self._fresh_waiters -= 1
+                if self.resource_version >= revision:
+                    return
+            if poke is not None:
+                poke()
+
+    # -- reads -----------------------------------------------------------------------------
+
+    def get(self, key: str) -> tuple[Entry | None, int]:
+        """The entry at ``key`` (None when absent) and the cache revision it was read at."""
+        with self.lock:
+            return self._by_key.get(key), self.resource_version
+
+    def entry(self, key: str) -> Entry | None:
+        return self._by_key.get(key)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def list(
+        self,
+        key: str,
+        *,
+        recursive: bool,
+        label_selector: LabelSelector,
+        field_selector: FieldSelector,
+        limit: int = 0,
+        namespaced_keys: bool = True,
+    ) -> ListSlice:
+        """Matching objects under ``key`` (a prefix ending in ``/`` when ``recursive``, else an
+        exact key) in key order, up to ``limit`` (0: all), at the current cache revision."""
+        filtered = not (label_selector.empty() and field_selector.empty())
+        with self.lock:
+            revision = self.resource_version
+            if not recursive:
+                entry = self._by_key.get(key)
+                if entry is None or (
+                    filtered
+                    and not (
+                        label_selector.matches(entry.labels)
+                        and field_selector.matches(entry.fields)
+                    )
+                ):
+                    return ListSlice([], [], "", revision, False, 0)
+                return ListSlice([entry.object], [entry.encodings], key, revision, False, 1)
+            candidates = self._indexed_candidates(label_selector, field_selector)
+            if candidates is None and namespaced_keys and key == self.resource_prefix:
+                namespace = field_selector.exact_value("metadata.namespace")
+                if namespace:
+                    key = f"{key}{namespace}/"
+            if candidates is not None:
+                # Few keys (an index hit): resolve them, keep the ones under the prefix.
+                entries = sorted(
+                    (self._by_key[k] for k in candidates if k.startswith(key)),
+                    key=lambda e: e.key,
+                )
+                return _select(
+                    entries, 0, len(entries), revision, label_selector, field_selector, limit
+                )
+            lo = bisect.bisect_left(self._keys, key)
+            hi = bisect.bisect_left(self._keys, key[:-1] + chr(ord(key[-1]) + 1), lo)
+            if not filtered:
+                total = hi - lo
+                end = hi if limit <= 0 or total <= limit else lo + limit
+                return ListSlice(
+                    self._objects[lo:end],
+                    self._encodings[lo:end],
+                    self._keys[end - 1] if end > lo else "",
+                    revision,
+                    end < hi,
+                    total,
+                )
+            return _select(self._entries, lo, hi, revision, label_selector, field_selector, limit)
+
+    def _indexed_candidates(
+        self, label_selector: LabelSelector, field_selector: FieldSelector
+    ) -> set[str] | None:
+        best: set[str] | None = None
+        for name, index in self._field_index.items():
+            value = field_selector.exact_value(name)
+            if value is not None:
+                keys = index.get(value, set())
+                if best is None or len(keys) < len(best):
+                    best = keys
+        for name, index in self._label_index.items():
+            value = label_selector.exact_value(name)
+            if value is not None:
+                keys = index.get(value, set())
+                if best is None or len(keys) < len(best):
+                    best = keys
+        return best
+
+    def start_watch(
+        self,
+        key: str,
+        *,
+        recursive: bool,
+        from_state: bool,
+        revision: int,
+        register: Callable[[int], None],
+    ) -> WatchStart:
+        """Atomically take what a new watch replays and register it for later events.
+
+        ``from_state``: the current state under ``key`` (initial ADDED events) at the cache
+        revision; else the history after ``revision`` (Expired when evicted). ``register`` is
+        called under the lock with the revision the replay ends at; events applied after that
+        are dispatched to the watcher."""
+        with self.lock:
+            current = self.resource_version
+            if from_state:
+                if recursive:
+                    lo = bisect.bisect_left(self._keys, key)
+                    hi = bisect.bisect_left(self._keys, key[:-1] + chr(ord(key[-1]) + 1), lo)
+                    entries: Sequence[Entry] = self._entries[lo:hi]
+                else:
+                    entry = self._by_key.get(key)
+                    entries = [entry] if entry is not None else []
+                register(current)
+                return WatchStart(entries, (), current)
+            events = self.history.since(revision)
+            register(max(current, revision))
+            return WatchStart((), events, max(current, revision))
+
+
+def _select(
+    entries: Sequence[Entry],
+    lo: int,
+    hi: int,
+    revision: int,
+    label_selector: LabelSelector,
+    field_selector: FieldSelector,
+    limit: int,
+) -> ListSlice:
+    objects: list[Object] = []
+    encodings: list[Encodings] = []
+    last_key = ""
+    has_more = False
+    labels_match = label_selector.matches
+    fields_match = field_selector.matches
+    for position in range(lo, hi):
+        entry = entries[position]
+        if labels_match(entry.labels) and fields_match(entry.fields):
+            objects.append(entry.object)
+            encodings.append(entry.encodings)
+            last_key = entry.key
+            if limit > 0 and len(objects) >= limit:
+                # As Kubernetes' cacher: more may follow when any key is left, matching or not.
+                has_more = position < hi - 1
+                break
+    return ListSlice(objects, encodings, last_key, revision, has_more, hi - lo)
+
+
+def _discard(index: dict[str, set[str]], value: str, key: str) -> None:
+    keys = index.get(value)
+    if keys is not None:
+        keys.discard(key)
+        if not keys:
+            del index[value]
+
+
+def _object_revision(obj: Object) -> int:
+    text = (obj.get("metadata") or {}).get("resourceVersion") or "0"
+    return int(text) if isinstance(text, str) and text.isdigit() else 0

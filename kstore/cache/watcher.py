@@ -1,0 +1,412 @@
+"""One watch served by the cache: its filter, its replay, its bounded buffer, its consumer.
+
+A :class:`CacheWatcher` hands out, in order: the replay it was started with (initial ADDED
+events for the current state, or the history after the requested revision), the
+initial-events-end bookmark when asked for, then live events the dispatcher pushed into its
+bounded buffer. Live events arrive already filtered and converted (the dispatcher does that
+once per distinct filter); the replay is filtered here, in the consumer's thread.
+
+Buffer rule: at most ``buffer_size`` undelivered live events. A push that finds the buffer
+full closes the watcher with a final ERROR event (429 TooManyRequests, so a client backs off
+and watches again from the last revision it received, as client-go's reflector does): the
+watcher is never silently skipped, and nobody else waits for it.
+
+Consumers: one per watcher, either blocking (:meth:`next`, iteration) or asyncio
+(:meth:`next_async`, ``async for``). A blocked consumer is woken with a lock released by the
+dispatcher; an asyncio one through its event loop, with one loop callback per dispatch batch
+for all the watchers of that loop (see :mod:`kstore.cache.dispatcher`) — waking a thread per
+event costs far more CPU than the delivery itself.
+
+Objects in events are shared and read-only.
+"""
+
+from __future__ import annotations
+
+import _thread
+import asyncio
+import contextlib
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from typing import Any
+
+from kstore.api.selectors import FieldSelector, LabelSelector
+from kstore.cache.watch_cache import CacheEvent, Entry
+from kstore.errors import KStoreError, TooManyRequests, to_status
+from kstore.storage.interface import (
+    INITIAL_EVENTS_END_ANNOTATION,
+    EventType,
+    Watcher,
+    WatchEvent,
+)
+
+__all__ = [
+    "CacheWatcher",
+    "ErrorWatcher",
+    "WatchFilter",
+    "bookmark_event",
+    "error_event",
+    "resolve_all",
+]
+
+_Match = Callable[[str, dict[str, str], dict[str, str]], bool]
+
+
+def error_event(error: KStoreError) -> WatchEvent:
+    return WatchEvent(EventType.ERROR, to_status(error), 0)
+
+
+def bookmark_event(revision: int, *, initial_events_end: bool = False) -> WatchEvent:
+    """A BOOKMARK: an object with only ``metadata.resourceVersion`` (and the
+    initial-events-end annotation when it ends a watch-list's initial events)."""
+    meta: dict[str, Any] = {"resourceVersion": str(revision)}
+    if initial_events_end:
+        meta["annotations"] = {INITIAL_EVENTS_END_ANNOTATION: "true"}
+    return WatchEvent(EventType.BOOKMARK, {"metadata": meta}, revision)
+
+
+class WatchFilter:
+    """Which changes a watch sees: a key (exact, or a prefix ending in ``/``) and selectors.
+
+    ``identity`` is equal for filters that select exactly the same changes, so the dispatcher
+    evaluates each distinct filter once per event. ``namespace`` is the one namespace the
+    filter is confined to, when it is (the dispatcher's index)."""
+
+    __slots__ = ("identity", "key", "matches", "namespace", "recursive")
+
+    def __init__(
+        self,
+        key: str,
+        *,
+        recursive: bool,
+        label_selector: LabelSelector,
+        field_selector: FieldSelector,
+        namespace: str | None,
+    ) -> None:
+        self.key = key
+        self.recursive = recursive
+        self.namespace = namespace
+        self.identity = (key, recursive, label_selector, field_selector)
+        self.matches: _Match = _compile(key, recursive, label_selector, field_selector)
+
+    def convert(self, event: CacheEvent) -> WatchEvent | None:
+        """What this filter sees of ``event`` (Kubernetes' transition table), or None."""
+        key = event.key
+        new = event.new
+        new_passes = new is not None and self.matches(key, new.labels, new.fields)
+        prev = event.prev
+        old_passes = prev is not None and self.matches(key, prev.labels, prev.fields)
+        if new_passes:
+            return event.modified() if old_passes else event.added()
+        if old_passes:
+            return event.deleted()
+        return None
+
+
+def _compile(key: str, recursive: bool, labels: LabelSelector, fields: FieldSelector) -> _Match:
+    label_match = None if labels.empty() else labels.matches
+    field_match = None if fields.empty() else fields.matches
+    if recursive:
+        if label_match is None and field_match is None:
+            return lambda k, lab, fld: k.startswith(key)
+        if label_match is None:
+            assert field_match is not None
+            return lambda k, lab, fld: k.startswith(key) and field_match(fld)
+        if field_match is None:
+            return lambda k, lab, fld: k.startswith(key) and label_match(lab)
+        return lambda k, lab, fld: k.startswith(key) and label_match(lab) and field_match(fld)
+    label_ok = label_match or (lambda lab: True)
+    field_ok = field_match or (lambda fld: True)
+    return lambda k, lab, fld: k == key and label_ok(lab) and field_ok(fld)
+
+
+class CacheWatcher(Watcher):
+    """A watch served from the cache (see the module docstring). Thread-safe between its one
+    consumer and the dispatcher; :meth:`stop` may be called from anywhere."""
+
+    def __init__(
+        self,
+        *,
+        watch_filter: WatchFilter,
+        buffer_size: int,
+        allow_bookmarks: bool,
+        initial_events_end_bookmark: bool,
+        on_stop: Callable[[CacheWatcher], None],
+        description: str,
+    ) -> None:
+        self.filter = watch_filter
+        self.buffer_size = buffer_size
+        self.allow_bookmarks = allow_bookmarks
+        self._want_end_bookmark = initial_events_end_bookmark
+        self._end_bookmark_revision = 0
+        self._on_stop = on_stop
+        self.description = description
+        # Replay, consumed before the live buffer.
+        self._initial_entries: Sequence[Entry] = ()
+        self._initial_events: Sequence[CacheEvent] = ()
+        self._position = 0
+        #: Live changes at or below this revision were covered by the replay.
+        self.floor = 0
+        #: Revision of the last event pushed or replayed (bookmarks never go below it).
+        self.last_revision = 0
+        #: When the next periodic bookmark is due (the dispatcher's clock).
+        self.next_bookmark = 0.0
+        self.queue: deque[WatchEvent] = deque()
+        # Set once no more live events will be pushed (stop, overflow, cache going away).
+        self.closed = False
+        self._stopped = False
+        self._ended = False
+        # Consumer wake-ups: a lock the dispatcher releases, or a future on a loop.
+        self.sync_waiter: Any = None
+        self.async_waiter: tuple[asyncio.AbstractEventLoop, asyncio.Future[None]] | None = None
+
+    # -- set-up -----------------------------------------------------------------------------
+
+    def register_at(self, revision: int) -> None:
+        """Live events at or below ``revision`` are covered by the replay (called under the
+        cache lock, before the dispatcher can see this watcher)."""
+        self.floor = revision
+        self.last_revision = revision
+
+    def begin(self, entries: Sequence[Entry], events: Sequence[CacheEvent], revision: int) -> None:
+        self._initial_entries = entries
+        self._initial_events = events
+        self._end_bookmark_revision = revision
+
+    # -- dispatcher side -------------------------------------------------------------------
+
+    def push(self, event: WatchEvent) -> bool:
+        """Queue a live event; False (and the watcher closed with an ERROR) when full."""
+        queue = self.queue
+        if len(queue) >= self.buffer_size:
+            self.closed = True
+            queue.append(
+                error_event(
+                    TooManyRequests(
+                        f"watch of {self.description} closed: the client did not keep up with "
+                        f"{self.buffer_size} buffered events; watch again from the last "
+                        "resourceVersion received",
+                        retry_after_seconds=1,
+                    )
+                )
+            )
+            return False
+        queue.append(event)
+        self.last_revision = event.resource_version
+        return True
+
+    def push_bookmark(self, event: WatchEvent) -> None:
+        """Queue a periodic bookmark unless the buffer is full (bookmarks are best effort)."""
+        if len(self.queue) < self.buffer_size and event.resource_version >= self.last_revision:
+            self.queue.append(event)
+            self.last_revision = event.resource_version
+
+    def wake(self) -> None:
+        """Wake a blocked consumer (the dispatcher handles asyncio consumers in batches)."""
+        waiter = self.sync_waiter
+        if waiter is not None:
+            self.sync_waiter = None
+            # try/except, not contextlib.suppress: this runs once per delivery to a blocked
+            # consumer, and the context manager costs more than the release.
+            try:  # noqa: SIM105
+                waiter.release()
+            except RuntimeError:  # already released by a concurrent wake
+                pass
+
+    def terminate(self) -> None:
+        """The cache stops feeding this watch: buffered events are still delivered, then the
+        watch ends (the client watches again from its last revision)."""
+        self.closed = True
+        self.wake()
+        self._wake_async()
+
+    # -- consumer side ---------------------------------------------------------------------
+
+    @property
+    def stopped(self) -> bool:
+        return self._stopped or self._ended
+
+    def stop(self) -> None:
+        if self._stopped:
+            return
+        self._stopped = True
+        self.closed = True
+        self._on_stop(self)
+        self.wake()
+        self._wake_async()
+
+    def _wake_async(self) -> None:
+        waiter = self.async_waiter
+        if waiter is not None:
+            loop, future = waiter
+            with contextlib.suppress(RuntimeError):  # a closed loop has no consumer left
+                loop.call_soon_threadsafe(_resolve, future)
+
+    def _take(self) -> WatchEvent | None:
+        """The next event without blocking; None when none is ready now."""
+        if self._initial_entries or self._initial_events or self._want_end_bookmark:
+            event = self._take_replay()
+            if event is not None:
+                return event
+        try:
+            event = self.queue.popleft()
+        except IndexError:
+            if self.closed:
+                self._end()
+            return None
+        if event.type is EventType.ERROR:
+            self._end()
+            self.queue.clear()
+        return event
+
+    def _take_replay(self) -> WatchEvent | None:
+        if self._stopped:
+            self._initial_entries = self._initial_events = ()
+            self._want_end_bookmark = False
+            return None
+        matches = self.filter.matches
+        entries = self._initial_entries
+        if entries:
+            while self._position < len(entries):
+                entry = entries[self._position]
+                self._position += 1
+                if matches(entry.key, entry.labels, entry.fields):
+                    return entry.added_event()
+            self._initial_entries = ()
+            self._position = 0
+            if self._want_end_bookmark:
+                self._want_end_bookmark = False
+                return bookmark_event(self._end_bookmark_revision, initial_events_end=True)
+            return None
+        events = self._initial_events
+        if events:
+            convert = self.filter.convert
+            while self._position < len(events):
+                cache_event = events[self._position]
+                self._position += 1
+                converted = convert(cache_event)
+                if converted is not None:
+                    return converted
+            self._initial_events = ()
+            self._position = 0
+        if self._want_end_bookmark:
+            self._want_end_bookmark = False
+            return bookmark_event(self._end_bookmark_revision, initial_events_end=True)
+        return None
+
+    def _end(self) -> None:
+        if not self._ended:
+            self._ended = True
+            self._on_stop(self)
+
+    def next(self, timeout: float | None = None) -> WatchEvent | None:
+        event = self._take()
+        if event is not None or self._ended:
+            return event
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            lock = _thread.allocate_lock()
+            lock.acquire()
+            self.sync_waiter = lock
+            # Re-check after publishing the waiter: a push in between either is seen here
+            # or sees the waiter and releases it.
+            event = self._take()
+            if event is not None or self._ended:
+                self.sync_waiter = None
+                return event
+            if deadline is None:
+                lock.acquire()
+            else:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not lock.acquire(True, remaining):
+                    self.sync_waiter = None
+                    return self._take()
+            event = self._take()
+            if event is not None or self._ended:
+                return event
+
+    async def next_async(self, timeout: float | None = None) -> WatchEvent | None:
+        """As :meth:`next`, for a consumer running in an asyncio event loop."""
+        event = self._take()
+        if event is not None or self._ended:
+            return event
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        while True:
+            future: asyncio.Future[None] = loop.create_future()
+            self.async_waiter = (loop, future)
+            event = self._take()
+            if event is not None or self._ended:
+                self.async_waiter = None
+                return event
+            try:
+                if deadline is None:
+                    await future
+                else:
+                    remaining = deadline - loop.time()
+                    if remaining <= 0:
+                        return self._take()
+                    try:
+                        await asyncio.wait_for(future, remaining)
+                    except TimeoutError:
+                        return self._take()
+            finally:
+                self.async_waiter = None
+            event = self._take()
+            if event is not None or self._ended:
+                return event
+
+    def __iter__(self) -> Iterator[WatchEvent]:
+        while True:
+            event = self.next(None)
+            if event is None:
+                return
+            yield event
+
+    def __aiter__(self) -> AsyncIterator[WatchEvent]:
+        return self
+
+    async def __anext__(self) -> WatchEvent:
+        event = await self.next_async(None)
+        if event is None:
+            raise StopAsyncIteration
+        return event
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+def resolve_all(futures: list[asyncio.Future[None]]) -> None:
+    """Wake every waiting asyncio consumer of one loop (runs in that loop)."""
+    for future in futures:
+        if not future.done():
+            future.set_result(None)
+
+
+class ErrorWatcher(Watcher):
+    """A watch that failed before it started: one ERROR event, then the end."""
+
+    def __init__(self, error: KStoreError) -> None:
+        self._event: WatchEvent | None = error_event(error)
+        self._stopped = False
+
+    @property
+    def stopped(self) -> bool:
+        return self._stopped or self._event is None
+
+    def stop(self) -> None:
+        self._stopped = True
+
+    def next(self, timeout: float | None = None) -> WatchEvent | None:
+        event, self._event = self._event, None
+        return None if self._stopped else event
+
+    async def next_async(self, timeout: float | None = None) -> WatchEvent | None:
+        return self.next(timeout)
+
+    def __iter__(self) -> Iterator[WatchEvent]:
+        event = self.next()
+        if event is not None:
+            yield event
