@@ -266,6 +266,12 @@ def test_service_updates() -> None:
     ]
     downgraded["spec"]["ipFamilyPolicy"] = "SingleStack"
     assert validate_service_update(downgraded, dual) == []
+    released = copy.deepcopy(old)
+    del released["spec"]["clusterIPs"], released["spec"]["clusterIP"]
+    # An absent list is a nil slice to Kubernetes, printed as null.
+    assert _rendered(validate_service_update(released, old)) == [
+        "spec.clusterIPs[0]: Invalid value: null: primary clusterIP can not be unset"
+    ]
 
 
 def test_health_check_node_port_is_immutable() -> None:

@@ -318,6 +318,12 @@ def validate_service(svc: Mapping[str, Any]) -> list[Cause]:
     return causes
 
 
+def _shown(spec: Mapping[str, Any], key: str) -> JSONValue:
+    """A []string as Go prints it: null when the field is absent (a nil slice)."""
+    value = spec.get(key)
+    return JSONValue(_strings(value) if isinstance(value, list) else None)
+
+
 def _cluster_ip_changes(new: Mapping[str, Any], old: Mapping[str, Any]) -> list[Cause]:
     if "ExternalName" in (get_str(new, "type"), get_str(old, "type")):
         return []
@@ -330,13 +336,19 @@ def _cluster_ip_changes(new: Mapping[str, Any], old: Mapping[str, Any]) -> list[
         for i, ip in enumerate(old_ips):
             if ip != ips[i]:
                 causes.append(
-                    invalid(_SPEC.child("clusterIPs").index(i), ips, "may not change once set")
+                    invalid(
+                        _SPEC.child("clusterIPs").index(i),
+                        _shown(new, "clusterIPs"),
+                        "may not change once set",
+                    )
                 )
     elif len(old_ips) > len(ips):
         if not ips:
-            causes.append(invalid(first, ips, "primary clusterIP can not be unset"))
+            causes.append(
+                invalid(first, _shown(new, "clusterIPs"), "primary clusterIP can not be unset")
+            )
         if old_ips and ips and ips[0] != old_ips[0]:
-            causes.append(invalid(first, ips, "may not change once set"))
+            causes.append(invalid(first, _shown(new, "clusterIPs"), "may not change once set"))
         if len(ips) == 1 and opt_str(new, "ipFamilyPolicy") != "SingleStack":
             causes.append(
                 invalid(
@@ -346,7 +358,7 @@ def _cluster_ip_changes(new: Mapping[str, Any], old: Mapping[str, Any]) -> list[
                 )
             )
     elif old_ips and ips[0] != old_ips[0]:
-        causes.append(invalid(first, ips, "may not change once set"))
+        causes.append(invalid(first, _shown(new, "clusterIPs"), "may not change once set"))
     return causes
 
 
@@ -364,13 +376,15 @@ def _ip_family_changes(new: Mapping[str, Any], old: Mapping[str, Any]) -> list[C
         for i, family in enumerate(old_families):
             if family != families[i]:
                 # Kubernetes reports every changed family at index 0.
-                causes.append(invalid(first, families, "may not change once set"))
+                causes.append(invalid(first, _shown(new, "ipFamilies"), "may not change once set"))
     elif len(old_families) > len(families):
         if not ips:
-            causes.append(invalid(first, families, "primary ipFamily can not be unset"))
+            causes.append(
+                invalid(first, _shown(new, "ipFamilies"), "primary ipFamily can not be unset")
+            )
         if families and families[0] != old_families[0]:
             # Kubernetes shows the cluster IPs here, not the families.
-            causes.append(invalid(first, ips, "may not change once set"))
+            causes.append(invalid(first, _shown(new, "clusterIPs"), "may not change once set"))
         if len(families) == 1 and opt_str(new, "ipFamilyPolicy") != "SingleStack":
             causes.append(
                 invalid(
@@ -380,7 +394,7 @@ def _ip_family_changes(new: Mapping[str, Any], old: Mapping[str, Any]) -> list[C
                 )
             )
     elif old_families and families and families[0] != old_families[0]:
-        causes.append(invalid(first, ips, "may not change once set"))
+        causes.append(invalid(first, _shown(new, "clusterIPs"), "may not change once set"))
     return causes
 
 
