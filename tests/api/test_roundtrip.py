@@ -37,7 +37,7 @@ def _converts(d: KindDefinition) -> bool:
 def _settings(d: KindDefinition) -> settings:
     if d.kind.endswith("List"):
         # Each example holds several items; the item kind is tested on its own.
-        examples = 15
+        examples = 10
     elif _converts(d):
         examples = 50
     elif any(v.default for v in d.versions):
@@ -140,7 +140,7 @@ def test_defaulting_is_idempotent_and_defaulted_objects_round_trip(
 def test_encoding_is_stable_through_a_json_round_trip(
     definition: KindDefinition, version: str
 ) -> None:
-    @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(obj=object_of(definition.group, definition.kind, version))
     def check(obj: dict[str, Any]) -> None:
         hub = SCHEME.to_hub(obj)
