@@ -171,13 +171,12 @@ class Invalid(KStoreError):
 
     @classmethod
     def for_object(cls, kind: str, name: str, causes: Sequence[Cause], group: str = "") -> Invalid:
-        """Build the error the way Kubernetes' ``NewInvalid`` words it."""
-        rendered = [c.render() for c in causes]
-        if len(rendered) == 1:
-            detail = rendered[0]
-        else:
-            detail = "[" + ", ".join(rendered) + "]"
-        message = f'{kind} "{name}" is invalid: {detail}'
+        """Build the error the way Kubernetes' ``NewInvalid`` words it: the kind qualified by
+        its group (``Deployment.apps``), every cause kept, repeated texts said once."""
+        rendered = list(dict.fromkeys(c.render() for c in causes))
+        detail = rendered[0] if len(rendered) == 1 else "[" + ", ".join(rendered) + "]"
+        qualified = f"{kind}.{group}" if group else kind
+        message = f'{qualified} "{name}" is invalid: {detail}'
         return cls(message, group=group, kind=kind, name=name, causes=causes)
 
 

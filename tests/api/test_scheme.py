@@ -103,7 +103,7 @@ def test_validation_runs_on_the_hub_and_reports_causes() -> None:
     with pytest.raises(Invalid) as info:
         scheme.validate(scheme.to_hub(bad))
     assert info.value.message == (
-        'Widget "w" is invalid: spec.replicas: must be greater than or equal to 0'
+        'Widget.example.com "w" is invalid: spec.replicas: must be greater than or equal to 0'
     )
     assert info.value.causes[0].field == "spec.replicas"
 

@@ -232,11 +232,6 @@ def test_several_causes_render_in_one_bracketed_list_and_as_status_causes() -> N
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="kstore.errors.Invalid.for_object does not yet de-duplicate repeated messages nor "
-    "qualify the kind with its group (Kubernetes: 'Deployment.apps \"x\" is invalid: ...')",
-)
 def test_invalid_message_dedupes_repeats_and_names_the_group_kind() -> None:
     cause = required(Path("spec", "selector"))
     err = Invalid.for_object("Deployment", "x", [cause, cause], group="apps")
