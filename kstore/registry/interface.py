@@ -1,0 +1,197 @@
+"""The registry contract: what the REST facade and the embedding API call to read and write
+objects of one resource, with Kubernetes' create/update/delete semantics on top of storage.
+
+Objects cross this interface in their kind's **hub** form (the REST layer decodes a request
+body to the hub and encodes the result in the version the client asked for). The registry owns
+everything between: system fields (uid, creationTimestamp, generation), ``generateName``,
+per-kind strategies, validation, admission, finalizers and graceful deletion, dry-run, TTLs,
+``managedFields``, and the mapping of storage outcomes to Kubernetes errors
+(``AlreadyExists``, ``Conflict`` with Kubernetes' wording, ``NotFound`` naming the resource).
+
+Updates are expressed as an :data:`UpdatedObject` function applied to the current object, so
+an update, a patch and a server-side apply are one mechanism and each conflict retry applies
+the change to fresh state (Kubernetes' ``rest.UpdatedObjectInfo``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Protocol, runtime_checkable
+
+from kstore.api.gvk import GroupVersion, Object
+from kstore.api.scheme import KindDefinition, ResourceInfo, Scheme
+from kstore.storage.interface import ListOptions, ListResult, Preconditions, Watcher
+
+__all__ = [
+    "AdmissionAttributes",
+    "AdmissionHook",
+    "CreateOptions",
+    "DeleteOptions",
+    "DeleteResult",
+    "Operation",
+    "Registry",
+    "RequestContext",
+    "ResourceStore",
+    "UpdateOptions",
+    "UpdatedObject",
+    "UserInfo",
+    "WriteResult",
+]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class UserInfo:
+    name: str
+    uid: str = ""
+    groups: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RequestContext:
+    """Who asks, in which namespace, speaking which version.
+
+    ``namespace`` is the request's namespace ("" for cluster-scoped resources and for lists or
+    watches across all namespaces). ``request_version`` is the group/version the client used;
+    strategies that behave per version (e.g. Deployment selector immutability) read it.
+    """
+
+    namespace: str = ""
+    request_version: GroupVersion | None = None
+    user: UserInfo | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CreateOptions:
+    dry_run: bool = False
+    field_manager: str = ""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class UpdateOptions:
+    """``force`` is server-side apply's force flag; ``subresource`` is "" or e.g. "status"."""
+
+    dry_run: bool = False
+    field_manager: str = ""
+    subresource: str = ""
+    force: bool = False
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class DeleteOptions:
+    """Kubernetes' DeleteOptions. ``grace_period_seconds`` None means the strategy default."""
+
+    dry_run: bool = False
+    grace_period_seconds: int | None = None
+    preconditions: Preconditions | None = None
+    propagation_policy: str | None = None
+    orphan_dependents: bool | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class WriteResult:
+    """The stored object (hub), the warnings to return, and whether an update created it."""
+
+    object: Object
+    warnings: tuple[str, ...] = ()
+    created: bool = False
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class DeleteResult:
+    """``deleted`` False means the object is still there (finalizers or grace period pending);
+    ``object`` is then its current state, else its last state."""
+
+    object: Object
+    deleted: bool
+    warnings: tuple[str, ...] = ()
+
+
+#: Computes the new hub object from the current one (``{}`` when it does not exist and the
+#: update may create it). Raises to abort. Must not mutate its argument; may run once per
+#: conflict retry.
+UpdatedObject = Callable[[Object], Object]
+
+
+class Operation(StrEnum):
+    CREATE = "CREATE"
+    UPDATE = "UPDATE"
+    DELETE = "DELETE"
+
+
+@dataclass(kw_only=True, slots=True)
+class AdmissionAttributes:
+    """What an admission hook sees. Mutating hooks may change ``object`` in place."""
+
+    operation: Operation
+    definition: KindDefinition
+    namespace: str
+    name: str
+    object: Object | None
+    old_object: Object | None = None
+    subresource: str = ""
+    dry_run: bool = False
+    user: UserInfo | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+#: An admission hook raises a kstore error (Forbidden, Invalid, ...) to reject the request.
+AdmissionHook = Callable[[AdmissionAttributes], None]
+
+
+@runtime_checkable
+class ResourceStore(Protocol):
+    """The objects of one resource, all versions served through the hub."""
+
+    @property
+    def definition(self) -> KindDefinition: ...
+
+    @property
+    def info(self) -> ResourceInfo: ...
+
+    def create(self, ctx: RequestContext, obj: Object, opts: CreateOptions) -> WriteResult:
+        """Create; 409 AlreadyExists (or a generateName conflict after retries), 422 Invalid,
+        404 when the namespace does not exist, 403 when it is terminating."""
+        ...
+
+    def get(self, ctx: RequestContext, name: str, *, resource_version: str = "") -> Object: ...
+
+    def list(self, ctx: RequestContext, opts: ListOptions) -> ListResult: ...
+
+    def update(
+        self, ctx: RequestContext, name: str, updated: UpdatedObject, opts: UpdateOptions
+    ) -> WriteResult:
+        """Update (or create, where the kind allows create-on-update); 409 Conflict on a stale
+        resourceVersion in the object ``updated`` returns."""
+        ...
+
+    def delete(self, ctx: RequestContext, name: str, opts: DeleteOptions) -> DeleteResult: ...
+
+    def delete_collection(
+        self, ctx: RequestContext, list_opts: ListOptions, opts: DeleteOptions
+    ) -> list[Object]: ...
+
+    def watch(self, ctx: RequestContext, opts: ListOptions) -> Watcher: ...
+
+
+@runtime_checkable
+class Registry(Protocol):
+    """Every resource of a Scheme over one storage backend, plus the admission chain."""
+
+    @property
+    def scheme(self) -> Scheme: ...
+
+    def store(self, group: str, resource: str) -> ResourceStore:
+        """The store of a resource by group and plural name; NotFound when not served."""
+        ...
+
+    def stores(self) -> Sequence[ResourceStore]: ...
+
+    def add_admission(
+        self, *, mutating: AdmissionHook | None = None, validating: AdmissionHook | None = None
+    ) -> None:
+        """Append hooks: all mutating hooks run before all validating hooks, in order."""
+        ...
+
+    def close(self) -> None: ...
