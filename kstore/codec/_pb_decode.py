@@ -12,6 +12,9 @@ this schema does not know, packed repeated scalars) is handed, from that point o
 interpretive loop that accepts any valid encoding. Unknown fields are skipped, as Go's
 generated code skips them; :func:`unknown_seen` tells a strict caller that one was met.
 
+Flat messages (only scalar members) keep a small cache from their bytes to their decoded dict
+and hand out shallow copies, which are fresh objects since every value is immutable.
+
 The dict is what Kubernetes' JSON encoding of the Go struct would give:
 
 - a non-pointer scalar with omitempty is left out when zero, without omitempty kept;
@@ -30,12 +33,14 @@ from typing import Any
 import orjson
 
 from kstore.codec._pb_plan import (
+    LEAF_CACHE_SIZE,
     WIRE_LEN,
     WIRE_VARINT,
     FieldPlan,
     JsonKind,
     MessagePlan,
     Scalar,
+    is_flat,
     plan_for,
 )
 from kstore.codec._pb_values import (
@@ -83,6 +88,7 @@ def decoder_for(full_name: str) -> Decoder:
 
 
 def reset_unknown_seen() -> None:
+    """Start a new top-level decode (every decode calls this first)."""
     _state.unknown = False
 
 
@@ -300,7 +306,36 @@ def _generate(root: str) -> str:
         source.extend(_message_source(plan))
     code = compile("\n".join(source) + "\n", f"<kstore protobuf decoders for {root}>", "exec")
     exec(code, _ns)
+    for plan in order:
+        if is_flat(plan.full_name):
+            name = _names[plan.full_name]
+            _ns[f"C_{name}"] = _leaf_decoder(_ns[name])
     return _names[root]
+
+
+def _leaf_decoder(decode: Decoder) -> Callable[[bytes, int, int], dict[str, Any]]:
+    """Wrap a flat message's decoder with a cache keyed by the message's bytes.
+
+    The same bytes always decode to the same dict, so a hit hands out a copy (the values are
+    immutable, a shallow copy is a fresh object). Nothing decoded while an unknown field has
+    been seen is cached, so a cached leaf never hides one from a strict decode.
+    """
+    cache: dict[bytes, dict[str, Any]] = {}
+
+    def leaf(b: bytes, p: int, q: int) -> dict[str, Any]:
+        key = b[p:q]
+        hit = cache.get(key)
+        if hit is not None:
+            return hit.copy()
+        r: dict[str, Any] = {}
+        decode(b, p, q, r)
+        if not getattr(_state, "unknown", False):
+            if len(cache) >= LEAF_CACHE_SIZE:
+                cache.clear()
+            cache[key] = r.copy()
+        return r
+
+    return leaf
 
 
 def _message_source(plan: MessagePlan) -> list[str]:
@@ -416,6 +451,8 @@ def _element_source(f: FieldPlan) -> list[str]:
         use = ["l.append(b[s:q].decode())"]
     elif f.scalar is Scalar.BYTES:
         use = ["l.append(_b64(b[s:q]))"]
+    elif f.form == JsonKind.OBJECT and is_flat(f.message):
+        use = [f"l.append(C_{_names[f.message]}(b, s, q))"]
     elif f.form == JsonKind.OBJECT:
         use = ["x = {}", f"{_names[f.message]}(b, s, q, x)", "l.append(x)"]
     else:
@@ -429,15 +466,23 @@ def _singular_source(f: FieldPlan) -> list[str]:
     key = repr(f.name)
     if f.scalar is Scalar.STRING:
         if f.always and f.omitempty:
-            use = ["if n:", f"    r[{key}] = b[s:q].decode()"]
-        else:
-            use = [f"r[{key}] = b[s:q].decode()"]
+            # Kubernetes writes every non-pointer string, most of them empty: skip those first.
+            skip = len(f.tag)
+            return [
+                f"if b[p + {skip}] == 0:",
+                f"    p += {skip + 1}",
+                "else:",
+                *("    " + x for x in _payload(f, [f"r[{key}] = b[s:q].decode()"])),
+            ]
+        use = [f"r[{key}] = b[s:q].decode()"]
     elif f.scalar is Scalar.BYTES:
         use = _store(f, "_b64(b[s:q])", "n")
     elif f.form == JsonKind.OBJECT:
         dec = _names[f.message]
         if f.inline:
             use = [f"{dec}(b, s, q, r)"]
+        elif is_flat(f.message):
+            use = [f"r[{key}] = C_{dec}(b, s, q)"]
         else:
             use = ["x = {}", f"{dec}(b, s, q, x)", f"r[{key}] = x"]
     elif f.form == JsonKind.ITEMS_LIST and f.omitempty:

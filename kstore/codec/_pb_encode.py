@@ -16,6 +16,10 @@ struct and marshals that to protobuf:
 - pointer, repeated and map fields absent, null or empty are not written;
 - members the schema does not know are ignored (Kubernetes' non-strict JSON decoding).
 
+Flat messages (only scalar members, see :func:`~kstore.codec._pb_plan.is_flat`) keep a small
+cache from their members to their bytes: Kubernetes objects repeat them (ports, mounts,
+conditions), and a tuple of a dict's items is cheaper to hash than the message is to write.
+
 A value of the wrong JSON type raises :class:`~kstore.errors.BadRequest`; an
 ``AttributeError``/``TypeError`` escaping the generated code means the same thing and is mapped
 to BadRequest by the caller.
@@ -29,7 +33,15 @@ from typing import Any
 
 import orjson
 
-from kstore.codec._pb_plan import FieldPlan, JsonKind, MessagePlan, Scalar, plan_for
+from kstore.codec._pb_plan import (
+    LEAF_CACHE_SIZE,
+    FieldPlan,
+    JsonKind,
+    MessagePlan,
+    Scalar,
+    is_flat,
+    plan_for,
+)
 from kstore.codec._pb_values import (
     b64_decode,
     enc_duration,
@@ -218,7 +230,40 @@ def _generate(root: str) -> str:
         source.extend(_message_source(plan))
     code = compile("\n".join(source) + "\n", f"<kstore protobuf encoders for {root}>", "exec")
     exec(code, _ns)
+    for plan in order:
+        if is_flat(plan.full_name):
+            name = _names[plan.full_name]
+            _ns[f"C_{name}"] = _leaf_encoder(_ns[name])
     return _names[root]
+
+
+def _leaf_encoder(encode: Encoder) -> Encoder:
+    """Wrap a flat message's encoder with a cache keyed by the object's members.
+
+    The key holds every (name, value) pair and every value's type (so ``True`` and ``1``, or
+    ``1`` and ``1.0``, which compare equal, never share an entry); equal keys encode to equal
+    bytes. A dict with an unhashable value is not flat after all: it is encoded directly, which
+    raises the error it deserves.
+    """
+    cache: dict[tuple[Any, ...], bytes] = {}
+
+    def leaf(w: bytearray, d: Any) -> None:
+        try:
+            key = (*d.items(), *map(type, d.values()))
+            hit = cache.get(key)
+        except (AttributeError, TypeError):
+            encode(w, d)
+            return
+        if hit is not None:
+            w += hit
+            return
+        start = len(w)
+        encode(w, d)
+        if len(cache) >= LEAF_CACHE_SIZE:
+            cache.clear()
+        cache[key] = bytes(w[start:])
+
+    return leaf
 
 
 def _tag_table(f: FieldPlan) -> str:
@@ -332,15 +377,21 @@ def _repeated_source(f: FieldPlan, t: str) -> list[str]:
 
 
 def _nested_source(f: FieldPlan, t: str, value: str) -> list[str]:
+    name = _names[f.message]
+    if is_flat(f.message) and not f.inline:
+        name = f"C_{name}"
+    # The length is not known before the body is written: write a one-byte placeholder, and
+    # widen it in the rare case the body is 128 bytes or more.
+    placeholder = repr(f.tag + b"\x00")
     return [
-        f"w += {t}",
+        f"w += {placeholder}",
         "s = len(w)",
-        f"{_names[f.message]}(w, {value})",
+        f"{name}(w, {value})",
         "n = len(w) - s",
         "if n < 128:",
-        "    w.insert(s, n)",
+        "    w[s - 1] = n",
         "else:",
-        "    w[s:s] = _uv(n)",
+        "    w[s - 1 : s] = _uv(n)",
     ]
 
 

@@ -34,12 +34,14 @@ from kstore.api.proto_schema import (
 from kstore.codec._pb_values import uvarint
 
 __all__ = [
+    "LEAF_CACHE_SIZE",
     "WIRE_LEN",
     "WIRE_VARINT",
     "FieldPlan",
     "JsonKind",
     "MessagePlan",
     "Scalar",
+    "is_flat",
     "plan_for",
 ]
 
@@ -166,3 +168,34 @@ def _field_plan(fd: FieldDescriptor) -> FieldPlan:
         form=form,
         map_value=map_value,
     )
+
+
+#: Entries per message type in the leaf caches of the encoders and decoders. Kubernetes objects
+#: repeat small messages (the ports, volume mounts and probes of every pod of a Deployment, the
+#: conditions of one object); a few hundred distinct ones per type cover many templates, and a
+#: full cache is simply emptied (bench/bench_protobuf.py measures both directions).
+LEAF_CACHE_SIZE = 256
+
+
+@cache
+def is_flat(full_name: str) -> bool:
+    """Whether a message's JSON is an object of immutable, hashable values only.
+
+    Its fields are single scalars (strings, numbers, booleans), Time, MicroTime, Duration,
+    IntOrString, Quantity, or inline messages that are flat too: no lists, maps or nested
+    objects. Such a message's decoded dict can be shared through a shallow copy, and its
+    object dict can key a cache of its encoding.
+    """
+    plan = plan_for(full_name)
+    if plan.form != JsonKind.OBJECT:
+        return False
+    for f in plan.fields:
+        if f.repeated or f.is_map:
+            return False
+        if f.scalar is Scalar.MESSAGE:
+            if f.form == JsonKind.OBJECT:
+                if not (f.inline and is_flat(f.message)):
+                    return False
+            elif f.form in (JsonKind.FIELDS_V1, JsonKind.RAW_EXTENSION, JsonKind.ITEMS_LIST):
+                return False
+    return True

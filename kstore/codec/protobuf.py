@@ -85,6 +85,7 @@ class ProtobufSerializer(Serializer):
 
     def decode(self, data: bytes) -> Object:
         envelope = read_envelope(data)
+        reset_unknown_seen()
         return _decode_object(envelope)
 
     def decode_strict(self, data: bytes) -> DecodeResult:
@@ -199,6 +200,7 @@ def split_frames(buffer: bytes) -> tuple[list[bytes], bytes]:
 def decode_watch_event(frame: bytes) -> tuple[str, Object | None]:
     """The event type and object of one frame (without its 4-byte length)."""
     r: dict[str, Any] = {}
+    reset_unknown_seen()
     try:
         decoder_for(_WATCH_EVENT)(frame, 0, len(frame), r)
     except _CODEC_ERRORS as exc:

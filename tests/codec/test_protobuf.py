@@ -486,3 +486,37 @@ def test_config_maps_round_trip(
     assert back.get("data", {}) == data
     assert back.get("immutable") == immutable
     assert PB.encode(back) == PB.encode(obj)
+
+
+# --- leaf caches -----------------------------------------------------------------------------
+
+
+def test_repeated_small_messages_decode_to_fresh_objects() -> None:
+    data = PB.encode(_pod([{"name": "c", "ports": [{"containerPort": 80, "name": "http"}]}]))
+    first, second = PB.decode(data), PB.decode(data)
+    port = first["spec"]["containers"][0]["ports"][0]
+    assert port == second["spec"]["containers"][0]["ports"][0] == {
+        "containerPort": 80,
+        "name": "http",
+    }
+    port["containerPort"] = 81
+    assert PB.decode(data)["spec"]["containers"][0]["ports"][0]["containerPort"] == 80
+
+
+def test_an_unknown_field_in_a_small_message_is_reported_after_a_plain_decode() -> None:
+    port = _int_field(3, 80) + _int_field(96, 1)  # ContainerPort.containerPort, then unknown
+    container = _len_field(1, b"c") + _len_field(6, port)
+    data = _wrap("v1", "Pod", _len_field(2, _len_field(2, container)))
+    assert PB.decode(data)["spec"]["containers"][0]["ports"] == [{"containerPort": 80}]
+    assert PB.decode_strict(data).problems == ['unknown field "spec.containers[0].ports[0].#96"']
+
+
+def test_values_that_compare_equal_but_differ_in_type_are_not_confused() -> None:
+    good = _pod([{"name": "c", "ports": [{"containerPort": 1}]}])
+    PB.encode(good)
+    bad = _pod([{"name": "c", "ports": [{"containerPort": True}]}])
+    with pytest.raises(BadRequest, match="expected an integer"):
+        PB.encode(bad)
+    as_float = _pod([{"name": "c", "ports": [{"containerPort": 1.0}]}])
+    with pytest.raises(BadRequest, match="expected an integer"):
+        PB.encode(as_float)
