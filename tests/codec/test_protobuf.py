@@ -495,10 +495,8 @@ def test_repeated_small_messages_decode_to_fresh_objects() -> None:
     data = PB.encode(_pod([{"name": "c", "ports": [{"containerPort": 80, "name": "http"}]}]))
     first, second = PB.decode(data), PB.decode(data)
     port = first["spec"]["containers"][0]["ports"][0]
-    assert port == second["spec"]["containers"][0]["ports"][0] == {
-        "containerPort": 80,
-        "name": "http",
-    }
+    assert port == {"containerPort": 80, "name": "http"}
+    assert second["spec"]["containers"][0]["ports"][0] == port
     port["containerPort"] = 81
     assert PB.decode(data)["spec"]["containers"][0]["ports"][0]["containerPort"] == 80
 
