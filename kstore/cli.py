@@ -73,6 +73,20 @@ def convert(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> None
         stdout.write(serializer_for_media_type(_OUTPUT_MEDIA_TYPES[output]).encode(out))
 
 
+def bench(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> None:
+    """Run one benchmark and print its table (medians and ratios against the raw backend)."""
+    if args.subject == "storage":
+        from kstore.benchmarks.storage import run_storage_bench
+
+        try:
+            report = run_storage_bench(
+                args.backend, objects=args.objects, writers=args.writers, repeats=args.repeats
+            )
+        except ValueError as exc:
+            raise BadRequest(str(exc)) from None
+    stdout.write(report.encode() + b"\n")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kstore", description="A versioned object store engine for control planes."
@@ -103,6 +117,18 @@ def _parser() -> argparse.ArgumentParser:
         "--validate", action="store_true", help="apply defaults and validate the object"
     )
     conv.set_defaults(run=convert)
+
+    bench_parser = verbs.add_parser(
+        "bench",
+        help="run a benchmark beside the raw backend and print a table",
+        description="Measure kstore beside the raw engine under it, in the same run.",
+    )
+    bench_parser.add_argument("subject", choices=["storage"], help="what to measure")
+    bench_parser.add_argument("--backend", default="lmdb", help="storage backend (lmdb)")
+    bench_parser.add_argument("--objects", type=int, default=10_000, help="objects to list")
+    bench_parser.add_argument("--writers", type=int, default=16, help="concurrent creators")
+    bench_parser.add_argument("--repeats", type=int, default=3, help="runs per figure (median)")
+    bench_parser.set_defaults(run=bench)
     return parser
 
 
