@@ -73,17 +73,21 @@ RawExtensionReader = Callable[[bytes], Any]
 
 _lock = threading.Lock()
 _ns: dict[str, Any] = {}
-_names: dict[str, str] = {}
+_names: dict[str, str] = {}  # message full name -> generated function name (under _lock)
+# Full name -> decoder, filled only once a batch is compiled: a generated function calls the
+# others by name, so none may be used before all of its batch exists.
+_ready: dict[str, Decoder] = {}
 _state = threading.local()
 
 
 def decoder_for(full_name: str) -> Decoder:
     """The decoder of one message type (generated with everything it reaches, on first use)."""
-    name = _names.get(full_name)
-    if name is None:
+    fn = _ready.get(full_name)
+    if fn is None:
         with _lock:
-            name = _names.get(full_name) or _generate(full_name)
-    fn: Decoder = _ns[name]
+            if full_name not in _ready:
+                _generate(full_name)
+            fn = _ready[full_name]
     return fn
 
 
@@ -310,6 +314,8 @@ def _generate(root: str) -> str:
         if is_flat(plan.full_name):
             name = _names[plan.full_name]
             _ns[f"C_{name}"] = _leaf_decoder(_ns[name])
+    for plan in order:
+        _ready[plan.full_name] = _ns[_names[plan.full_name]]
     return _names[root]
 
 
@@ -595,7 +601,7 @@ def _slow_payload(f: FieldPlan, b: bytes, p: int, q: int, r: dict[str, Any]) -> 
         raw = b[p:q]
         return b64_encode(raw) if raw or f.repeated or not f.omitempty else _NOTHING
     if f.form == JsonKind.OBJECT:
-        decode = _ns[_names[f.message]]
+        decode = _ready[f.message]
         if f.inline:
             decode(b, p, q, r)
             return None

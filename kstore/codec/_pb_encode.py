@@ -62,16 +62,20 @@ Encoder = Callable[[bytearray, Any], None]
 
 _lock = threading.Lock()
 _ns: dict[str, Any] = {}
-_names: dict[str, str] = {}  # message full name -> generated function name
+_names: dict[str, str] = {}  # message full name -> generated function name (under _lock)
+# Full name -> encoder, filled only once a batch is compiled: a generated function calls the
+# others by name, so none may be used before all of its batch exists.
+_ready: dict[str, Encoder] = {}
 
 
 def encoder_for(full_name: str) -> Encoder:
     """The encoder of one message type (generated with everything it reaches, on first use)."""
-    name = _names.get(full_name)
-    if name is None:
+    fn = _ready.get(full_name)
+    if fn is None:
         with _lock:
-            name = _names.get(full_name) or _generate(full_name)
-    fn: Encoder = _ns[name]
+            if full_name not in _ready:
+                _generate(full_name)
+            fn = _ready[full_name]
     return fn
 
 
@@ -234,6 +238,8 @@ def _generate(root: str) -> str:
         if is_flat(plan.full_name):
             name = _names[plan.full_name]
             _ns[f"C_{name}"] = _leaf_encoder(_ns[name])
+    for plan in order:
+        _ready[plan.full_name] = _ns[_names[plan.full_name]]
     return _names[root]
 
 

@@ -518,3 +518,33 @@ def test_values_that_compare_equal_but_differ_in_type_are_not_confused() -> None
     as_float = _pod([{"name": "c", "ports": [{"containerPort": 1.0}]}])
     with pytest.raises(BadRequest, match="expected an integer"):
         PB.encode(as_float)
+
+
+def test_converters_generated_from_several_threads_at_once() -> None:
+    # A fresh interpreter, so that every thread races to generate the converters.
+    script = """
+import threading
+from kstore.codec.protobuf import ProtobufSerializer
+pb = ProtobufSerializer()
+objs = [
+    {"apiVersion": "v1", "kind": k, "metadata": {"name": "x"}}
+    for k in ("Pod", "Service", "ConfigMap", "Event", "Secret", "Namespace")
+] + [{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "x"}}]
+errors = []
+barrier = threading.Barrier(len(objs))
+def run(obj):
+    try:
+        barrier.wait()
+        for _ in range(20):
+            assert pb.decode(pb.encode(obj))["metadata"]["name"] == "x"
+    except BaseException as exc:
+        errors.append(repr(exc))
+threads = [threading.Thread(target=run, args=(o,)) for o in objs]
+for t in threads: t.start()
+for t in threads: t.join()
+assert not errors, errors
+"""
+    import subprocess
+    import sys
+
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=120)
