@@ -43,18 +43,9 @@ def sample_pod(namespace: str, name: str) -> Object:
             {
                 "name": f"{role}",
                 "image": f"registry.example.com/team/{role}:v1.{index}.7",
-                "command": ["/bin/server"],
-                "args": [f"--listen=:{8080 + index}", "--log-level=info", "--config=/etc/app"],
+                "args": [f"--listen=:{8080 + index}", "--config=/etc/app"],
                 "ports": [{"name": "http", "containerPort": 8080 + index, "protocol": "TCP"}],
-                "env": [{"name": f"SETTING_{k}", "value": f"value-{k}-{name}"} for k in range(6)]
-                + [
-                    {
-                        "name": "POD_IP",
-                        "valueFrom": {
-                            "fieldRef": {"apiVersion": "v1", "fieldPath": "status.podIP"}
-                        },
-                    }
-                ],
+                "env": [{"name": f"SETTING_{k}", "value": f"value-{k}-{name}"} for k in range(2)],
                 "resources": {
                     "limits": {"cpu": "500m", "memory": "256Mi"},
                     "requests": {"cpu": "100m", "memory": "128Mi"},
@@ -228,7 +219,7 @@ def _format(rows: list[BenchRow], header: str) -> str:
 
 
 class _Lmdb:
-    """The LMDB backend and its raw py-lmdb baseline, side by side in one directory."""
+    """The LMDB backend and its raw py-lmdb baseline, side by side in one scratch directory."""
 
     def __init__(self, root: Path, durable: bool) -> None:
         from kstore.storage.lmdb import LmdbBackend, LmdbConfig, RawLmdbBaseline
@@ -241,6 +232,18 @@ class _Lmdb:
     def close(self) -> None:
         self.backend.close()
         self.raw.close()
+
+
+class _Pods:
+    """Pods built from one template: only ``metadata`` is per object, the rest is shared (the
+    storage never mutates what it is given), so a run does not hold 30,000 full Pods."""
+
+    def __init__(self) -> None:
+        self._template = sample_pod("default", "template")
+
+    def make(self, namespace: str, name: str) -> Object:
+        meta = {**self._template["metadata"], "namespace": namespace, "name": name}
+        return {**self._template, "metadata": meta}
 
 
 def _timed(fn: Callable[[], object]) -> float:
@@ -259,9 +262,16 @@ def _run_threads(count: int, work: Callable[[int], None]) -> float:
     return time.perf_counter() - start
 
 
-def _watch_latency(storage: Storage, rounds: int) -> list[float]:
+def _with_generation(generation: int) -> Callable[[Object], Object]:
+    def update(obj: Object) -> Object:
+        return {**obj, "metadata": {**obj["metadata"], "generation": generation}}
+
+    return update
+
+
+def _watch_latency(storage: Storage, pods: _Pods, rounds: int) -> list[float]:
     """Seconds from the start of a write to its event reaching a waiting watcher."""
-    base = storage.create("/pods/watch/target", sample_pod("watch", "target"))
+    base = storage.create("/pods/watch/target", pods.make("watch", "target"))
     watcher = storage.watch(
         "/pods/watch/target",
         ListOptions(resource_version=base["metadata"]["resourceVersion"], recursive=False),
@@ -281,10 +291,7 @@ def _watch_latency(storage: Storage, rounds: int) -> list[float]:
         for i in range(rounds):
             got.clear()
             start = time.perf_counter()
-            storage.guaranteed_update(
-                "/pods/watch/target",
-                lambda obj, i=i: {**obj, "metadata": {**obj["metadata"], "generation": i + 2}},
-            )
+            storage.guaranteed_update("/pods/watch/target", _with_generation(i + 2))
             if not got.wait(5.0):
                 break
             latencies.append(arrived[-1] - start)
@@ -307,180 +314,175 @@ def run_storage_bench(
 ) -> str:
     """Run the storage benchmark on ``backend`` (only ``"lmdb"`` so far) and return the report.
 
-    ``path`` is a scratch directory (a temporary one by default); ``objects`` the size of the
-    listed collection; ``sequential`` creates per sequential run; ``concurrent`` creates shared
-    by ``writers`` threads per concurrent run.
+    ``path`` is where the scratch directory goes (the system's temporary directory by default);
+    ``objects`` the size of the listed collection; ``sequential`` creates per sequential run;
+    ``concurrent`` creates shared by ``writers`` threads per concurrent run.
     """
     if backend != "lmdb":
         raise ValueError(f"unknown storage backend {backend!r} (known: lmdb)")
-    if repeats < 1 or writers < 1 or objects < 1 or sequential < 1 or concurrent < writers:
-        raise ValueError("repeats, writers, objects and sequential must be positive")
+    if min(repeats, writers, objects, sequential) < 1 or concurrent < writers:
+        raise ValueError("counts must be positive and concurrent >= writers")
     with tempfile.TemporaryDirectory(dir=path) as scratch:
-        return _run_lmdb(Path(scratch), objects, sequential, writers, concurrent, repeats, durable)
+        bench = _LmdbBench(Path(scratch), durable, writers)
+        try:
+            return bench.run(objects, sequential, concurrent, repeats)
+        finally:
+            bench.close()
 
 
-def _run_lmdb(
-    root: Path,
-    objects: int,
-    sequential: int,
-    writers: int,
-    concurrent: int,
-    repeats: int,
-    durable: bool,
-) -> str:
-    codec = JsonSerializer()
-    pod_bytes = len(codec.encode(sample_pod("default", "pod-000000")))
-    engines = _Lmdb(root, durable)
-    storage = engines.backend.storage_for(
-        ResourceStorageConfig(resource_prefix="/pods", codec=codec, get_attrs=_pod_attrs)
-    )
-    raw = engines.raw
-    value = codec.encode(sample_pod("default", "pod-000000"))
-    samples: dict[str, list[float]] = {}
+class _LmdbBench:
+    def __init__(self, root: Path, durable: bool, writers: int) -> None:
+        self.durable = durable
+        self.writers = writers
+        self.codec = JsonSerializer()
+        self.pods = _Pods()
+        self.engines = _Lmdb(root, durable)
+        self.storage = self.engines.backend.storage_for(
+            ResourceStorageConfig(resource_prefix="/pods", codec=self.codec, get_attrs=_pod_attrs)
+        )
+        self.raw = self.engines.raw
+        self.value = self.codec.encode(sample_pod("default", "pod-000000"))
+        self.samples: dict[str, list[float]] = {}
 
-    def add(name: str, figure: float) -> None:
-        samples.setdefault(name, []).append(figure)
+    def close(self) -> None:
+        self.engines.close()
 
-    try:
-        for rep in range(repeats):
-            # Sequential durable create: one commit per create on both sides.
-            names = [f"seq-{rep}-{i:06d}" for i in range(sequential)]
-            pods = [sample_pod("seq", n) for n in names]
-            keys = [f"/registry/pods/seq/{n}".encode() for n in names]
-            add("raw_seq", sequential / _timed(lambda keys=keys: raw.put_each(keys, value)))
-            add(
-                "seq",
-                sequential
-                / _timed(
-                    lambda names=names, pods=pods: [
-                        storage.create(f"/pods/seq/{n}", p)
-                        for n, p in zip(names, pods, strict=True)
-                    ]
-                ),
-            )
-            # Concurrent durable create through group commit.
-            cnames = [f"con-{rep}-{i:06d}" for i in range(concurrent)]
-            cpods = [sample_pod("con", n) for n in cnames]
-            ckeys = [f"/registry/pods/con/{n}".encode() for n in cnames]
-            add(
-                "raw_batch",
-                concurrent / _timed(lambda ckeys=ckeys: raw.put_batched(ckeys, value, 1000)),
-            )
+    def add(self, name: str, figure: float) -> None:
+        self.samples.setdefault(name, []).append(figure)
 
-            def create_share(
-                k: int, cnames: list[str] = cnames, cpods: list[Object] = cpods
-            ) -> None:
-                for i in range(k, concurrent, writers):
-                    storage.create(f"/pods/con/{cnames[i]}", cpods[i])
+    def median(self, name: str) -> float:
+        return _median(self.samples.get(name, []))
 
-            add("concurrent", concurrent / _run_threads(writers, create_share))
+    def creates(self, rep: int, sequential: int, concurrent: int) -> None:
+        storage, pods, raw, writers = self.storage, self.pods, self.raw, self.writers
+        # Sequential durable create: one commit per create on both sides.
+        names = [f"seq-{rep}-{i:06d}" for i in range(sequential)]
+        keys = [f"/registry/pods/seq/{n}".encode() for n in names]
+        self.add("raw_seq", sequential / _timed(lambda: raw.put_each(keys, self.value)))
 
-        # The listed collection, filled through group commit.
-        lnames = [f"pod-{i:06d}" for i in range(objects)]
-        lpods = [sample_pod("list", n) for n in lnames]
+        def sequential_creates() -> None:
+            for name in names:
+                storage.create(f"/pods/seq/{name}", pods.make("seq", name))
+
+        self.add("seq", sequential / _timed(sequential_creates))
+        # Concurrent durable creates share commits through the writer thread.
+        cnames = [f"con-{rep}-{i:06d}" for i in range(concurrent)]
+        ckeys = [f"/registry/pods/con/{n}".encode() for n in cnames]
+        self.add("raw_batch", concurrent / _timed(lambda: raw.put_batched(ckeys, self.value, 1000)))
+
+        def create_share(k: int) -> None:
+            for i in range(k, concurrent, writers):
+                storage.create(f"/pods/con/{cnames[i]}", pods.make("con", cnames[i]))
+
+        self.add("concurrent", concurrent / _run_threads(writers, create_share))
+
+    def fill_list(self, objects: int) -> list[str]:
+        storage, pods, writers = self.storage, self.pods, self.writers
+        names = [f"pod-{i:06d}" for i in range(objects)]
 
         def fill(k: int) -> None:
             for i in range(k, objects, writers):
-                storage.create(f"/pods/list/{lnames[i]}", lpods[i])
+                storage.create(f"/pods/list/{names[i]}", pods.make("list", names[i]))
 
         _run_threads(writers, fill)
-        raw.put_batched([f"/registry/pods/list/{n}".encode() for n in lnames], value, 1000)
-        get_names = lnames[:: max(1, objects // 2000)]
+        self.raw.put_batched([f"/registry/pods/list/{n}".encode() for n in names], self.value, 1000)
+        return names
+
+    def reads(self, rep: int, names: list[str], updates: int) -> None:
+        storage, raw = self.storage, self.raw
+        get_names = names[:: max(1, len(names) // 2000)]
         get_keys = [f"/registry/pods/list/{n}".encode() for n in get_names]
-        for _rep in range(repeats):
-            add("raw_get", _timed(lambda: raw.get_each(get_keys)) / len(get_keys) * 1e6)
-            add(
-                "get",
-                _timed(lambda: [storage.get(f"/pods/list/{n}") for n in get_names])
-                / len(get_names)
-                * 1e6,
-            )
-            add("raw_scan", _timed(lambda: raw.scan(b"/registry/pods/list/")) * 1e3)
-            add("list", _timed(lambda: storage.list("/pods/list")) * 1e3)
+        self.add("raw_get", _timed(lambda: raw.get_each(get_keys)) / len(get_keys) * 1e6)
 
-            def paged() -> None:
-                token = ""
-                while True:
-                    page = storage.list("/pods/list", ListOptions(limit=500, continue_token=token))
-                    token = page.continue_token
-                    if not token:
-                        return
+        def gets() -> None:
+            for name in get_names:
+                storage.get(f"/pods/list/{name}")
 
-            add("list_paged", _timed(paged) * 1e3)
-            # guaranteed_update: one durable commit per update on both sides.
-            key = "/pods/list/pod-000000"
-            n_updates = max(50, sequential // 2)
-            ukeys = [f"/registry/pods/upd/{i}".encode() for i in range(n_updates)]
-            add("raw_update", n_updates / _timed(lambda ukeys=ukeys: raw.put_each(ukeys, value)))
+        self.add("get", _timed(gets) / len(get_names) * 1e6)
+        self.add("raw_scan", _timed(lambda: raw.scan(b"/registry/pods/list/")) * 1e3)
+        self.add("list", _timed(lambda: storage.list("/pods/list")) * 1e3)
 
-            def updates(n: int = n_updates, key: str = key, rep: int = _rep) -> None:
-                for i in range(n):
-                    storage.guaranteed_update(
-                        key,
-                        lambda obj, i=i: {
-                            **obj,
-                            "metadata": {**obj["metadata"], "generation": rep * 100_000 + i + 1},
-                        },
-                    )
+        def paged() -> None:
+            token = ""
+            while True:
+                page = storage.list("/pods/list", ListOptions(limit=500, continue_token=token))
+                token = page.continue_token
+                if not token:
+                    return
 
-            add("update", n_updates / _timed(updates))
-        latencies = _watch_latency(storage, max(50, sequential // 2))
-    finally:
-        engines.close()
+        self.add("list_paged", _timed(paged) * 1e3)
+        # guaranteed_update: a read and one durable commit per update; raw: one commit per put.
+        ukeys = [f"/registry/pods/upd/{i}".encode() for i in range(updates)]
+        self.add("raw_update", updates / _timed(lambda: raw.put_each(ukeys, self.value)))
 
-    lat_sorted = sorted(latencies)
-    p99 = lat_sorted[min(len(lat_sorted) - 1, int(len(lat_sorted) * 0.99))] if lat_sorted else 0.0
-    rows = [
-        BenchRow(
-            "sequential durable create",
-            "creates/s",
-            _median(samples["seq"]),
-            _median(samples["raw_seq"]),
-            goal=">= 0.80x raw (1 put/commit)",
-        ),
-        BenchRow(
-            f"{writers} concurrent durable creators",
-            "creates/s",
-            _median(samples["concurrent"]),
-            _median(samples["raw_batch"]),
-            goal=">= 10,000/s (raw: 1000 puts/commit)",
-        ),
-        BenchRow(
-            "get",
-            "us/op",
-            _median(samples["get"]),
-            _median(samples["raw_get"]),
-            higher_is_better=False,
-        ),
-        BenchRow(
-            f"list {objects} objects, one page",
-            "ms",
-            _median(samples["list"]),
-            _median(samples["raw_scan"]),
-            higher_is_better=False,
-            goal="raw: bytes only, no decode",
-        ),
-        BenchRow(
-            f"list {objects} objects, pages of 500",
-            "ms",
-            _median(samples["list_paged"]),
-            _median(samples["raw_scan"]),
-            higher_is_better=False,
-        ),
-        BenchRow(
-            "guaranteed_update (durable)",
-            "updates/s",
-            _median(samples["update"]),
-            _median(samples["raw_update"]),
-            goal="raw: 1 put/commit",
-        ),
-        BenchRow(
-            "watch delivery latency, median", "us", _median(latencies) * 1e6, higher_is_better=False
-        ),
-        BenchRow("watch delivery latency, p99", "us", p99 * 1e6, higher_is_better=False),
-    ]
-    header = (
-        f"kstore storage benchmark: backend=lmdb, durable={durable}, Pod = {pod_bytes} bytes "
-        f"of JSON, medians of {repeats} runs"
-    )
-    return _format(rows, header)
+        def update_loop() -> None:
+            for i in range(updates):
+                storage.guaranteed_update(
+                    "/pods/list/pod-000000", _with_generation(rep * 1_000_000 + i + 1)
+                )
+
+        self.add("update", updates / _timed(update_loop))
+
+    def run(self, objects: int, sequential: int, concurrent: int, repeats: int) -> str:
+        for rep in range(repeats):
+            self.creates(rep, sequential, concurrent)
+        names = self.fill_list(objects)
+        updates = max(50, sequential // 2)
+        for rep in range(repeats):
+            self.reads(rep, names, updates)
+        latencies = sorted(_watch_latency(self.storage, self.pods, max(100, sequential)))
+        p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))] if latencies else 0.0
+        m = self.median
+        rows = [
+            BenchRow(
+                "sequential durable create",
+                "creates/s",
+                m("seq"),
+                m("raw_seq"),
+                goal=">= 0.80x raw (1 put per commit)",
+            ),
+            BenchRow(
+                f"{self.writers} concurrent durable creators",
+                "creates/s",
+                m("concurrent"),
+                m("raw_batch"),
+                goal=">= 10,000/s; raw = 1000 puts per commit",
+            ),
+            BenchRow("get", "us/op", m("get"), m("raw_get"), higher_is_better=False),
+            BenchRow(
+                f"list {objects} objects, one page",
+                "ms",
+                m("list"),
+                m("raw_scan"),
+                higher_is_better=False,
+                goal="raw reads bytes, kstore decodes",
+            ),
+            BenchRow(
+                f"list {objects} objects, pages of 500",
+                "ms",
+                m("list_paged"),
+                m("raw_scan"),
+                higher_is_better=False,
+            ),
+            BenchRow(
+                "guaranteed_update, durable",
+                "updates/s",
+                m("update"),
+                m("raw_update"),
+                goal="raw = 1 put per commit",
+            ),
+            BenchRow(
+                "watch delivery latency, median",
+                "us",
+                _median(latencies) * 1e6,
+                higher_is_better=False,
+                goal="write start -> event received",
+            ),
+            BenchRow("watch delivery latency, p99", "us", p99 * 1e6, higher_is_better=False),
+        ]
+        pod_bytes = len(self.value)
+        header = (
+            f"kstore storage benchmark: backend=lmdb, durable={self.durable}, "
+            f"Pod = {pod_bytes} bytes of JSON, medians of {repeats} runs"
+        )
+        return _format(rows, header)

@@ -16,8 +16,12 @@ ones of :mod:`kstore.storage.interface` and the reference's sections 1.4-1.8:
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import threading
 import time
 from dataclasses import dataclass
+from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from kstore.api.gvk import Object
@@ -98,6 +102,46 @@ _LIST_DEFAULTS = ListOptions()
 # Aliases for annotations inside LmdbStorage, where ``list`` names the method.
 _StateItems = list[tuple[str, int, bytes]]
 _Events = list[RawEvent]
+
+
+#: Decoding at least this many objects in one go pauses the cyclic garbage collector.
+_GC_PAUSE_ITEMS = 256
+
+
+class _PausedGc:
+    """Pauses the cyclic garbage collector while a list decodes many objects at once.
+
+    Every decoded object is kept, so the collections the allocations trigger walk a growing
+    live set again and again for nothing. Measured on 10,000 ~5 KiB Pods (2 busy cores): 2.7 s
+    with the collector on, 0.8 s paused plus ~0.5 s paid once by the next allocations (the
+    young generation is walked once instead of the old one repeatedly). Reference counting
+    still frees everything at once; cycles made meanwhile wait until the list ends. Reentrant
+    and shared by threads: the collector comes back when the last list ends, and only if it
+    was enabled when the first began."""
+
+    _lock = threading.Lock()
+    _depth = 0
+    _was_enabled = False
+
+    def __enter__(self) -> None:
+        cls = _PausedGc
+        with cls._lock:
+            if cls._depth == 0:
+                cls._was_enabled = gc.isenabled()
+                gc.disable()
+            cls._depth += 1
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        cls = _PausedGc
+        with cls._lock:
+            cls._depth -= 1
+            if cls._depth == 0 and cls._was_enabled:
+                gc.enable()
 
 
 @dataclass(slots=True)
@@ -565,6 +609,10 @@ class _Lister:
         return revision, items, more, remaining
 
     def run(self) -> ListResult:
+        with contextlib.ExitStack() as stack:
+            return self._run(stack)
+
+    def _run(self, stack: contextlib.ExitStack) -> ListResult:
         s = self.s
         limit = self.limit
         items: list[Object] = []
@@ -572,6 +620,7 @@ class _Lister:
         has_more = False
         remaining: int | None = None
         last_key = ""
+        paused = False
         if self.unfiltered:
             chunk = limit if limit else _LIST_CHUNK
         else:
@@ -580,6 +629,9 @@ class _Lister:
             revision, batch, more, rest = self._read(
                 revision, chunk, count_rest=bool(limit) and self.unfiltered
             )
+            if not paused and len(batch) >= _GC_PAUSE_ITEMS:
+                stack.enter_context(_PausedGc())
+                paused = True
             for index, (raw_key, mod_rev, data) in enumerate(batch):
                 key = raw_key.decode()
                 obj = with_resource_version(s.decode_stored(key, data), mod_rev)
