@@ -46,6 +46,7 @@ from kstore.testing.watching import EVENT_WAIT, next_event, watching
 
 __all__ = [
     "TestCompactRevision",
+    "TestConsistentReads",
     "TestCreate",
     "TestCreateWithTTL",
     "TestGet",
@@ -86,9 +87,14 @@ class TestCreate:
         # The transformer is handed the storage key (its authenticated data) and the encoding,
         # which never contains the resourceVersion: that is derived from the revision.
         assert env.transformer.write_keys, "the value transformer was not used on create"
-        assert env.transformer.write_keys[-1].endswith(key)
+        full_key = env.transformer.write_keys[-1]
+        assert full_key.endswith(key)
         stored = pod_codec().decode(env.transformer.written[-1])
         assert stored == without_rv(out)
+        # Reads hand the transformer the same key, so it can authenticate the value with it.
+        env.transformer.read_keys.clear()
+        assert env.pods().get(key) == out
+        assert env.transformer.read_keys in ([], [full_key]), env.transformer.read_keys
         # The bytes at rest carry the transformer's prefix: another prefix cannot read them.
         foreign = env.pods(PrefixTransformer(b"other!"))
         with pytest.raises(KStoreError):
@@ -237,6 +243,24 @@ class TestGet:
             return
         got = pods.get(tc.key, opts)
         assert got in [states[name] for name in tc.expect], f"unexpected state {got!r}"
+
+
+class TestConsistentReads:
+    def test_reads_without_resource_version_see_every_acknowledged_write(
+        self, conformance_env: ConformanceEnv
+    ) -> None:
+        # Written straight to the backend, past any cache: "" reads are linearizable anyway.
+        env = conformance_env
+        pods = env.pods()
+        writer = env.pod_writer(env.transformer)
+        for i in range(5):
+            obj = pod(f"p{i}", "ns", labels={"i": str(i)})
+            stored = writer.create(pod_key(obj), obj)
+            assert pods.get(pod_key(obj)) == stored
+            listed = pods.list("/pods/ns")
+            assert listed.items[-1] == stored
+            assert listed.resource_version == rv_of(stored)
+            assert pods.current_revision() == rv_of(stored)
 
 
 class TestKeySchema:

@@ -40,6 +40,7 @@ class PrefixTransformer(ValueTransformer):
         self.prefix = prefix
         self._lock = threading.Lock()
         self.write_keys: list[str] = []
+        self.read_keys: list[str] = []
         self.written: list[bytes] = []
 
     def to_storage(self, data: bytes, key: str) -> bytes:
@@ -49,6 +50,8 @@ class PrefixTransformer(ValueTransformer):
         return self.prefix + data
 
     def from_storage(self, data: bytes, key: str) -> tuple[bytes, bool]:
+        with self._lock:
+            self.read_keys.append(key)
         if not data.startswith(self.prefix):
             raise TransformError(f"value of {key!r} does not have the prefix {self.prefix!r}")
         return data[len(self.prefix) :], False

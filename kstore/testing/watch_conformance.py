@@ -302,6 +302,26 @@ class TestWatchDelivery:
         pods.create("/pods/not-existing/foo", pod("foo", "not-existing"))
         assert watcher.next(timeout=0.2) is None
 
+    def test_iteration_yields_events_until_the_watch_is_stopped(
+        self, conformance_env: ConformanceEnv
+    ) -> None:
+        pods = conformance_env.pods()
+        watcher = pods.watch("/pods/ns", ListOptions(resource_version="0"))
+        seen: list[Object] = []
+
+        def consume() -> None:
+            for event in watcher:
+                seen.append(event.object)
+                if len(seen) == 2:
+                    watcher.stop()
+
+        consumer = threading.Thread(target=consume, daemon=True)
+        consumer.start()
+        created = [pods.create(f"/pods/ns/{n}", pod(n, "ns")) for n in ("a", "b", "c")]
+        consumer.join(EVENT_WAIT)
+        assert not consumer.is_alive(), "iteration did not end after stop()"
+        assert seen == created[:2]
+
     def test_stop_during_a_blocked_next_returns_promptly(
         self, conformance_env: ConformanceEnv
     ) -> None:

@@ -29,6 +29,7 @@ from kstore.testing.scoped_conformance import (
 )
 from kstore.testing.store_conformance import (
     TestCompactRevision,
+    TestConsistentReads,
     TestCreate,
     TestCreateWithTTL,
     TestGet,
@@ -58,6 +59,7 @@ __all__ = [
     "TestCompactRevision",
     "TestConditionalDelete",
     "TestConsistentList",
+    "TestConsistentReads",
     "TestCorruptData",
     "TestCorruptWatch",
     "TestCreate",
