@@ -89,10 +89,12 @@ class ConformanceEnv:
 
     #: The main transformer of the suite's Pods; tests build views around it.
     transformer: PrefixTransformer = field(
-        default_factory=lambda: PrefixTransformer(STORAGE_PREFIX_BYTES)
+        default_factory=lambda: PrefixTransformer(STORAGE_PREFIX_BYTES), init=False, repr=False
     )
-    _storages: dict[ResourceStorageConfig, Storage] = field(default_factory=dict)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _storages: dict[ResourceStorageConfig, Storage] = field(
+        default_factory=dict, init=False, repr=False
+    )
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def storage(self, config: ResourceStorageConfig) -> Storage:
         """The storage under test for ``config`` (one per config, reused)."""
