@@ -543,9 +543,12 @@ class LmdbBackend(Backend):
 
     def _lmdb_error(self, exc: lmdb.Error) -> KStoreError:
         """The one place LMDB exceptions become kstore errors."""
-        if isinstance(exc, lmdb.DiskError) or "No space left" in str(exc):
+        text = str(exc)
+        if isinstance(exc, lmdb.DiskError) or "No space left" in text or "Input/output" in text:
+            # LMDB reports a short write (full disk, file size limit) as EIO; the transaction
+            # was aborted, so every acknowledged write is intact.
             return InternalError(
-                f"database space exceeded: no space left on the device holding {self._path}"
+                f"could not write to the LMDB store at {self._path} (is its disk full?): {text}"
             )
         if isinstance(exc, lmdb.ReadersFullError):
             return Unavailable(f"too many concurrent readers of {self._path}: {exc}")

@@ -160,3 +160,50 @@ def test_unknown_format_is_refused(tmp_path: Path) -> None:
     # The failed open released the lock.
     with pytest.raises(InternalError):
         open_backend(tmp_path / "s")
+
+
+def test_a_failing_disk_write_is_a_clear_error_and_never_corrupts(tmp_path: Path) -> None:
+    # The file size limit makes LMDB's writes come up short, as on a full disk.
+    script = textwrap.dedent(
+        f"""
+        import resource, signal
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        from kstore.errors import InternalError
+        from kstore.storage.lmdb import LmdbBackend, LmdbConfig
+        from tests.storage.conftest import pod, pod_config
+        store = LmdbBackend(LmdbConfig(path={str(tmp_path / "s")!r}, compaction_interval_s=0))
+        pods = store.storage_for(pod_config())
+        pods.create("/pods/ns/first", pod("ns", "first"))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (2 << 20, 2 << 20))
+        acked = 0
+        try:
+            for i in range(1000):
+                pods.create(f"/pods/ns/p{{i}}", {{**pod("ns", f"p{{i}}"), "data": "x" * 20000}})
+                acked += 1
+        except InternalError as exc:
+            print("error:", exc)
+        print("acked", acked)
+        print("still readable", pods.get("/pods/ns/first")["metadata"]["name"])
+        store.close()
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("error: could not write to the LMDB store at"), done.stdout
+    assert "is its disk full?" in lines[0]
+    acked = int(lines[1].split()[1])
+    assert lines[2] == "still readable first"
+    store = open_backend(tmp_path / "s")
+    try:
+        pods = store.storage_for(pod_config())
+        assert len(pods.list("/pods").items) == acked + 1
+        assert store.current_revision() == acked + 2
+    finally:
+        store.close()
