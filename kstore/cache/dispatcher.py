@@ -149,15 +149,21 @@ class Dispatcher:
                 for watcher in group.watchers:
                     if revision <= watcher.floor or watcher.closed:
                         continue
-                    if not watcher.push(converted):
+                    # CacheWatcher.push, inlined: this loop runs once per delivery.
+                    queue = watcher.queue
+                    if len(queue) < watcher.buffer_size:
+                        queue.append(converted)
+                        watcher.last_revision = revision
+                    else:
+                        watcher.overflow()
                         slow.append(watcher)
                     if watcher.sync_waiter is not None:
                         watcher.wake()
                     else:
-                        waiter = watcher.async_waiter
-                        if waiter is not None:
+                        future = watcher.async_waiter
+                        if future is not None:
                             watcher.async_waiter = None
-                            woken.setdefault(waiter[0], []).append(waiter[1])
+                            woken.setdefault(future.get_loop(), []).append(future)
         self._flush(woken)
         if slow:
             self.closed_slow += len(slow)
@@ -182,10 +188,10 @@ class Dispatcher:
             if watcher.sync_waiter is not None:
                 watcher.wake()
             else:
-                waiter = watcher.async_waiter
-                if waiter is not None:
+                future = watcher.async_waiter
+                if future is not None:
                     watcher.async_waiter = None
-                    woken.setdefault(waiter[0], []).append(waiter[1])
+                    woken.setdefault(future.get_loop(), []).append(future)
         self._flush(woken)
 
     @staticmethod

@@ -145,6 +145,7 @@ class CacheWatcher(Watcher):
         self._initial_entries: Sequence[Entry] = ()
         self._initial_events: Sequence[CacheEvent] = ()
         self._position = 0
+        self._replaying = False
         #: Live changes at or below this revision were covered by the replay.
         self.floor = 0
         #: Revision of the last event pushed or replayed (bookmarks never go below it).
@@ -158,7 +159,7 @@ class CacheWatcher(Watcher):
         self._ended = False
         # Consumer wake-ups: a lock the dispatcher releases, or a future on a loop.
         self.sync_waiter: Any = None
-        self.async_waiter: tuple[asyncio.AbstractEventLoop, asyncio.Future[None]] | None = None
+        self.async_waiter: asyncio.Future[None] | None = None
 
     # -- set-up -----------------------------------------------------------------------------
 
@@ -172,6 +173,7 @@ class CacheWatcher(Watcher):
         self._initial_entries = entries
         self._initial_events = events
         self._end_bookmark_revision = revision
+        self._replaying = bool(entries or events or self._want_end_bookmark)
 
     # -- dispatcher side -------------------------------------------------------------------
 
@@ -179,8 +181,17 @@ class CacheWatcher(Watcher):
         """Queue a live event; False (and the watcher closed with an ERROR) when full."""
         queue = self.queue
         if len(queue) >= self.buffer_size:
+            self.overflow()
+            return False
+        queue.append(event)
+        self.last_revision = event.resource_version
+        return True
+
+    def overflow(self) -> None:
+        """The buffer is full: close with a final ERROR after the buffered events."""
+        if not self.closed:
             self.closed = True
-            queue.append(
+            self.queue.append(
                 error_event(
                     TooManyRequests(
                         f"watch of {self.description} closed: the client did not keep up with "
@@ -190,10 +201,6 @@ class CacheWatcher(Watcher):
                     )
                 )
             )
-            return False
-        queue.append(event)
-        self.last_revision = event.resource_version
-        return True
 
     def push_bookmark(self, event: WatchEvent) -> None:
         """Queue a periodic bookmark unless the buffer is full (bookmarks are best effort)."""
@@ -236,33 +243,32 @@ class CacheWatcher(Watcher):
         self._wake_async()
 
     def _wake_async(self) -> None:
-        waiter = self.async_waiter
-        if waiter is not None:
-            loop, future = waiter
+        future = self.async_waiter
+        if future is not None:
             with contextlib.suppress(RuntimeError):  # a closed loop has no consumer left
-                loop.call_soon_threadsafe(_resolve, future)
+                future.get_loop().call_soon_threadsafe(_resolve, future)
 
     def _take(self) -> WatchEvent | None:
         """The next event without blocking; None when none is ready now."""
-        if self._initial_entries or self._initial_events or self._want_end_bookmark:
+        if self._replaying:
             event = self._take_replay()
             if event is not None:
                 return event
-        try:
-            event = self.queue.popleft()
-        except IndexError:
-            if self.closed:
+        queue = self.queue
+        if queue:
+            event = queue.popleft()
+            if event.type is EventType.ERROR:
                 self._end()
-            return None
-        if event.type is EventType.ERROR:
+                queue.clear()
+            return event
+        if self.closed:
             self._end()
-            self.queue.clear()
-        return event
+        return None
 
     def _take_replay(self) -> WatchEvent | None:
         if self._stopped:
             self._initial_entries = self._initial_events = ()
-            self._want_end_bookmark = False
+            self._want_end_bookmark = self._replaying = False
             return None
         matches = self.filter.matches
         entries = self._initial_entries
@@ -274,6 +280,7 @@ class CacheWatcher(Watcher):
                     return entry.added_event()
             self._initial_entries = ()
             self._position = 0
+            self._replaying = False
             if self._want_end_bookmark:
                 self._want_end_bookmark = False
                 return bookmark_event(self._end_bookmark_revision, initial_events_end=True)
@@ -289,6 +296,7 @@ class CacheWatcher(Watcher):
                     return converted
             self._initial_events = ()
             self._position = 0
+        self._replaying = False
         if self._want_end_bookmark:
             self._want_end_bookmark = False
             return bookmark_event(self._end_bookmark_revision, initial_events_end=True)
@@ -330,28 +338,42 @@ class CacheWatcher(Watcher):
         event = self._take()
         if event is not None or self._ended:
             return event
+        if timeout is not None:
+            return await self._next_async_until(timeout)
         loop = asyncio.get_running_loop()
-        deadline = None if timeout is None else loop.time() + timeout
         while True:
-            future: asyncio.Future[None] = loop.create_future()
-            self.async_waiter = (loop, future)
+            future = loop.create_future()
+            self.async_waiter = future
+            # Re-check after publishing the waiter (see next()).
+            if self.queue or self.closed or self._replaying:
+                self.async_waiter = None
+            else:
+                try:
+                    await future
+                finally:
+                    self.async_waiter = None
             event = self._take()
             if event is not None or self._ended:
-                self.async_waiter = None
                 return event
-            try:
-                if deadline is None:
-                    await future
-                else:
-                    remaining = deadline - loop.time()
-                    if remaining <= 0:
-                        return self._take()
-                    try:
-                        await asyncio.wait_for(future, remaining)
-                    except TimeoutError:
-                        return self._take()
-            finally:
+
+    async def _next_async_until(self, timeout: float) -> WatchEvent | None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return self._take()
+            future = loop.create_future()
+            self.async_waiter = future
+            if self.queue or self.closed or self._replaying:
                 self.async_waiter = None
+            else:
+                try:
+                    await asyncio.wait_for(future, remaining)
+                except TimeoutError:
+                    return self._take()
+                finally:
+                    self.async_waiter = None
             event = self._take()
             if event is not None or self._ended:
                 return event
