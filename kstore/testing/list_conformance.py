@@ -316,6 +316,12 @@ class TestGetListRecursivePrefix:
             "baz": pods.create("/pods/test-ns2/baz", pod("baz", "test-ns2")),
         }
         last = rv_of(stored["baz"])
+        # A cache serves RV "0" from whatever it has seen: a list not older than the last
+        # write first makes it current (as RunWatchSemantics does), a no-op for a backend.
+        synced = ListOptions(
+            resource_version=str(last), resource_version_match=ResourceVersionMatch.NOT_OLDER_THAN
+        )
+        assert len(pods.list("/pods/", synced).items) == 3
         rv, match = {
             "Exact": (str(last), ResourceVersionMatch.EXACT),
             "Consistent": ("", ResourceVersionMatch.UNSET),
