@@ -106,7 +106,10 @@ class ProtobufSerializer(Serializer):
     def encode(self, obj: Object) -> bytes:
         gvk = gvk_of(obj)
         body = _encode_body(gvk, obj)
-        return _envelope(gvk.api_version, gvk.kind, body)
+        try:
+            return _envelope(gvk.api_version, gvk.kind, body)
+        except UnicodeEncodeError:
+            raise _not_unicode(gvk.kind) from None
 
 
 def read_envelope(data: bytes) -> Envelope:
@@ -165,7 +168,7 @@ def encode_list(
                 body = bytearray()
                 encode_item(body, item)
                 w += b"\x12" + uvarint(len(body)) + body
-    except (AttributeError, TypeError) as exc:
+    except (AttributeError, TypeError, ValueError) as exc:
         raise BadRequest(f"{kind} cannot be encoded as protobuf: {exc}") from None
     return _envelope(api_version, kind, w)
 
@@ -260,11 +263,21 @@ def _encode_body(gvk: GroupVersionKind, obj: Object) -> bytearray:
     w = bytearray()
     try:
         encode(w, obj)
-    except (AttributeError, TypeError) as exc:
-        raise BadRequest(f"{gvk.kind} cannot be encoded as protobuf: {_type_error(exc)}") from None
-    except (RecursionError, orjson.JSONEncodeError) as exc:
+    except orjson.JSONEncodeError as exc:  # FieldsV1 or RawExtension content
         raise BadRequest(f"{gvk.kind} cannot be encoded as protobuf: {exc}") from None
+    except UnicodeEncodeError:
+        raise _not_unicode(gvk.kind) from None
+    except (AttributeError, TypeError, ValueError) as exc:
+        raise BadRequest(f"{gvk.kind} cannot be encoded as protobuf: {_type_error(exc)}") from None
+    except RecursionError:
+        raise BadRequest(f"{gvk.kind} cannot be encoded as protobuf: nested too deeply") from None
     return w
+
+
+def _not_unicode(kind: str) -> BadRequest:
+    return BadRequest(
+        f"{kind} cannot be encoded as protobuf: a string is not valid Unicode (lone surrogate)"
+    )
 
 
 def _type_error(exc: BaseException) -> str:

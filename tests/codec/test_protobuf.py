@@ -548,3 +548,10 @@ assert not errors, errors
     import sys
 
     subprocess.run([sys.executable, "-c", script], check=True, timeout=120)
+
+
+def test_strings_that_are_not_unicode_are_bad_requests() -> None:
+    with pytest.raises(BadRequest, match="not valid Unicode"):
+        PB.encode(_config_map(data={"k": "\ud800"}))
+    with pytest.raises(BadRequest, match="not valid Unicode"):
+        PB.encode({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "\udfff"}})
