@@ -6,6 +6,7 @@ these tests do not trust kstore's decoder to judge kstore's encoder.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 from typing import Any
 
@@ -555,3 +556,35 @@ def test_strings_that_are_not_unicode_are_bad_requests() -> None:
         PB.encode(_config_map(data={"k": "\ud800"}))
     with pytest.raises(BadRequest, match="not valid Unicode"):
         PB.encode({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "\udfff"}})
+
+
+_SAMPLE = PB.encode(
+    _pod(
+        [
+            {
+                "name": "c",
+                "image": "i",
+                "ports": [{"containerPort": 8080}],
+                "resources": {"limits": {"cpu": "1"}},
+                "livenessProbe": {"httpGet": {"port": "http"}},
+            }
+        ]
+    )
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    position=st.integers(4, len(_SAMPLE) - 1),
+    value=st.integers(0, 255),
+    cut=st.booleans(),
+)
+def test_corrupted_data_decodes_or_is_a_bad_request(position: int, value: int, cut: bool) -> None:
+    data = bytearray(_SAMPLE)
+    data[position] = value
+    corrupted = bytes(data[: position + 1] if cut else data)
+    # Any outcome but an exception other than BadRequest is fine.
+    with contextlib.suppress(BadRequest):
+        assert isinstance(PB.decode(corrupted), dict)
+    with contextlib.suppress(BadRequest):
+        assert isinstance(PB.decode_strict(corrupted).obj, dict)
