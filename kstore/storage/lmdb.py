@@ -17,19 +17,19 @@ Structure (the only module that imports ``lmdb``):
 
 The layout is described in :mod:`kstore.storage._lmdb_records`, the write rules in
 :mod:`kstore.storage._lmdb_writes`, the per-resource operations in
-:mod:`kstore.storage._lmdb_storage`.
+:mod:`kstore.storage._lmdb_storage` and :mod:`kstore.storage._lmdb_list`, the reaper and
+compaction schedule in :mod:`kstore.storage._lmdb_housekeeping`, the locks in
+:mod:`kstore.storage._lmdb_sync`.
 """
 
 from __future__ import annotations
 
-import fcntl
 import logging
 import os
 import queue
 import threading
 import time
 import weakref
-from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -38,6 +38,7 @@ from typing import Any
 import lmdb
 
 from kstore.errors import InternalError, KStoreError, TooLargeResourceVersion, Unavailable
+from kstore.storage._lmdb_housekeeping import Housekeeper
 from kstore.storage._lmdb_records import (
     META_COMPACTED,
     META_FORMAT,
@@ -47,10 +48,10 @@ from kstore.storage._lmdb_records import (
     meta_int,
 )
 from kstore.storage._lmdb_storage import LmdbStorage
+from kstore.storage._lmdb_sync import DirectoryLock, Gate
 from kstore.storage._lmdb_writes import (
     Batch,
     CompactRequest,
-    ExpireRequest,
     Outcome,
     Request,
     apply_batch,
@@ -64,12 +65,9 @@ __all__ = ["LmdbBackend", "LmdbConfig", "RawLmdbBaseline"]
 _log = logging.getLogger(__name__)
 
 _FORMAT = b"kstore-lmdb-1"
-_LOCK_FILE = "kstore.lock"
 #: Revisions of history dropped per purge transaction: small enough that writers queued behind
 #: a purge wait a few milliseconds at most.
 _PURGE_CHUNK = 2000
-#: Expired values removed per reaper transaction.
-_EXPIRE_CHUNK = 1000
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -159,41 +157,6 @@ class RawLmdbBaseline:
         self._env.close()
 
 
-class _Gate:
-    """Lets many short reads run together, and the map resize run alone (LMDB forbids
-    ``mdb_env_set_mapsize`` while any transaction of this process is open)."""
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition(threading.Lock())
-        self._readers = 0
-        self._exclusive = False
-
-    def enter(self) -> None:
-        with self._cond:
-            while self._exclusive:
-                self._cond.wait()
-            self._readers += 1
-
-    def leave(self) -> None:
-        with self._cond:
-            self._readers -= 1
-            if self._exclusive and self._readers == 0:
-                self._cond.notify_all()
-
-    def hold_exclusive(self) -> None:
-        with self._cond:
-            while self._exclusive:
-                self._cond.wait()
-            self._exclusive = True
-            while self._readers:
-                self._cond.wait()
-
-    def release_exclusive(self) -> None:
-        with self._cond:
-            self._exclusive = False
-            self._cond.notify_all()
-
-
 class _ReadTxn:
     """A read transaction as a context manager (a class: cheaper than a generator)."""
 
@@ -229,35 +192,6 @@ class _ReadTxn:
             raise self._backend._lmdb_error(exc) from exc
 
 
-class _DirectoryLock:
-    """An exclusive ``flock`` on ``<dir>/kstore.lock`` for as long as the store is open."""
-
-    def __init__(self, directory: Path) -> None:
-        self._path = directory / _LOCK_FILE
-        fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 32, 0).decode(errors="replace").strip()
-            os.close(fd)
-            raise Unavailable(
-                f"the LMDB store at {directory} is already open"
-                + (f" (process {holder})" if holder else "")
-                + "; one process may open it at a time"
-            ) from None
-        except OSError:
-            os.close(fd)
-            raise
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        self._fd: int | None = fd
-
-    def release(self) -> None:
-        if self._fd is not None:
-            fd, self._fd = self._fd, None
-            os.close(fd)
-
-
 _open_backends: weakref.WeakSet[LmdbBackend] = weakref.WeakSet()
 
 
@@ -284,7 +218,7 @@ class LmdbBackend(Backend):
             raise ValueError("max_batch must be positive")
         self._path = Path(config.path)
         self._path.mkdir(parents=True, exist_ok=True)
-        self._lock = _DirectoryLock(self._path)
+        self._lock = DirectoryLock(self._path)
         self._forked = False
         self._failed: KStoreError | None = None
         try:
@@ -321,23 +255,23 @@ class LmdbBackend(Backend):
             raise
         self._map_size = self._env.info()["map_size"]
         self._purge_pending = purged < self._compacted
-        self._gate = _Gate()
+        self._gate = Gate()
         self.hub = WatchHub(queue_limit=config.watch_queue_limit, last_revision=self._revision)
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._submit_lock = threading.Lock()
         self._closed = False
-        self._housekeeping = threading.Condition(threading.Lock())
-        self._next_wake_ms = 0
-        self._samples: deque[tuple[float, int]] = deque([(time.monotonic(), self._revision)])
-        self._samples_lock = threading.Lock()
         self._writer = threading.Thread(
             target=self._writer_loop, name=f"kstore-lmdb-writer:{self._path}", daemon=True
         )
-        self._reaper = threading.Thread(
-            target=self._housekeeping_loop, name=f"kstore-lmdb-reaper:{self._path}", daemon=True
+        self._housekeeper = Housekeeper(
+            self,
+            compaction_interval_s=config.compaction_interval_s,
+            history_retention_s=config.history_retention_s,
+            revision=self._revision,
+            name=f"kstore-lmdb-housekeeping:{self._path}",
         )
         self._writer.start()
-        self._reaper.start()
+        self._housekeeper.start()
         _open_backends.add(self)
 
     # -- Backend -------------------------------------------------------------------------
@@ -363,7 +297,7 @@ class LmdbBackend(Backend):
 
     def compact(self, revision: int | None = None) -> int:
         if revision is None:
-            target = self._sample_and_target()
+            target = self._housekeeper.compaction_target()
             if target is None or target <= self._compacted:
                 return self._compacted
         else:
@@ -375,17 +309,16 @@ class LmdbBackend(Backend):
         return outcome.revision
 
     def close(self) -> None:
+        self._housekeeper.request_stop()
         with self._submit_lock:
             if self._closed:
                 return
             self._closed = True
             self._queue.put(_STOP)
-        with self._housekeeping:
-            self._housekeeping.notify_all()
+        # Writes queued before the close are committed first.
         if threading.current_thread() is not self._writer:
             self._writer.join()
-        if threading.current_thread() is not self._reaper:
-            self._reaper.join()
+        self._housekeeper.join()
         self.hub.close()
         self._gate.hold_exclusive()
         try:
@@ -489,7 +422,7 @@ class LmdbBackend(Backend):
         for req, outcome in zip(batch, result.outcomes, strict=True):
             req.resolve(outcome)
         if result.ttl_written:
-            self._poke_reaper(result.ttl_written)
+            self._housekeeper.poke(result.ttl_written)
 
     def _commit(self, batch: list[Request]) -> Batch:
         while True:
@@ -564,67 +497,3 @@ class LmdbBackend(Backend):
             )
         if self._failed is not None:
             raise self._failed
-
-    # -- housekeeping thread: TTL reaper and compaction schedule --------------------------------
-
-    def _poke_reaper(self, expiry_ms: int) -> None:
-        with self._housekeeping:
-            if not self._next_wake_ms or expiry_ms < self._next_wake_ms:
-                self._housekeeping.notify_all()
-
-    def _next_expiry_ms(self) -> int:
-        with self.read() as txn:
-            cursor = txn.cursor(db=self.tables.ttl)
-            if not cursor.first():
-                return 0
-            return int.from_bytes(cursor.key()[:8], "big")
-
-    def _sample_and_target(self) -> int | None:
-        """Record the current revision, forget samples older than needed, and return the
-        newest revision at least ``history_retention_s`` old (None when there is none)."""
-        now = time.monotonic()
-        cutoff = now - self._config.history_retention_s
-        with self._samples_lock:
-            samples = self._samples
-            samples.append((now, self._revision))
-            while len(samples) > 1 and samples[1][0] <= cutoff:
-                samples.popleft()
-            taken, revision = samples[0]
-            return revision if taken <= cutoff else None
-
-    def _housekeeping_loop(self) -> None:
-        interval = self._config.compaction_interval_s
-        next_compaction = time.monotonic() + interval if interval > 0 else float("inf")
-        while not self._closed:
-            try:
-                wait = self._housekeeping_step(interval, next_compaction)
-            except Exception:
-                # The store stays usable; reaping and compaction are retried shortly.
-                _log.exception("LMDB housekeeping of %s failed", self._path)
-                wait = 1.0
-            if time.monotonic() >= next_compaction:
-                next_compaction = time.monotonic() + interval
-            with self._housekeeping:
-                if self._closed:
-                    return
-                self._next_wake_ms = self.now_ms() + int(wait * 1000)
-                self._housekeeping.wait(wait)
-                self._next_wake_ms = 0
-
-    def _housekeeping_step(self, interval: float, next_compaction: float) -> float:
-        """Reap what has expired, compact when due; return how long to sleep."""
-        next_expiry = self._next_expiry_ms()
-        now_ms = self.now_ms()
-        while next_expiry and next_expiry <= now_ms and not self._closed:
-            outcome = self.submit(ExpireRequest(_EXPIRE_CHUNK))
-            if not outcome.more:
-                next_expiry = self._next_expiry_ms()
-                now_ms = self.now_ms()
-        if time.monotonic() >= next_compaction and not self._closed:
-            target = self._sample_and_target()
-            if target is not None and target > self._compacted:
-                self.submit(CompactRequest(target))
-        wait = max(0.0, next_compaction - time.monotonic())
-        if next_expiry:
-            wait = min(wait, max(0.0, (next_expiry - self.now_ms()) / 1000.0))
-        return min(wait, 60.0)

@@ -7,7 +7,7 @@ import pytest
 
 from kstore.api.selectors import FieldSelector, LabelSelector
 from kstore.errors import BadRequest, Expired, TooLargeResourceVersion
-from kstore.storage import _lmdb_storage
+from kstore.storage import _lmdb_list
 from kstore.storage.continue_token import decode_continue, encode_continue
 from kstore.storage.interface import ListOptions, ResourceVersionMatch, Storage
 from kstore.storage.lmdb import LmdbBackend
@@ -210,7 +210,7 @@ def test_limit_counts_matching_items_and_filtered_pages_have_no_remaining_count(
 def test_rare_match_scans_through_many_chunks(
     pods: Storage, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_lmdb_storage, "_MAX_FILTER_CHUNK", 16)
+    monkeypatch.setattr(_lmdb_list, "_MAX_FILTER_CHUNK", 16)
     for i in range(200):
         pods.create(f"/pods/ns/pod-{i:03d}", pod("ns", f"pod-{i:03d}"))
     result = pods.list(
@@ -223,7 +223,7 @@ def test_rare_match_scans_through_many_chunks(
 def test_unpaged_list_larger_than_a_chunk_is_complete(
     backend: LmdbBackend, pods: Storage, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_lmdb_storage, "_LIST_CHUNK", 7)
+    monkeypatch.setattr(_lmdb_list, "_LIST_CHUNK", 7)
     for i in range(50):
         pods.create(f"/pods/ns/p{i:02d}", pod("ns", f"p{i:02d}", nodeName="a" if i % 2 else "b"))
     everything = pods.list("/pods")

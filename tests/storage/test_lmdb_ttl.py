@@ -15,7 +15,7 @@ from .conftest import pod, rv
 
 
 def _hold_reaper(backend: LmdbBackend, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(backend, "_housekeeping_step", lambda *args: 60.0)
+    monkeypatch.setattr(backend._housekeeper, "step", lambda *args: 60.0)
 
 
 def test_expired_object_is_invisible_before_the_reaper_runs(
