@@ -92,6 +92,17 @@ _REFUSED_MARKERS = (
 )
 
 
+# Server-side deadlines and shutdowns, whatever status code carries them: the request may
+# have been applied.
+_AMBIGUOUS_MARKERS = (
+    "context deadline exceeded",
+    "context canceled",
+    "request timed out",
+    "leader changed",
+    "server stopped",
+)
+
+
 class CompactedError(Exception):
     """etcd: the revision asked for has been compacted (``mvcc: required revision has been
     compacted``). Callers turn it into the 410 of their context."""
@@ -178,8 +189,8 @@ def _classify(exc: Any) -> tuple[str, BaseException]:
             return _Outcome.NOT_SENT, Unavailable(f"etcd is unavailable: {details}")
         if code == grpc.StatusCode.UNAVAILABLE:
             return _Outcome.AMBIGUOUS, Timeout(f"etcd did not complete the request: {details}")
-    if code == grpc.StatusCode.DEADLINE_EXCEEDED:
-        return _Outcome.AMBIGUOUS, Timeout("etcd did not answer within the request timeout")
+    if code == grpc.StatusCode.DEADLINE_EXCEEDED or any(m in lowered for m in _AMBIGUOUS_MARKERS):
+        return _Outcome.AMBIGUOUS, Timeout(f"etcd did not complete the request in time: {details}")
     if code == grpc.StatusCode.CANCELLED:
         return _Outcome.FATAL, Unavailable(f"etcd request cancelled: {details}")
     return _Outcome.FATAL, InternalError(f"etcd: {details or code}")

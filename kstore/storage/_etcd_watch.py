@@ -174,6 +174,7 @@ class EtcdWatcher(Watcher):
         # Whether the current stream got anywhere (created, or delivered events): a stream
         # that did restarts the reconnect budget.
         self._session_progressed = False
+        self._endpoint: str | None = None
         self._thread = threading.Thread(target=self._run, name="kstore-etcd-watch", daemon=True)
         self._thread.start()
 
@@ -182,6 +183,12 @@ class EtcdWatcher(Watcher):
     @property
     def stopped(self) -> bool:
         return self._done or self._stop.is_set()
+
+    @property
+    def endpoint(self) -> str | None:
+        """``host:port`` of the member whose stream serves this watch now (for operators and
+        fault tests); None before the first stream opens."""
+        return self._endpoint
 
     def stop(self) -> None:
         if self._stop.is_set():
@@ -346,6 +353,7 @@ class EtcdWatcher(Watcher):
             )
         )
         call, endpoint = self._client.watch_stream(self._requests(session, create))
+        self._endpoint = endpoint.target
         session.call = call
         self._session = session
         if self._stop.is_set():

@@ -584,6 +584,11 @@ class EtcdBackend(Backend):
     def config(self) -> EtcdConfig:
         return self._config
 
+    @property
+    def current_endpoint(self) -> str:
+        """``host:port`` of the member that requests go to now (it changes on fail-over)."""
+        return str(self._client.current_endpoint().target)
+
     def storage_for(self, config: ResourceStorageConfig) -> Storage:
         return EtcdStorage(self, config)
 
