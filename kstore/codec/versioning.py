@@ -12,12 +12,13 @@ from dataclasses import dataclass, field
 
 from kstore.api.gvk import GroupVersionKind, Object, gvk_of
 from kstore.api.scheme import Scheme
-from kstore.codec.recognizer import serializer_for_content
+from kstore.codec.json import MEDIA_TYPE_JSON, JsonSerializer
+from kstore.codec.recognizer import serializer_for_content, serializer_for_media_type
 from kstore.codec.serializer import Serializer
 from kstore.codec.strict import FieldValidation, unknown_fields
 from kstore.errors import BadRequest
 
-__all__ = ["DecodedRequest", "VersioningCodec", "decode_request"]
+__all__ = ["DecodedRequest", "VersioningCodec", "decode_request", "storage_codec"]
 
 
 class VersioningCodec:
@@ -66,6 +67,15 @@ class VersioningCodec:
         if gvk.version == version:
             return obj
         return self._scheme.from_hub(self._scheme.to_hub(obj), version)
+
+
+def storage_codec(scheme: Scheme, media_type: str = MEDIA_TYPE_JSON) -> VersioningCodec:
+    """The codec a resource is stored with: its kind's storage version, in ``media_type``
+    (JSON by default, or Kubernetes protobuf), encoded canonically so that equal objects give
+    equal bytes; reads any format and version by content."""
+    if media_type == MEDIA_TYPE_JSON:
+        return VersioningCodec(scheme, JsonSerializer(canonical=True))
+    return VersioningCodec(scheme, serializer_for_media_type(media_type))
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,8 +19,7 @@ from typing import Any
 
 from kstore.api.gvk import HUB_VERSION, Object
 from kstore.api.kinds import builtin_scheme
-from kstore.codec.json import JsonSerializer
-from kstore.codec.versioning import VersioningCodec
+from kstore.codec.versioning import storage_codec
 from kstore.storage.interface import ResourceStorageConfig, StorageCodec, ValueTransformer
 
 __all__ = [
@@ -46,7 +45,7 @@ POD_PREFIX = "/pods"
 @cache
 def pod_codec() -> StorageCodec:
     """The storage codec of the suite's Pods: hub <-> v1 JSON through the built-in scheme."""
-    return VersioningCodec(builtin_scheme(), JsonSerializer())
+    return storage_codec(builtin_scheme())
 
 
 def pod(

@@ -174,3 +174,16 @@ def test_builtin_kinds_report_unknown_fields_from_their_protobuf_schema() -> Non
     result = decode_request(builtin_scheme(), body, JsonSerializer())
     assert result.hub["spec"]["nodeSelector"] == {"any-key": "kept"}
     assert "invalidPart" not in result.hub["spec"]["containers"][0]
+
+
+def test_storage_codec_gives_equal_bytes_for_equal_objects_in_any_key_order() -> None:
+    from kstore.api.kinds import builtin_scheme
+    from kstore.codec.versioning import storage_codec
+
+    codec = storage_codec(builtin_scheme())
+    one = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "n"}}
+    one["data"] = {"x": "1", "y": "2"}
+    two = {"data": {"y": "2", "x": "1"}, "metadata": {"namespace": "n", "name": "a"}}
+    two.update(kind="ConfigMap", apiVersion="v1")
+    assert one == two
+    assert codec.encode(one) == codec.encode(two)
