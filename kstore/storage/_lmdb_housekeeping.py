@@ -109,6 +109,8 @@ class Housekeeper:
             try:
                 wait = self.step(next_compaction)
             except Exception:
+                if self._stopping:
+                    return
                 # The store stays usable; reaping and compaction are retried shortly.
                 _log.exception("LMDB housekeeping failed")
                 wait = 1.0

@@ -491,6 +491,8 @@ class LmdbBackend(Backend):
         return InternalError(f"LMDB error on {self._path}: {exc}")
 
     def _check_usable(self) -> None:
+        if self._closed:
+            raise Unavailable(f"the LMDB store at {self._path} is closed")
         if self._forked:
             raise InternalError(
                 "this LMDB store was opened by the parent process; open it again after fork"

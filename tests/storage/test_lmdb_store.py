@@ -139,6 +139,10 @@ def test_close_finishes_then_refuses_work(tmp_path: Path) -> None:
     store.close()  # idempotent
     with pytest.raises(Unavailable, match="closed"):
         pods.create("/pods/ns/b", pod("ns", "b"))
+    with pytest.raises(Unavailable, match="closed"):
+        pods.get("/pods/ns/a")
+    with pytest.raises(Unavailable, match="closed"):
+        pods.list("/pods")
 
 
 def test_open_watch_ends_when_the_store_closes(tmp_path: Path) -> None:
