@@ -56,11 +56,11 @@ class Encodings:
 
     def get(self, encoding: Hashable, produce: Callable[[], bytes]) -> bytes:
         """The bytes for ``encoding``, calling ``produce`` only if no one has yet."""
-        forms = self._forms
-        data = forms.get(encoding)
+        data = self._forms.get(encoding)
         if data is not None:
             return data
         with _STRIPES[(id(self) >> 4) % len(_STRIPES)]:
+            forms = self._forms  # again: another thread may have produced it meanwhile
             data = forms.get(encoding)
             if data is None:
                 data = produce()

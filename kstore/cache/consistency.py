@@ -19,13 +19,20 @@ from dataclasses import dataclass
 from kstore.api.gvk import Object
 from kstore.storage.interface import ListOptions, ResourceVersionMatch, Storage
 
-__all__ = ["ConsistencyReport", "Digest", "check_consistency", "item_identity"]
+__all__ = ["ConsistencyReport", "Digest", "check_consistency", "fnv1_64", "item_identity"]
 
 _FNV64_OFFSET = 0xCBF29CE484222325
 _FNV64_PRIME = 0x100000001B3
 _MASK64 = (1 << 64) - 1
 #: Items per page of the backend list (Kubernetes' checker pages by 10,000 too).
 PAGE_SIZE = 10_000
+
+
+def fnv1_64(data: bytes, value: int = _FNV64_OFFSET) -> int:
+    """FNV-1 (not 1a), 64-bit, as Go's ``hash/fnv.New64``; ``value`` continues a hash."""
+    for byte in data:
+        value = ((value * _FNV64_PRIME) & _MASK64) ^ byte
+    return value
 
 
 def item_identity(obj: Object) -> tuple[str, str, str]:
@@ -49,11 +56,7 @@ class Digest:
 
     def add(self, identity: tuple[str, str, str]) -> None:
         namespace, name, revision = identity
-        data = f"{namespace}/{name}/{revision}/".encode()
-        value = self._value
-        for byte in data:
-            value = ((value * _FNV64_PRIME) & _MASK64) ^ byte
-        self._value = value
+        self._value = fnv1_64(f"{namespace}/{name}/{revision}/".encode(), self._value)
 
     def hexdigest(self) -> str:
         return f"{self._value:x}"

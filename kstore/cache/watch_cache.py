@@ -226,7 +226,7 @@ class WatchCache:
         self._get_attrs = get_attrs
         self._key_func = key_func or (lambda obj: key_of(resource_prefix, obj))
         self._clock = clock
-        self.history: EventHistory[CacheEvent] = history or EventHistory()
+        self.history: EventHistory[CacheEvent] = history if history is not None else EventHistory()
         self.lock = threading.Lock()
         self._fresh = threading.Condition(self.lock)
         self._fresh_waiters = 0
