@@ -44,6 +44,7 @@ from kstore.errors import (
     NotFound,
     TooLargeResourceVersion,
 )
+from kstore.storage._etcd_baseline import RawEtcdBaseline
 from kstore.storage._etcd_client import (
     CompactedError,
     EtcdClient,
@@ -84,7 +85,7 @@ from kstore.storage.versioner import (
     with_resource_version,
 )
 
-__all__ = ["EtcdBackend", "EtcdConfig", "EtcdStorage"]
+__all__ = ["EtcdBackend", "EtcdConfig", "EtcdStorage", "RawEtcdBaseline"]
 
 #: Largest page a filtered list grows to while looking for matching items (Kubernetes'
 #: ``maxLimit``).

@@ -1,0 +1,363 @@
+"""The etcd storage benchmark: the backend beside the raw etcd client doing the same
+transactions, in the same run, against the same member.
+
+``run_etcd_bench()`` starts its own single-member etcd on a free loopback port (or uses the
+``endpoints`` given) and measures, on realistic ~5 KiB Pods stored as JSON:
+
+- sequential create against the raw create transaction (goal >= 0.85x);
+- ``writers`` concurrent creators (threads) against the raw client with as many create
+  transactions in flight through gRPC futures, its fastest form (goal >= 0.8x); blocking raw
+  calls from the same number of threads are shown for reference;
+- guaranteed_update from the previous result (one round trip) against a raw compare-and-swap
+  chain (goal >= 0.8x), and without a cached object (read + swap, two round trips);
+- get, a list of ``objects`` Pods in one response and in pages of 500, and the delivery
+  latency of a watch event.
+
+Each figure is the median of ``repeats`` runs, raw and kstore interleaved so both see the same
+load. The report is a plain-text table; nothing here gates anything.
+"""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+import threading
+import time
+from collections.abc import Callable, Sequence
+
+from kstore.api.gvk import Object
+from kstore.benchmarks.storage import BenchRow, sample_pod
+from kstore.codec.json import JsonSerializer
+from kstore.storage.etcd import EtcdBackend, EtcdConfig, RawEtcdBaseline
+from kstore.storage.interface import ListOptions, ResourceStorageConfig, Storage
+
+__all__ = ["format_report", "measure_etcd", "run_etcd_bench"]
+
+_PREFIX = "/registry"
+
+
+def _attrs(obj: Object) -> tuple[dict[str, str], dict[str, str]]:
+    meta = obj.get("metadata", {})
+    return meta.get("labels", {}), {"metadata.name": meta.get("name", "")}
+
+
+def _timed(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def _threads(count: int, work: Callable[[int], None]) -> float:
+    workers = [threading.Thread(target=work, args=(k,)) for k in range(count)]
+    start = time.perf_counter()
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    return time.perf_counter() - start
+
+
+def format_report(rows: list[BenchRow], header: str) -> str:
+    """The rows as a plain-text table under ``header``."""
+
+    def num(value: float | None) -> str:
+        if value is None:
+            return "-"
+        return f"{value:,.0f}" if value >= 100 else f"{value:,.2f}"
+
+    cells = [("operation", "unit", "kstore", "raw", "kstore/raw", "goal")]
+    for row in rows:
+        ratio = row.ratio
+        ratio_text = "-" if ratio is None else f"{ratio:.2f}x"
+        cells.append((row.name, row.unit, num(row.kstore), num(row.raw), ratio_text, row.goal))
+    widths = [max(len(line[i]) for line in cells) for i in range(6)]
+    lines = [header, ""]
+    for index, line in enumerate(cells):
+        padded = [
+            c.ljust(widths[i]) if i in (0, 1, 5) else c.rjust(widths[i]) for i, c in enumerate(line)
+        ]
+        lines.append("  ".join(padded).rstrip())
+        if index == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    lines += ["", "kstore/raw: throughput ratio (higher is better); for times, raw / kstore."]
+    return "\n".join(lines)
+
+
+class _EtcdBench:
+    def __init__(self, endpoints: Sequence[str], writers: int) -> None:
+        config = EtcdConfig(endpoints=tuple(endpoints), prefix=_PREFIX, compaction_interval=0)
+        self.backend = EtcdBackend(config)
+        self.raw = RawEtcdBaseline(config)
+        self.writers = writers
+        self.codec = JsonSerializer()
+        self.storage: Storage = self.backend.storage_for(
+            ResourceStorageConfig(resource_prefix="/pods", codec=self.codec, get_attrs=_attrs)
+        )
+        self.template = sample_pod("default", "template")
+        self.value = self.codec.encode(sample_pod("default", "pod-000000"))
+        self.samples: dict[str, list[float]] = {}
+        self.run_id = itertools.count()
+
+    def close(self) -> None:
+        self.backend.close()
+        self.raw.close()
+
+    def pod(self, namespace: str, name: str) -> Object:
+        # Only metadata differs: the storage never mutates what it is given.
+        meta = {**self.template["metadata"], "namespace": namespace, "name": name}
+        return {**self.template, "metadata": meta}
+
+    def add(self, name: str, figure: float) -> None:
+        self.samples.setdefault(name, []).append(figure)
+
+    def median(self, name: str) -> float:
+        values = self.samples.get(name, [])
+        return statistics.median(values) if values else 0.0
+
+    def writes(self, sequential: int, concurrent: int) -> None:
+        run = next(self.run_id)
+        storage, raw, value, writers = self.storage, self.raw, self.value, self.writers
+
+        keys = [f"{_PREFIX}/raw/put/{run}/{i}".encode() for i in range(sequential)]
+        self.add("raw_put", sequential / _timed(lambda: raw.put_each(keys, value)))
+        keys = [f"{_PREFIX}/raw/seq/{run}/{i}".encode() for i in range(sequential)]
+        self.add("raw_seq", sequential / _timed(lambda: raw.create_each(keys, value)))
+        names = [f"seq-{run}-{i}" for i in range(sequential)]
+
+        def creates() -> None:
+            for name in names:
+                storage.create(f"/pods/seq/{name}", self.pod("seq", name))
+
+        self.add("seq", sequential / _timed(creates))
+
+        keys = [f"{_PREFIX}/raw/fut/{run}/{i}".encode() for i in range(concurrent)]
+        seconds = _timed(lambda: raw.create_in_flight(keys, value, writers))
+        self.add("raw_futures", concurrent / seconds)
+        keys = [f"{_PREFIX}/raw/thr/{run}/{i}".encode() for i in range(concurrent)]
+        self.add(
+            "raw_threads", concurrent / _timed(lambda: raw.create_threads(keys, value, writers))
+        )
+        cnames = [f"con-{run}-{i}" for i in range(concurrent)]
+
+        def share(k: int) -> None:
+            for i in range(k, concurrent, writers):
+                storage.create(f"/pods/con/{cnames[i]}", self.pod("con", cnames[i]))
+
+        self.add("concurrent", concurrent / _threads(writers, share))
+
+    def updates(self, count: int) -> None:
+        run = next(self.run_id)
+        storage, raw = self.storage, self.raw
+        values = [self.value + b" " * (i % 2) for i in range(count)]
+        key = f"{_PREFIX}/raw/cas/{run}".encode()
+        self.add("raw_cas", count / _timed(lambda: raw.compare_and_swap(key, values)))
+        name = f"upd-{run}"
+        current = storage.create(f"/pods/upd/{name}", self.pod("upd", name))
+
+        def chain() -> None:
+            nonlocal current
+            for i in range(count):
+                current = storage.guaranteed_update(
+                    f"/pods/upd/{name}", _generation(i + 2), cached_existing=current
+                )
+
+        self.add("cas", count / _timed(chain))
+        key = f"{_PREFIX}/raw/rcas/{run}".encode()
+        self.add("raw_read_swap", count / _timed(lambda: raw.read_then_swap(key, values)))
+
+        def uncached() -> None:
+            for i in range(count):
+                storage.guaranteed_update(f"/pods/upd/{name}", _generation(count + i + 2))
+
+        self.add("read_swap", count / _timed(uncached))
+
+    def fill(self, objects: int) -> list[str]:
+        names = [f"pod-{i:06d}" for i in range(objects)]
+
+        def fill(k: int) -> None:
+            for i in range(k, objects, self.writers):
+                self.storage.create(f"/pods/list/{names[i]}", self.pod("list", names[i]))
+
+        _threads(self.writers, fill)
+        return names
+
+    def reads(self, names: list[str]) -> None:
+        storage, raw = self.storage, self.raw
+        sample = names[:: max(1, len(names) // 500)]
+        keys = [f"{_PREFIX}/pods/list/{n}".encode() for n in sample]
+        self.add("raw_get", _timed(lambda: raw.get_each(keys)) / len(keys) * 1e6)
+
+        def gets() -> None:
+            for name in sample:
+                storage.get(f"/pods/list/{name}")
+
+        self.add("get", _timed(gets) / len(sample) * 1e6)
+        prefix = f"{_PREFIX}/pods/list/".encode()
+        self.add("raw_range", _timed(lambda: raw.range_prefix(prefix)) * 1e3)
+        self.add("list", _timed(lambda: storage.list("/pods/list")) * 1e3)
+        self.add("raw_range_paged", _timed(lambda: raw.range_prefix(prefix, 500)) * 1e3)
+
+        def paged() -> None:
+            token = ""
+            while True:
+                page = storage.list("/pods/list", ListOptions(limit=500, continue_token=token))
+                token = page.continue_token
+                if not token:
+                    return
+
+        self.add("list_paged", _timed(paged) * 1e3)
+
+    def watch_latency(self, rounds: int) -> list[float]:
+        """Seconds from the start of an update to its event in a waiting watcher's hands."""
+        base = self.storage.create("/pods/watch/target", self.pod("watch", "target"))
+        watcher = self.storage.watch(
+            "/pods/watch/target",
+            ListOptions(resource_version=base["metadata"]["resourceVersion"], recursive=False),
+        )
+        latencies: list[float] = []
+        try:
+            for i in range(rounds):
+                start = time.perf_counter()
+                self.storage.guaranteed_update("/pods/watch/target", _generation(i + 2))
+                if watcher.next(timeout=5.0) is None:
+                    break
+                latencies.append(time.perf_counter() - start)
+        finally:
+            watcher.stop()
+        return latencies
+
+
+def _generation(generation: int) -> Callable[[Object], Object]:
+    def update(obj: Object) -> Object:
+        return {**obj, "metadata": {**obj["metadata"], "generation": generation}}
+
+    return update
+
+
+def run_etcd_bench(
+    endpoints: Sequence[str] | None = None,
+    *,
+    objects: int = 10_000,
+    sequential: int = 300,
+    writers: int = 32,
+    concurrent: int = 3_000,
+    repeats: int = 3,
+) -> str:
+    """Run the etcd benchmark and return the report (see :func:`measure_etcd`)."""
+    header, rows = measure_etcd(
+        endpoints,
+        objects=objects,
+        sequential=sequential,
+        writers=writers,
+        concurrent=concurrent,
+        repeats=repeats,
+    )
+    return format_report(rows, header)
+
+
+def measure_etcd(
+    endpoints: Sequence[str] | None = None,
+    *,
+    objects: int = 10_000,
+    sequential: int = 300,
+    writers: int = 32,
+    concurrent: int = 3_000,
+    repeats: int = 3,
+) -> tuple[str, list[BenchRow]]:
+    """Measure and return the report's header and rows. Without ``endpoints`` it starts (and
+    stops) a single-member etcd of its own; with them, it writes under ``/registry/`` there."""
+    if min(repeats, writers, objects, sequential) < 1 or concurrent < writers:
+        raise ValueError("counts must be positive and concurrent >= writers")
+    if endpoints:
+        return _run(endpoints, objects, sequential, writers, concurrent, repeats)
+    from kstore.testing.etcd_cluster import EtcdCluster
+
+    with EtcdCluster(1) as cluster:
+        return _run(cluster.endpoints, objects, sequential, writers, concurrent, repeats)
+
+
+def _run(
+    endpoints: Sequence[str],
+    objects: int,
+    sequential: int,
+    writers: int,
+    concurrent: int,
+    repeats: int,
+) -> tuple[str, list[BenchRow]]:
+    bench = _EtcdBench(endpoints, writers)
+    try:
+        for _ in range(repeats):
+            bench.writes(sequential, concurrent)
+            bench.updates(sequential)
+        names = bench.fill(objects)
+        for _ in range(repeats):
+            bench.reads(names)
+        latencies = sorted(bench.watch_latency(max(100, sequential)))
+    finally:
+        bench.close()
+    p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))] if latencies else 0.0
+    median_latency = statistics.median(latencies) if latencies else 0.0
+    m = bench.median
+    rows = [
+        BenchRow("put (reference)", "puts/s", m("raw_put"), m("raw_put"), goal="raw etcd Put"),
+        BenchRow(
+            "sequential create", "creates/s", m("seq"), m("raw_seq"), goal=">= 0.85x raw create txn"
+        ),
+        BenchRow(
+            f"{writers} concurrent creators",
+            "creates/s",
+            m("concurrent"),
+            m("raw_futures"),
+            goal=f">= 0.80x raw, {writers} futures in flight",
+        ),
+        BenchRow(
+            f"  raw: {writers} threads, blocking",
+            "creates/s",
+            m("concurrent"),
+            m("raw_threads"),
+            goal="reference",
+        ),
+        BenchRow(
+            "guaranteed_update, cached object",
+            "updates/s",
+            m("cas"),
+            m("raw_cas"),
+            goal=">= 0.80x raw CAS txn",
+        ),
+        BenchRow(
+            "guaranteed_update, no cache",
+            "updates/s",
+            m("read_swap"),
+            m("raw_read_swap"),
+            goal="raw = read + CAS txn",
+        ),
+        BenchRow("get (linearizable)", "us/op", m("get"), m("raw_get"), higher_is_better=False),
+        BenchRow(
+            f"list {objects} objects, one page",
+            "ms",
+            m("list"),
+            m("raw_range"),
+            higher_is_better=False,
+            goal="raw reads bytes, kstore decodes",
+        ),
+        BenchRow(
+            f"list {objects} objects, pages of 500",
+            "ms",
+            m("list_paged"),
+            m("raw_range_paged"),
+            higher_is_better=False,
+        ),
+        BenchRow(
+            "watch delivery latency, median",
+            "us",
+            median_latency * 1e6,
+            higher_is_better=False,
+            goal="update start -> event",
+        ),
+        BenchRow("watch delivery latency, p99", "us", p99 * 1e6, higher_is_better=False),
+    ]
+    header = (
+        f"kstore storage benchmark: backend=etcd ({len(endpoints)} endpoint(s)), "
+        f"Pod = {len(bench.value)} bytes of JSON, medians of {repeats} runs"
+    )
+    return header, rows
