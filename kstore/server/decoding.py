@@ -1,0 +1,81 @@
+"""Request bodies to hub objects, as the API server's create and update handlers decode them.
+
+The endpoint decides the kind and version: a body may omit ``apiVersion`` and ``kind`` (the
+Python client sends neither unless the user sets them) and gets the path's; a body naming
+another version of the group is a 400 (``the API version in the data (apps/v1beta1) does not
+match the expected API version (apps/v1)``), another kind too. Then, per ``fieldValidation``:
+unknown fields (against the kind's schema) and duplicate fields fail the request (Strict,
+400 ``strict decoding error``), come back as warnings (Warn) or are dropped (Ignore); unknown
+fields are pruned in every case, defaults are applied and the object is converted to the hub.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kstore.api.gvk import GroupVersionKind, Object
+from kstore.api.scheme import Scheme
+from kstore.codec.serializer import Serializer
+from kstore.codec.strict import FieldValidation, unknown_fields
+from kstore.errors import BadRequest
+
+__all__ = ["DecodedBody", "decode_body"]
+
+
+@dataclass(frozen=True, slots=True)
+class DecodedBody:
+    hub: Object
+    warnings: list[str] = field(default_factory=list)
+
+
+def decode_body(
+    scheme: Scheme,
+    data: bytes,
+    serializer: Serializer,
+    expected: GroupVersionKind,
+    validation: FieldValidation,
+) -> DecodedBody:
+    """Decode a create/update body for the endpoint of ``expected``."""
+    if not data.strip():
+        raise BadRequest(f"the body of the request was empty: a {expected.kind} is required")
+    if validation is FieldValidation.IGNORE:
+        obj = serializer.decode(data)
+        problems: list[str] = []
+    else:
+        result = serializer.decode_strict(data)
+        obj, problems = result.obj, list(result.problems)
+    api_version = obj.get("apiVersion") or expected.api_version
+    kind = obj.get("kind") or expected.kind
+    if not isinstance(api_version, str) or not isinstance(kind, str):
+        raise BadRequest("apiVersion and kind must be strings")
+    if api_version != expected.api_version:
+        raise BadRequest(
+            f"the API version in the data ({api_version}) does not match the expected API "
+            f"version ({expected.api_version})"
+        )
+    if kind != expected.kind:
+        raise BadRequest(
+            f'{kind} in version "{expected.version}" cannot be handled as a {expected.kind}: '
+            f"the kind in the data does not match the endpoint's kind"
+        )
+    obj["apiVersion"], obj["kind"] = api_version, kind
+    metadata = obj.get("metadata")
+    if metadata is None:
+        obj["metadata"] = {}
+    elif not isinstance(metadata, dict):
+        raise BadRequest(
+            f'{kind} in version "{expected.version}" cannot be handled as a {kind}: '
+            f"metadata must be an object"
+        )
+    schema = scheme.kind_version(expected).schema
+    if schema is not None:
+        unknown = unknown_fields(obj, schema, prune=True)
+        if validation is not FieldValidation.IGNORE:
+            problems.extend(f'unknown field "{path}"' for path in unknown)
+    if problems and validation is FieldValidation.STRICT:
+        raise BadRequest(
+            f'{kind} in version "{expected.version}" cannot be handled as a {kind}: '
+            f"strict decoding error: {', '.join(problems)}"
+        )
+    scheme.default(obj)
+    return DecodedBody(scheme.to_hub(obj), problems)

@@ -1,0 +1,235 @@
+"""API discovery: what groups, versions and resources this server serves.
+
+Two forms, as the API server has them:
+
+- **aggregated** (``apidiscovery.k8s.io/v2``): one document for ``/api`` and one for
+  ``/apis``, sent when ``Accept`` asks for ``as=APIGroupDiscoveryList`` — and then, as kubectl
+  1.37 requires, with exactly the Content-Type
+  ``application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList`` (under a plain JSON
+  Content-Type kubectl reads it as the legacy form and finds no resource types);
+- **legacy**: ``APIVersions`` at ``/api``, ``APIGroupList`` at ``/apis``, ``APIGroup`` at
+  ``/apis/<group>`` and an ``APIResourceList`` per group version.
+
+Everything here depends only on the Scheme, so documents are built once and served as bytes
+with an ``ETag`` (a hash of the bytes) that kubectl's HTTP cache revalidates. Versions of a
+group are listed by Kubernetes' priority (GA before beta before alpha, higher numbers first):
+the first is the preferred version. Subresources are listed only where the server routes them
+(``status``, and ``finalize`` of namespaces); ``scale`` is not served.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import orjson
+
+from kstore.api.gvk import GroupVersion, Object
+from kstore.api.scheme import RegisteredResource, Scheme
+
+__all__ = [
+    "AGGREGATED_CONTENT_TYPE",
+    "SERVED_SUBRESOURCES",
+    "Discovery",
+    "Document",
+    "version_priority",
+    "wants_aggregated",
+]
+
+AGGREGATED_CONTENT_TYPE = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+
+#: Subresources the REST handlers route (to the registry's update with that subresource).
+SERVED_SUBRESOURCES = {
+    "status": ("get", "patch", "update"),
+    "finalize": ("update",),
+}
+
+_VERSION = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
+
+
+def version_priority(version: str) -> tuple[int, int, int, str]:
+    """Sort key putting the preferred version first (v1 > v1beta2 > v1beta1 > v1alpha1 > foo)."""
+    m = _VERSION.match(version)
+    if m is None:
+        return (3, 0, 0, version)
+    major = int(m.group(1))
+    stability = {None: 0, "beta": 1, "alpha": 2}[m.group(2)]
+    minor = int(m.group(3) or 0)
+    return (stability, -major, -minor, version)
+
+
+def wants_aggregated(accept: str | None) -> bool:
+    """Whether ``Accept`` asks for aggregated discovery v2 (the legacy form otherwise)."""
+    if not accept or "as=APIGroupDiscoveryList" not in accept:
+        return False
+    for clause in accept.split(","):
+        params = {p.strip() for p in clause.split(";")[1:]}
+        if (
+            "as=APIGroupDiscoveryList" in params
+            and "g=apidiscovery.k8s.io" in params
+            and "v=v2" in params
+        ):
+            return True
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    body: bytes
+    etag: str
+    content_type: str = "application/json"
+
+
+def _document(obj: Object, content_type: str = "application/json") -> Document:
+    body = orjson.dumps(obj)
+    etag = '"' + hashlib.sha256(body).hexdigest()[:32].upper() + '"'
+    return Document(body, etag, content_type)
+
+
+class Discovery:
+    """The discovery documents of one Scheme, built once."""
+
+    def __init__(self, scheme: Scheme) -> None:
+        by_group: dict[str, dict[str, list[RegisteredResource]]] = {}
+        for r in scheme.resources():
+            versions = by_group.setdefault(r.group_version.group, {})
+            versions.setdefault(r.group_version.version, []).append(r)
+        self._groups: dict[str, list[tuple[str, list[RegisteredResource]]]] = {
+            group: sorted(versions.items(), key=lambda kv: version_priority(kv[0]))
+            for group, versions in sorted(by_group.items())
+        }
+        core = self._groups.get("", [])
+        self.core_versions = [v for v, _ in core]
+        self.aggregated_core = _document(
+            _discovery_list([("", core)] if core else []), AGGREGATED_CONTENT_TYPE
+        )
+        named = [(g, vs) for g, vs in self._groups.items() if g]
+        self.aggregated_groups = _document(_discovery_list(named), AGGREGATED_CONTENT_TYPE)
+        self.group_list = _document(
+            {
+                "kind": "APIGroupList",
+                "apiVersion": "v1",
+                "groups": [_api_group(g, vs) for g, vs in named],
+            }
+        )
+        self._group_docs = {
+            g: _document({"kind": "APIGroup", "apiVersion": "v1", **_api_group(g, vs)})
+            for g, vs in named
+        }
+        self._resource_lists: dict[GroupVersion, Document] = {}
+        for group, ordered in self._groups.items():
+            for version, resources in ordered:
+                gv = GroupVersion(group, version)
+                self._resource_lists[gv] = _document(_resource_list(gv, resources))
+
+    def api_versions(self, server_address: str) -> bytes:
+        """The legacy ``/api`` answer (it names the address the client reached)."""
+        return orjson.dumps(
+            {
+                "kind": "APIVersions",
+                "versions": self.core_versions,
+                "serverAddressByClientCIDRs": [
+                    {"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}
+                ],
+            }
+        )
+
+    def group(self, name: str) -> Document | None:
+        return self._group_docs.get(name)
+
+    def resource_list(self, gv: GroupVersion) -> Document | None:
+        return self._resource_lists.get(gv)
+
+
+def _subresources(r: RegisteredResource) -> list[tuple[str, tuple[str, ...]]]:
+    return [
+        (sub, SERVED_SUBRESOURCES[sub]) for sub in r.info.subresources if sub in SERVED_SUBRESOURCES
+    ]
+
+
+def _discovery_list(
+    groups: Iterable[tuple[str, list[tuple[str, list[RegisteredResource]]]]],
+) -> Object:
+    items = []
+    for group, versions in groups:
+        items.append(
+            {
+                "metadata": {"name": group, "creationTimestamp": None},
+                "versions": [
+                    {
+                        "version": version,
+                        "resources": [_discovery_resource(r) for r in resources],
+                        "freshness": "Current",
+                    }
+                    for version, resources in versions
+                ],
+            }
+        )
+    return {
+        "kind": "APIGroupDiscoveryList",
+        "apiVersion": "apidiscovery.k8s.io/v2",
+        "metadata": {},
+        "items": items,
+    }
+
+
+def _discovery_resource(r: RegisteredResource) -> Object:
+    gv = r.group_version
+    kind = {"group": gv.group, "version": gv.version, "kind": r.definition.kind}
+    out: Object = {
+        "resource": r.info.plural,
+        "responseKind": kind,
+        "scope": "Namespaced" if r.info.namespaced else "Cluster",
+        "singularResource": r.info.singular,
+        "verbs": sorted(r.info.verbs),
+    }
+    if r.info.short_names:
+        out["shortNames"] = list(r.info.short_names)
+    if r.info.categories:
+        out["categories"] = list(r.info.categories)
+    subs = _subresources(r)
+    if subs:
+        out["subresources"] = [
+            {"subresource": sub, "responseKind": kind, "verbs": list(verbs)} for sub, verbs in subs
+        ]
+    return out
+
+
+def _api_group(group: str, versions: list[tuple[str, list[RegisteredResource]]]) -> Object:
+    listed = [{"groupVersion": f"{group}/{v}", "version": v} for v, _ in versions]
+    return {"name": group, "versions": listed, "preferredVersion": listed[0]}
+
+
+def _resource_list(gv: GroupVersion, resources: list[RegisteredResource]) -> Object:
+    entries: list[Object] = []
+    for r in resources:
+        entry: Object = {
+            "name": r.info.plural,
+            "singularName": r.info.singular,
+            "namespaced": r.info.namespaced,
+            "kind": r.definition.kind,
+            "verbs": sorted(r.info.verbs),
+        }
+        if r.info.short_names:
+            entry["shortNames"] = list(r.info.short_names)
+        if r.info.categories:
+            entry["categories"] = list(r.info.categories)
+        entries.append(entry)
+        for sub, verbs in _subresources(r):
+            entries.append(
+                {
+                    "name": f"{r.info.plural}/{sub}",
+                    "singularName": "",
+                    "namespaced": r.info.namespaced,
+                    "kind": r.definition.kind,
+                    "verbs": list(verbs),
+                }
+            )
+    return {
+        "kind": "APIResourceList",
+        "apiVersion": "v1",
+        "groupVersion": gv.api_version,
+        "resources": entries,
+    }

@@ -1,0 +1,176 @@
+"""Hub objects to response bytes: objects, lists, Status and watch-stream frames.
+
+An object is converted from its hub form to the version of the request path, then serialized
+as the client asked. Objects from the watch cache carry a memo of their encodings
+(:mod:`kstore.cache.caching_object`); every encoding here goes through it when present, keyed
+by (what is encoded, apiVersion, media type), so an object version is converted and serialized
+once however many lists and watchers send it.
+
+Shapes, as the API server writes them:
+
+- a list is ``{"kind": "<Kind>List", "apiVersion", "metadata": {"resourceVersion",
+  "continue", "remainingItemCount"}, "items": [...]}`` with ``items`` always an array; the
+  items of a built-in kind's list carry no ``kind``/``apiVersion`` (typed lists drop them);
+- a JSON watch event is one line ``{"type": ..., "object": ...}`` (newline-delimited);
+  a protobuf one is a length-prefixed ``WatchEvent`` frame;
+- a bookmark carries only ``kind``, ``apiVersion`` and ``metadata`` (resourceVersion and the
+  initial-events-end annotation).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+
+from kstore.api.gvk import GroupVersion, Object
+from kstore.api.scheme import Scheme
+from kstore.cache.caching_object import CachedListResult, encoded_frame, encoded_object
+from kstore.codec.protobuf import encode_list as encode_protobuf_list
+from kstore.codec.protobuf import encode_watch_event
+from kstore.server.negotiation import OutputFormat, Target
+from kstore.storage.interface import EventType, ListResult, WatchEvent
+
+__all__ = ["ResponseEncoder", "list_metadata"]
+
+_TYPE_KEYS = ("apiVersion", "kind")
+_META_API = "meta.k8s.io"
+
+
+def list_metadata(result: ListResult) -> Object:
+    meta: Object = {"resourceVersion": str(result.resource_version)}
+    if result.continue_token:
+        meta["continue"] = result.continue_token
+    if result.remaining_item_count is not None:
+        meta["remainingItemCount"] = result.remaining_item_count
+    return meta
+
+
+class ResponseEncoder:
+    """Encodes the hub objects of one Scheme for responses. Thread-safe (stateless)."""
+
+    def __init__(self, scheme: Scheme) -> None:
+        self._scheme = scheme
+
+    def external(self, hub: Object, gv: GroupVersion) -> Object:
+        """``hub`` converted to ``gv`` (shared structure: never mutate the result)."""
+        return self._scheme.from_hub(hub, gv.version)
+
+    # --------------------------------------------------------------- single objects
+
+    def object(self, hub: Object, gv: GroupVersion, fmt: OutputFormat) -> bytes:
+        if fmt.target in (Target.PARTIAL, Target.PARTIAL_LIST):
+            return fmt.serializer.encode(self.partial(hub, fmt.meta_version))
+        return fmt.serializer.encode(self.external(hub, gv))
+
+    def partial(self, hub: Object, meta_version: str) -> Object:
+        return {
+            "kind": "PartialObjectMetadata",
+            "apiVersion": f"{_META_API}/{meta_version}",
+            "metadata": hub.get("metadata") or {},
+        }
+
+    def event_object(self, event: WatchEvent, gv: GroupVersion, fmt: OutputFormat) -> bytes:
+        """A watch event's object, encoded once per (version, media type) when cached."""
+        key = ("object", gv.api_version, fmt.media_type, fmt.target.value)
+        return encoded_object(event, key, lambda hub: self.object(hub, gv, fmt))
+
+    # ------------------------------------------------------------------------ lists
+
+    def list(
+        self,
+        result: ListResult,
+        gv: GroupVersion,
+        list_kind: str,
+        fmt: OutputFormat,
+        *,
+        metadata: Object | None = None,
+    ) -> bytes:
+        """A list answer; ``metadata`` replaces the one derived from ``result``."""
+        meta = list_metadata(result) if metadata is None else metadata
+        if fmt.target in (Target.PARTIAL, Target.PARTIAL_LIST):
+            body = {
+                "kind": "PartialObjectMetadataList",
+                "apiVersion": f"{_META_API}/{fmt.meta_version}",
+                "metadata": meta,
+                "items": [self.partial(hub, fmt.meta_version) for hub in result.items],
+            }
+            return fmt.serializer.encode(body)
+        if fmt.is_protobuf:
+            items = self._item_encodings(result, gv, fmt, "object")
+            return encode_protobuf_list(gv.api_version, list_kind, items, metadata=meta)
+        if fmt.media_type == "application/json":
+            items = self._item_encodings(result, gv, fmt, "item")
+            head = orjson.dumps({"kind": list_kind, "apiVersion": gv.api_version, "metadata": meta})
+            return b"".join((head[:-1], b',"items":[', b",".join(items), b"]}"))
+        body = {
+            "kind": list_kind,
+            "apiVersion": gv.api_version,
+            "metadata": meta,
+            "items": [self._item(hub, gv) for hub in result.items],
+        }
+        return fmt.serializer.encode(body)
+
+    def _item(self, hub: Object, gv: GroupVersion) -> Object:
+        ext = self.external(hub, gv)
+        return {k: v for k, v in ext.items() if k not in _TYPE_KEYS}
+
+    def _item_encodings(
+        self, result: ListResult, gv: GroupVersion, fmt: OutputFormat, what: str
+    ) -> Sequence[bytes]:
+        if what == "item":
+
+            def produce(hub: Object) -> bytes:
+                return fmt.serializer.encode(self._item(hub, gv))
+        else:
+
+            def produce(hub: Object) -> bytes:
+                return fmt.serializer.encode(self.external(hub, gv))
+
+        if isinstance(result, CachedListResult) and len(result.item_encodings) == len(result.items):
+            key = (what, gv.api_version, fmt.media_type)
+            return [
+                memo.get(key, lambda hub=hub: produce(hub))  # type: ignore[misc]
+                for hub, memo in zip(result.items, result.item_encodings, strict=True)
+            ]
+        return [produce(hub) for hub in result.items]
+
+    # ------------------------------------------------------------------- watch frames
+
+    def watch_frame(
+        self,
+        event: WatchEvent,
+        gv: GroupVersion,
+        kind: str,
+        fmt: OutputFormat,
+        table: Any = None,
+    ) -> bytes:
+        """One frame of a watch stream. ``table`` (a callable hub -> Table dict) renders
+        object events as one-row Tables for ``kubectl get -w``."""
+        if event.type is EventType.ERROR:
+            return self._frame(event.type.value, event.object, fmt)
+        if event.type is EventType.BOOKMARK:
+            bookmark = {
+                "kind": kind,
+                "apiVersion": gv.api_version,
+                "metadata": event.object.get("metadata") or {},
+            }
+            return self._frame(event.type.value, bookmark, fmt)
+        if table is not None:
+            return self._frame(event.type.value, table(event.object), fmt)
+        key = ("frame", gv.api_version, fmt.media_type, fmt.target.value)
+
+        def encode(ev: WatchEvent) -> bytes:
+            raw = self.event_object(ev, gv, fmt)
+            if fmt.is_protobuf:
+                return encode_watch_event(ev.type.value, raw)
+            return b"".join((b'{"type":"', ev.type.value.encode(), b'","object":', raw, b"}\n"))
+
+        return encoded_frame(event, key, encode)
+
+    @staticmethod
+    def _frame(event_type: str, obj: Object, fmt: OutputFormat) -> bytes:
+        if fmt.is_protobuf:
+            return encode_watch_event(event_type, obj)
+        return orjson.dumps({"type": event_type, "object": obj}) + b"\n"

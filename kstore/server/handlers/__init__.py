@@ -1,0 +1,1 @@
+"""The resource handlers, one module per verb family (see :mod:`kstore.server.routes`)."""

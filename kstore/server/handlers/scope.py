@@ -1,0 +1,166 @@
+"""What every resource handler works with: the resolved resource, the request, the reply.
+
+A :class:`ResourceScope` is built once per served (group version, resource) when the app
+starts; a :class:`Call` is the parsed request (path, query, headers, body) handed to a handler
+in a worker thread; a handler returns a :class:`Reply`. Handlers are plain synchronous
+functions: the registry and storage below them are synchronous and may block (a durable commit,
+a consistent read), so the route runs each call in one worker-thread hop.
+
+Errors are raised as kstore errors; :func:`error_reply` is where the REST layer turns one into
+its ``Status`` answer (through :func:`kstore.errors.to_status`), encoded as the client accepts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from kstore.api.gvk import GroupVersion, GroupVersionKind, Object
+from kstore.api.scheme import KindDefinition, RegisteredResource, Scheme
+from kstore.errors import KStoreError, to_status
+from kstore.registry.interface import RequestContext, ResourceStore
+from kstore.server.encoding import ResponseEncoder
+from kstore.server.negotiation import OutputFormat, json_format
+from kstore.server.request_info import RequestInfo
+
+__all__ = [
+    "Call",
+    "Reply",
+    "ResourceScope",
+    "error_reply",
+    "selectable_fields",
+    "status_success",
+    "warning_header",
+]
+
+#: Kinds whose delete answers with the object rather than a Status, as their Kubernetes
+#: storage sets ``ReturnDeletedObject`` (pods, services) or answers with the namespace.
+_RETURNS_DELETED_OBJECT = frozenset({("", "pods"), ("", "services"), ("", "namespaces")})
+
+
+def selectable_fields(definition: KindDefinition) -> frozenset[str]:
+    """The field-selector fields a kind supports: name, namespace and its own field labels."""
+    fields = {"metadata.name", "metadata.namespace"}
+    if definition.field_labels is not None:
+        # A labeller that needs a full object contributes nothing here.
+        with contextlib.suppress(AttributeError, KeyError, TypeError):
+            fields.update(definition.field_labels({}))
+    return frozenset(fields)
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceScope:
+    """One served resource at one group version, with its store and its encoder."""
+
+    resource: RegisteredResource
+    store: ResourceStore
+    scheme: Scheme
+    encoder: ResponseEncoder
+    selectable_fields: frozenset[str]
+
+    @property
+    def gv(self) -> GroupVersion:
+        return self.resource.group_version
+
+    @property
+    def gvk(self) -> GroupVersionKind:
+        return self.resource.gvk
+
+    @property
+    def definition(self) -> KindDefinition:
+        return self.resource.definition
+
+    @property
+    def kind(self) -> str:
+        return self.resource.definition.kind
+
+    @property
+    def list_kind(self) -> str:
+        return self.resource.definition.list_kind or f"{self.kind}List"
+
+    @property
+    def plural(self) -> str:
+        return self.resource.info.plural
+
+    @property
+    def namespaced(self) -> bool:
+        return self.resource.info.namespaced
+
+    @property
+    def returns_deleted_object(self) -> bool:
+        return (self.gv.group, self.plural) in _RETURNS_DELETED_OBJECT
+
+    def context(self, info: RequestInfo) -> RequestContext:
+        return RequestContext(
+            namespace=info.namespace if self.namespaced else "", request_version=self.gv
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """A parsed resource request. ``query`` holds the last value of each parameter;
+    ``dry_run`` every ``dryRun`` value (the parameter may repeat)."""
+
+    method: str
+    info: RequestInfo
+    query: Mapping[str, str]
+    dry_run: list[str]
+    accept: str | None
+    content_type: str | None
+    body: bytes = b""
+
+
+@dataclass(slots=True)
+class Reply:
+    status: int
+    body: bytes
+    content_type: str
+    warnings: Sequence[str] = ()
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def warning_header(text: str) -> str:
+    """An RFC 7234 warning as the API server writes it: ``299 - "<text>"``."""
+    return "299 - " + json.dumps(" ".join(text.split()))
+
+
+def _status_body(status: Object, fmt: OutputFormat | None) -> tuple[bytes, str]:
+    if fmt is not None and fmt.is_protobuf:
+        return fmt.serializer.encode(status), fmt.media_type
+    if fmt is not None and fmt.media_type == "application/yaml":
+        return fmt.serializer.encode(status), fmt.media_type
+    return orjson.dumps(status), "application/json"
+
+
+def error_reply(error: BaseException, fmt: OutputFormat | None = None) -> Reply:
+    """The Status answer for an error; protobuf or YAML when the client accepts that."""
+    status = to_status(error)
+    code = int(status["code"])
+    body, content_type = _status_body(status, fmt)
+    reply = Reply(code, body, content_type)
+    if isinstance(error, KStoreError) and error.retry_after_seconds:
+        reply.headers["Retry-After"] = str(error.retry_after_seconds)
+    return reply
+
+
+def status_success(
+    scope: ResourceScope, name: str, uid: str, fmt: OutputFormat, code: int = 200
+) -> Reply:
+    """The ``Status{status: Success}`` a delete answers with for most kinds."""
+    details: dict[str, Any] = {"name": name, "group": scope.gv.group, "kind": scope.plural}
+    if uid:
+        details["uid"] = uid
+    status = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "details": details,
+    }
+    body, content_type = _status_body(status, fmt if fmt.target.value == "" else json_format())
+    return Reply(code, body, content_type)

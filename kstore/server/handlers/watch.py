@@ -1,0 +1,295 @@
+"""WATCH (``?watch=true`` and the ``/watch/`` paths): a 200 streaming events until the end.
+
+The stream is newline-delimited JSON ``{"type", "object"}`` events (``Content-Type:
+application/json``), or length-prefixed protobuf ``WatchEvent`` frames
+(``application/vnd.kubernetes.protobuf;stream=watch``) when asked; with a Table ``Accept``
+(``kubectl get -w``) each object event carries a one-row Table. Bookmarks carry only the
+kind, apiVersion and metadata; an error after the start (a too-old resourceVersion: 410
+Expired) is an ERROR event inside the 200, after which the stream ends — as Kubernetes does.
+
+A watch ends at ``timeoutSeconds`` (default: a random time between 30 and 60 minutes, as
+kube-apiserver's ``minRequestTimeout`` gives), when the client goes away, when the watcher
+ends, or when the server shuts down (:class:`WatchRegistry.stop_all`).
+
+Events are read from the watcher without a thread per watch when the watcher can be awaited
+(the watch cache's ``next_async``), else by one pump thread per watch; either way, events
+available together are encoded and written as one chunk. Frames are encoded once per
+(version, media type) for all watchers of an event (:mod:`kstore.cache.caching_object`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+import anyio
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+from kstore.api.gvk import Object
+from kstore.errors import to_status
+from kstore.server.handlers.scope import Call, ResourceScope
+from kstore.server.negotiation import OutputFormat, Target, negotiate
+from kstore.server.options import list_request
+from kstore.server.table import build_table
+from kstore.storage.interface import EventType, Watcher, WatchEvent
+
+__all__ = ["WatchPlan", "WatchRegistry", "WatchResponse", "open_watch"]
+
+#: kube-apiserver's --min-request-timeout: a watch without timeoutSeconds lasts between one
+#: and two of these.
+MIN_REQUEST_TIMEOUT = 1800.0
+#: Events drained into one written chunk at most (bounds the latency of the first one).
+_BATCH = 128
+#: How long a pump thread blocks on the watcher before it rechecks the deadline and stop flag.
+_POLL = 1.0
+
+
+@runtime_checkable
+class _AsyncWatcher(Protocol):
+    async def next_async(self, timeout: float | None = None) -> WatchEvent | None: ...
+
+
+class WatchRegistry:
+    """The watches open in this server, so that shutdown can end them all."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._watchers: set[Watcher] = set()
+        self._closed = False
+
+    def add(self, watcher: Watcher) -> bool:
+        with self._lock:
+            if self._closed:
+                return False
+            self._watchers.add(watcher)
+            return True
+
+    def discard(self, watcher: Watcher) -> None:
+        with self._lock:
+            self._watchers.discard(watcher)
+
+    def stop_all(self) -> None:
+        """End every open watch and refuse new ones (their streams then close cleanly)."""
+        with self._lock:
+            self._closed = True
+            watchers = list(self._watchers)
+        for watcher in watchers:
+            watcher.stop()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._watchers)
+
+
+@dataclass(frozen=True, slots=True)
+class WatchPlan:
+    """A started watch and how to write its events."""
+
+    scope: ResourceScope
+    watcher: Watcher
+    fmt: OutputFormat
+    timeout_seconds: float
+    include_object: str
+
+    def frame(self, event: WatchEvent) -> bytes:
+        table: Callable[[Object], Object] | None = None
+        if self.fmt.target is Target.TABLE:
+            table = self._table
+        return self.scope.encoder.watch_frame(
+            event, self.scope.gv, self.scope.kind, self.fmt, table=table
+        )
+
+    def _table(self, hub: Object) -> Object:
+        return build_table(
+            [self.scope.encoder.external(hub, self.scope.gv)],
+            kind=self.scope.kind,
+            group=self.scope.gv.group,
+            meta_version=self.fmt.meta_version,
+            include_object=self.include_object,
+        )
+
+
+def open_watch(scope: ResourceScope, call: Call) -> WatchPlan:
+    """Validate a watch request and start the watch (blocking: run in a worker thread)."""
+    fmt = negotiate(call.accept, transforms=True, stream=True)
+    request = list_request(
+        call.query,
+        name=call.info.name,
+        watch=True,
+        selectable_fields=scope.selectable_fields,
+    )
+    timeout = float(request.timeout_seconds)
+    if timeout <= 0:
+        timeout = MIN_REQUEST_TIMEOUT * (1.0 + random.random())
+    watcher = scope.store.watch(scope.context(call.info), request.options)
+    return WatchPlan(scope, watcher, fmt, timeout, call.query.get("includeObject", "Metadata"))
+
+
+class WatchResponse(Response):
+    """Streams a watch, ending it when the client disconnects or the watch ends."""
+
+    def __init__(
+        self,
+        plan: WatchPlan,
+        registry: WatchRegistry,
+        on_events: Callable[[int], None],
+        on_close: Callable[[], None],
+    ) -> None:
+        super().__init__(status_code=200, media_type=None)
+        self._plan = plan
+        self._registry = registry
+        self._on_events = on_events
+        self._on_close = on_close
+        self.raw_headers = [
+            (b"content-type", plan.fmt.content_type.encode("latin-1")),
+            (b"cache-control", b"no-cache, private"),
+        ]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        watcher = self._plan.watcher
+        try:
+            if not self._registry.add(watcher):
+                watcher.stop()
+            await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
+            async with anyio.create_task_group() as group:
+
+                async def stream() -> None:
+                    try:
+                        async for chunk in self._chunks():
+                            await send(
+                                {"type": "http.response.body", "body": chunk, "more_body": True}
+                            )
+                        await send({"type": "http.response.body", "body": b"", "more_body": False})
+                    except OSError:
+                        pass  # the client went away while we wrote
+                    group.cancel_scope.cancel()
+
+                async def disconnect() -> None:
+                    while (await receive())["type"] != "http.disconnect":
+                        pass
+                    group.cancel_scope.cancel()
+
+                group.start_soon(stream)
+                group.start_soon(disconnect)
+        finally:
+            watcher.stop()
+            self._registry.discard(watcher)
+            self._on_close()
+
+    async def _chunks(self) -> AsyncIterator[bytes]:
+        plan = self._plan
+        deadline = time.monotonic() + plan.timeout_seconds
+        source = (
+            self._awaited(deadline)
+            if isinstance(plan.watcher, _AsyncWatcher)
+            else self._pumped(deadline)
+        )
+        async for batch, done in source:
+            if batch:
+                self._on_events(len(batch))
+                yield b"".join(batch)
+            if done:
+                return
+
+    async def _awaited(self, deadline: float) -> AsyncIterator[tuple[list[bytes], bool]]:
+        plan = self._plan
+        watcher = plan.watcher
+        assert isinstance(watcher, _AsyncWatcher)
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return
+            event = await watcher.next_async(timeout=remaining)
+            if event is None:
+                if plan.watcher.stopped or time.monotonic() >= deadline:
+                    return
+                continue
+            try:
+                batch, done = _drain(plan, event)
+            except Exception as exc:
+                yield [_error_frame(plan, exc)], True
+                return
+            yield batch, done
+            if done:
+                return
+
+    async def _pumped(self, deadline: float) -> AsyncIterator[tuple[list[bytes], bool]]:
+        """Reads a blocking watcher in a thread, handing batches over through the loop."""
+        plan = self._plan
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[tuple[list[bytes], bool]] = asyncio.Queue()
+        # The pump waits for a free slot before handing over a batch: a slow client backs
+        # up into the watcher's own bounded buffer instead of into memory here.
+        slots = threading.BoundedSemaphore(4)
+        stopping = threading.Event()
+
+        def hand_over(item: tuple[list[bytes], bool]) -> bool:
+            while not slots.acquire(timeout=_POLL):
+                if stopping.is_set():
+                    return False
+            loop.call_soon_threadsafe(queue.put_nowait, item)
+            return True
+
+        def pump() -> None:
+            watcher = plan.watcher
+            try:
+                while not stopping.is_set():
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        break
+                    event = watcher.next(timeout=min(remaining, _POLL))
+                    if event is None:
+                        if watcher.stopped:
+                            break
+                        continue
+                    batch, done = _drain(plan, event)
+                    if not hand_over((batch, done)) or done:
+                        return
+            except Exception as exc:
+                hand_over(([_error_frame(plan, exc)], True))
+                return
+            hand_over(([], True))
+
+        thread = threading.Thread(target=pump, name="kstore-watch-pump", daemon=True)
+        thread.start()
+        try:
+            while True:
+                item = await queue.get()
+                slots.release()
+                yield item
+                if item[1]:
+                    return
+        finally:
+            stopping.set()
+
+
+def _drain(plan: WatchPlan, first: WatchEvent) -> tuple[list[bytes], bool]:
+    """Frames for ``first`` and the events already waiting behind it; True once an ERROR
+    event (the last one a watch delivers) is among them."""
+    batch = [plan.frame(first)]
+    if first.type is EventType.ERROR:
+        return batch, True
+    watcher = plan.watcher
+    while len(batch) < _BATCH:
+        event = watcher.next(timeout=0)
+        if event is None:
+            break
+        batch.append(plan.frame(event))
+        if event.type is EventType.ERROR:
+            return batch, True
+    return batch, False
+
+
+def _error_frame(plan: WatchPlan, exc: BaseException) -> bytes:
+    event = WatchEvent(EventType.ERROR, to_status(exc), 0)
+    return plan.frame(event)
+
+
+#: A coroutine factory, for the routes that schedule watch work.
+AsyncWork = Callable[[], Coroutine[Any, Any, None]]

@@ -1,0 +1,186 @@
+"""OpenAPI v3 documents, as far as kubectl uses them.
+
+kubectl's default ``--validate=strict`` fetches ``/openapi/v3``, then the document of the group
+version it writes to, and only checks that the PATCH operation of the object's
+group/version/kind declares the ``fieldValidation`` query parameter; it then sends
+``fieldValidation=Strict`` and leaves validation to the server. So each document lists every
+path of its group version with its operations tagged ``x-kubernetes-action`` and
+``x-kubernetes-group-version-kind``, and the write operations with their query parameters.
+``components.schemas`` is empty: field schemas (what ``kubectl explain`` and client-side
+schema validation read) are not published.
+
+The index names each document with ``?hash=<hash of its bytes>``; a request carrying the
+current hash is answered ``Cache-Control: public, immutable`` so kubectl's HTTP cache keeps it,
+any other with ``no-cache`` and the ``ETag``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import orjson
+
+from kstore.api.gvk import GroupVersion, Object
+from kstore.api.scheme import RegisteredResource, Scheme
+from kstore.server.discovery import SERVED_SUBRESOURCES
+
+__all__ = ["OpenAPIDocument", "OpenAPIV3"]
+
+
+class OpenAPIDocument:
+    __slots__ = ("body", "hash")
+
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+        self.hash = hashlib.sha512(body).hexdigest().upper()[:64]
+
+
+def _param(name: str, description: str, kind: str = "string") -> Object:
+    return {
+        "name": name,
+        "in": "query",
+        "description": description,
+        "schema": {"type": kind, "uniqueItems": True},
+    }
+
+
+_DRY_RUN = _param("dryRun", "When present, modifications are not persisted. Valid value: All.")
+_FIELD_MANAGER = _param("fieldManager", "The name of the actor making the change.")
+_FIELD_VALIDATION = _param(
+    "fieldValidation",
+    "How to handle unknown or duplicate fields: Ignore, Warn (the default) or Strict.",
+)
+_FORCE = _param("force", "Force an apply request past conflicts.", "boolean")
+_PATCH_TYPES = (
+    "application/apply-patch+yaml",
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/strategic-merge-patch+json",
+)
+_OK = {"200": {"description": "OK"}, "401": {"description": "Unauthorized"}}
+
+
+def _path_params(namespaced: bool, named: bool) -> list[Object]:
+    params: list[Object] = []
+    if named:
+        params.append(
+            {"name": "name", "in": "path", "required": True, "schema": {"type": "string"}}
+        )
+    if namespaced:
+        params.append(
+            {"name": "namespace", "in": "path", "required": True, "schema": {"type": "string"}}
+        )
+    return params
+
+
+def _operation(action: str, r: RegisteredResource, op_id: str, tag: str) -> Object:
+    gv = r.group_version
+    op: Object = {
+        "tags": [tag],
+        "operationId": op_id,
+        "responses": dict(_OK),
+        "x-kubernetes-action": action,
+        "x-kubernetes-group-version-kind": {
+            "group": gv.group,
+            "version": gv.version,
+            "kind": r.definition.kind,
+        },
+    }
+    if action in ("post", "put"):
+        op["parameters"] = [_DRY_RUN, _FIELD_MANAGER, _FIELD_VALIDATION]
+        op["requestBody"] = {"content": {"*/*": {"schema": {"type": "object"}}}, "required": True}
+    elif action == "patch":
+        op["parameters"] = [_DRY_RUN, _FIELD_MANAGER, _FIELD_VALIDATION, _FORCE]
+        op["requestBody"] = {
+            "content": {t: {"schema": {"type": "object"}} for t in _PATCH_TYPES},
+            "required": True,
+        }
+    elif action in ("delete", "deletecollection"):
+        op["parameters"] = [_DRY_RUN]
+    return op
+
+
+def _tag(gv: GroupVersion) -> str:
+    group = gv.group.split(".")[0] if gv.group else "core"
+    return f"{group}_{gv.version}"
+
+
+def _paths(gv: GroupVersion, resources: list[RegisteredResource]) -> Object:
+    root = f"/api/{gv.version}" if not gv.group else f"/apis/{gv.group}/{gv.version}"
+    tag = _tag(gv)
+    paths: Object = {}
+    for r in resources:
+        kind, plural = r.definition.kind, r.info.plural
+        verbs = set(r.info.verbs)
+        ns = r.info.namespaced
+        collection = f"{root}/namespaces/{{namespace}}/{plural}" if ns else f"{root}/{plural}"
+        item = f"{collection}/{{name}}"
+        suffix = "Namespaced" if ns else ""
+        ops: Object = {"parameters": _path_params(ns, False)}
+        if "list" in verbs:
+            ops["get"] = _operation("list", r, f"list{suffix}{kind}", tag)
+        if "create" in verbs:
+            ops["post"] = _operation("post", r, f"create{suffix}{kind}", tag)
+        if "deletecollection" in verbs:
+            ops["delete"] = _operation(
+                "deletecollection", r, f"deleteCollection{suffix}{kind}", tag
+            )
+        paths[collection] = ops
+        ops = {"parameters": _path_params(ns, True)}
+        for verb, method, action, prefix in (
+            ("get", "get", "get", "read"),
+            ("update", "put", "put", "replace"),
+            ("patch", "patch", "patch", "patch"),
+            ("delete", "delete", "delete", "delete"),
+        ):
+            if verb in verbs:
+                ops[method] = _operation(action, r, f"{prefix}{suffix}{kind}", tag)
+        paths[item] = ops
+        if ns and "list" in verbs:
+            paths[f"{root}/{plural}"] = {
+                "get": _operation("list", r, f"list{kind}ForAllNamespaces", tag)
+            }
+        for sub in r.info.subresources:
+            if sub not in SERVED_SUBRESOURCES:
+                continue
+            title = sub.capitalize()
+            ops = {"parameters": _path_params(ns, True)}
+            for verb, method, action, prefix in (
+                ("get", "get", "get", "read"),
+                ("update", "put", "put", "replace"),
+                ("patch", "patch", "patch", "patch"),
+            ):
+                if verb in SERVED_SUBRESOURCES[sub]:
+                    ops[method] = _operation(action, r, f"{prefix}{suffix}{kind}{title}", tag)
+            paths[f"{item}/{sub}"] = ops
+    return paths
+
+
+class OpenAPIV3:
+    """The documents of one Scheme, built once: ``index`` and one per served group version."""
+
+    def __init__(self, scheme: Scheme, server_version: str) -> None:
+        by_gv: dict[GroupVersion, list[RegisteredResource]] = {}
+        for r in scheme.resources():
+            by_gv.setdefault(r.group_version, []).append(r)
+        self._docs: dict[str, OpenAPIDocument] = {}
+        for gv, resources in sorted(by_gv.items()):
+            key = f"api/{gv.version}" if not gv.group else f"apis/{gv.group}/{gv.version}"
+            doc = {
+                "openapi": "3.0.0",
+                "info": {"title": "kstore", "version": server_version},
+                "paths": _paths(gv, resources),
+                "components": {"schemas": {}},
+            }
+            self._docs[key] = OpenAPIDocument(orjson.dumps(doc))
+        self.index = orjson.dumps(
+            {
+                "paths": {
+                    key: {"serverRelativeURL": f"/openapi/v3/{key}?hash={doc.hash}"}
+                    for key, doc in self._docs.items()
+                }
+            }
+        )
+
+    def document(self, key: str) -> OpenAPIDocument | None:
+        return self._docs.get(key.strip("/"))

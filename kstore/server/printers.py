@@ -1,0 +1,368 @@
+"""Table columns of the built-in kinds, as Kubernetes' server-side printers define them.
+
+Each :class:`Printer` names its columns (name, type, format, priority: 0 columns are always
+shown, 1 only with ``-o wide``) and computes one row's cells from an external object of its
+kind. The cells follow ``pkg/printers/internalversion/printers.go``: ``NAME DATA AGE`` for
+ConfigMaps, ``NAME READY STATUS RESTARTS AGE`` for Pods, ``NAME READY UP-TO-DATE AVAILABLE
+AGE`` for Deployments, and so on. Objects are read defensively: a missing field prints as
+Kubernetes prints its zero value (``<none>``, ``0``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from kstore.api.gvk import Object
+from kstore.server.durations import translate_timestamp_since
+
+__all__ = ["Column", "Printer", "printer_for"]
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    name: str
+    type: str
+    format: str
+    description: str
+    priority: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "type": self.type,
+            "format": self.format,
+            "description": self.description,
+            "priority": self.priority,
+        }
+
+
+Cells = Callable[[Object, datetime], list[Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class Printer:
+    columns: Sequence[Column]
+    cells: Cells
+
+
+def _m(obj: Any, key: str) -> Mapping[str, Any]:
+    value = obj.get(key) if isinstance(obj, Mapping) else None
+    return value if isinstance(value, Mapping) else {}
+
+
+def _l(obj: Any, key: str) -> list[Any]:
+    value = obj.get(key) if isinstance(obj, Mapping) else None
+    return value if isinstance(value, list) else []
+
+
+def _name(obj: Object) -> str:
+    return str(_m(obj, "metadata").get("name", ""))
+
+
+def _age(obj: Object, now: datetime) -> str:
+    return translate_timestamp_since(_m(obj, "metadata").get("creationTimestamp"), now)
+
+
+def _or_none(value: object) -> str:
+    return str(value) if value not in (None, "") else "<none>"
+
+
+_NAME = Column("Name", "string", "name", "Name must be unique within a namespace.")
+_AGE = Column(
+    "Age", "string", "", "CreationTimestamp is the server time when this object was created."
+)
+
+
+# --------------------------------------------------------------------------- core/v1
+
+
+def _configmap(obj: Object, now: datetime) -> list[Any]:
+    return [_name(obj), len(_m(obj, "data")) + len(_m(obj, "binaryData")), _age(obj, now)]
+
+
+def _secret(obj: Object, now: datetime) -> list[Any]:
+    return [_name(obj), str(obj.get("type", "")), len(_m(obj, "data")), _age(obj, now)]
+
+
+def _namespace(obj: Object, now: datetime) -> list[Any]:
+    return [_name(obj), str(_m(obj, "status").get("phase", "")), _age(obj, now)]
+
+
+def _lease(obj: Object, now: datetime) -> list[Any]:
+    holder = _m(obj, "spec").get("holderIdentity")
+    return [_name(obj), holder if isinstance(holder, str) else "", _age(obj, now)]
+
+
+def _pod_status(pod: Object) -> tuple[str, int, int, int]:
+    """(status reason, ready containers, total containers, restarts) as ``printPod``."""
+    spec, status, meta = _m(pod, "spec"), _m(pod, "status"), _m(pod, "metadata")
+    total = len(_l(spec, "containers"))
+    ready = 0
+    restarts = 0
+    reason = str(status.get("reason") or status.get("phase") or "")
+    initializing = False
+    init_specs = _l(spec, "initContainers")
+    for i, c in enumerate(_l(status, "initContainerStatuses")):
+        restarts += int(c.get("restartCount") or 0)
+        state = _m(c, "state")
+        terminated, waiting = _m(state, "terminated"), _m(state, "waiting")
+        is_terminated = isinstance(state.get("terminated"), Mapping)
+        if is_terminated and int(terminated.get("exitCode") or 0) == 0:
+            continue
+        if is_terminated:
+            if terminated.get("reason"):
+                reason = f"Init:{terminated['reason']}"
+            elif terminated.get("signal"):
+                reason = f"Init:Signal:{terminated['signal']}"
+            else:
+                reason = f"Init:ExitCode:{terminated.get('exitCode', 0)}"
+        elif waiting.get("reason") and waiting.get("reason") != "PodInitializing":
+            reason = f"Init:{waiting['reason']}"
+        elif c.get("started") is True and _is_sidecar(init_specs, c.get("name")):
+            continue
+        else:
+            reason = f"Init:{i}/{len(init_specs)}"
+        initializing = True
+        break
+    if not initializing:
+        restarts = 0
+        running = False
+        for c in reversed(_l(status, "containerStatuses")):
+            restarts += int(c.get("restartCount") or 0)
+            state = _m(c, "state")
+            terminated, waiting = _m(state, "terminated"), _m(state, "waiting")
+            if waiting.get("reason"):
+                reason = str(waiting["reason"])
+            elif terminated.get("reason"):
+                reason = str(terminated["reason"])
+            elif isinstance(state.get("terminated"), Mapping):
+                if terminated.get("signal"):
+                    reason = f"Signal:{terminated['signal']}"
+                else:
+                    reason = f"ExitCode:{terminated.get('exitCode', 0)}"
+            elif c.get("ready") is True and isinstance(state.get("running"), Mapping):
+                running = True
+                ready += 1
+        if reason == "Completed" and running:
+            reason = "Running"
+    if meta.get("deletionTimestamp"):
+        reason = "Unknown" if status.get("reason") == "NodeLost" else "Terminating"
+    return reason, ready, total, restarts
+
+
+def _is_sidecar(init_specs: list[Any], name: object) -> bool:
+    for spec in init_specs:
+        if isinstance(spec, Mapping) and spec.get("name") == name:
+            return spec.get("restartPolicy") == "Always"
+    return False
+
+
+def _pod(obj: Object, now: datetime) -> list[Any]:
+    reason, ready, total, restarts = _pod_status(obj)
+    spec, status = _m(obj, "spec"), _m(obj, "status")
+    gates = _l(spec, "readinessGates")
+    if gates:
+        conditions = {
+            c.get("type"): c.get("status") for c in _l(status, "conditions") if isinstance(c, dict)
+        }
+        met = sum(1 for g in gates if conditions.get(g.get("conditionType")) == "True")
+        gate_cell = f"{met}/{len(gates)}"
+    else:
+        gate_cell = "<none>"
+    return [
+        _name(obj),
+        f"{ready}/{total}",
+        reason,
+        str(restarts),
+        _age(obj, now),
+        _or_none(status.get("podIP")),
+        _or_none(spec.get("nodeName")),
+        _or_none(status.get("nominatedNodeName")),
+        gate_cell,
+    ]
+
+
+def _service_external_ip(spec: Mapping[str, Any], status: Mapping[str, Any]) -> str:
+    kind = spec.get("type") or "ClusterIP"
+    external = [str(ip) for ip in _l(spec, "externalIPs")]
+    if kind == "ExternalName":
+        return str(spec.get("externalName", ""))
+    if kind == "LoadBalancer":
+        ingress = [
+            str(i.get("ip") or i.get("hostname") or "")
+            for i in _l(_m(status, "loadBalancer"), "ingress")
+            if isinstance(i, Mapping)
+        ]
+        found = [ip for ip in ingress + external if ip]
+        return ",".join(found) if found else "<pending>"
+    return ",".join(external) if external else "<none>"
+
+
+def _service(obj: Object, now: datetime) -> list[Any]:
+    spec, status = _m(obj, "spec"), _m(obj, "status")
+    ports = []
+    for p in _l(spec, "ports"):
+        if not isinstance(p, Mapping):
+            continue
+        node = f":{p['nodePort']}" if p.get("nodePort") else ""
+        ports.append(f"{p.get('port', '')}{node}/{p.get('protocol', 'TCP')}")
+    selector = _m(spec, "selector")
+    return [
+        _name(obj),
+        str(spec.get("type") or "ClusterIP"),
+        _or_none(spec.get("clusterIP")),
+        _service_external_ip(spec, status),
+        ",".join(ports) if ports else "<none>",
+        _age(obj, now),
+        ",".join(f"{k}={v}" for k, v in sorted(selector.items())) or "<none>",
+    ]
+
+
+def _event(obj: Object, now: datetime) -> list[Any]:
+    involved = _m(obj, "involvedObject")
+    source = _m(obj, "source")
+    first = obj.get("firstTimestamp") or obj.get("eventTime")
+    last = obj.get("lastTimestamp") or _m(obj, "series").get("lastObservedTime") or first
+    count = obj.get("count") or _m(obj, "series").get("count") or 1
+    source_text = str(source.get("component") or obj.get("reportingComponent") or "")
+    if source.get("host"):
+        source_text = f"{source_text}, {source['host']}"
+    return [
+        translate_timestamp_since(last, now),
+        str(obj.get("type", "")),
+        str(obj.get("reason", "")),
+        f"{str(involved.get('kind', '')).lower()}/{involved.get('name', '')}",
+        str(involved.get("fieldPath", "")),
+        source_text,
+        str(obj.get("message", "")).strip(),
+        translate_timestamp_since(first, now),
+        int(count),
+        _name(obj),
+    ]
+
+
+# ------------------------------------------------------------------------ apps/v1
+
+
+def _selector_text(selector: Mapping[str, Any]) -> str:
+    parts = [f"{k}={v}" for k, v in sorted(_m(selector, "matchLabels").items())]
+    for expr in _l(selector, "matchExpressions"):
+        if not isinstance(expr, Mapping):
+            continue
+        op, key, values = expr.get("operator"), expr.get("key"), expr.get("values") or []
+        if op == "In":
+            parts.append(f"{key} in ({','.join(sorted(values))})")
+        elif op == "NotIn":
+            parts.append(f"{key} notin ({','.join(sorted(values))})")
+        elif op == "Exists":
+            parts.append(str(key))
+        elif op == "DoesNotExist":
+            parts.append(f"!{key}")
+    return ",".join(parts) or "<none>"
+
+
+def _deployment(obj: Object, now: datetime) -> list[Any]:
+    spec, status = _m(obj, "spec"), _m(obj, "status")
+    containers = [
+        c for c in _l(_m(_m(spec, "template"), "spec"), "containers") if isinstance(c, dict)
+    ]
+    desired = spec.get("replicas", 1)
+    return [
+        _name(obj),
+        f"{int(status.get('readyReplicas') or 0)}/{int(desired or 0)}",
+        int(status.get("updatedReplicas") or 0),
+        int(status.get("availableReplicas") or 0),
+        _age(obj, now),
+        ",".join(str(c.get("name", "")) for c in containers),
+        ",".join(str(c.get("image", "")) for c in containers),
+        _selector_text(_m(spec, "selector")),
+    ]
+
+
+def _col(name: str, kind: str, description: str, priority: int = 0) -> Column:
+    return Column(name, kind, "", description, priority)
+
+
+_PRINTERS: dict[tuple[str, str], Printer] = {
+    ("", "ConfigMap"): Printer(
+        (_NAME, _col("Data", "integer", "Number of keys in data and binaryData."), _AGE),
+        _configmap,
+    ),
+    ("", "Secret"): Printer(
+        (
+            _NAME,
+            _col("Type", "string", "The type of secret."),
+            _col("Data", "integer", "Number of keys in data."),
+            _AGE,
+        ),
+        _secret,
+    ),
+    ("", "Namespace"): Printer(
+        (_NAME, _col("Status", "string", "The phase of the namespace."), _AGE), _namespace
+    ),
+    ("", "Pod"): Printer(
+        (
+            _NAME,
+            _col("Ready", "string", "Ready containers of all containers."),
+            _col("Status", "string", "The aggregate status of the containers in this pod."),
+            _col("Restarts", "string", "Restarts of the containers in this pod."),
+            _AGE,
+            _col("IP", "string", "The IP address of the pod.", 1),
+            _col("Node", "string", "The node the pod is bound to.", 1),
+            _col("Nominated Node", "string", "The node the scheduler nominated.", 1),
+            _col("Readiness Gates", "string", "Readiness gates met of all gates.", 1),
+        ),
+        _pod,
+    ),
+    ("", "Service"): Printer(
+        (
+            _NAME,
+            _col("Type", "string", "The type of the service."),
+            _col("Cluster-IP", "string", "The cluster IP of the service."),
+            _col("External-IP", "string", "The external IPs of the service."),
+            _col("Port(s)", "string", "The ports of the service."),
+            _AGE,
+            _col("Selector", "string", "The pod selector of the service.", 1),
+        ),
+        _service,
+    ),
+    ("", "Event"): Printer(
+        (
+            _col("Last Seen", "string", "When the event was last observed."),
+            _col("Type", "string", "The type of the event."),
+            _col("Reason", "string", "Why the event happened."),
+            _col("Object", "string", "The object the event is about."),
+            _col("Subobject", "string", "The part of the object the event is about.", 1),
+            _col("Source", "string", "The component that reported the event.", 1),
+            _col("Message", "string", "A description of the event."),
+            _col("First Seen", "string", "When the event was first observed.", 1),
+            _col("Count", "string", "How many times the event happened.", 1),
+            Column("Name", "string", "name", "The name of the event.", 1),
+        ),
+        _event,
+    ),
+    ("apps", "Deployment"): Printer(
+        (
+            _NAME,
+            _col("Ready", "string", "Ready replicas of the desired replicas."),
+            _col("Up-to-date", "integer", "Replicas updated to the desired template."),
+            _col("Available", "integer", "Replicas available to users."),
+            _AGE,
+            _col("Containers", "string", "The containers of the pod template.", 1),
+            _col("Images", "string", "The images of the pod template.", 1),
+            _col("Selector", "string", "The label selector of the deployment.", 1),
+        ),
+        _deployment,
+    ),
+    ("coordination.k8s.io", "Lease"): Printer(
+        (_NAME, _col("Holder", "string", "The holder of the lease."), _AGE), _lease
+    ),
+}
+
+
+def printer_for(group: str, kind: str) -> Printer | None:
+    """The printer of a built-in kind, or None (the default Name/Created At columns)."""
+    return _PRINTERS.get((group, kind))

@@ -1,0 +1,331 @@
+"""The HTTP routes: discovery, version, health, metrics, OpenAPI and the resource endpoint.
+
+The resource endpoint takes every ``/api/...`` and ``/apis/...`` path, parses it into a
+:class:`~kstore.server.request_info.RequestInfo` (discovery paths are answered here), resolves
+the resource and the verb, reads the body (at most 3 MiB, as kube-apiserver), and runs the
+verb's handler in one worker-thread hop; a watch becomes a streaming response. Every error
+answers with a ``Status``. Each request is counted in ``/metrics`` and logged: one line per
+request at INFO with verb, path, code and latency (DEBUG for reads and health probes, so a
+busy client does not flood the log).
+
+Trailing slashes are accepted on the discovery paths (kr8s sends ``/api/``, ``/version/``).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import replace
+
+import anyio
+import orjson
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from kstore.api.gvk import GroupVersion
+from kstore.errors import KStoreError, NotFound, RequestEntityTooLarge, Unavailable
+from kstore.server.discovery import Document, wants_aggregated
+from kstore.server.handlers import create, delete, get, patch, update
+from kstore.server.handlers.scope import Call, Reply, ResourceScope, error_reply, warning_header
+from kstore.server.handlers.watch import WatchResponse, open_watch
+from kstore.server.health import run_checks
+from kstore.server.metrics import RequestLabels
+from kstore.server.negotiation import OutputFormat, negotiate
+from kstore.server.request_info import RequestInfo, parse_path, query_bool, verb_for
+from kstore.server.state import ServerState
+
+__all__ = ["build_routes"]
+
+_log = logging.getLogger("kstore.server")
+
+Handler = Callable[[ResourceScope, Call], Reply]
+
+_HANDLERS: dict[str, Handler] = {
+    "get": get.get,
+    "list": get.list_collection,
+    "create": create.create,
+    "update": update.update,
+    "patch": patch.patch,
+    "delete": delete.delete,
+    "deletecollection": delete.delete_collection,
+}
+_METRIC_VERBS = {
+    "get": "GET",
+    "list": "LIST",
+    "watch": "WATCH",
+    "create": "POST",
+    "update": "PUT",
+    "patch": "PATCH",
+    "delete": "DELETE",
+    "deletecollection": "DELETECOLLECTION",
+}
+_READS = frozenset({"get", "list"})
+_JSON = "application/json"
+_NOT_FOUND = "the server could not find the requested resource"
+
+
+def _reply_response(reply: Reply) -> Response:
+    response = Response(reply.body, status_code=reply.status, media_type=reply.content_type)
+    for warning in reply.warnings:
+        response.headers.append("Warning", warning_header(warning))
+    for key, value in reply.headers.items():
+        response.headers[key] = value
+    return response
+
+
+def _error_response(error: BaseException, accept: str | None = None) -> Response:
+    fmt: OutputFormat | None = None
+    if accept:
+        try:
+            fmt = negotiate(accept)
+        except KStoreError:
+            fmt = None
+    return _reply_response(error_reply(error, fmt))
+
+
+def _document_response(
+    request: Request, doc: Document, extra: dict[str, str] | None = None
+) -> Response:
+    headers = {"ETag": doc.etag, **(extra or {})}
+    if request.headers.get("if-none-match") == doc.etag:
+        return Response(status_code=304, headers=headers)
+    return Response(doc.body, media_type=doc.content_type, headers=headers)
+
+
+def _is_apply(content_type: str | None) -> bool:
+    return bool(content_type) and content_type.startswith("application/apply-patch")  # type: ignore[union-attr]
+
+
+def _scope_label(info: RequestInfo, verb: str) -> str:
+    if info.name and verb not in ("list", "watch", "deletecollection", "create"):
+        return "resource"
+    return "namespace" if info.namespace else "cluster"
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise RequestEntityTooLarge(f"Request entity too large: limit is {limit}")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise RequestEntityTooLarge(f"Request entity too large: limit is {limit}")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _call(request: Request, info: RequestInfo, body: bytes) -> Call:
+    params = request.query_params
+    return Call(
+        method=request.method,
+        info=info,
+        query=dict(params),
+        dry_run=params.getlist("dryRun"),
+        accept=request.headers.get("accept"),
+        content_type=request.headers.get("content-type"),
+        body=body,
+    )
+
+
+class _Endpoints:
+    """The route functions, bound to one server state."""
+
+    def __init__(self, state: ServerState) -> None:
+        self.state = state
+
+    # ------------------------------------------------------------------- resources
+
+    async def resources(self, request: Request) -> Response:
+        started = time.perf_counter()
+        path = request.url.path
+        accept = request.headers.get("accept")
+        try:
+            info = parse_path(path)
+        except KStoreError as exc:
+            return _error_response(exc, accept)
+        if info is None:
+            return self._discovery(request, path)
+        labels = RequestLabels(
+            request.method, info.group, info.version, info.resource, info.subresource
+        )
+        verb = request.method.lower()
+        try:
+            watch_param = request.query_params.get("watch")
+            verb = verb_for(
+                request.method, info, watch_param is not None and query_bool(watch_param)
+            )
+            scope = self.state.scope_for(info, request.method)
+            labels = RequestLabels(
+                _METRIC_VERBS.get(verb, verb.upper()),
+                info.group,
+                info.version,
+                info.resource,
+                info.subresource,
+                _scope_label(info, verb),
+            )
+            if verb == "patch" and _is_apply(request.headers.get("content-type")):
+                labels = replace(labels, verb="APPLY")
+            if verb == "watch":
+                return await self._watch(scope, _call(request, info, b""), labels, path)
+            handler = _HANDLERS.get(verb)
+            if handler is None:
+                raise NotFound(_NOT_FOUND)
+            body = b""
+            if verb not in _READS:
+                body = await _read_body(request, self.state.max_body_bytes)
+            call = _call(request, info, body)
+            reply = await anyio.to_thread.run_sync(handler, scope, call)
+            response = _reply_response(reply)
+        except KStoreError as exc:
+            response = _error_response(exc, accept)
+        except Exception as exc:
+            _log.exception("%s %s failed", request.method, path)
+            response = _error_response(exc, accept)
+        elapsed = time.perf_counter() - started
+        self.state.metrics.observe(labels, response.status_code, elapsed)
+        level = logging.DEBUG if verb in _READS and response.status_code < 400 else logging.INFO
+        if _log.isEnabledFor(level):
+            _log.log(
+                level,
+                "%s %s %d %.1fms",
+                verb.upper(),
+                request.url.path + (f"?{request.url.query}" if request.url.query else ""),
+                response.status_code,
+                elapsed * 1000,
+            )
+        return response
+
+    async def _watch(
+        self, scope: ResourceScope, call: Call, labels: RequestLabels, path: str
+    ) -> Response:
+        if self.state.shutting_down:
+            raise Unavailable("the server is shutting down", retry_after_seconds=1)
+        plan = await anyio.to_thread.run_sync(open_watch, scope, call)
+        metrics = self.state.metrics
+        metrics.observe(labels, 200, None)
+        metrics.watch_opened(labels)
+        _log.info("WATCH %s started", path)
+        gv = scope.gv
+
+        def on_events(count: int) -> None:
+            metrics.watch_events(gv.group, gv.version, scope.kind, count)
+
+        def on_close() -> None:
+            metrics.watch_closed(labels)
+            _log.info("WATCH %s ended", path)
+
+        return WatchResponse(plan, self.state.watches, on_events, on_close)
+
+    # ------------------------------------------------------------------- discovery
+
+    def _discovery(self, request: Request, path: str) -> Response:
+        parts = [p for p in path.split("/") if p]
+        discovery = self.state.discovery
+        if parts == ["api"]:
+            return self.api(request)
+        if parts == ["apis"]:
+            return self.apis(request)
+        doc: Document | None = None
+        if parts[0] == "api" and len(parts) == 2:
+            doc = discovery.resource_list(GroupVersion("", parts[1]))
+        elif parts[0] == "apis" and len(parts) == 2:
+            doc = discovery.group(parts[1])
+        elif parts[0] == "apis" and len(parts) == 3:
+            doc = discovery.resource_list(GroupVersion(parts[1], parts[2]))
+        if doc is None:
+            return _error_response(NotFound(_NOT_FOUND))
+        return _document_response(request, doc)
+
+    def api(self, request: Request) -> Response:
+        discovery = self.state.discovery
+        if wants_aggregated(request.headers.get("accept")):
+            return _document_response(request, discovery.aggregated_core, {"Vary": "Accept"})
+        host = request.headers.get("host") or (
+            f"{request.url.hostname}:{request.url.port}" if request.url.port else ""
+        )
+        return Response(discovery.api_versions(host), media_type=_JSON, headers={"Vary": "Accept"})
+
+    def apis(self, request: Request) -> Response:
+        discovery = self.state.discovery
+        if wants_aggregated(request.headers.get("accept")):
+            return _document_response(request, discovery.aggregated_groups, {"Vary": "Accept"})
+        return _document_response(request, discovery.group_list, {"Vary": "Accept"})
+
+    # --------------------------------------------------------------- the rest
+
+    async def version(self, request: Request) -> Response:
+        return Response(orjson.dumps(self.state.version.to_dict()), media_type=_JSON)
+
+    async def health(self, request: Request) -> Response:
+        parts = [p for p in request.url.path.split("/") if p]
+        endpoint = parts[0]
+        only = parts[1] if len(parts) > 1 else None
+        verbose = "verbose" in request.query_params
+        result = await run_checks(self.state, endpoint, only, verbose)
+        if result is None:
+            return Response("404 page not found\n", status_code=404, media_type="text/plain")
+        return Response(
+            result.body,
+            status_code=result.status,
+            media_type="text/plain; charset=utf-8",
+            headers={"X-Content-Type-Options": "nosniff"},
+        )
+
+    async def metrics(self, request: Request) -> Response:
+        body = await anyio.to_thread.run_sync(self.state.metrics.render)
+        return Response(body, media_type="text/plain; version=0.0.4; charset=utf-8")
+
+    async def openapi_index(self, request: Request) -> Response:
+        return Response(self.state.openapi.index, media_type=_JSON)
+
+    async def openapi_document(self, request: Request) -> Response:
+        key = request.path_params["rest"]
+        doc = self.state.openapi.document(key)
+        if doc is None:
+            return _error_response(NotFound(_NOT_FOUND))
+        etag = f'"{doc.hash}"'
+        if request.query_params.get("hash") == doc.hash:
+            cache = "public, immutable, max-age=31536000"
+        else:
+            cache = "no-cache, private"
+        headers = {"ETag": etag, "Cache-Control": cache}
+        if request.headers.get("if-none-match") == etag:
+            return Response(status_code=304, headers=headers)
+        return Response(doc.body, media_type=_JSON, headers=headers)
+
+    async def not_found(self, request: Request) -> Response:
+        return _error_response(NotFound(_NOT_FOUND))
+
+
+def build_routes(state: ServerState) -> list[BaseRoute]:
+    e = _Endpoints(state)
+    all_methods = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"]
+
+    async def api(request: Request) -> Response:
+        return e.api(request)
+
+    async def apis(request: Request) -> Response:
+        return e.apis(request)
+
+    routes: list[BaseRoute] = [
+        Route("/api", api),
+        Route("/api/", api),
+        Route("/apis", apis),
+        Route("/apis/", apis),
+        Route("/api/{rest:path}", e.resources, methods=all_methods),
+        Route("/apis/{rest:path}", e.resources, methods=all_methods),
+        Route("/version", e.version),
+        Route("/version/", e.version),
+        Route("/metrics", e.metrics),
+        Route("/openapi/v3", e.openapi_index),
+        Route("/openapi/v3/", e.openapi_index),
+        Route("/openapi/v3/{rest:path}", e.openapi_document),
+    ]
+    for endpoint in ("healthz", "livez", "readyz"):
+        routes.append(Route(f"/{endpoint}", e.health))
+        routes.append(Route(f"/{endpoint}/{{check}}", e.health))
+    return routes

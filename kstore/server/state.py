@@ -1,0 +1,141 @@
+"""The server's shared state: the registry, the per-resource scopes, the built documents.
+
+One :class:`ServerState` per app, built when the app is built (everything derived from the
+Scheme — scopes, discovery, OpenAPI — is computed once here, never per request). It also holds
+the shutdown flag: once :meth:`ServerState.begin_shutdown` runs, ``/readyz`` fails, new
+watches are refused and open ones end, while requests in flight finish.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from importlib import metadata
+
+from kstore.api.gvk import GroupVersion
+from kstore.errors import MethodNotAllowed, NotFound
+from kstore.registry.interface import Registry
+from kstore.server.discovery import SERVED_SUBRESOURCES, Discovery
+from kstore.server.encoding import ResponseEncoder
+from kstore.server.handlers.scope import ResourceScope, selectable_fields
+from kstore.server.handlers.watch import WatchRegistry
+from kstore.server.metrics import Metrics
+from kstore.server.openapi import OpenAPIV3
+from kstore.server.request_info import RequestInfo
+
+__all__ = ["KUBERNETES_MINOR", "ServerState", "VersionInfo"]
+
+#: The Kubernetes minor version whose API behaviour kstore follows; kubectl 1.37 accepts it
+#: without a version-skew warning (one minor apart).
+KUBERNETES_MINOR = 36
+
+_NOT_FOUND = "the server could not find the requested resource"
+
+
+@dataclass(frozen=True, slots=True)
+class VersionInfo:
+    """The ``/version`` answer."""
+
+    major: str
+    minor: str
+    git_version: str
+    build_date: str
+
+    @classmethod
+    def current(cls) -> VersionInfo:
+        try:
+            own = metadata.version("kstore")
+        except metadata.PackageNotFoundError:
+            own = "0.0.0"
+        return cls(
+            "1",
+            str(KUBERNETES_MINOR),
+            f"v1.{KUBERNETES_MINOR}.0+kstore.{own}",
+            datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        )
+
+    def to_dict(self) -> dict[str, str]:
+        return {
+            "major": self.major,
+            "minor": self.minor,
+            "emulationMajor": self.major,
+            "emulationMinor": self.minor,
+            "gitVersion": self.git_version,
+            "gitCommit": "",
+            "gitTreeState": "clean",
+            "buildDate": self.build_date,
+            "goVersion": "python",
+            "compiler": "cpython",
+            "platform": "linux/amd64",
+        }
+
+
+@dataclass
+class ServerState:
+    registry: Registry
+    metrics: Metrics = field(default_factory=Metrics)
+    watches: WatchRegistry = field(default_factory=WatchRegistry)
+    version: VersionInfo = field(default_factory=VersionInfo.current)
+    max_body_bytes: int = 3 * 1024 * 1024
+
+    def __post_init__(self) -> None:
+        scheme = self.registry.scheme
+        encoder = ResponseEncoder(scheme)
+        self.discovery = Discovery(scheme)
+        self.openapi = OpenAPIV3(scheme, self.version.git_version)
+        self._scopes: dict[tuple[GroupVersion, str], ResourceScope] = {}
+        for resource in scheme.resources():
+            store = self.registry.store(resource.group_version.group, resource.info.plural)
+            self._scopes[(resource.group_version, resource.info.plural)] = ResourceScope(
+                resource=resource,
+                store=store,
+                scheme=scheme,
+                encoder=encoder,
+                selectable_fields=selectable_fields(resource.definition),
+            )
+        self._shutting_down = threading.Event()
+
+    def scope_for(self, info: RequestInfo, method: str) -> ResourceScope:
+        """The scope a resource path names; 404/405 as the API server routes them."""
+        scope = self._scopes.get((GroupVersion(info.group, info.version), info.resource))
+        if scope is None:
+            raise NotFound(_NOT_FOUND)
+        namespaced = scope.namespaced
+        is_namespace_itself = info.group == "" and info.resource == "namespaces"
+        if not namespaced and info.namespace and not is_namespace_itself:
+            raise NotFound(_NOT_FOUND)
+        if namespaced and not info.namespace:
+            if info.name:
+                raise NotFound(_NOT_FOUND)
+            if method not in ("GET", "HEAD"):
+                raise MethodNotAllowed(
+                    "the server does not allow this method on the requested resource "
+                    f"({method} {info.resource})"
+                )
+        if info.subresource:
+            verbs = SERVED_SUBRESOURCES.get(info.subresource)
+            if verbs is None or info.subresource not in scope.resource.info.subresources:
+                raise NotFound(_NOT_FOUND)
+            allowed = {"get": "GET", "update": "PUT", "patch": "PATCH"}
+            if method not in {allowed[v] for v in verbs} | ({"HEAD"} if "get" in verbs else set()):
+                raise MethodNotAllowed(
+                    f"the server does not allow this method on the requested resource "
+                    f"({method} {info.resource}/{info.subresource})"
+                )
+        return scope
+
+    def scopes(self) -> list[ResourceScope]:
+        return list(self._scopes.values())
+
+    # ----------------------------------------------------------------- lifecycle
+
+    @property
+    def shutting_down(self) -> bool:
+        return self._shutting_down.is_set()
+
+    def begin_shutdown(self) -> None:
+        """Stop being ready and end every watch; requests in flight carry on. Thread-safe
+        and idempotent (a signal handler calls it)."""
+        self._shutting_down.set()
+        self.watches.stop_all()
