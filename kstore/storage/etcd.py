@@ -1,9 +1,10 @@
 """The etcd backend: kstore's storage contract on a real etcd cluster, as Kubernetes stores it.
 
 Keys are Kubernetes' (``<prefix>/<resource prefix>/<namespace>/<name>``, prefix ``/registry``
-by default), values are the resource's storage encoding after its value transformer (whose
-authenticated data is the full etcd key), and an object's resourceVersion is its etcd
-``mod_revision``, so kstore and kube-apiserver can read each other's etcd.
+by default, resource prefixes as :func:`kubernetes_resource_prefix` gives them), values are
+the resource's storage encoding after its value transformer (whose authenticated data is the
+full etcd key), and an object's resourceVersion is its etcd ``mod_revision``, so kstore and
+kube-apiserver can read each other's etcd.
 
 Each operation is Kubernetes' etcd3 store (``pkg/storage/etcd3/store.go``):
 
@@ -54,6 +55,7 @@ from kstore.storage._etcd_client import (
 )
 from kstore.storage._etcd_compactor import Compactor
 from kstore.storage._etcd_config import EtcdConfig
+from kstore.storage._etcd_layout import kubernetes_resource_prefix
 from kstore.storage._etcd_leases import LeaseManager
 from kstore.storage._etcd_watch import EtcdWatcher, WatchStart
 from kstore.storage._watch_hub import error_watcher
@@ -85,7 +87,13 @@ from kstore.storage.versioner import (
     with_resource_version,
 )
 
-__all__ = ["EtcdBackend", "EtcdConfig", "EtcdStorage", "RawEtcdBaseline"]
+__all__ = [
+    "EtcdBackend",
+    "EtcdConfig",
+    "EtcdStorage",
+    "RawEtcdBaseline",
+    "kubernetes_resource_prefix",
+]
 
 #: Largest page a filtered list grows to while looking for matching items (Kubernetes'
 #: ``maxLimit``).

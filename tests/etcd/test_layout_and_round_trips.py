@@ -18,7 +18,7 @@ from etcd3 import etcdrpc
 
 from kstore.api.gvk import Object
 from kstore.errors import Conflict
-from kstore.storage.etcd import EtcdBackend
+from kstore.storage.etcd import EtcdBackend, kubernetes_resource_prefix
 from kstore.storage.interface import IdentityTransformer, Preconditions, Storage
 from kstore.testing.etcd_cluster import EtcdCluster
 from kstore.testing.objects import pod, pod_codec, pod_config, rv_of
@@ -244,3 +244,27 @@ def test_an_update_without_ttl_detaches_the_lease(registry: EtcdBackend, raw: Ra
     assert _lease_of(raw, b"/registry/pods/ns/a") != 0
     pods.guaranteed_update("/pods/ns/a", _label("1"))
     assert _lease_of(raw, b"/registry/pods/ns/a") == 0
+
+
+_CRDS = "apiextensions.k8s.io/customresourcedefinitions"
+
+
+@pytest.mark.parametrize(
+    ("group", "resource", "prefix"),
+    [
+        ("", "pods", "/pods"),
+        ("apps", "deployments", "/deployments"),
+        ("coordination.k8s.io", "leases", "/leases"),
+        ("", "services", "/services/specs"),
+        ("", "endpoints", "/services/endpoints"),
+        ("", "nodes", "/minions"),
+        ("", "replicationcontrollers", "/controllers"),
+        ("networking.k8s.io", "ingresses", "/ingress"),
+        ("apiextensions.k8s.io", "customresourcedefinitions", "/" + _CRDS),
+        ("example.com", "widgets", "/example.com/widgets"),
+    ],
+)
+def test_resource_prefixes_are_the_ones_kubernetes_uses(
+    group: str, resource: str, prefix: str
+) -> None:
+    assert kubernetes_resource_prefix(group, resource) == prefix
