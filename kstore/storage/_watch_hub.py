@@ -20,6 +20,7 @@ changes above ``max(start, L)``.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections import deque
@@ -338,6 +339,11 @@ class HubWatcher(Watcher):
     def stop(self) -> None:
         if not self._stopped:
             self._stopped = True
+            self._sub.close()
+
+    def __del__(self) -> None:
+        # A watcher dropped without stop() must not stay subscribed (and keep events alive).
+        with contextlib.suppress(Exception):
             self._sub.close()
 
     def __iter__(self) -> Iterator[WatchEvent]:

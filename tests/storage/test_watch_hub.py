@@ -332,3 +332,11 @@ def test_error_watcher_delivers_its_error_once() -> None:
 def test_hub_rejects_a_zero_queue_limit() -> None:
     with pytest.raises(ValueError):
         WatchHub(queue_limit=0)
+
+
+def test_a_dropped_watcher_unsubscribes() -> None:
+    store = FakeStore()
+    watcher = store.watch("/pods/", plan=StartPlan.REPLAY, start=0)
+    assert store.hub.has_subscribers()
+    del watcher
+    assert not store.hub.has_subscribers()
