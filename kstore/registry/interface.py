@@ -70,12 +70,19 @@ class CreateOptions:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class UpdateOptions:
-    """``force`` is server-side apply's force flag; ``subresource`` is "" or e.g. "status"."""
+    """``force`` is server-side apply's force flag; ``subresource`` is "" or e.g. "status".
+
+    ``preconditions`` must hold on the stored object before ``updated`` is applied (409
+    Conflict otherwise). A PUT passes the uid of its body here, as Kubernetes'
+    ``DefaultUpdatedObjectInfo.Preconditions`` does, so replacing an object that was deleted
+    and recreated is a Conflict rather than an immutable-uid Invalid.
+    """
 
     dry_run: bool = False
     field_manager: str = ""
     subresource: str = ""
     force: bool = False
+    preconditions: Preconditions | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

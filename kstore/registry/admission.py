@@ -1,0 +1,65 @@
+"""The admission chain: hooks embedders register, run around every write.
+
+Mutating hooks run first, in the order they were added, and may change the object in place;
+validating hooks run after them (and after the kind's own validation), in order, on a copy, and
+may only reject. A hook rejects by raising a kstore error (``Forbidden``, ``Invalid``, ...);
+anything else it raises becomes a 500. Warnings a hook appends to ``attributes.warnings`` are
+returned with the response.
+
+Where each phase runs follows Kubernetes: on create, mutating hooks see the request object
+before the server fills system fields and validating hooks the final object; on update both
+see the new object with the stored one as ``old_object``; on delete both see ``object=None``
+and the stored object as ``old_object``, inside the storage transaction (so they may run once
+per conflict retry). Dry-run requests run every hook with ``dry_run=True``.
+
+Adding hooks is thread-safe and takes effect for requests that start afterwards.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from kstore.errors import InternalError, KStoreError
+from kstore.registry.interface import AdmissionAttributes, AdmissionHook
+
+__all__ = ["AdmissionChain"]
+
+
+class AdmissionChain:
+    """Ordered mutating and validating hooks (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        # Replaced, never mutated, so a request iterates a stable snapshot without locking.
+        self._mutating: tuple[AdmissionHook, ...] = ()
+        self._validating: tuple[AdmissionHook, ...] = ()
+
+    def add(
+        self, *, mutating: AdmissionHook | None = None, validating: AdmissionHook | None = None
+    ) -> None:
+        with self._lock:
+            if mutating is not None:
+                self._mutating = (*self._mutating, mutating)
+            if validating is not None:
+                self._validating = (*self._validating, validating)
+
+    @property
+    def empty(self) -> bool:
+        return not self._mutating and not self._validating
+
+    def mutate(self, attributes: AdmissionAttributes) -> None:
+        for hook in self._mutating:
+            _run(hook, attributes)
+
+    def validate(self, attributes: AdmissionAttributes) -> None:
+        for hook in self._validating:
+            _run(hook, attributes)
+
+
+def _run(hook: AdmissionHook, attributes: AdmissionAttributes) -> None:
+    try:
+        hook(attributes)
+    except KStoreError:
+        raise
+    except Exception as exc:
+        raise InternalError(f"Internal error occurred: admission hook failed: {exc}") from exc

@@ -1,0 +1,308 @@
+"""The registry of a Scheme over one backend: one generic store per served resource.
+
+:func:`build_registry` is what ``kstore serve`` and the embedding API both call. Per resource it
+chooses, as kube-apiserver's storage factory does:
+
+- the **key prefix**: built-in groups use the bare plural (``/pods``, ``/deployments``,
+  ``/leases``; services live under ``/services/specs`` as in Kubernetes), every other group
+  ``/<group>/<plural>`` (as custom resources are stored);
+- the **codec**: the kind's storage version in the configured storage media type (JSON, or
+  Kubernetes protobuf for kinds that have a protobuf message; others fall back to JSON, as
+  custom resources do), reading either format back;
+- the **watch cache** in front of the backend when enabled, except for events (Kubernetes
+  disables it for them: they are written often and read rarely);
+- the **strategy** (:mod:`kstore.registry.strategies`); events expire after the event TTL.
+
+The registry then makes sure the system namespaces exist and starts the namespace finalizer.
+:meth:`StoreRegistry.close` stops the registry's threads and caches; the backend belongs to
+whoever opened it and is closed by them.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+from kstore.api.gvk import GroupVersionKind, Object
+from kstore.api.proto_schema import message_for_gvk
+from kstore.api.scheme import KindDefinition, Scheme
+from kstore.cache.cacher import CacheConfig, Cacher
+from kstore.codec.json import MEDIA_TYPE_JSON, JsonSerializer
+from kstore.codec.protobuf import MEDIA_TYPE_PROTOBUF, ProtobufSerializer
+from kstore.codec.serializer import Serializer
+from kstore.codec.versioning import VersioningCodec
+from kstore.errors import BadRequest, NotFound
+from kstore.registry.admission import AdmissionChain
+from kstore.registry.interface import AdmissionHook, Registry, ResourceStore
+from kstore.registry.namespaces import (
+    NamespaceFinalizer,
+    NamespaceLifecycle,
+    NamespaceStore,
+    ensure_system_namespaces,
+)
+from kstore.registry.store import GenericStore
+from kstore.registry.strategies import StrategyFactory, strategy_for
+from kstore.storage.interface import (
+    Backend,
+    IdentityTransformer,
+    ResourceStorageConfig,
+    Storage,
+    ValueTransformer,
+)
+
+__all__ = [
+    "DEFAULT_EVENT_TTL_SECONDS",
+    "RegistryConfig",
+    "StoreRegistry",
+    "build_registry",
+    "resource_prefix",
+]
+
+DEFAULT_EVENT_TTL_SECONDS: Final = 3600
+#: Groups whose resources Kubernetes stores under the bare plural.
+_LEGACY_GROUPS: Final = frozenset({"", "apps", "batch", "autoscaling", "policy", "extensions"})
+#: Kubernetes' SpecialDefaultResourcePrefixes.
+_SPECIAL_PREFIXES: Final = {
+    ("", "replicationcontrollers"): "/controllers",
+    ("", "endpoints"): "/services/endpoints",
+    ("", "nodes"): "/minions",
+    ("", "services"): "/services/specs",
+    ("extensions", "ingresses"): "/ingress",
+    ("networking.k8s.io", "ingresses"): "/ingress",
+    ("extensions", "podsecuritypolicies"): "/podsecuritypolicy",
+    ("policy", "podsecuritypolicies"): "/podsecuritypolicy",
+}
+_UNCACHED: Final = frozenset({("", "events"), ("events.k8s.io", "events")})
+#: Fields worth an index in the watch cache (Kubernetes indexes pods by node).
+_INDEXED_FIELDS: Final = {("", "pods"): ("spec.nodeName",)}
+
+
+def resource_prefix(group: str, plural: str) -> str:
+    """The key prefix of a resource, as kube-apiserver lays out etcd."""
+    special = _SPECIAL_PREFIXES.get((group, plural))
+    if special is not None:
+        return special
+    if group in _LEGACY_GROUPS or group.endswith(".k8s.io"):
+        return f"/{plural}"
+    return f"/{group}/{plural}"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RegistryConfig:
+    """How to build a registry.
+
+    ``watch_cache``: a watch cache in front of each resource (kube-apiserver's
+    ``--watch-cache``, on by default). ``storage_media_type``: ``application/json`` or
+    ``application/vnd.kubernetes.protobuf`` (``--storage-media-type``). ``event_ttl_seconds``:
+    how long events live (``--event-ttl``; 0 keeps them). ``transformer``: encryption at rest.
+    ``system_namespaces``: create ``default``, ``kube-system``, ``kube-public`` and
+    ``kube-node-lease`` when missing. ``strategies``: strategy factories replacing the
+    defaults, by (group, kind). ``namespace_retry_seconds`` / ``namespace_rescan_seconds``:
+    the namespace finalizer's first retry delay and rescan period.
+    """
+
+    watch_cache: bool = True
+    storage_media_type: str = MEDIA_TYPE_JSON
+    event_ttl_seconds: int = DEFAULT_EVENT_TTL_SECONDS
+    transformer: ValueTransformer = field(default_factory=IdentityTransformer)
+    system_namespaces: bool = True
+    strategies: Mapping[tuple[str, str], StrategyFactory] = field(default_factory=dict)
+    namespace_retry_seconds: float = 0.5
+    namespace_rescan_seconds: float = 30.0
+
+    def __post_init__(self) -> None:
+        if self.storage_media_type not in (MEDIA_TYPE_JSON, MEDIA_TYPE_PROTOBUF):
+            raise BadRequest(
+                f"unsupported storage media type {self.storage_media_type!r} "
+                f"(use {MEDIA_TYPE_JSON} or {MEDIA_TYPE_PROTOBUF})"
+            )
+        if self.event_ttl_seconds < 0:
+            raise BadRequest("the event TTL must not be negative")
+
+
+def _attrs_for(
+    definition: KindDefinition, namespaced: bool
+) -> Callable[[Object], tuple[dict[str, str], dict[str, str]]]:
+    extra = definition.field_labels
+
+    def attrs(obj: Object) -> tuple[dict[str, str], dict[str, str]]:
+        meta = obj.get("metadata")
+        meta = meta if isinstance(meta, dict) else {}
+        labels = meta.get("labels")
+        fields = {"metadata.name": str(meta.get("name") or "")}
+        if namespaced:
+            fields["metadata.namespace"] = str(meta.get("namespace") or "")
+        if extra is not None:
+            fields.update(extra(obj))
+        return (dict(labels) if isinstance(labels, dict) else {}), fields
+
+    return attrs
+
+
+class StoreRegistry(Registry):
+    """Every served resource of a Scheme over one backend (see the module docstring)."""
+
+    def __init__(self, scheme: Scheme, backend: Backend, config: RegistryConfig) -> None:
+        self._scheme = scheme
+        self._backend = backend
+        self._config = config
+        self._admission = AdmissionChain()
+        self._stores: dict[tuple[str, str], GenericStore] = {}
+        self._cachers: list[Cacher] = []
+        self._closed = False
+        self._lock = threading.Lock()
+        self.namespace_finalizer: NamespaceFinalizer | None = None
+        try:
+            self._build()
+        except BaseException:
+            self.close()
+            raise
+
+    # -- construction ----------------------------------------------------------------------
+
+    def _codec_for(self, definition: KindDefinition) -> VersioningCodec:
+        serializer: Serializer = JsonSerializer()
+        if self._config.storage_media_type == MEDIA_TYPE_PROTOBUF:
+            gv = definition.storage_group_version
+            if message_for_gvk(GroupVersionKind(gv.group, gv.version, definition.kind)):
+                serializer = ProtobufSerializer()
+        return VersioningCodec(self._scheme, serializer)
+
+    def _storage_for(self, definition: KindDefinition, prefix: str) -> Storage:
+        assert definition.resource is not None
+        info = definition.resource
+        resource = ResourceStorageConfig(
+            resource_prefix=prefix,
+            codec=self._codec_for(definition),
+            get_attrs=_attrs_for(definition, info.namespaced),
+            transformer=self._config.transformer,
+            namespaced=info.namespaced,
+        )
+        storage = self._backend.storage_for(resource)
+        key = (definition.group, info.plural)
+        if not self._config.watch_cache or key in _UNCACHED:
+            return storage
+        cacher = Cacher(
+            CacheConfig(
+                storage=storage,
+                resource=resource,
+                indexed_fields=_INDEXED_FIELDS.get(key, ()),
+            )
+        )
+        self._cachers.append(cacher)
+        return cacher
+
+    def _served(self, definition: KindDefinition) -> bool:
+        return definition.resource is not None and any(
+            self._scheme.is_served(GroupVersionKind(definition.group, v.version, definition.kind))
+            for v in definition.versions
+        )
+
+    def _build(self) -> None:
+        definitions = [d for d in self._scheme.definitions() if self._served(d)]
+        namespaces: NamespaceStore | None = None
+        lifecycle: NamespaceLifecycle | None = None
+        for d in definitions:
+            if (d.group, d.kind) == ("", "Namespace"):
+                store = self._make_store(d, NamespaceStore, None)
+                assert isinstance(store, NamespaceStore)
+                namespaces = store
+                lifecycle = NamespaceLifecycle(namespaces)
+                namespaces.lifecycle = lifecycle
+        check = lifecycle.check if lifecycle is not None else None
+        for d in definitions:
+            if (d.group, d.kind) != ("", "Namespace"):
+                self._make_store(d, GenericStore, check)
+        if namespaces is None:
+            return
+        if self._config.system_namespaces:
+            ensure_system_namespaces(namespaces)
+        finalizer = NamespaceFinalizer(
+            namespaces,
+            self._namespaced_stores,
+            retry_seconds=self._config.namespace_retry_seconds,
+            rescan_seconds=self._config.namespace_rescan_seconds,
+        )
+        namespaces.on_marked = finalizer.enqueue
+        self.namespace_finalizer = finalizer
+        finalizer.start()
+
+    def _make_store(
+        self,
+        definition: KindDefinition,
+        cls: type[GenericStore],
+        check: Callable[[str, str, str], None] | None,
+    ) -> GenericStore:
+        assert definition.resource is not None
+        info = definition.resource
+        prefix = resource_prefix(definition.group, info.plural)
+        strategy = strategy_for(
+            definition,
+            event_ttl_seconds=self._config.event_ttl_seconds,
+            overrides=self._config.strategies,
+        )
+        store = cls(
+            scheme=self._scheme,
+            definition=definition,
+            strategy=strategy,
+            storage=self._storage_for(definition, prefix),
+            resource_prefix=prefix,
+            admission=self._admission,
+            namespace_check=check,
+        )
+        self._stores[(definition.group, info.plural)] = store
+        return store
+
+    def _namespaced_stores(self) -> Sequence[GenericStore]:
+        return [s for s in self._stores.values() if s.info.namespaced]
+
+    # -- Registry --------------------------------------------------------------------------
+
+    @property
+    def scheme(self) -> Scheme:
+        return self._scheme
+
+    @property
+    def backend(self) -> Backend:
+        return self._backend
+
+    @property
+    def config(self) -> RegistryConfig:
+        return self._config
+
+    def store(self, group: str, resource: str) -> ResourceStore:
+        try:
+            return self._stores[(group, resource)]
+        except KeyError:
+            qualified = f"{resource}.{group}" if group else resource
+            raise NotFound(
+                f"the server could not find the requested resource ({qualified})"
+            ) from None
+
+    def stores(self) -> Sequence[ResourceStore]:
+        return [self._stores[k] for k in sorted(self._stores)]
+
+    def add_admission(
+        self, *, mutating: AdmissionHook | None = None, validating: AdmissionHook | None = None
+    ) -> None:
+        self._admission.add(mutating=mutating, validating=validating)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        if self.namespace_finalizer is not None:
+            self.namespace_finalizer.stop()
+        for cacher in self._cachers:
+            cacher.stop()
+
+
+def build_registry(
+    scheme: Scheme, backend: Backend, config: RegistryConfig | None = None
+) -> StoreRegistry:
+    """A registry serving every resource of ``scheme`` from ``backend`` (see the module
+    docstring). Raises BadRequest for an invalid config."""
+    return StoreRegistry(scheme, backend, config or RegistryConfig())

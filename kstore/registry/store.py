@@ -1,0 +1,875 @@
+"""The generic store: one resource's create, read, update and delete with Kubernetes' semantics.
+
+:class:`GenericStore` is Kubernetes' ``genericregistry.Store`` together with the parts of the
+create/update/delete handlers that are not HTTP (system fields, ``managedFields``, admission,
+owner-reference de-duplication), over one :class:`~kstore.storage.interface.Storage`. What
+differs per kind is its :class:`~kstore.registry.strategies.base.Strategy`.
+
+Create (Kubernetes' order): wipe system fields → reconcile the namespace with the request's
+(400 on a mismatch) → de-duplicate ownerReferences → ``managedFields`` → namespace lifecycle
+(404 missing, 403 terminating) → mutating admission → de-duplicate again → fill uid and
+creationTimestamp, generate the name → ``prepare_for_create`` → kind validation, then generic
+ObjectMeta validation (422) → validating admission → storage create (with the kind's TTL).
+A generated name that collides is regenerated up to 8 times, then 409 with Kubernetes'
+"not able to generate a unique name" wording.
+
+Update: one ``guaranteed_update`` whose function applies the caller's :data:`UpdatedObject` to
+the current object, then ``managedFields``, mutating admission, the resourceVersion rules
+(422 when missing unless the kind allows unconditional updates, 409 ``OptimisticLockErrorMsg``
+when stale), ``prepare_for_update`` (generation, status/spec split), validation, validating
+admission; an update that removes the last finalizer of an object being deleted deletes it.
+A missing object is created when the kind allows create on update (``created=True``).
+
+Delete: see :mod:`kstore.registry.graceful`; graceful deletion and finalizers keep the object
+(``deleted=False``) with a ``deletionTimestamp``.
+
+Dry run (every verb): the same checks, validation and admission, and nothing written; a dry-run
+create returns the object without a resourceVersion.
+
+Storage errors are re-worded for this resource (``pods "x" not found``, ``deployments.apps "x"
+already exists``, ``Operation cannot be fulfilled on pods "x": ...``). Objects passed in are
+never mutated; objects returned are owned by the caller.
+"""
+
+from __future__ import annotations
+
+import builtins
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Final
+
+from kstore.api.gvk import HUB_VERSION, GroupVersion, Object
+from kstore.api.scheme import KindDefinition, ResourceInfo, Scheme
+from kstore.api.validation.field import JSONValue, Path, invalid
+from kstore.errors import (
+    AlreadyExists,
+    BadRequest,
+    Cause,
+    Conflict,
+    Invalid,
+    KStoreError,
+    NotFound,
+)
+from kstore.registry.admission import AdmissionChain
+from kstore.registry.graceful import (
+    before_delete,
+    check_delete_preconditions,
+    format_time,
+    gc_finalizers,
+    mark_as_deleting,
+    now,
+    validate_delete_options,
+)
+from kstore.registry.interface import (
+    AdmissionAttributes,
+    CreateOptions,
+    DeleteOptions,
+    DeleteResult,
+    Operation,
+    RequestContext,
+    ResourceStore,
+    UpdatedObject,
+    UpdateOptions,
+    WriteResult,
+)
+from kstore.registry.managed_fields import ManagedFieldsRequest, update_managed_fields
+from kstore.registry.names import MAX_GENERATE_NAME_ATTEMPTS, generate_name
+from kstore.registry.strategies.base import Strategy, copy_value, meta, read_meta
+from kstore.storage.interface import (
+    GetOptions,
+    ListOptions,
+    ListResult,
+    Preconditions,
+    ResourceVersionMatch,
+    Storage,
+    Watcher,
+)
+from kstore.storage.versioner import object_resource_version
+
+__all__ = ["OPTIMISTIC_LOCK_ERROR", "GenericStore", "NamespaceCheck", "dedup_owner_references"]
+
+OPTIMISTIC_LOCK_ERROR: Final = (
+    "the object has been modified; please apply your changes to the latest version and try again"
+)
+_DUPLICATE_OWNERS: Final = (
+    ".metadata.ownerReferences contains duplicate entries; API server dedups owner references "
+    "in 1.20+, and may reject such requests as early as 1.24; please fix your requests; "
+    "duplicate UID(s) observed: {}"
+)
+_DUPLICATE_OWNERS_AFTER_ADMISSION: Final = (
+    ".metadata.ownerReferences contains duplicate entries after mutating admission happens; "
+    "API server dedups owner references in 1.20+, and may reject such requests as early as "
+    "1.24; please fix your requests; duplicate UID(s) observed: {}"
+)
+_SYSTEM_FIELDS: Final = (
+    "creationTimestamp",
+    "uid",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "selfLink",
+)
+_NAMESPACE_MISMATCH: Final = (
+    "the namespace of the provided object does not match the namespace sent on the request"
+)
+
+#: Checks that namespace ``namespace`` accepts new content (404 / 403); ``name`` is the name
+#: the error is about, ``resource`` the qualified resource being created.
+NamespaceCheck = Callable[[str, str, str], None]
+
+
+class _EmptiedFinalizers(Exception):
+    """An update removed the last finalizer of an object being deleted: delete it instead."""
+
+    def __init__(self, obj: Object) -> None:
+        super().__init__("emptied finalizers")
+        self.obj = obj
+
+
+class _DeleteNow(Exception):
+    pass
+
+
+class _AlreadyDeleting(Exception):
+    pass
+
+
+def dedup_owner_references(obj: Object, *, after_admission: bool) -> list[str]:
+    """Drop ownerReferences equal to an earlier one with the same uid; return the warning."""
+    refs = read_meta(obj).get("ownerReferences")
+    if not isinstance(refs, list) or len(refs) < 2:
+        return []
+    kept: list[Any] = []
+    seen: set[Any] = set()
+    duplicates: list[str] = []
+    for ref in refs:
+        uid = ref.get("uid") if isinstance(ref, dict) else None
+        if uid in seen and ref in kept:
+            duplicates.append(str(uid or ""))
+            continue
+        seen.add(uid)
+        kept.append(ref)
+    if not duplicates:
+        return []
+    meta(obj)["ownerReferences"] = kept
+    template = _DUPLICATE_OWNERS_AFTER_ADMISSION if after_admission else _DUPLICATE_OWNERS
+    return [template.format(", ".join(duplicates))]
+
+
+def _name_of(obj: Object) -> str:
+    name = read_meta(obj).get("name")
+    return name if isinstance(name, str) else ""
+
+
+def _ensure_namespace(obj: Object, expected: str) -> None:
+    """Kubernetes' EnsureObjectNamespaceMatchesRequestNamespace."""
+    m = meta(obj)
+    current = m.get("namespace") or ""
+    if current == expected:
+        return
+    if not current:
+        m["namespace"] = expected
+    elif not expected:
+        m.pop("namespace", None)
+    else:
+        raise BadRequest(_NAMESPACE_MISMATCH)
+
+
+@dataclass(frozen=True, slots=True)
+class _Marked:
+    """What marking an object for deletion left: the object as written (or read), whether it
+    must now be deleted, and the last state seen (returned if a concurrent delete wins)."""
+
+    object: Object
+    delete_now: bool
+    last_existing: Object | None
+
+
+@dataclass(slots=True)
+class _Request:
+    """Per-request state collected while a write runs (warnings, outcome flags)."""
+
+    warnings: list[str] = field(default_factory=list)
+    created: bool = False
+
+
+class GenericStore(ResourceStore):
+    """The objects of one resource (see the module docstring). Thread-safe."""
+
+    def __init__(
+        self,
+        *,
+        scheme: Scheme,
+        definition: KindDefinition,
+        strategy: Strategy,
+        storage: Storage,
+        resource_prefix: str,
+        admission: AdmissionChain,
+        namespace_check: NamespaceCheck | None = None,
+    ) -> None:
+        if definition.resource is None:
+            raise ValueError(f"kind {definition.kind} is not an API resource")
+        self._scheme = scheme
+        self._definition = definition
+        self._info = definition.resource
+        self._strategy = strategy
+        self._storage = storage
+        self._prefix = resource_prefix.rstrip("/")
+        self._admission = admission
+        self._namespace_check = namespace_check
+        plural = definition.resource.plural
+        self._qualified = f"{plural}.{definition.group}" if definition.group else plural
+
+    # -- identity --------------------------------------------------------------------------
+
+    @property
+    def definition(self) -> KindDefinition:
+        return self._definition
+
+    @property
+    def info(self) -> ResourceInfo:
+        return self._info
+
+    @property
+    def strategy(self) -> Strategy:
+        return self._strategy
+
+    @property
+    def storage(self) -> Storage:
+        return self._storage
+
+    @property
+    def qualified_resource(self) -> str:
+        """The resource as Kubernetes' messages name it (``pods``, ``deployments.apps``)."""
+        return self._qualified
+
+    def key(self, ctx: RequestContext, name: str) -> str:
+        if not name:
+            raise BadRequest("name is required")
+        if self._info.namespaced:
+            if not ctx.namespace:
+                raise BadRequest("a namespace is required for a namespaced resource")
+            return f"{self._prefix}/{ctx.namespace}/{name}"
+        return f"{self._prefix}/{name}"
+
+    def _collection_key(self, ctx: RequestContext) -> str:
+        if self._info.namespaced and ctx.namespace:
+            return f"{self._prefix}/{ctx.namespace}"
+        return self._prefix
+
+    # -- errors ----------------------------------------------------------------------------
+
+    def not_found(self, name: str) -> NotFound:
+        return NotFound(
+            f'{self._qualified} "{name}" not found',
+            name=name,
+            kind=self._info.plural,
+            group=self._definition.group,
+        )
+
+    def _already_exists(self, name: str, *, generated: bool = False) -> AlreadyExists:
+        if generated:
+            return AlreadyExists(
+                f'{self._qualified} "{name}" already exists, the server was not able to '
+                "generate a unique name for the object",
+                name=name,
+                kind=self._info.plural,
+                group=self._definition.group,
+                retry_after_seconds=1,
+            )
+        return AlreadyExists(
+            f'{self._qualified} "{name}" already exists',
+            name=name,
+            kind=self._info.plural,
+            group=self._definition.group,
+        )
+
+    def conflict(self, name: str, problem: str) -> Conflict:
+        return Conflict(
+            f'Operation cannot be fulfilled on {self._qualified} "{name}": {problem}',
+            name=name,
+            kind=self._info.plural,
+            group=self._definition.group,
+        )
+
+    def _interpret(self, exc: KStoreError, name: str) -> KStoreError:
+        """A storage error re-worded for this resource (the backend names keys, not
+        resources: ``/services/specs`` is ``services``)."""
+        if isinstance(exc, NotFound):
+            return self.not_found(name)
+        if isinstance(exc, AlreadyExists):
+            return self._already_exists(name)
+        if isinstance(exc, Conflict):
+            _, sep, problem = exc.message.partition(f'"{name}": ')
+            return self.conflict(name, problem if sep else exc.message)
+        return exc
+
+    # -- reads -----------------------------------------------------------------------------
+
+    def get(self, ctx: RequestContext, name: str, *, resource_version: str = "") -> Object:
+        key = self.key(ctx, name)
+        try:
+            return self._storage.get(key, GetOptions(resource_version=resource_version))
+        except KStoreError as exc:
+            raise self._interpret(exc, name) from None
+
+    def list(self, ctx: RequestContext, opts: ListOptions) -> ListResult:
+        return self._storage.list(self._collection_key(ctx), opts)
+
+    def watch(self, ctx: RequestContext, opts: ListOptions) -> Watcher:
+        return self._storage.watch(self._collection_key(ctx), opts)
+
+    # -- helpers shared by the writes ------------------------------------------------------
+
+    def _request_version(self, ctx: RequestContext) -> str:
+        gv = ctx.request_version
+        if gv is not None and gv.group == self._definition.group and gv.version != HUB_VERSION:
+            return gv.version
+        return self._definition.storage_group_version.version
+
+    def _external(self, obj: Object, version: str) -> Object:
+        if not obj:
+            return obj
+        hub = obj if obj.get("apiVersion") == self._definition.hub_api_version else None
+        if hub is None:
+            return obj
+        return self._scheme.from_hub(hub, version)
+
+    def _manage_fields(
+        self,
+        ctx: RequestContext,
+        live: Object | None,
+        new: Object,
+        manager: str,
+        subresource: str,
+    ) -> None:
+        """Set ``new``'s managedFields for an Update by ``manager`` (``live`` None: create)."""
+        version = self._request_version(ctx)
+        request = ManagedFieldsRequest(
+            manager=manager,
+            api_version=GroupVersion(self._definition.group, version).api_version,
+            subresource=subresource,
+            types=self._strategy.field_types,
+            ignored=self._strategy.reset_fields(subresource),
+            now=format_time(now()),
+        )
+        old = self._strategy.zero_object() if live is None else self._external(live, version)
+        entries = update_managed_fields(old, self._external(new, version), request)
+        if entries is None:
+            meta(new).pop("managedFields", None)
+        else:
+            meta(new)["managedFields"] = entries
+
+    def _attributes(
+        self,
+        ctx: RequestContext,
+        operation: Operation,
+        name: str,
+        obj: Object | None,
+        old: Object | None,
+        subresource: str,
+        dry_run: bool,
+        warnings: builtins.list[str],
+    ) -> AdmissionAttributes:
+        return AdmissionAttributes(
+            operation=operation,
+            definition=self._definition,
+            namespace=ctx.namespace if self._info.namespaced else "",
+            name=name,
+            object=obj,
+            old_object=old,
+            subresource=subresource,
+            dry_run=dry_run,
+            user=ctx.user,
+            warnings=warnings,
+        )
+
+    def _invalid(self, obj: Object, causes: Sequence[Any]) -> Invalid:
+        d = self._definition
+        return Invalid.for_object(d.kind, _name_of(obj), causes, group=d.group)
+
+    def _admit_create(
+        self,
+        ctx: RequestContext,
+        obj: Object,
+        manager: str,
+        subresource: str,
+        dry_run: bool,
+        request: _Request,
+        live: Object | None = None,
+    ) -> None:
+        """What Kubernetes' create handler does before the store: system fields wiped,
+        namespace reconciled, owners de-duplicated, managedFields, namespace lifecycle,
+        mutating admission."""
+        m = meta(obj)
+        for key in _SYSTEM_FIELDS:
+            m.pop(key, None)
+        _ensure_namespace(obj, ctx.namespace if self._info.namespaced else "")
+        request.warnings.extend(dedup_owner_references(obj, after_admission=False))
+        self._manage_fields(ctx, live, obj, manager, subresource)
+        name = _name_of(obj) or str(m.get("generateName") or "")
+        if self._namespace_check is not None and self._info.namespaced:
+            self._namespace_check(ctx.namespace, name, self._qualified)
+        self._admission.mutate(
+            self._attributes(
+                ctx,
+                Operation.CREATE,
+                _name_of(obj),
+                obj,
+                None,
+                subresource,
+                dry_run,
+                request.warnings,
+            )
+        )
+        request.warnings.extend(dedup_owner_references(obj, after_admission=True))
+
+    def _before_create(
+        self,
+        ctx: RequestContext,
+        obj: Object,
+        subresource: str,
+        dry_run: bool,
+        request: _Request,
+    ) -> None:
+        """System fields, the generated name, prepare, validate, validating admission."""
+        m = meta(obj)
+        m["creationTimestamp"] = format_time(now())
+        m["uid"] = str(uuid.uuid4())
+        generate = m.get("generateName")
+        if generate and not m.get("name"):
+            m["name"] = generate_name(str(generate))
+        _ensure_namespace(obj, ctx.namespace if self._info.namespaced else "")
+        request.warnings.extend(self._strategy.prepare_for_create(ctx, obj))
+        causes = self._strategy.validate_create(ctx, obj)
+        if causes:
+            raise self._invalid(obj, causes)
+        self._admission.validate(
+            self._attributes(
+                ctx,
+                Operation.CREATE,
+                _name_of(obj),
+                copy_value(obj),
+                None,
+                subresource,
+                dry_run,
+                request.warnings,
+            )
+        )
+
+    # -- create ----------------------------------------------------------------------------
+
+    def create(self, ctx: RequestContext, obj: Object, opts: CreateOptions) -> WriteResult:
+        request = _Request()
+        obj = copy_value(obj)
+        self._admit_create(ctx, obj, opts.field_manager, "", opts.dry_run, request)
+        m = read_meta(obj)
+        retries = MAX_GENERATE_NAME_ATTEMPTS if m.get("generateName") and not m.get("name") else 1
+        for attempt in range(retries):
+            candidate = copy_value(obj) if attempt + 1 < retries else obj
+            try:
+                stored = self._create_once(ctx, candidate, opts, request)
+            except AlreadyExists:
+                if attempt + 1 < retries:
+                    continue
+                raise
+            return WriteResult(object=stored, warnings=tuple(request.warnings))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _create_once(
+        self, ctx: RequestContext, obj: Object, opts: CreateOptions, request: _Request
+    ) -> Object:
+        self._before_create(ctx, obj, "", opts.dry_run, request)
+        name = _name_of(obj)
+        key = self.key(ctx, name)
+        try:
+            if opts.dry_run:
+                if self._storage.get(key, GetOptions(ignore_not_found=True)):
+                    raise self._already_exists(name)
+                return obj
+            return self._storage.create(key, obj, ttl_seconds=self._strategy.ttl_seconds)
+        except AlreadyExists:
+            raise self._create_conflict(key, obj) from None
+        except KStoreError as exc:
+            raise self._interpret(exc, name) from None
+
+    def _create_conflict(self, key: str, obj: Object) -> AlreadyExists:
+        m = read_meta(obj)
+        name = _name_of(obj)
+        if m.get("generateName"):
+            return self._already_exists(name, generated=True)
+        error = self._already_exists(name)
+        try:
+            existing = self._storage.get(key)
+        except KStoreError:
+            return error
+        if read_meta(existing).get("deletionTimestamp"):
+            error.message = f"object is being deleted: {error.message}"
+            error.args = (error.message,)
+        return error
+
+    # -- update ----------------------------------------------------------------------------
+
+    def update(
+        self, ctx: RequestContext, name: str, updated: UpdatedObject, opts: UpdateOptions
+    ) -> WriteResult:
+        subresource = opts.subresource
+        if subresource and subresource not in self._strategy.subresources():
+            raise NotFound("the server could not find the requested resource")
+        key = self.key(ctx, name)
+        # Subresources never create (Kubernetes passes forceAllowCreate=false for them).
+        allow_create = self._strategy.allow_create_on_update and not subresource
+        request = _Request()
+
+        def try_update(current: Object) -> Object:
+            request.warnings.clear()
+            request.created = False
+            return self._updated(ctx, name, current, updated, opts, allow_create, request)
+
+        try:
+            if opts.dry_run:
+                stored = self._dry_run_update(key, try_update, allow_create, opts.preconditions)
+            else:
+                stored = self._storage.guaranteed_update(
+                    key,
+                    try_update,
+                    ignore_not_found=allow_create,
+                    preconditions=opts.preconditions,
+                    ttl_seconds=self._strategy.ttl_seconds,
+                )
+        except _EmptiedFinalizers as emptied:
+            self._delete_emptied(key, name, emptied.obj, opts)
+            return WriteResult(object=emptied.obj, warnings=tuple(request.warnings))
+        except KStoreError as exc:
+            if request.created and isinstance(exc, AlreadyExists):
+                raise self._already_exists(name) from None
+            raise self._interpret(exc, name) from None
+        return WriteResult(object=stored, warnings=tuple(request.warnings), created=request.created)
+
+    def _dry_run_update(
+        self,
+        key: str,
+        try_update: Callable[[Object], Object],
+        allow_create: bool,
+        preconditions: Preconditions | None,
+    ) -> Object:
+        current = self._storage.get(key, GetOptions(ignore_not_found=allow_create))
+        if current and preconditions is not None:
+            self._check_storage_preconditions(current, preconditions)
+        return try_update(current)
+
+    def _check_storage_preconditions(self, obj: Object, preconditions: Preconditions) -> None:
+        m = read_meta(obj)
+        uid, rv = str(m.get("uid") or ""), str(m.get("resourceVersion") or "")
+        if preconditions.uid is not None and preconditions.uid != uid:
+            raise self.conflict(
+                _name_of(obj),
+                f"Precondition failed: UID in precondition: {preconditions.uid}, "
+                f"UID in object meta: {uid}",
+            )
+        if preconditions.resource_version is not None and preconditions.resource_version != rv:
+            raise self.conflict(
+                _name_of(obj),
+                "Precondition failed: ResourceVersion in precondition: "
+                f"{preconditions.resource_version}, ResourceVersion in object meta: {rv}",
+            )
+
+    def _updated(
+        self,
+        ctx: RequestContext,
+        name: str,
+        current: Object,
+        updated: UpdatedObject,
+        opts: UpdateOptions,
+        allow_create: bool,
+        request: _Request,
+    ) -> Object:
+        """The object to store, computed from ``current`` ({} when missing)."""
+        existing_rv = object_resource_version(current) if current else 0
+        if not current and not allow_create:
+            raise self.not_found(name)
+        obj = copy_value(updated(current))
+        if not isinstance(obj, dict):
+            raise BadRequest("the updated object is not an object")
+        if not current:
+            return self._create_on_update(ctx, name, obj, opts, request)
+        subresource = opts.subresource
+        self._manage_fields(ctx, current, obj, opts.field_manager, subresource)
+        self._admission.mutate(
+            self._attributes(
+                ctx,
+                Operation.UPDATE,
+                name,
+                obj,
+                current,
+                subresource,
+                opts.dry_run,
+                request.warnings,
+            )
+        )
+        request.warnings.extend(dedup_owner_references(obj, after_admission=True))
+        new_rv = object_resource_version(obj)
+        if new_rv == 0:
+            if not self._strategy.allow_unconditional_update:
+                raise Invalid.for_object(
+                    self._info.plural,
+                    name,
+                    [_rv_required()],
+                    group=self._definition.group,
+                )
+            meta(obj)["resourceVersion"] = str(existing_rv)
+        elif new_rv != existing_rv:
+            raise self.conflict(name, OPTIMISTIC_LOCK_ERROR)
+        self._before_update(ctx, obj, current, subresource)
+        _keep_managed_fields_times(obj, current)
+        self._admission.validate(
+            self._attributes(
+                ctx,
+                Operation.UPDATE,
+                name,
+                copy_value(obj),
+                current,
+                subresource,
+                opts.dry_run,
+                request.warnings,
+            )
+        )
+        if self._strategy.should_delete_during_update(obj, current):
+            raise _EmptiedFinalizers(obj)
+        return obj
+
+    def _create_on_update(
+        self,
+        ctx: RequestContext,
+        name: str,
+        obj: Object,
+        opts: UpdateOptions,
+        request: _Request,
+    ) -> Object:
+        meta(obj).pop("resourceVersion", None)
+        if not _name_of(obj):
+            meta(obj)["name"] = name
+        self._admit_create(ctx, obj, opts.field_manager, "", opts.dry_run, request)
+        self._before_create(ctx, obj, "", opts.dry_run, request)
+        request.created = True
+        return obj
+
+    def _before_update(
+        self, ctx: RequestContext, obj: Object, old: Object, subresource: str
+    ) -> None:
+        """Kubernetes' rest.BeforeUpdate."""
+        _ensure_namespace(obj, ctx.namespace if self._info.namespaced else "")
+        m, old_meta = meta(obj), read_meta(old)
+        if "generation" in old_meta:
+            m["generation"] = old_meta["generation"]
+        else:
+            m.pop("generation", None)
+        self._strategy.prepare_for_update(ctx, obj, old, subresource)
+        m = meta(obj)
+        if not m.get("uid") and old_meta.get("uid"):
+            m["uid"] = old_meta["uid"]
+        if old_meta.get("creationTimestamp"):
+            m["creationTimestamp"] = old_meta["creationTimestamp"]
+        if old_meta.get("deletionTimestamp"):
+            m["deletionTimestamp"] = old_meta["deletionTimestamp"]
+        if old_meta.get("deletionGracePeriodSeconds") is not None and (
+            m.get("deletionGracePeriodSeconds") is None
+        ):
+            m["deletionGracePeriodSeconds"] = old_meta["deletionGracePeriodSeconds"]
+        causes = self._strategy.validate_update(ctx, obj, old, subresource)
+        if causes:
+            raise self._invalid(obj, causes)
+
+    def _delete_emptied(self, key: str, name: str, obj: Object, opts: UpdateOptions) -> None:
+        if opts.dry_run:
+            return
+        try:
+            self._storage.delete(key, preconditions=opts.preconditions)
+        except NotFound:
+            return
+        except KStoreError as exc:
+            raise self._interpret(exc, name) from None
+
+    # -- delete ----------------------------------------------------------------------------
+
+    def delete(self, ctx: RequestContext, name: str, opts: DeleteOptions) -> DeleteResult:
+        validate_delete_options(opts)
+        key = self.key(ctx, name)
+        try:
+            current = self._storage.get(key)
+        except KStoreError as exc:
+            raise self._interpret(exc, name) from None
+        check_delete_preconditions(self._strategy, current, opts.preconditions)
+        probe = copy_value(current)
+        decision = before_delete(self._strategy, probe, opts.grace_period_seconds)
+        if decision.pending:
+            return DeleteResult(object=current, deleted=False)
+        # The first decision fixes the grace period for the retries (Kubernetes' options).
+        opts = replace(opts, grace_period_seconds=decision.grace_period_seconds)
+        pending_finalizers = bool(read_meta(current).get("finalizers"))
+        needs_gc_update = gc_finalizers(self._strategy, ctx, current, opts) is not None
+        last_existing: Object | None = None
+        preconditions = opts.preconditions
+        if decision.graceful or pending_finalizers or needs_gc_update:
+            outcome = self._mark_for_deletion(ctx, key, name, opts, current)
+            if not outcome.delete_now:
+                return DeleteResult(object=outcome.object, deleted=False)
+            last_existing = outcome.last_existing
+            if preconditions is not None and preconditions.resource_version is not None:
+                rv = str(read_meta(outcome.object).get("resourceVersion") or "")
+                preconditions = replace(preconditions, resource_version=rv)
+            if opts.dry_run:
+                return DeleteResult(object=outcome.object, deleted=True)
+        return self._delete_now(ctx, key, name, opts, preconditions, last_existing)
+
+    def _admit_delete(
+        self, ctx: RequestContext, name: str, existing: Object, dry_run: bool
+    ) -> None:
+        warnings: list[str] = []
+        attributes = self._attributes(
+            ctx, Operation.DELETE, name, None, copy_value(existing), "", dry_run, warnings
+        )
+        self._admission.mutate(attributes)
+        self._admission.validate(attributes)
+
+    def _delete_now(
+        self,
+        ctx: RequestContext,
+        key: str,
+        name: str,
+        opts: DeleteOptions,
+        preconditions: Preconditions | None,
+        last_existing: Object | None,
+    ) -> DeleteResult:
+        def validate(existing: Object) -> None:
+            self._admit_delete(ctx, name, existing, opts.dry_run)
+
+        try:
+            if opts.dry_run:
+                current = self._storage.get(key)
+                if preconditions is not None:
+                    self._check_storage_preconditions(current, preconditions)
+                validate(current)
+                return DeleteResult(object=current, deleted=True)
+            deleted = self._storage.delete(
+                key, preconditions=preconditions, validate_deletion=validate
+            )
+        except NotFound:
+            if last_existing is not None:
+                return DeleteResult(object=last_existing, deleted=True)
+            raise self.not_found(name) from None
+        except KStoreError as exc:
+            raise self._interpret(exc, name) from None
+        return DeleteResult(object=deleted, deleted=True)
+
+    def _mark_for_deletion(
+        self, ctx: RequestContext, key: str, name: str, opts: DeleteOptions, read: Object
+    ) -> _Marked:
+        """Kubernetes' updateForGracefulDeletionAndFinalizers."""
+        state: dict[str, Any] = {"graceful": 0, "pending": False, "last": None}
+
+        def try_update(existing: Object) -> Object:
+            self._admit_delete(ctx, name, existing, opts.dry_run)
+            obj = copy_value(existing)
+            check_delete_preconditions(self._strategy, obj, opts.preconditions)
+            decision = before_delete(self._strategy, obj, opts.grace_period_seconds)
+            if decision.pending:
+                raise _AlreadyDeleting()
+            finalizers = gc_finalizers(self._strategy, ctx, obj, opts)
+            if finalizers is not None:
+                meta(obj)["finalizers"] = finalizers
+            state["pending"] = bool(read_meta(obj).get("finalizers"))
+            if not decision.graceful:
+                if state["pending"]:
+                    mark_as_deleting(obj)
+                    return obj
+                raise _DeleteNow()
+            state["graceful"] = decision.grace_period_seconds or 0
+            state["last"] = obj
+            return obj
+
+        try:
+            if opts.dry_run:
+                current = self._storage.get(key)
+                if opts.preconditions is not None:
+                    self._check_storage_preconditions(current, opts.preconditions)
+                out = try_update(current)
+            else:
+                out = self._storage.guaranteed_update(
+                    key,
+                    try_update,
+                    preconditions=opts.preconditions,
+                    ttl_seconds=self._strategy.ttl_seconds,
+                )
+        except _DeleteNow:
+            return _Marked(read, True, state["last"])
+        except _AlreadyDeleting:
+            return _Marked(read, False, None)
+        except KStoreError as exc:
+            raise self._interpret(exc, name) from None
+        if state["pending"] or state["graceful"] > 0:
+            return _Marked(out, False, state["last"])
+        return _Marked(out, True, state["last"])
+
+    def delete_collection(
+        self, ctx: RequestContext, list_opts: ListOptions, opts: DeleteOptions
+    ) -> Sequence[Object]:
+        """Delete every object the list selects, page by page (10,000 unless the caller set
+        a limit, in which case only one page). Not atomic: an error leaves earlier deletes
+        done. Objects that vanish meanwhile are skipped."""
+        validate_delete_options(opts)
+        has_limit = list_opts.limit > 0
+        page_opts = list_opts if has_limit else replace(list_opts, limit=10_000)
+        deleted: list[Object] = []
+        while True:
+            page = self.list(ctx, page_opts)
+            for item in page.items:
+                item_meta = read_meta(item)
+                item_ctx = ctx
+                if self._info.namespaced and not ctx.namespace:
+                    item_ctx = replace(ctx, namespace=str(item_meta.get("namespace") or ""))
+                try:
+                    self.delete(item_ctx, str(item_meta.get("name") or ""), opts)
+                except NotFound:
+                    continue
+                deleted.append(item)
+            if has_limit or not page.continue_token:
+                return deleted
+            page_opts = replace(
+                page_opts,
+                continue_token=page.continue_token,
+                resource_version="",
+                resource_version_match=ResourceVersionMatch.UNSET,
+            )
+
+
+def _rv_required() -> Cause:
+    return invalid(
+        Path("metadata", "resourceVersion"), JSONValue(0), "must be specified for an update"
+    )
+
+
+def _keep_managed_fields_times(obj: Object, old: Object) -> None:
+    """If only managedFields timestamps differ from the stored object, keep the stored ones
+    (Kubernetes' IgnoreManagedFieldsTimestampsTransformer): a no-op stays a no-op."""
+    new_entries = read_meta(obj).get("managedFields")
+    old_entries = read_meta(old).get("managedFields")
+    if not isinstance(new_entries, list) or not isinstance(old_entries, list):
+        return
+    if len(new_entries) != len(old_entries):
+        return
+
+    def untimed(entries: list[Any]) -> list[Any]:
+        return [
+            {k: v for k, v in e.items() if k != "time"} if isinstance(e, dict) else e
+            for e in entries
+        ]
+
+    if untimed(new_entries) != untimed(old_entries) or new_entries == old_entries:
+        return
+    rest = {k: v for k, v in obj.items() if k != "metadata"}
+    old_rest = {k: v for k, v in old.items() if k != "metadata"}
+    new_meta = {k: v for k, v in read_meta(obj).items() if k != "managedFields"}
+    old_meta = {k: v for k, v in read_meta(old).items() if k != "managedFields"}
+    if rest == old_rest and new_meta == old_meta:
+        meta(obj)["managedFields"] = copy_value(old_entries)

@@ -1,0 +1,53 @@
+"""Per-kind strategies of the generic store (see :mod:`kstore.registry.strategies.base`).
+
+:func:`strategy_for` picks the strategy of a kind: Kubernetes' own for the built-in kinds
+kstore serves, the custom-resource behaviour (:class:`Strategy`) for every other kind. An
+embedder may register its own factory per (group, kind) through the registry config.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from kstore.api.scheme import KindDefinition
+from kstore.registry.strategies.apps import DeploymentStrategy
+from kstore.registry.strategies.base import BuiltinStrategy, Strategy
+from kstore.registry.strategies.coordination import LeaseStrategy
+from kstore.registry.strategies.core import (
+    ConfigMapStrategy,
+    EventStrategy,
+    NamespaceStrategy,
+    SecretStrategy,
+    ServiceStrategy,
+)
+from kstore.registry.strategies.pod import PodStrategy
+
+__all__ = ["BuiltinStrategy", "Strategy", "StrategyFactory", "strategy_for"]
+
+#: Builds the strategy of one kind; gets the registry's event TTL (seconds, 0 = none).
+StrategyFactory = Callable[[KindDefinition, int], Strategy]
+
+_BUILTIN: dict[tuple[str, str], StrategyFactory] = {
+    ("", "Namespace"): lambda d, ttl: NamespaceStrategy(d),
+    ("", "Pod"): lambda d, ttl: PodStrategy(d),
+    ("", "Service"): lambda d, ttl: ServiceStrategy(d),
+    ("", "Secret"): lambda d, ttl: SecretStrategy(d),
+    ("", "ConfigMap"): lambda d, ttl: ConfigMapStrategy(d),
+    ("", "Event"): lambda d, ttl: EventStrategy(d, ttl_seconds=ttl),
+    ("apps", "Deployment"): lambda d, ttl: DeploymentStrategy(d),
+    ("coordination.k8s.io", "Lease"): lambda d, ttl: LeaseStrategy(d),
+}
+
+
+def strategy_for(
+    definition: KindDefinition,
+    *,
+    event_ttl_seconds: int,
+    overrides: Mapping[tuple[str, str], StrategyFactory] | None = None,
+) -> Strategy:
+    """The strategy of ``definition``: an override, a built-in one, or the custom default."""
+    key = (definition.group, definition.kind)
+    factory = (overrides or {}).get(key) or _BUILTIN.get(key)
+    if factory is None:
+        return Strategy(definition)
+    return factory(definition, event_ttl_seconds)

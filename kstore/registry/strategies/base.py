@@ -1,0 +1,306 @@
+"""The strategy of a kind: what the generic store does differently per kind.
+
+A :class:`Strategy` is Kubernetes' ``RESTCreateStrategy`` + ``RESTUpdateStrategy`` +
+``RESTDeleteStrategy`` (+ ``RESTGracefulDeleteStrategy``, ``GarbageCollectionDeleteStrategy``,
+``ResetFieldsStrategy``, the TTL function) in one object, working on hub dicts.
+
+The base class is the behaviour of a **custom kind** (what Kubernetes gives a custom
+resource): generation 1 on create and bumped by any change outside ``metadata`` and
+``status``; with a ``status`` subresource, the main resource never writes ``status`` and the
+``status`` subresource writes nothing else; updates need a resourceVersion; no create on
+update; no graceful deletion; names are DNS subdomains. Built-in kinds subclass it
+(:class:`BuiltinStrategy` and the per-kind modules).
+
+Every ``prepare_*`` method mutates the new object it is given, which the store owns; the old
+object is read-only (it may be shared with the watch cache), so anything taken from it is
+copied with :func:`copy_value` first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar, Final, TypeVar, cast
+
+from kstore.api.gvk import Object
+from kstore.api.scheme import KindDefinition
+from kstore.api.validation.names import name_is_dns_subdomain, validate_path_segment_name
+from kstore.api.validation.objectmeta import validate_object_meta, validate_object_meta_update
+from kstore.errors import Cause
+from kstore.registry.fieldpath import FieldPath, FieldTypes, ListType
+from kstore.registry.interface import RequestContext
+
+__all__ = [
+    "DELETE_DEPENDENTS",
+    "OBJECT_META_TYPES",
+    "ORPHAN_DEPENDENTS",
+    "STATUS",
+    "UNSUPPORTED",
+    "BuiltinStrategy",
+    "Strategy",
+    "copy_value",
+    "generation_of",
+    "keep",
+    "meta",
+    "outside_metadata_and_status_changed",
+    "read_meta",
+]
+
+_T = TypeVar("_T")
+
+STATUS: Final = "status"
+#: Default garbage-collection policies (``rest.GarbageCollectionPolicy``); "" means none.
+DELETE_DEPENDENTS: Final = "DeleteDependents"
+ORPHAN_DEPENDENTS: Final = "OrphanDependents"
+UNSUPPORTED: Final = "Unsupported"
+
+
+def _meta_types(prefix: tuple[str, ...]) -> FieldTypes:
+    return FieldTypes(
+        lists={
+            (*prefix, "finalizers"): ListType(),
+            (*prefix, "ownerReferences"): ListType(("uid",)),
+        }
+    )
+
+
+#: ``metadata`` as structured-merge-diff's schema of ObjectMeta describes its lists.
+OBJECT_META_TYPES: Final = _meta_types(("metadata",))
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
+
+
+def copy_value(value: _T) -> _T:
+    """A copy of a JSON value that shares nothing mutable with it (cheaper than deepcopy)."""
+    return cast(_T, _copy(value))
+
+
+def meta(obj: Object) -> dict[str, Any]:
+    """``obj["metadata"]`` as a dict the caller may change (created when missing)."""
+    value = obj.get("metadata")
+    if not isinstance(value, dict):
+        value = {}
+        obj["metadata"] = value
+    return value
+
+
+def read_meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    value = obj.get("metadata")
+    return value if isinstance(value, Mapping) else {}
+
+
+def outside_metadata_and_status_changed(new: Mapping[str, Any], old: Mapping[str, Any]) -> bool:
+    """Whether anything but ``apiVersion``/``kind``/``metadata``/``status`` differs."""
+    skip = ("apiVersion", "kind", "metadata", STATUS)
+    keys = (new.keys() | old.keys()).difference(skip)
+    return any(new.get(k) != old.get(k) for k in keys)
+
+
+class Strategy:
+    """Per-kind rules of the generic store. Thread-safe: it holds no per-request state."""
+
+    #: Whether a PUT of a missing object creates it.
+    allow_create_on_update: ClassVar[bool] = False
+    #: Whether an update without a resourceVersion overwrites (last write wins).
+    allow_unconditional_update: ClassVar[bool] = False
+    #: Whether ``metadata.generation`` starts at 1 and follows spec changes.
+    tracks_generation: ClassVar[bool] = True
+    #: Whether deletes may be graceful (:meth:`graceful_delete_period` decides how).
+    supports_graceful_deletion: ClassVar[bool] = False
+
+    def __init__(self, definition: KindDefinition) -> None:
+        if definition.resource is None:
+            raise ValueError(f"kind {definition.kind} is not an API resource")
+        self.definition = definition
+        self.info = definition.resource
+        self.namespaced = definition.resource.namespaced
+        self.status_subresource = STATUS in definition.resource.subresources
+
+    # -- what the field manager needs --------------------------------------------------------
+
+    @property
+    def field_types(self) -> FieldTypes:
+        """Lists that are sets or keyed maps and atomic structs, for ``managedFields``."""
+        return OBJECT_META_TYPES
+
+    def zero_object(self) -> Object:
+        """The kind's empty object as Kubernetes serialises its Go zero value (what a create
+        is compared with for ``managedFields``)."""
+        return {}
+
+    def reset_fields(self, subresource: str) -> frozenset[FieldPath]:
+        """Fields this (sub)resource's writes do not own (Kubernetes' ``GetResetFields``)."""
+        if not self.status_subresource:
+            return frozenset()
+        if subresource == STATUS:
+            return frozenset({("f:spec",), ("f:metadata",)})
+        return frozenset({("f:status",)})
+
+    def subresources(self) -> tuple[str, ...]:
+        """The subresources :meth:`prepare_for_update` accepts besides the main resource."""
+        return (STATUS,) if self.status_subresource else ()
+
+    # -- create ----------------------------------------------------------------------------
+
+    def prepare_for_create(self, ctx: RequestContext, obj: Object) -> list[str]:
+        """Clear what users may not set and fill what the server owns; returns warnings."""
+        if self.status_subresource:
+            obj.pop(STATUS, None)
+        if self.tracks_generation:
+            meta(obj)["generation"] = 1
+        return []
+
+    def validate(self, ctx: RequestContext, obj: Object) -> list[Cause]:
+        """The kind's validation of a new object (ObjectMeta included)."""
+        if self.definition.validate is not None:
+            return self.definition.validate(obj)
+        return validate_object_meta(
+            obj, self.namespaced, name_is_dns_subdomain, kube_finalizers=False
+        )
+
+    def validate_create(self, ctx: RequestContext, obj: Object) -> list[Cause]:
+        """Kubernetes' ``ValidateCreate``: the kind's rules, then, only when they pass, the
+        generic ObjectMeta rules every stored object obeys."""
+        causes = self.validate(ctx, obj)
+        if causes:
+            return causes
+        return validate_object_meta(
+            obj, self.namespaced, validate_path_segment_name, kube_finalizers=False
+        )
+
+    # -- update ----------------------------------------------------------------------------
+
+    def prepare_for_update(
+        self, ctx: RequestContext, obj: Object, old: Object, subresource: str
+    ) -> None:
+        """Keep what this (sub)resource may not change, bump the generation."""
+        if subresource == STATUS:
+            self._keep_all_but_status(obj, old)
+            return
+        if self.status_subresource:
+            keep(obj, old, STATUS)
+        if self.tracks_generation and self.generation_changed(obj, old):
+            meta(obj)["generation"] = generation_of(old) + 1
+
+    def generation_changed(self, obj: Object, old: Object) -> bool:
+        return outside_metadata_and_status_changed(obj, old)
+
+    def _keep_all_but_status(self, obj: Object, old: Object) -> None:
+        # A custom resource's status write changes status (and managedFields) only.
+        managed = read_meta(obj).get("managedFields")
+        status = obj.get(STATUS)
+        obj.clear()
+        obj.update(copy_value(old))
+        if managed is None:
+            meta(obj).pop("managedFields", None)
+        else:
+            meta(obj)["managedFields"] = managed
+        if status is None:
+            obj.pop(STATUS, None)
+        else:
+            obj[STATUS] = status
+
+    def validate_update(
+        self, ctx: RequestContext, obj: Object, old: Object, subresource: str
+    ) -> list[Cause]:
+        """Kubernetes' ``ValidateUpdate``: generic ObjectMeta rules (create and update), then
+        the kind's update rules."""
+        causes = validate_object_meta(
+            obj, self.namespaced, validate_path_segment_name, kube_finalizers=False
+        )
+        causes.extend(validate_object_meta_update(obj, old, kube_finalizers=False))
+        causes.extend(self.validate_kind_update(ctx, obj, old, subresource))
+        return causes
+
+    def validate_kind_update(
+        self, ctx: RequestContext, obj: Object, old: Object, subresource: str
+    ) -> list[Cause]:
+        d = self.definition
+        if d.validate_update is not None:
+            return d.validate_update(obj, old)
+        if d.validate is not None:
+            return d.validate(obj)
+        return validate_object_meta(
+            obj, self.namespaced, name_is_dns_subdomain, kube_finalizers=False
+        )
+
+    def should_delete_during_update(self, obj: Object, old: Object) -> bool:
+        """An update that removes the last finalizer of an object being deleted (with no
+        grace period pending) deletes it."""
+        if read_meta(obj).get("finalizers"):
+            return False
+        old_meta = read_meta(old)
+        if not old_meta.get("deletionTimestamp"):
+            return False
+        return not old_meta.get("deletionGracePeriodSeconds")
+
+    # -- delete ----------------------------------------------------------------------------
+
+    def graceful_delete_period(self, obj: Object, requested: int | None) -> int | None:
+        """The grace period of a first graceful delete, or None when the kind deletes
+        immediately (Kubernetes' ``CheckGracefulDelete``)."""
+        return None
+
+    def default_gc_policy(self, ctx: RequestContext) -> str:
+        return DELETE_DEPENDENTS
+
+    # -- storage ---------------------------------------------------------------------------
+
+    @property
+    def ttl_seconds(self) -> int | None:
+        """Seconds after each write until the object expires (None: never)."""
+        return None
+
+
+class BuiltinStrategy(Strategy):
+    """What the built-in kinds share: unconditional updates allowed, ``status`` a zero struct
+    rather than absent, no generation unless the kind has one, a status write keeps ``spec``
+    from the stored object. (Their validators, in :mod:`kstore.api.kinds`, add Kubernetes'
+    finalizer-name rule.)"""
+
+    allow_unconditional_update = True
+    tracks_generation = False
+    default_policy: ClassVar[str] = ""
+
+    def prepare_for_create(self, ctx: RequestContext, obj: Object) -> list[str]:
+        if self.status_subresource:
+            obj[STATUS] = {}
+        if self.tracks_generation:
+            meta(obj)["generation"] = 1
+        return []
+
+    def prepare_for_update(
+        self, ctx: RequestContext, obj: Object, old: Object, subresource: str
+    ) -> None:
+        if subresource == STATUS:
+            keep(obj, old, "spec")
+            return
+        super().prepare_for_update(ctx, obj, old, subresource)
+
+    def reset_fields(self, subresource: str) -> frozenset[FieldPath]:
+        if not self.status_subresource:
+            return frozenset()
+        if subresource == STATUS:
+            return frozenset({("f:spec",)})
+        return frozenset({("f:status",)})
+
+    def default_gc_policy(self, ctx: RequestContext) -> str:
+        return self.default_policy
+
+
+def keep(obj: Object, old: Mapping[str, Any], key: str) -> None:
+    """``obj[key] = old[key]`` (a copy), or absent when ``old`` has none."""
+    if key in old:
+        obj[key] = copy_value(old[key])
+    else:
+        obj.pop(key, None)
+
+
+def generation_of(obj: Mapping[str, Any]) -> int:
+    value = read_meta(obj).get("generation")
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0

@@ -1,0 +1,296 @@
+"""core/v1 strategies other than Pod's: Namespace, Service, Secret, ConfigMap, Event.
+
+As Kubernetes' ``pkg/registry/core/<kind>/strategy.go`` (and the service storage's create and
+update hooks):
+
+- **Namespace**: created ``Active`` with the ``kubernetes`` finalizer in ``spec.finalizers``;
+  the main resource changes neither ``status`` nor ``spec.finalizers``, ``status`` changes
+  only the status (its phase must match ``deletionTimestamp``), ``finalize`` only
+  ``spec.finalizers``; an update deletes it only once both finalizer lists are empty.
+  Deletion itself (mark Terminating, empty, remove) is :mod:`kstore.registry.namespaces`;
+- **Service**: ``status`` is a zero ``{loadBalancer: {}}`` on create; ``clusterIP`` and
+  ``clusterIPs`` are kept in sync, and an update that omits them keeps the stored ones;
+  create on update is allowed. kstore allocates no cluster IPs;
+- **Secret**: ``stringData`` is merged into ``data`` (base64) and dropped, as Kubernetes'
+  v1 conversion does;
+- **Event**: create on update is allowed; events expire after the registry's event TTL;
+- **ConfigMap**: the built-in defaults.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping
+from typing import Any, Final
+
+from kstore.api.gvk import Object
+from kstore.api.scheme import KindDefinition
+from kstore.api.validation.field import Path, invalid
+from kstore.api.validation.names import is_qualified_name
+from kstore.api.validation.objectmeta import (
+    validate_kube_finalizer_name,
+    validate_object_meta_update,
+)
+from kstore.errors import Cause
+from kstore.registry.fieldpath import FieldPath, FieldTypes, ListType
+from kstore.registry.interface import RequestContext
+from kstore.registry.strategies.base import (
+    OBJECT_META_TYPES,
+    STATUS,
+    BuiltinStrategy,
+    copy_value,
+    keep,
+    read_meta,
+)
+
+__all__ = [
+    "FINALIZE",
+    "KUBERNETES_FINALIZER",
+    "ConfigMapStrategy",
+    "EventStrategy",
+    "NamespaceStrategy",
+    "SecretStrategy",
+    "ServiceStrategy",
+]
+
+FINALIZE: Final = "finalize"
+KUBERNETES_FINALIZER: Final = "kubernetes"
+_ACTIVE: Final = "Active"
+_TERMINATING: Final = "Terminating"
+
+
+def _spec(obj: Object) -> dict[str, Any]:
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        spec = {}
+        obj["spec"] = spec
+    return spec
+
+
+def _map(obj: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = obj.get(key)
+    return value if isinstance(value, Mapping) else {}
+
+
+# ---------------------------------------------------------------------------- Namespace
+
+
+class NamespaceStrategy(BuiltinStrategy):
+    _types: Final = OBJECT_META_TYPES.mounted(
+        (STATUS,), FieldTypes(lists={("conditions",): ListType(("type",))})
+    )
+
+    @property
+    def field_types(self) -> FieldTypes:
+        return self._types
+
+    def zero_object(self) -> Object:
+        return {"metadata": {}, "spec": {}, STATUS: {}}
+
+    def subresources(self) -> tuple[str, ...]:
+        return (STATUS, FINALIZE)
+
+    def reset_fields(self, subresource: str) -> frozenset[FieldPath]:
+        if subresource == STATUS:
+            return frozenset({("f:spec",)})
+        if subresource == FINALIZE:
+            return frozenset({("f:status",)})
+        return frozenset({("f:status",), ("f:spec", "f:finalizers")})
+
+    def prepare_for_create(self, ctx: RequestContext, obj: Object) -> list[str]:
+        obj[STATUS] = {"phase": _ACTIVE}
+        spec = _spec(obj)
+        finalizers = spec.get("finalizers")
+        if not isinstance(finalizers, list):
+            finalizers = []
+        if KUBERNETES_FINALIZER not in finalizers:
+            spec["finalizers"] = [*finalizers, KUBERNETES_FINALIZER]
+        return []
+
+    def prepare_for_update(
+        self, ctx: RequestContext, obj: Object, old: Object, subresource: str
+    ) -> None:
+        if subresource == STATUS:
+            keep(obj, old, "spec")
+            return
+        keep(obj, old, STATUS)
+        if subresource == FINALIZE:
+            return
+        old_spec = _map(old, "spec")
+        spec = _spec(obj)
+        if "finalizers" in old_spec:
+            spec["finalizers"] = copy_value(old_spec["finalizers"])
+        else:
+            spec.pop("finalizers", None)
+
+    def validate_kind_update(
+        self, ctx: RequestContext, obj: Object, old: Object, subresource: str
+    ) -> list[Cause]:
+        if subresource == STATUS:
+            causes = validate_object_meta_update(obj, old)
+            phase = _map(obj, STATUS).get("phase") or ""
+            if not read_meta(obj).get("deletionTimestamp"):
+                if phase != _ACTIVE:
+                    causes.append(
+                        invalid(
+                            Path(STATUS, "Phase"),
+                            phase,
+                            "may only be 'Active' if `deletionTimestamp` is empty",
+                        )
+                    )
+            elif phase != _TERMINATING:
+                causes.append(
+                    invalid(
+                        Path(STATUS, "Phase"),
+                        phase,
+                        "may only be 'Terminating' if `deletionTimestamp` is not empty",
+                    )
+                )
+            return causes
+        if subresource == FINALIZE:
+            causes = validate_object_meta_update(obj, old)
+            finalizers = _map(obj, "spec").get("finalizers")
+            path = Path("spec", "finalizers")
+            for i, name in enumerate(finalizers if isinstance(finalizers, list) else []):
+                text = name if isinstance(name, str) else ""
+                causes.extend(invalid(path.index(i), text, m) for m in is_qualified_name(text))
+                causes.extend(validate_kube_finalizer_name(text, path.index(i)))
+            return causes
+        return super().validate_kind_update(ctx, obj, old, subresource)
+
+    def should_delete_during_update(self, obj: Object, old: Object) -> bool:
+        if _map(obj, "spec").get("finalizers"):
+            return False
+        return super().should_delete_during_update(obj, old)
+
+
+# ---------------------------------------------------------------------------- Service
+
+
+def _needs_cluster_ip(svc: Mapping[str, Any]) -> bool:
+    return _map(svc, "spec").get("type") != "ExternalName"
+
+
+def _normalize_cluster_ips(new: Object, old: Mapping[str, Any] | None) -> None:
+    """Keep ``clusterIP`` and ``clusterIPs`` consistent (Kubernetes' normalizeClusterIPs)."""
+    spec = _spec(new)
+    ip = spec.get("clusterIP") or ""
+    ips = spec.get("clusterIPs") or []
+    if old is None:
+        if ip and not ips:
+            spec["clusterIPs"] = [ip]
+        return
+    old_spec = _map(old, "spec")
+    old_ip = old_spec.get("clusterIP") or ""
+    old_ips = old_spec.get("clusterIPs") or []
+    if old_ips and not ips and old_ip == ip:
+        spec["clusterIPs"] = ips = copy_value(old_ips)
+    if old_ip != ip:
+        same_ips = ips == old_ips
+        if old_ip and not ip:
+            if same_ips:
+                spec.pop("clusterIPs", None)
+        elif same_ips:
+            spec["clusterIPs"] = [ip]
+
+
+def _patch_allocated_values(new: Object, old: Mapping[str, Any]) -> None:
+    """An update that omits server-assigned values keeps them (Kubernetes'
+    patchAllocatedValues; kstore assigns only what the user once gave)."""
+    if not (_needs_cluster_ip(old) and _needs_cluster_ip(new)):
+        return
+    spec, old_spec = _spec(new), _map(old, "spec")
+    if not spec.get("clusterIP") and old_spec.get("clusterIP"):
+        spec["clusterIP"] = old_spec["clusterIP"]
+    if not spec.get("clusterIPs") and old_spec.get("clusterIPs"):
+        spec["clusterIPs"] = copy_value(old_spec["clusterIPs"])
+
+
+class ServiceStrategy(BuiltinStrategy):
+    allow_create_on_update = True
+    _types: Final = OBJECT_META_TYPES.mounted(
+        ("spec",), FieldTypes(lists={("ports",): ListType(("port", "protocol"))})
+    ).mounted((STATUS,), FieldTypes(lists={("conditions",): ListType(("type",))}))
+
+    @property
+    def field_types(self) -> FieldTypes:
+        return self._types
+
+    def zero_object(self) -> Object:
+        return {"metadata": {}, "spec": {}, STATUS: {"loadBalancer": {}}}
+
+    def prepare_for_create(self, ctx: RequestContext, obj: Object) -> list[str]:
+        obj[STATUS] = {"loadBalancer": {}}
+        _normalize_cluster_ips(obj, None)
+        return []
+
+    def prepare_for_update(
+        self, ctx: RequestContext, obj: Object, old: Object, subresource: str
+    ) -> None:
+        if subresource != STATUS:
+            _patch_allocated_values(obj, old)
+            _normalize_cluster_ips(obj, old)
+        super().prepare_for_update(ctx, obj, old, subresource)
+
+
+# ---------------------------------------------------------------------------- Secret
+
+
+def _merge_string_data(secret: Object) -> None:
+    string_data = secret.pop("stringData", None)
+    if not isinstance(string_data, Mapping) or not string_data:
+        return
+    data = secret.get("data")
+    if not isinstance(data, dict):
+        data = {}
+        secret["data"] = data
+    for key, value in string_data.items():
+        text = value if isinstance(value, str) else ""
+        data[key] = base64.b64encode(text.encode()).decode()
+
+
+class SecretStrategy(BuiltinStrategy):
+    def zero_object(self) -> Object:
+        return {"metadata": {}}
+
+    def prepare_for_create(self, ctx: RequestContext, obj: Object) -> list[str]:
+        _merge_string_data(obj)
+        return super().prepare_for_create(ctx, obj)
+
+    def prepare_for_update(
+        self, ctx: RequestContext, obj: Object, old: Object, subresource: str
+    ) -> None:
+        _merge_string_data(obj)
+        super().prepare_for_update(ctx, obj, old, subresource)
+
+
+# ---------------------------------------------------------------------------- others
+
+
+class ConfigMapStrategy(BuiltinStrategy):
+    def zero_object(self) -> Object:
+        return {"metadata": {}}
+
+
+class EventStrategy(BuiltinStrategy):
+    allow_create_on_update = True
+
+    def __init__(self, definition: KindDefinition, *, ttl_seconds: int) -> None:
+        super().__init__(definition)
+        self._ttl = ttl_seconds
+
+    def zero_object(self) -> Object:
+        return {
+            "metadata": {},
+            "involvedObject": {},
+            "source": {},
+            "firstTimestamp": None,
+            "lastTimestamp": None,
+            "eventTime": None,
+            "reportingComponent": "",
+            "reportingInstance": "",
+        }
+
+    @property
+    def ttl_seconds(self) -> int | None:
+        return self._ttl if self._ttl > 0 else None
