@@ -234,10 +234,13 @@ class CacheWatcher(Watcher):
         return self._stopped or self._ended
 
     def stop(self) -> None:
+        """End the watch: the consumer gets nothing more, not even what was buffered (the
+        interface's "iteration then stops"). Idempotent, callable from any thread."""
         if self._stopped:
             return
         self._stopped = True
         self.closed = True
+        self.queue.clear()
         self._on_stop(self)
         self.wake()
         self._wake_async()
@@ -250,6 +253,9 @@ class CacheWatcher(Watcher):
 
     def _take(self) -> WatchEvent | None:
         """The next event without blocking; None when none is ready now."""
+        if self._stopped:  # the consumer ended the watch: nothing more, buffered or not
+            self._end()
+            return None
         if self._replaying:
             event = self._take_replay()
             if event is not None:
@@ -266,10 +272,6 @@ class CacheWatcher(Watcher):
         return None
 
     def _take_replay(self) -> WatchEvent | None:
-        if self._stopped:
-            self._initial_entries = self._initial_events = ()
-            self._want_end_bookmark = self._replaying = False
-            return None
         matches = self.filter.matches
         entries = self._initial_entries
         if entries:

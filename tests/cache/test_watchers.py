@@ -191,7 +191,7 @@ def test_every_watcher_gets_the_same_shared_event_encoded_once(make_cache: MakeC
         watcher.stop()
 
 
-def test_stop_returns_a_blocked_next_and_keeps_buffered_events(make_cache: MakeCache) -> None:
+def test_stop_returns_a_blocked_next_and_ends_delivery(make_cache: MakeCache) -> None:
     cache, storage = make_cache()
     watcher = cache.watch("/pods/ns", ListOptions(resource_version=str(storage.revision)))
     timer = threading.Timer(0.1, watcher.stop)
@@ -200,13 +200,28 @@ def test_stop_returns_a_blocked_next_and_keeps_buffered_events(make_cache: MakeC
     assert watcher.next(5.0) is None
     assert time.monotonic() - started < 2.0 and watcher.stopped
 
-    delayed = cache.watch("/pods/ns", ListOptions(resource_version=str(storage.revision)))
+    stopped = cache.watch("/pods/ns", ListOptions(resource_version=str(storage.revision)))
+    for i in range(3):
+        storage.create(f"/pods/ns/d{i}", pod(f"d{i}", "ns"))
+    deadline = time.monotonic() + 5
+    while len(stopped.queue) < 3 and time.monotonic() < deadline:  # type: ignore[attr-defined]
+        time.sleep(0.01)
+    stopped.stop()
+    assert list(stopped) == []  # buffered events are dropped: the consumer asked to stop
+
+
+def test_a_watch_ended_by_the_cache_still_delivers_what_it_buffered(
+    make_cache: MakeCache,
+) -> None:
+    cache, storage = make_cache(relist_backoff_seconds=0.05)
+    watcher = cache.watch("/pods/ns", ListOptions(resource_version=str(storage.revision)))
     written = [storage.create(f"/pods/ns/d{i}", pod(f"d{i}", "ns")) for i in range(3)]
     deadline = time.monotonic() + 5
-    while len(delayed.queue) < 3 and time.monotonic() < deadline:  # type: ignore[attr-defined]
+    while len(watcher.queue) < 3 and time.monotonic() < deadline:  # type: ignore[attr-defined]
         time.sleep(0.01)
-    delayed.stop()
-    assert [e.object for e in delayed] == written
+    storage.fail_watches()  # the cache re-lists and ends its watches
+    assert [e.object for e in watcher] == written
+    assert watcher.stopped
 
 
 def test_periodic_bookmarks_only_when_allowed(make_cache: MakeCache) -> None:
