@@ -34,7 +34,8 @@ def prepare_key(key: str, resource_prefix: str, *, recursive: bool) -> str:
     Raises BadRequest with Kubernetes' messages: ``invalid key: "<k>"`` for traversal segments,
     ``empty key: "<k>"``, and ``invalid key: "<k>" lacks resource prefix: "<prefix>"``.
     """
-    if (
+    # Every traversal form starts with "." or contains "/."; most keys have neither.
+    if (key.startswith(".") or "/." in key) and (
         key == ".."
         or key.startswith("../")
         or key.endswith("/..")
