@@ -161,15 +161,16 @@ def test_scheduled_compaction_keeps_the_retention_window(tmp_path: Path) -> None
 def test_on_demand_compaction_without_a_revision_uses_the_retention_window(
     tmp_path: Path,
 ) -> None:
-    store = open_backend(tmp_path / "s", history_retention_s=0.1)
+    store = open_backend(tmp_path / "s", history_retention_s=0.5)
     try:
         pods = store.storage_for(pod_config())
         assert store.compact() == 0  # nothing is old enough yet
         pods.create("/pods/ns/a", pod("ns", "a"))
-        time.sleep(0.15)
+        time.sleep(0.6)
+        # The newest revision seen at least 0.5 s ago: the one before the create.
         assert store.compact() == 1
         store.compact()
-        time.sleep(0.15)
+        time.sleep(0.6)
         assert store.compact() == 2
     finally:
         store.close()
