@@ -102,7 +102,10 @@ class CacheConfig:
 
     ``storage`` is the backend storage of the resource described by ``resource``.
     ``indexed_fields`` / ``indexed_labels`` name the field and label selectors worth an index
-    for lists (namespaces need none: they are key ranges). ``event_window_seconds`` is the
+    for lists (namespaces need none: they are key ranges). ``trigger_field`` is the field
+    whose exact-match watches the dispatcher indexes (Kubernetes' indexed trigger, e.g.
+    ``spec.nodeName`` for pods), so an event only visits the watches of its old and new
+    values. ``event_window_seconds`` is the
     history the ring buffer covers (75 s, at least 100 and at most 102,400 events).
     ``watcher_buffer_size`` bounds each watcher's undelivered live events.
     ``bookmark_interval_seconds`` is how often a watch with ``allow_bookmarks`` gets a
@@ -117,6 +120,7 @@ class CacheConfig:
     resource: ResourceStorageConfig
     indexed_fields: tuple[str, ...] = ()
     indexed_labels: tuple[str, ...] = ()
+    trigger_field: str | None = None
     event_window_seconds: float = DEFAULT_EVENT_WINDOW
     history_lower_bound: int = LOWER_BOUND_CAPACITY
     history_upper_bound: int | None = None
@@ -160,6 +164,7 @@ class Cacher(Storage):
             resource_prefix=self._prefix,
             bookmark_interval=config.bookmark_interval_seconds,
             clock=config.clock,
+            trigger_field=config.trigger_field,
         )
         self._ready = threading.Event()
         self._first_attempt = threading.Event()
@@ -545,6 +550,11 @@ class Cacher(Storage):
                 label_selector=opts.label_selector,
                 field_selector=opts.field_selector,
                 namespace=self._scope_namespace(prepared, opts),
+                trigger_value=(
+                    None
+                    if self._config.trigger_field is None
+                    else opts.field_selector.exact_value(self._config.trigger_field)
+                ),
             ),
             buffer_size=self._config.watcher_buffer_size,
             allow_bookmarks=opts.allow_bookmarks,

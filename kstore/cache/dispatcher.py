@@ -2,9 +2,11 @@
 
 Watchers are grouped by filter identity (key, recursive, selectors): an event is converted
 (Kubernetes' ADDED / MODIFIED / DELETED transition table) once per group, and the resulting
-event object, shared and read-only, is appended to each member's bounded buffer. Groups
-confined to one namespace are indexed by it, so an event only visits the groups of its own
-namespace and the unconfined ones.
+event object, shared and read-only, is appended to each member's bounded buffer. Groups are
+indexed so an event visits only those that can match it: groups requiring one value of the
+*trigger field* (Kubernetes' indexed trigger, e.g. ``spec.nodeName`` for the kubelets' pod
+watches) under the event's old and new values of that field, groups confined to one namespace
+under the event's namespace, and the rest always.
 
 Wake-ups are what costs in Python, so they are batched: :meth:`Dispatcher.dispatch` takes a
 batch of events, and only after the whole batch releases each blocked thread consumer once and
@@ -49,8 +51,10 @@ class Dispatcher:
         resource_prefix: str,
         bookmark_interval: float,
         clock: Callable[[], float],
+        trigger_field: str | None = None,
     ) -> None:
         self._prefix = resource_prefix
+        self._trigger_field = trigger_field
         self._bookmark_interval = bookmark_interval
         self._clock = clock
         self._lock = threading.Lock()
@@ -59,6 +63,7 @@ class Dispatcher:
         # Snapshots the dispatching thread reads without the lock.
         self._unscoped: tuple[_Group, ...] = ()
         self._scoped: dict[str, tuple[_Group, ...]] = {}
+        self._triggered: dict[str, tuple[_Group, ...]] = {}
         self._bookmarked: tuple[CacheWatcher, ...] = ()
         self.closed_slow = 0
 
@@ -96,14 +101,19 @@ class Dispatcher:
     def _rebuild(self) -> None:
         unscoped: list[_Group] = []
         scoped: dict[str, list[_Group]] = {}
+        triggered: dict[str, list[_Group]] = {}
         for group in self._groups.values():
+            trigger = group.filter.trigger_value
             namespace = group.filter.namespace
-            if namespace is None:
-                unscoped.append(group)
-            else:
+            if trigger is not None and self._trigger_field is not None:
+                triggered.setdefault(trigger, []).append(group)
+            elif namespace is not None:
                 scoped.setdefault(namespace, []).append(group)
+            else:
+                unscoped.append(group)
         self._unscoped = tuple(unscoped)
         self._scoped = {ns: tuple(groups) for ns, groups in scoped.items()}
+        self._triggered = {value: tuple(groups) for value, groups in triggered.items()}
         self._bookmarked = tuple(w for w in self._members if w.allow_bookmarks)
 
     def _jittered_interval(self) -> float:
@@ -135,13 +145,16 @@ class Dispatcher:
         slow: list[CacheWatcher] = []
         scoped = self._scoped
         unscoped = self._unscoped
+        triggered = self._triggered
         for event in events:
             revision = event.resource_version
             groups = unscoped
             if scoped:
                 extra = scoped.get(self._namespace_of(event.key))
                 if extra:
-                    groups = unscoped + extra
+                    groups = groups + extra
+            if triggered:
+                groups = groups + self._triggered_groups(triggered, event)
             for group in groups:
                 converted = group.filter.convert(event)
                 if converted is None:
@@ -169,6 +182,24 @@ class Dispatcher:
             self.closed_slow += len(slow)
             for watcher in slow:
                 self.remove(watcher)
+
+    def _triggered_groups(
+        self, triggered: dict[str, tuple[_Group, ...]], event: CacheEvent
+    ) -> tuple[_Group, ...]:
+        # Both values count: a change of the field is a DELETED for the old value's watchers
+        # and an ADDED for the new value's.
+        field = self._trigger_field
+        assert field is not None
+        new = event.new
+        prev = event.prev
+        new_value = None if new is None else new.fields.get(field, "")
+        old_value = None if prev is None else prev.fields.get(field, "")
+        found: tuple[_Group, ...] = ()
+        if new_value is not None:
+            found = triggered.get(new_value, ())
+        if old_value is not None and old_value != new_value:
+            found = found + triggered.get(old_value, ())
+        return found
 
     def send_bookmarks(self, revision: int) -> None:
         """Push a BOOKMARK at ``revision`` to each watcher whose periodic bookmark is due."""

@@ -70,9 +70,10 @@ class WatchFilter:
 
     ``identity`` is equal for filters that select exactly the same changes, so the dispatcher
     evaluates each distinct filter once per event. ``namespace`` is the one namespace the
-    filter is confined to, when it is (the dispatcher's index)."""
+    filter is confined to and ``trigger_value`` the one value of the dispatcher's trigger
+    field it requires, when it does (the dispatcher's indexes)."""
 
-    __slots__ = ("identity", "key", "matches", "namespace", "recursive")
+    __slots__ = ("identity", "key", "matches", "namespace", "recursive", "trigger_value")
 
     def __init__(
         self,
@@ -82,10 +83,12 @@ class WatchFilter:
         label_selector: LabelSelector,
         field_selector: FieldSelector,
         namespace: str | None,
+        trigger_value: str | None = None,
     ) -> None:
         self.key = key
         self.recursive = recursive
         self.namespace = namespace
+        self.trigger_value = trigger_value
         self.identity = (key, recursive, label_selector, field_selector)
         self.matches: _Match = _compile(key, recursive, label_selector, field_selector)
 

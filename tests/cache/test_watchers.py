@@ -323,3 +323,26 @@ def test_watch_waits_for_readiness_then_refuses_with_429(make_cache: MakeCache) 
     assert not cache.wait_first_sync(5.0)
     with pytest.raises(TooManyRequests):
         cache.watch("/pods/ns", ListOptions())
+
+
+def test_node_watchers_see_pods_move_between_nodes(make_cache: MakeCache) -> None:
+    # The dispatcher indexes exact spec.nodeName watches (Kubernetes' indexed trigger): a pod
+    # moving from n1 to n2 must still be a DELETED for n1's watch and an ADDED for n2's.
+    cache, storage = make_cache(trigger_field="spec.nodeName")
+    rv = str(storage.revision)
+
+    def on(node: str) -> Watcher:
+        selector = FieldSelector.parse(f"spec.nodeName={node}")
+        return cache.watch("/pods/", ListOptions(resource_version=rv, field_selector=selector))
+
+    nodes = {node: on(node) for node in ("n1", "n2", "n3")}
+    everything = cache.watch("/pods/", ListOptions(resource_version=rv))
+    placed = storage.create("/pods/ns/p", pod("p", "ns", node_name="n1"))
+    moved = storage.guaranteed_update("/pods/ns/p", lambda _: pod("p", "ns", node_name="n2"))
+    assert (take(nodes["n1"]).type, take(nodes["n1"]).type) == (ADDED, DELETED)
+    event = take(nodes["n2"])
+    assert (event.type, event.object) == (ADDED, moved)
+    assert nodes["n3"].next(0.2) is None
+    assert [take(everything).object for _ in range(2)] == [placed, moved]
+    for watcher in (*nodes.values(), everything):
+        watcher.stop()
