@@ -290,8 +290,9 @@ class HubWatcher(Watcher):
 
     Events come out in revision order, exactly once: the replay covers ``(start, L]`` and the
     live queue only contributes revisions above both ``start`` and ``L`` (see the module
-    docstring). After an ERROR event the watcher is stopped. After :meth:`stop`, changes
-    already queued are still handed out, then the watch ends (as a Go result channel drains).
+    docstring). After an ERROR event the watcher is stopped. :meth:`stop` ends delivery at
+    once, from any thread (a blocked :meth:`next` returns None); when the store closes instead,
+    what is already queued is still handed out before the end.
     """
 
     def __init__(
@@ -357,6 +358,10 @@ class HubWatcher(Watcher):
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._consume:
             while True:
+                if self._stopped:
+                    # stop() ends delivery at once, whatever is buffered.
+                    self._finish()
+                    return None
                 if self._ready:
                     event = self._ready.popleft()
                     if event.type is EventType.ERROR:
@@ -367,9 +372,6 @@ class HubWatcher(Watcher):
                 if self._finished:
                     return None
                 if self._plan is not None:
-                    if self._stopped:
-                        self._plan = None
-                        continue
                     self._advance_plan()
                     continue
                 remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
@@ -445,9 +447,11 @@ class HubWatcher(Watcher):
         interval = self._progress_interval
         while True:
             wait = timeout
-            if interval is not None and not self._stopped:
+            if interval is not None:
                 wait = interval if timeout is None else min(timeout, interval)
             raw = sub.pop(wait)
+            if self._stopped:
+                return True  # next() ends the watch
             if raw is not None:
                 if raw.revision > self._live_floor:
                     try:
@@ -467,7 +471,7 @@ class HubWatcher(Watcher):
             if sub.closed and sub.is_drained():
                 self._finish()
                 return False
-            if interval is not None and not self._stopped:
+            if interval is not None:
                 progress = self._hub.progress_revision(sub)
                 if progress is not None and progress > self._last_delivered:
                     bookmark = {"metadata": {"resourceVersion": str(progress)}}

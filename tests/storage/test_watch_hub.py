@@ -234,16 +234,29 @@ def test_slow_watcher_overflows_into_an_error_and_others_are_unaffected() -> Non
     assert late is not None and late.resource_version == 21
 
 
-def test_stop_hands_out_what_was_queued_then_ends() -> None:
+def test_stop_ends_delivery_at_once_even_with_events_queued() -> None:
     store = FakeStore()
     watcher = store.watch("/pods/", plan=StartPlan.REPLAY, start=0)
     for i in range(3):
         store.write(f"/pods/ns/p{i}", obj(f"p{i}"))
+    first = watcher.next(1.0)
+    assert first is not None and first.resource_version == 1
     watcher.stop()
-    store.write("/pods/ns/after", obj("after"))
-    assert [e.resource_version for e in drain(watcher)] == [1, 2, 3]
     assert watcher.stopped
+    assert watcher.next(0.05) is None
+    assert list(watcher) == []
     watcher.stop()  # idempotent
+    assert not store.hub.has_subscribers()
+
+
+def test_stop_during_initial_events_ends_at_once() -> None:
+    store = FakeStore()
+    for i in range(5):
+        store.write(f"/pods/ns/p{i}", obj(f"p{i}"))
+    watcher = store.watch("/pods/", plan=StartPlan.INITIAL_STATE)
+    assert watcher.next(1.0) is not None
+    watcher.stop()
+    assert watcher.next(0.05) is None
 
 
 def test_stop_unblocks_a_waiting_consumer() -> None:
