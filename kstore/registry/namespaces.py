@@ -159,6 +159,8 @@ class NamespaceStore(GenericStore):
         m = read_meta(ns)
         if opts.preconditions is not None:
             self._check_storage_preconditions(ns, opts.preconditions)
+        if name in IMMORTAL_NAMESPACES:
+            raise _forbidden(self.qualified_resource, name, "this namespace may not be deleted")
         if not m.get("deletionTimestamp"):
             marked = self._mark(ctx, name, opts)
             if not opts.dry_run:

@@ -272,7 +272,7 @@ class StoreRegistry(Registry):
     def config(self) -> RegistryConfig:
         return self._config
 
-    def store(self, group: str, resource: str) -> ResourceStore:
+    def store(self, group: str, resource: str) -> GenericStore:
         try:
             return self._stores[(group, resource)]
         except KeyError:

@@ -18,8 +18,15 @@ from tests.registry.objects import config_map, ctx, deployment, hub, pod, widget
 _SUFFIX = re.compile(r"[bcdfghjklmnpqrstvwxz2456789]{5}")
 
 
-def _create(registry: StoreRegistry, scheme: Scheme, group: str, plural: str, obj: Any,
-            namespace: str = "default", api_version: str = "v1") -> Any:  # fmt: skip
+def _create(
+    registry: StoreRegistry,
+    scheme: Scheme,
+    group: str,
+    plural: str,
+    obj: Any,
+    namespace: str = "default",
+    api_version: str = "v1",
+) -> Any:
     store = registry.store(group, plural)
     return store.create(ctx(namespace, api_version), hub(scheme, obj), CreateOptions())
 
@@ -211,8 +218,9 @@ def test_kinds_with_a_status_subresource_start_with_an_empty_status_and_generati
 def test_custom_kind_drops_status_on_create(registry: StoreRegistry, scheme: Scheme) -> None:
     obj = widget(size=3)
     obj["status"] = {"ready": True}
-    stored = _create(registry, scheme, "example.com", "widgets", obj,
-                     api_version="example.com/v1").object  # fmt: skip
+    stored = _create(
+        registry, scheme, "example.com", "widgets", obj, api_version="example.com/v1"
+    ).object
     assert "status" not in stored
     assert stored["metadata"]["generation"] == 1
 
@@ -251,10 +259,15 @@ def test_service_cluster_ip_fills_cluster_ips(registry: StoreRegistry, scheme: S
         ({"requests": {"cpu": "100m"}}, "Burstable"),
         ({"limits": {"cpu": "1", "memory": "1Gi"}}, "Guaranteed"),
         ({"requests": {"cpu": "500m"}, "limits": {"cpu": "1", "memory": "1Gi"}}, "Burstable"),
-        ({"requests": {"cpu": "1000m", "memory": "1024Mi"},
-          "limits": {"cpu": "1", "memory": "1Gi"}}, "Guaranteed"),
+        (
+            {
+                "requests": {"cpu": "1000m", "memory": "1024Mi"},
+                "limits": {"cpu": "1", "memory": "1Gi"},
+            },
+            "Guaranteed",
+        ),
     ],
-)  # fmt: skip
+)
 def test_pod_starts_pending_with_its_qos_class(
     registry: StoreRegistry, scheme: Scheme, resources: dict[str, Any], qos: str
 ) -> None:
@@ -309,8 +322,9 @@ def test_generic_object_meta_rules_apply_to_custom_kinds(
 
 def test_defaults_are_applied_before_validation(registry: StoreRegistry, scheme: Scheme) -> None:
     # A v1 Deployment without a strategy is valid only once defaulted (RollingUpdate, 25%).
-    stored = _create(registry, scheme, "apps", "deployments", deployment(),
-                     api_version="apps/v1").object  # fmt: skip
+    stored = _create(
+        registry, scheme, "apps", "deployments", deployment(), api_version="apps/v1"
+    ).object
     assert stored["spec"]["strategy"]["type"] == "RollingUpdate"
 
 

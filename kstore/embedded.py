@@ -1,0 +1,622 @@
+"""The embedding API: kstore's registry in your process, with typed versions and no HTTP.
+
+::
+
+    import kstore
+
+    with kstore.open("lmdb:///tmp/kstore-demo") as client:
+        cms = client.resource("v1", "configmaps", namespace="default")
+        cms.create({"metadata": {"name": "demo"}, "data": {"greeting": "hello"}})
+        cm = cms.get("demo")
+        cm["data"]["greeting"] = "hi"
+        cms.update(cm)                                  # 409 Conflict if someone else won
+        cms.patch("demo", {"metadata": {"labels": {"app": "demo"}}})
+        for event in cms.watch(resource_version=cm["metadata"]["resourceVersion"]):
+            print(event.type, event.object["metadata"]["name"])
+            break
+        cms.delete("demo")
+
+:func:`open` takes ``lmdb:///absolute/path`` (``lmdb:relative/path`` also works; query
+``?durable=false`` turns fsync off) or ``etcd://host:2379,host2:2379/registry`` (the path is
+the key prefix, ``/registry`` by default; ``etcds://`` for TLS endpoints). It builds the same
+registry ``kstore serve`` uses (:func:`kstore.registry.registry.build_registry`): the same
+validation, defaulting, admission, finalizers, graceful deletion, TTLs and key layout, so a
+store written here can be served by ``kstore serve`` and the other way round (one process at a
+time for LMDB).
+
+Objects go in and come out as dicts in the version the resource client was made for
+(``apiVersion``/``kind`` may be omitted on input); conversion to and from the hub goes through
+the Scheme. Objects returned are the caller's to change. Errors are kstore's
+(:mod:`kstore.errors`), worded as Kubernetes words them. Warnings (e.g. a Pod name that is not
+a DNS label) go to the ``on_warning`` callback given to :func:`open`, and are dropped without
+one.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from kstore.api.gvk import GroupVersion, Object, gvk_of
+from kstore.api.kinds import builtin_scheme
+from kstore.api.scheme import KindDefinition, Scheme
+from kstore.api.selectors import FieldSelector, LabelSelector
+from kstore.errors import BadRequest, NotFound
+from kstore.registry.interface import (
+    CreateOptions,
+    DeleteOptions,
+    RequestContext,
+    ResourceStore,
+    UpdateOptions,
+)
+from kstore.registry.registry import RegistryConfig, StoreRegistry, build_registry
+from kstore.registry.strategies.base import copy_value
+from kstore.storage.interface import (
+    Backend,
+    EventType,
+    ListOptions,
+    Preconditions,
+    ResourceVersionMatch,
+    Watcher,
+)
+
+__all__ = ["Client", "ResourceClient", "Watch", "WatchEvent", "open"]
+
+_MERGE_PATCH = "merge"
+_JSON_PATCH = "json"
+
+
+def _lmdb_backend(url: str, path: str, query: Mapping[str, list[str]]) -> Backend:
+    from kstore.storage.lmdb import LmdbBackend, LmdbConfig
+
+    if not path:
+        raise BadRequest(f"the LMDB url {url!r} names no directory")
+    durable = query.get("durable", ["true"])[-1].lower() not in ("false", "0", "no")
+    return LmdbBackend(LmdbConfig(path=path, durable=durable))
+
+
+def _etcd_backend(url: str, hosts: str, prefix: str, tls: bool) -> Backend:
+    from kstore.storage.etcd import EtcdBackend, EtcdConfig
+
+    endpoints = tuple(h for h in hosts.split(",") if h)
+    if not endpoints:
+        raise BadRequest(f"the etcd url {url!r} names no endpoint")
+    if tls:
+        endpoints = tuple(e if "://" in e else f"https://{e}" for e in endpoints)
+    return EtcdBackend(EtcdConfig(endpoints=endpoints, prefix=prefix or "/registry"))
+
+
+def backend_for_url(url: str) -> Backend:
+    """The backend a storage url names (see the module docstring)."""
+    parts = urlsplit(url)
+    query = parse_qs(parts.query)
+    if parts.scheme == "lmdb":
+        return _lmdb_backend(url, unquote(parts.netloc + parts.path), query)
+    if parts.scheme in ("etcd", "etcds"):
+        return _etcd_backend(url, parts.netloc, unquote(parts.path), parts.scheme == "etcds")
+    raise BadRequest(
+        f"unsupported storage url {url!r}: use lmdb:///path or etcd://host:port[,host:port]/prefix"
+    )
+
+
+def open(
+    url: str,
+    *,
+    scheme: Scheme | None = None,
+    config: RegistryConfig | None = None,
+    on_warning: Callable[[str], None] | None = None,
+) -> Client:
+    """Open the store at ``url`` with ``scheme`` (the built-in kinds by default).
+
+    ``config`` tunes the registry (watch cache, storage media type, event TTL, ...)."""
+    backend = backend_for_url(url)
+    try:
+        registry = build_registry(scheme or builtin_scheme(), backend, config)
+    except BaseException:
+        backend.close()
+        raise
+    return Client(registry, on_warning=on_warning, owns_backend=True)
+
+
+@dataclass(frozen=True, slots=True)
+class WatchEvent:
+    """One watch event: ``type`` is ADDED, MODIFIED, DELETED, BOOKMARK or ERROR; ``object``
+    the object in the watch's version (a ``Status`` for ERROR)."""
+
+    type: str
+    object: Object
+
+
+class Watch:
+    """A running watch; iterate it, or call :meth:`next` with a timeout. Stop it (or use it
+    as a context manager) when done."""
+
+    def __init__(self, watcher: Watcher, convert: Callable[[Object], Object]) -> None:
+        self._watcher = watcher
+        self._convert = convert
+
+    def _event(self, event: Any) -> WatchEvent:
+        if event.type is EventType.ERROR:
+            return WatchEvent(str(event.type), copy_value(event.object))
+        return WatchEvent(str(event.type), self._convert(event.object))
+
+    def next(self, timeout: float | None = None) -> WatchEvent | None:
+        """The next event; None when ``timeout`` passed or the watch ended."""
+        event = self._watcher.next(timeout)
+        return None if event is None else self._event(event)
+
+    def __iter__(self) -> Iterator[WatchEvent]:
+        for event in self._watcher:
+            yield self._event(event)
+
+    def stop(self) -> None:
+        self._watcher.stop()
+
+    def __enter__(self) -> Watch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class ResourceClient:
+    """The verbs of one resource in one version (and namespace, for namespaced resources)."""
+
+    def __init__(
+        self,
+        client: Client,
+        group_version: GroupVersion,
+        definition: KindDefinition,
+        store: ResourceStore,
+        namespace: str | None,
+    ) -> None:
+        self._client = client
+        self._gv = group_version
+        self._definition = definition
+        self._store = store
+        info = store.info
+        self._namespaced = info.namespaced
+        self._namespace = namespace if info.namespaced else None
+        self._plural = info.plural
+
+    @property
+    def api_version(self) -> str:
+        return self._gv.api_version
+
+    @property
+    def kind(self) -> str:
+        return self._definition.kind
+
+    def namespace(self, namespace: str) -> ResourceClient:
+        """The same resource in another namespace."""
+        return ResourceClient(self._client, self._gv, self._definition, self._store, namespace)
+
+    # -- conversion ------------------------------------------------------------------------
+
+    def _ctx(self, namespace: str | None) -> RequestContext:
+        return RequestContext(namespace=namespace or "", request_version=self._gv)
+
+    def _object_namespace(self, obj: Mapping[str, Any]) -> str | None:
+        if not self._namespaced:
+            return None
+        if self._namespace is not None:
+            return self._namespace
+        meta = obj.get("metadata")
+        found = meta.get("namespace") if isinstance(meta, Mapping) else None
+        return found if isinstance(found, str) and found else "default"
+
+    def _named_namespace(self) -> str | None:
+        if not self._namespaced:
+            return None
+        return self._namespace or "default"
+
+    def _to_hub(self, obj: Mapping[str, Any]) -> Object:
+        external = copy_value(dict(obj))
+        external.setdefault("apiVersion", self._gv.api_version)
+        external.setdefault("kind", self._definition.kind)
+        gvk = gvk_of(external)
+        if gvk.group_version != self._gv or gvk.kind != self._definition.kind:
+            raise BadRequest(
+                f"the object is a {gvk.kind} in {gvk.api_version}, not a "
+                f"{self._definition.kind} in {self._gv.api_version}"
+            )
+        scheme = self._client.scheme
+        scheme.default(external)
+        return scheme.to_hub(external)
+
+    def _from_hub(self, obj: Object) -> Object:
+        if obj.get("apiVersion") == self._definition.hub_api_version:
+            out = self._client.scheme.from_hub(obj, self._gv.version)
+        else:
+            out = dict(obj)
+            out["apiVersion"] = self._gv.api_version
+            out["kind"] = self._definition.kind
+        return copy_value(out)
+
+    def _warn(self, warnings: tuple[str, ...]) -> None:
+        if self._client.on_warning is not None:
+            for warning in warnings:
+                self._client.on_warning(warning)
+
+    # -- verbs -----------------------------------------------------------------------------
+
+    def create(
+        self, obj: Mapping[str, Any], *, dry_run: bool = False, field_manager: str = ""
+    ) -> Object:
+        """Create ``obj``; returns the stored object (201 in HTTP terms)."""
+        result = self._store.create(
+            self._ctx(self._object_namespace(obj)),
+            self._to_hub(obj),
+            CreateOptions(dry_run=dry_run, field_manager=field_manager),
+        )
+        self._warn(result.warnings)
+        return self._from_hub(result.object)
+
+    def get(self, name: str, *, resource_version: str = "") -> Object:
+        obj = self._store.get(
+            self._ctx(self._named_namespace()), name, resource_version=resource_version
+        )
+        return self._from_hub(obj)
+
+    def list(
+        self,
+        *,
+        label_selector: str = "",
+        field_selector: str = "",
+        limit: int = 0,
+        continue_token: str = "",
+        resource_version: str = "",
+        resource_version_match: str = "",
+    ) -> Object:
+        """A ``<Kind>List`` with ``metadata.resourceVersion`` (and ``continue`` when paged)."""
+        result = self._store.list(
+            self._ctx(self._namespace),
+            ListOptions(
+                label_selector=LabelSelector.parse(label_selector),
+                field_selector=FieldSelector.parse(field_selector),
+                limit=limit,
+                continue_token=continue_token,
+                resource_version=resource_version,
+                resource_version_match=ResourceVersionMatch(resource_version_match),
+            ),
+        )
+        metadata: dict[str, Any] = {"resourceVersion": str(result.resource_version)}
+        if result.continue_token:
+            metadata["continue"] = result.continue_token
+        if result.remaining_item_count is not None:
+            metadata["remainingItemCount"] = result.remaining_item_count
+        return {
+            "apiVersion": self._gv.api_version,
+            "kind": self._definition.list_kind or f"{self._definition.kind}List",
+            "metadata": metadata,
+            "items": [self._from_hub(item) for item in result.items],
+        }
+
+    def _update(
+        self, obj: Mapping[str, Any], subresource: str, dry_run: bool, field_manager: str
+    ) -> Object:
+        hub = self._to_hub(obj)
+        meta = hub.get("metadata")
+        name = meta.get("name") if isinstance(meta, dict) else None
+        if not isinstance(name, str) or not name:
+            raise BadRequest("metadata.name is required for an update")
+        uid = meta.get("uid") if isinstance(meta, dict) else None
+        result = self._store.update(
+            self._ctx(self._object_namespace(obj)),
+            name,
+            lambda current: hub,
+            UpdateOptions(
+                dry_run=dry_run,
+                field_manager=field_manager,
+                subresource=subresource,
+                preconditions=Preconditions(uid=uid) if isinstance(uid, str) and uid else None,
+            ),
+        )
+        self._warn(result.warnings)
+        return self._from_hub(result.object)
+
+    def update(
+        self, obj: Mapping[str, Any], *, dry_run: bool = False, field_manager: str = ""
+    ) -> Object:
+        """Replace the object (PUT). Its ``metadata.resourceVersion`` must be the stored one
+        (409 otherwise); without one, kinds that allow it are overwritten."""
+        return self._update(obj, "", dry_run, field_manager)
+
+    def update_status(
+        self, obj: Mapping[str, Any], *, dry_run: bool = False, field_manager: str = ""
+    ) -> Object:
+        """Replace the ``status`` of the object (the ``status`` subresource)."""
+        return self._update(obj, "status", dry_run, field_manager)
+
+    def patch(
+        self,
+        name: str,
+        patch: Any,
+        *,
+        patch_type: str = _MERGE_PATCH,
+        subresource: str = "",
+        dry_run: bool = False,
+        field_manager: str = "",
+    ) -> Object:
+        """Patch the object: ``patch_type`` ``merge`` (RFC 7386 JSON merge patch, the
+        default) or ``json`` (RFC 6902 JSON patch), applied to the current object in this
+        client's version, retried on conflicts unless the patch names a resourceVersion."""
+        if patch_type == _MERGE_PATCH:
+            if not isinstance(patch, Mapping):
+                raise BadRequest("a merge patch must be a JSON object")
+            apply: Callable[[Object], Any] = lambda current: merge_patch(current, patch)  # noqa: E731
+        elif patch_type == _JSON_PATCH:
+            if not isinstance(patch, builtins.list):
+                raise BadRequest("a JSON patch must be a list of operations")
+            apply = lambda current: json_patch(current, patch)  # noqa: E731
+        else:
+            raise BadRequest(f"unsupported patch type {patch_type!r} (use 'merge' or 'json')")
+        namespace = self._named_namespace()
+
+        def updated(current: Object) -> Object:
+            if not current:
+                qualified = (
+                    f"{self._plural}.{self._definition.group}"
+                    if self._definition.group
+                    else self._plural
+                )
+                raise NotFound(
+                    f'{qualified} "{name}" not found',
+                    name=name,
+                    kind=self._plural,
+                    group=self._definition.group,
+                )
+            patched = apply(self._from_hub(current))
+            if not isinstance(patched, dict):
+                raise BadRequest("the patched object is not a JSON object")
+            return self._to_hub(patched)
+
+        result = self._store.update(
+            self._ctx(namespace),
+            name,
+            updated,
+            UpdateOptions(dry_run=dry_run, field_manager=field_manager, subresource=subresource),
+        )
+        self._warn(result.warnings)
+        return self._from_hub(result.object)
+
+    def delete(
+        self,
+        name: str,
+        *,
+        grace_period_seconds: int | None = None,
+        propagation_policy: str | None = None,
+        uid: str | None = None,
+        resource_version: str | None = None,
+        dry_run: bool = False,
+    ) -> Object:
+        """Delete the object; returns its last state (with ``deletionTimestamp`` when
+        finalizers or a grace period keep it)."""
+        preconditions = None
+        if uid is not None or resource_version is not None:
+            preconditions = Preconditions(uid=uid, resource_version=resource_version)
+        result = self._store.delete(
+            self._ctx(self._named_namespace()),
+            name,
+            DeleteOptions(
+                dry_run=dry_run,
+                grace_period_seconds=grace_period_seconds,
+                propagation_policy=propagation_policy,
+                preconditions=preconditions,
+            ),
+        )
+        self._warn(result.warnings)
+        return self._from_hub(result.object)
+
+    def delete_collection(
+        self, *, label_selector: str = "", field_selector: str = "", dry_run: bool = False
+    ) -> builtins.list[Object]:
+        """Delete every object the selectors match; returns them."""
+        deleted = self._store.delete_collection(
+            self._ctx(self._namespace),
+            ListOptions(
+                label_selector=LabelSelector.parse(label_selector),
+                field_selector=FieldSelector.parse(field_selector),
+            ),
+            DeleteOptions(dry_run=dry_run),
+        )
+        return [self._from_hub(obj) for obj in deleted]
+
+    def watch(
+        self,
+        *,
+        resource_version: str = "",
+        label_selector: str = "",
+        field_selector: str = "",
+        send_initial_events: bool | None = None,
+        allow_bookmarks: bool = False,
+    ) -> Watch:
+        """Watch changes after ``resource_version`` ("" or "0": the current objects first, as
+        ADDED events, then every change)."""
+        watcher = self._store.watch(
+            self._ctx(self._namespace),
+            ListOptions(
+                resource_version=resource_version,
+                label_selector=LabelSelector.parse(label_selector),
+                field_selector=FieldSelector.parse(field_selector),
+                send_initial_events=send_initial_events,
+                allow_bookmarks=allow_bookmarks,
+            ),
+        )
+        return Watch(watcher, self._from_hub)
+
+
+class Client:
+    """An open store: resource clients, admission hooks, and :meth:`close`."""
+
+    def __init__(
+        self,
+        registry: StoreRegistry,
+        *,
+        on_warning: Callable[[str], None] | None = None,
+        owns_backend: bool = False,
+    ) -> None:
+        self._registry = registry
+        self._owns_backend = owns_backend
+        self.on_warning = on_warning
+        self._closed = False
+
+    @property
+    def registry(self) -> StoreRegistry:
+        """The registry underneath (what ``kstore serve`` serves)."""
+        return self._registry
+
+    @property
+    def scheme(self) -> Scheme:
+        return self._registry.scheme
+
+    def resource(
+        self, api_version: str, resource: str, *, namespace: str | None = None
+    ) -> ResourceClient:
+        """The client of ``resource`` (plural) in ``api_version`` (``v1``, ``apps/v1``).
+
+        ``namespace`` None means all namespaces for list and watch, and the object's own
+        namespace (else ``default``) for single objects."""
+        gv = GroupVersion.parse(api_version)
+        registered = self.scheme.resource(gv, resource)
+        store = self._registry.store(gv.group, resource)
+        return ResourceClient(self, gv, registered.definition, store, namespace)
+
+    def add_admission(
+        self,
+        *,
+        mutating: Callable[[Any], None] | None = None,
+        validating: Callable[[Any], None] | None = None,
+    ) -> None:
+        """Register admission hooks (see :mod:`kstore.registry.admission`)."""
+        self._registry.add_admission(mutating=mutating, validating=validating)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._registry.close()
+        if self._owns_backend:
+            self._registry.backend.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+# ---------------------------------------------------------------------------- patches
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386: objects merge key by key, ``null`` removes, anything else replaces."""
+    if not isinstance(patch, Mapping):
+        return copy_value(patch)
+    out: dict[str, Any] = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = merge_patch(out.get(key), value)
+    return out
+
+
+def _pointer(path: Any) -> builtins.list[str]:
+    if not isinstance(path, str) or (path and not path.startswith("/")):
+        raise BadRequest(f"invalid JSON pointer {path!r}")
+    return [p.replace("~1", "/").replace("~0", "~") for p in path.split("/")[1:]]
+
+
+def _parent(doc: Any, tokens: builtins.list[str], path: str) -> tuple[Any, str]:
+    node = doc
+    for token in tokens[:-1]:
+        if isinstance(node, dict) and token in node:
+            node = node[token]
+        elif isinstance(node, builtins.list) and token.isdigit() and int(token) < len(node):
+            node = node[int(token)]
+        else:
+            raise BadRequest(f"jsonpatch: path {path!r} does not exist")
+    return node, tokens[-1]
+
+
+def _get(doc: Any, path: str) -> Any:
+    tokens = _pointer(path)
+    if not tokens:
+        return doc
+    parent, last = _parent(doc, tokens, path)
+    if isinstance(parent, dict) and last in parent:
+        return parent[last]
+    if isinstance(parent, builtins.list) and last.isdigit() and int(last) < len(parent):
+        return parent[int(last)]
+    raise BadRequest(f"jsonpatch: path {path!r} does not exist")
+
+
+def _remove(doc: Any, path: str) -> Any:
+    tokens = _pointer(path)
+    parent, last = _parent(doc, tokens, path)
+    if isinstance(parent, dict) and last in parent:
+        return parent.pop(last)
+    if isinstance(parent, builtins.list) and last.isdigit() and int(last) < len(parent):
+        return parent.pop(int(last))
+    raise BadRequest(f"jsonpatch: path {path!r} does not exist")
+
+
+def _add(doc: Any, path: str, value: Any) -> Any:
+    tokens = _pointer(path)
+    if not tokens:
+        return value
+    parent, last = _parent(doc, tokens, path)
+    if isinstance(parent, dict):
+        parent[last] = value
+    elif isinstance(parent, builtins.list):
+        if last == "-":
+            parent.append(value)
+        elif last.isdigit() and int(last) <= len(parent):
+            parent.insert(int(last), value)
+        else:
+            raise BadRequest(f"jsonpatch: index {last!r} out of range at {path!r}")
+    else:
+        raise BadRequest(f"jsonpatch: path {path!r} does not exist")
+    return doc
+
+
+def json_patch(target: Any, operations: builtins.list[Any]) -> Any:
+    """RFC 6902 operations (add, remove, replace, move, copy, test) applied in order."""
+    doc = copy_value(target)
+    for op in operations:
+        if not isinstance(op, Mapping):
+            raise BadRequest("a JSON patch operation must be an object")
+        kind, path = op.get("op"), op.get("path")
+        if not isinstance(path, str):
+            raise BadRequest("a JSON patch operation needs a path")
+        if kind == "add":
+            doc = _add(doc, path, copy_value(op.get("value")))
+        elif kind == "remove":
+            _remove(doc, path)
+        elif kind == "replace":
+            _get(doc, path)
+            if _pointer(path):
+                _remove(doc, path)
+            doc = _add(doc, path, copy_value(op.get("value")))
+        elif kind in ("move", "copy"):
+            source = op.get("from")
+            if not isinstance(source, str):
+                raise BadRequest(f"jsonpatch {kind} operation needs a from path")
+            value = _remove(doc, source) if kind == "move" else copy_value(_get(doc, source))
+            doc = _add(doc, path, value)
+        elif kind == "test":
+            if _get(doc, path) != op.get("value"):
+                raise BadRequest(f"jsonpatch: test operation failed at {path!r}")
+        else:
+            raise BadRequest(f"unsupported JSON patch operation {kind!r}")
+    return doc
