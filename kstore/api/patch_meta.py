@@ -38,6 +38,8 @@ from kstore.api.proto_schema import (
     META_V1_PACKAGE,
     JsonKind,
     field_inline,
+    field_nullable,
+    field_omitempty,
     json_kind,
     kind_messages,
     message_for_gvk,
@@ -54,6 +56,7 @@ __all__ = [
     "has_patch_meta",
     "table_entries",
     "type_for_gvk",
+    "zero_object",
 ]
 
 
@@ -278,6 +281,39 @@ def type_for_gvk(gvk: GroupVersionKind) -> TypeNode | None:
 def has_patch_meta(gvk: GroupVersionKind) -> bool:
     """Whether strategic merge patch is supported for the kind (it has a type tree)."""
     return type_for_gvk(gvk) is not None
+
+
+_zeros: dict[GroupVersionKind, dict[str, Any]] = {}
+
+
+def zero_object(gvk: GroupVersionKind) -> dict[str, Any]:
+    """The containers of the kind's Go zero value, as structured-merge-diff sees a new object
+    (what a create is compared with when recording who owns which field): every non-pointer
+    struct field is an empty object, every list and map field without ``omitempty`` is null;
+    scalars are left out (they are leaves either way). ``{}`` for kinds without a descriptor.
+    Callers must not modify the result (it is shared)."""
+    done = _zeros.get(gvk)
+    if done is None:
+        desc = message_for_gvk(gvk)
+        done = {} if desc is None else _zero(desc)
+        _zeros[gvk] = done
+    return done
+
+
+def _zero(desc: Descriptor) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for fd in desc.fields:
+        message = fd.message_type
+        if message is not None and field_inline(fd):
+            out.update(_zero(message))
+        elif fd.is_repeated:  # lists and maps (map fields are repeated entries)
+            if not field_omitempty(fd):
+                out[fd.name] = None
+        elif (
+            message is not None and json_kind(message) == JsonKind.OBJECT and not field_nullable(fd)
+        ):
+            out[fd.name] = _zero(message)
+    return out
 
 
 def _struct(desc: Descriptor) -> TypeNode:
