@@ -1,0 +1,412 @@
+"""``metadata.managedFields``: who owns which fields, and how an update moves ownership.
+
+Each entry of ``managedFields`` is one manager: its name, the operation that made it (``Apply``
+for server-side apply, ``Update`` for everything else), the ``apiVersion`` its field set is
+written in, the subresource, the time of its last change and the set (``fieldsV1``). A manager
+is identified by (name, operation, apiVersion for Update only, subresource), as Kubernetes'
+``BuildManagerIdentifier`` does: an applier keeps one entry across versions, an updater has one
+per version.
+
+:func:`track_update` is Kubernetes' field manager for create, update and non-apply patches:
+the manager comes to own every field the write added or changed, other managers lose those
+fields and every removed field; server-owned metadata (name, uid, resourceVersion, ...) is
+never owned; at most :data:`MAX_UPDATE_MANAGERS` Update entries are kept, older ones merged
+into ``ancient-changes``. Objects that never had managedFields are only tracked from their
+creation on (an update of such an object records nothing, as in Kubernetes).
+
+Approximation: Kubernetes converts the objects to each manager's ``apiVersion`` before
+comparing; kstore compares in the request's version for every manager, which is exact while a
+kind's versions name their fields alike (true of the built-in kinds' common fields).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Final
+
+import orjson
+
+from kstore.api.gvk import Object
+from kstore.api.patch_meta import TypeNode
+from kstore.errors import BadRequest
+from kstore.registry.patch.fieldsets import FieldSet, PathElement
+from kstore.registry.patch.typed import compare, json_equal
+
+__all__ = [
+    "ANCIENT_CHANGES",
+    "BEFORE_FIRST_APPLY",
+    "MAX_UPDATE_MANAGERS",
+    "Managed",
+    "ManagerKey",
+    "VersionedSet",
+    "decode_managed_fields",
+    "encode_managed_fields",
+    "format_time",
+    "keep_old_timestamps",
+    "manager_from_user_agent",
+    "reset_field_set",
+    "track_update",
+    "update_managed",
+]
+
+#: Kubernetes' ``DefaultMaxUpdateManagers``.
+MAX_UPDATE_MANAGERS: Final = 10
+ANCIENT_CHANGES: Final = "ancient-changes"
+BEFORE_FIRST_APPLY: Final = "before-first-apply"
+APPLY: Final = "Apply"
+UPDATE: Final = "Update"
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class ManagerKey:
+    """A manager's identity; ``api_version`` is "" for appliers."""
+
+    manager: str
+    operation: str
+    api_version: str = ""
+    subresource: str = ""
+
+    @staticmethod
+    def for_update(manager: str, api_version: str, subresource: str = "") -> ManagerKey:
+        return ManagerKey(manager or "unknown", UPDATE, api_version, subresource)
+
+    @staticmethod
+    def for_apply(manager: str, subresource: str = "") -> ManagerKey:
+        return ManagerKey(manager or "unknown", APPLY, "", subresource)
+
+    def describe(self) -> str:
+        """How Kubernetes names the manager in a conflict message."""
+        text = f'"{self.manager}"'
+        if self.subresource:
+            text += f' with subresource "{self.subresource}"'
+        if self.operation == UPDATE:
+            text += f" using {self.api_version}"
+        return text
+
+
+@dataclass(frozen=True, slots=True)
+class VersionedSet:
+    fields: FieldSet
+    api_version: str
+    applied: bool
+
+
+@dataclass(slots=True)
+class Managed:
+    """Decoded managedFields: a set and a time (``None`` when unknown) per manager."""
+
+    fields: dict[ManagerKey, VersionedSet] = dataclasses.field(default_factory=dict)
+    times: dict[ManagerKey, str | None] = dataclasses.field(default_factory=dict)
+
+    def copy(self) -> Managed:
+        return Managed(dict(self.fields), dict(self.times))
+
+
+def format_time(moment: datetime) -> str:
+    """RFC 3339 in UTC with second precision, as ``metav1.Time`` marshals."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _seconds(time: str | None) -> int:
+    if not time:
+        return 0
+    try:
+        return int(datetime.fromisoformat(time.replace("Z", "+00:00")).timestamp())
+    except ValueError:
+        return 0
+
+
+def manager_from_user_agent(user_agent: str) -> str:
+    """The manager of a write without ``fieldManager``: the User-Agent up to its first ``/``
+    (``kubectl/v1.37.1 (linux/amd64) ...`` -> ``kubectl``), as Kubernetes derives it."""
+    return user_agent.split("/", 1)[0][:128]
+
+
+# ---------------------------------------------------------------------------- wire form
+
+
+def decode_managed_fields(entries: Any) -> Managed:
+    """Decode ``metadata.managedFields``; BadRequest when an entry is malformed."""
+    managed = Managed()
+    if entries is None:
+        return managed
+    if not isinstance(entries, list):
+        raise BadRequest("managedFields must be a list")
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            raise BadRequest(f"managed fields entry {i} must be an object")
+        operation = entry.get("operation")
+        if operation not in (APPLY, UPDATE):
+            raise BadRequest("operation must be `Apply` or `Update`")
+        api_version = entry.get("apiVersion")
+        if not isinstance(api_version, str) or not api_version:
+            raise BadRequest("apiVersion must not be empty")
+        fields_type = entry.get("fieldsType") or ""
+        if fields_type != "FieldsV1":
+            if not fields_type:
+                raise BadRequest(f"missing fieldsType in managed fields entry {i}")
+            raise BadRequest(f"invalid fieldsType {fields_type!r} in managed fields entry {i}")
+        manager = entry.get("manager") or ""
+        subresource = entry.get("subresource") or ""
+        if not isinstance(manager, str) or not isinstance(subresource, str):
+            raise BadRequest(f"managed fields entry {i} has a malformed manager")
+        key = ManagerKey(
+            manager, operation, api_version if operation == UPDATE else "", subresource
+        )
+        raw = entry.get("fieldsV1")
+        fields = FieldSet() if raw is None else FieldSet.from_fields_v1(raw)
+        managed.fields[key] = VersionedSet(fields, api_version, operation == APPLY)
+        time = entry.get("time")
+        managed.times[key] = time if isinstance(time, str) else None
+    return managed
+
+
+def encode_managed_fields(managed: Managed) -> list[dict[str, Any]]:
+    """The ``managedFields`` list, in Kubernetes' order (operation, time, manager, apiVersion,
+    subresource); empty when nobody owns anything."""
+    entries: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+    for key, vs in managed.fields.items():
+        entry: dict[str, Any] = {
+            "manager": key.manager,
+            "operation": APPLY if vs.applied else UPDATE,
+            "apiVersion": vs.api_version,
+        }
+        time = managed.times.get(key)
+        if time:
+            entry["time"] = time
+        entry["fieldsType"] = "FieldsV1"
+        entry["fieldsV1"] = vs.fields.to_fields_v1()
+        if key.subresource:
+            entry["subresource"] = key.subresource
+        sort_key = (
+            entry["operation"],
+            _seconds(time),
+            key.manager,
+            vs.api_version,
+            key.subresource,
+        )
+        entries.append((sort_key, entry))
+    entries.sort(key=lambda e: e[0])
+    return [e for _, e in entries]
+
+
+def set_managed_fields(obj: Object, managed: Managed) -> Object:
+    """A shallow copy of ``obj`` whose metadata carries ``managed`` (or no managedFields)."""
+    meta = dict(obj.get("metadata") or {})
+    encoded = encode_managed_fields(managed)
+    if encoded:
+        meta["managedFields"] = encoded
+    else:
+        meta.pop("managedFields", None)
+    out = dict(obj)
+    out["metadata"] = meta
+    return out
+
+
+def without_managed_fields(obj: Object) -> Object:
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict) or "managedFields" not in meta:
+        return obj
+    out = dict(obj)
+    out["metadata"] = {k: v for k, v in meta.items() if k != "managedFields"}
+    return out
+
+
+# ---------------------------------------------------------------------------- ownership
+
+
+def _field_paths(*paths: tuple[str, ...]) -> FieldSet:
+    return FieldSet.of(*(tuple(PathElement.of_field(p) for p in path) for path in paths))
+
+
+#: What no manager owns (Kubernetes' stripMetaManager).
+_STRIPPED = _field_paths(
+    ("apiVersion",),
+    ("kind",),
+    ("metadata",),
+    ("metadata", "name"),
+    ("metadata", "namespace"),
+    ("metadata", "creationTimestamp"),
+    ("metadata", "selfLink"),
+    ("metadata", "uid"),
+    ("metadata", "clusterName"),
+    ("metadata", "generation"),
+    ("metadata", "managedFields"),
+    ("metadata", "resourceVersion"),
+)
+
+
+def reset_field_set(paths: Iterable[tuple[str, ...]]) -> FieldSet:
+    """The field set of a strategy's reset fields, e.g. ``[("status",)]``."""
+    return _field_paths(*paths)
+
+
+def strip(managed: Managed, key: ManagerKey) -> None:
+    vs = managed.fields.get(key)
+    if vs is None:
+        return
+    rest = vs.fields.difference(_STRIPPED)
+    if rest.empty():
+        del managed.fields[key]
+    else:
+        managed.fields[key] = VersionedSet(rest, vs.api_version, vs.applied)
+
+
+def update_managed(
+    managed: Managed,
+    live: Object,
+    new: Object,
+    node: TypeNode,
+    key: ManagerKey,
+    *,
+    reset_fields: FieldSet,
+    now: str,
+) -> None:
+    """Record an Update by ``key`` of ``live`` into ``new`` in ``managed`` (in place)."""
+    cmp = compare(live, new, node)
+    added = cmp.added.recursive_difference(reset_fields)
+    modified = cmp.modified.recursive_difference(reset_fields)
+    removed = cmp.removed.recursive_difference(reset_fields)
+    changed = modified.union(added)
+    for other, vs in list(managed.fields.items()):
+        rest = vs.fields.difference(changed).difference(removed)
+        if rest.empty():
+            del managed.fields[other]
+            managed.times.pop(other, None)
+        elif rest != vs.fields:
+            managed.fields[other] = VersionedSet(rest, vs.api_version, vs.applied)
+    owned = changed.difference(_STRIPPED)
+    if owned.empty():
+        return
+    previous = managed.fields.get(key)
+    if previous is not None:
+        owned = owned.union(previous.fields)
+    managed.fields[key] = VersionedSet(owned, key.api_version, False)
+    managed.times[key] = now
+
+
+def cap_update_managers(managed: Managed, limit: int = MAX_UPDATE_MANAGERS) -> None:
+    """Merge the oldest Update managers into ``ancient-changes`` (one per apiVersion) until at
+    most ``limit`` Update entries remain."""
+    updaters = [k for k, vs in managed.fields.items() if not vs.applied]
+    if len(updaters) <= limit:
+        return
+    updaters.sort(key=lambda k: (_seconds(managed.times.get(k)), k.manager, k))
+    first_of_version: dict[str, ManagerKey] = {}
+    remaining = len(updaters)
+    for key in updaters:
+        if remaining <= limit:
+            break
+        vs = managed.fields[key]
+        bucket = ManagerKey.for_update(ANCIENT_CHANGES, vs.api_version)
+        first = first_of_version.get(vs.api_version)
+        if first is None:
+            first_of_version[vs.api_version] = key
+            continue
+        if bucket not in managed.fields:
+            managed.fields[bucket] = managed.fields.pop(first)
+            managed.times.pop(first, None)
+        merged = vs.fields.union(managed.fields[bucket].fields)
+        managed.fields[bucket] = VersionedSet(merged, vs.api_version, False)
+        managed.times[bucket] = managed.times.get(key)
+        del managed.fields[key]
+        managed.times.pop(key, None)
+        remaining -= 1
+
+
+def _is_reset(entries: Any) -> bool:
+    """A request that sets ``managedFields: []`` (or one empty entry) clears them."""
+    if not isinstance(entries, list):
+        return False
+    return len(entries) == 0 or (len(entries) == 1 and entries[0] == {})
+
+
+def _live_or_request(live: Object, new: Object, *, subresource: str) -> Managed:
+    """The managedFields to start from: the request's when it sets valid, non-empty ones (a
+    client may rewrite them), else the live object's; a subresource write always takes the
+    live ones. Undecodable sets count as empty, as in Kubernetes."""
+    live_entries = (live.get("metadata") or {}).get("managedFields")
+    if not subresource:
+        requested = (new.get("metadata") or {}).get("managedFields")
+        if _is_reset(requested):
+            return Managed()
+        if requested is not None:
+            try:
+                managed = decode_managed_fields(requested)
+            except BadRequest:
+                managed = Managed()
+            if managed.fields:
+                return managed
+    try:
+        return decode_managed_fields(live_entries)
+    except BadRequest:
+        return Managed()
+
+
+def track_update(
+    live: Object,
+    new: Object,
+    node: TypeNode,
+    *,
+    api_version: str,
+    manager: str,
+    subresource: str = "",
+    reset_fields: FieldSet | None = None,
+    zero: Object | None = None,
+    now: datetime | None = None,
+) -> Object:
+    """``new`` with managedFields recording this create or update by ``manager``.
+
+    ``live`` is the current object (``{}`` on create), both in ``api_version`` (the request's
+    ``group/version``). A create is compared with ``zero``, the kind's zero value (see
+    :func:`kstore.api.patch_meta.zero_object`), as Kubernetes compares it with a new Go
+    object. The result shares sub-trees with ``new``; neither input is modified.
+    """
+    managed = _live_or_request(live, new, subresource=subresource)
+    out = without_managed_fields(new)
+    exists = bool((live.get("metadata") or {}).get("uid"))
+    if not managed.fields and exists:
+        # An existing object nobody tracks stays untracked until someone applies.
+        return out
+    key = ManagerKey.for_update(manager, api_version, subresource)
+    stamp = format_time(now or datetime.now(UTC))
+    update_managed(
+        managed,
+        without_managed_fields(live) if exists else (zero or {}),
+        out,
+        node,
+        key,
+        reset_fields=reset_fields or FieldSet(),
+        now=stamp,
+    )
+    cap_update_managers(managed)
+    return keep_old_timestamps(live, set_managed_fields(out, managed))
+
+
+def keep_old_timestamps(live: Object, new: Object) -> Object:
+    """When a write changes nothing but managedFields timestamps, keep the old timestamps, so a
+    no-op stays a no-op (Kubernetes' IgnoreManagedFieldsTimestampsTransformer)."""
+    old_entries = (live.get("metadata") or {}).get("managedFields")
+    new_entries = (new.get("metadata") or {}).get("managedFields")
+    if not isinstance(old_entries, list) or not isinstance(new_entries, list):
+        return new
+    if len(old_entries) != len(new_entries) or not new_entries:
+        return new
+    if all(a.get("time") == b.get("time") for a, b in zip(old_entries, new_entries, strict=True)):
+        return new
+
+    def untimed(entries: list[Any]) -> list[Any]:
+        return [{k: v for k, v in e.items() if k != "time"} for e in entries]
+
+    if not json_equal(untimed(old_entries), untimed(new_entries)):
+        return new
+    if not json_equal(without_managed_fields(live), without_managed_fields(new)):
+        return new
+    out = dict(new)
+    out["metadata"] = dict(new["metadata"])
+    # A copy: the live object may be a shared, read-only cache entry.
+    out["metadata"]["managedFields"] = orjson.loads(orjson.dumps(old_entries))
+    return out
