@@ -409,6 +409,12 @@ def test_custom_kinds_apply_with_deduced_types() -> None:
     other = PatchOptions(gvk=gvk, name="w", namespace="default", field_manager="b", now=T0)
     with pytest.raises(Conflict):
         apply_patch(live, widget(tags=["y"]), PatchType.APPLY, other)  # lists are atomic
+    # A null where the live object has a map merges as an empty map: nothing changes.
+    nulled = body(
+        {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": None}
+    )
+    out = apply_patch(live, nulled, PatchType.APPLY, other).object
+    assert out["spec"] == {"size": 1, "tags": ["x"]}
 
 
 @pytest.mark.parametrize(

@@ -244,6 +244,8 @@ def _apply(
         raise ApplyConflicts(conflicts)
     for other, vs in list(managed.fields.items()):
         if other == key:
+            if vs.fields.empty():
+                del managed.fields[other]  # an applier that sets nothing owns nothing
             continue
         rest = vs.fields.difference(changed).difference(removed)
         if rest.empty():

@@ -89,7 +89,8 @@ def _atom(node: TypeNode, value: Any) -> str:
     if kind is NodeKind.LIST:
         return _LIST
     if kind is NodeKind.DEDUCED:
-        return _MAP if isinstance(value, dict) else _LEAF
+        # A deduced null could be any shape; structured-merge-diff tries a map first.
+        return _MAP if value is None or isinstance(value, dict) else _LEAF
     if kind is NodeKind.UNTYPED:
         return _LEAF
     return _SCALAR
