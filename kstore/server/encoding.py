@@ -160,12 +160,16 @@ class ResponseEncoder:
         if table is not None:
             return self._frame(event.type.value, table(event.object), fmt)
         key = ("frame", gv.api_version, fmt.media_type, fmt.target.value)
+        # The object's encoding is taken before the frame's memo is entered: the memos lock
+        # striped, non-reentrant locks while producing, so producing one inside the other can
+        # deadlock when both land on the same stripe.
+        raw = self.event_object(event, gv, fmt)
+        type_name = event.type.value
 
         def encode(ev: WatchEvent) -> bytes:
-            raw = self.event_object(ev, gv, fmt)
             if fmt.is_protobuf:
-                return encode_watch_event(ev.type.value, raw)
-            return b"".join((b'{"type":"', ev.type.value.encode(), b'","object":', raw, b"}\n"))
+                return encode_watch_event(type_name, raw)
+            return b"".join((b'{"type":"', type_name.encode(), b'","object":', raw, b"}\n"))
 
         return encoded_frame(event, key, encode)
 
