@@ -296,6 +296,15 @@ def _decode_json(patch: bytes) -> tuple[Any, list[str]]:
 
 
 def _decode_apply(patch: bytes) -> tuple[dict[str, Any], list[str]]:
+    """An apply body: YAML, which kubectl (and most clients) send as JSON, a YAML subset that
+    a JSON parser reads ~20x faster; anything else goes through the YAML parser."""
+    try:
+        obj = orjson.loads(patch)
+    except orjson.JSONDecodeError:
+        pass
+    else:
+        if isinstance(obj, dict):
+            return obj, _duplicates(patch) if patch.count(b'"') >= 4 else []
     try:
         decoded = load_yaml(patch)
     except BadRequest as exc:
@@ -330,10 +339,10 @@ def _patched(
     if patch_type is PatchType.JSON:
         result = apply_json_patch(current, body)
         problems = [f"json patch {p}" for p in problems]
-        shown = go_json(result)
+        shown = lambda: go_json(result)  # noqa: E731 - rendered only for a Strict failure
     elif patch_type is PatchType.MERGE:
         result = _owned(apply_merge_patch(current, body))
-        shown = go_json(result)
+        shown = lambda: go_json(result)  # noqa: E731
     else:
         if not isinstance(body, dict):
             raise BadRequest(
@@ -342,7 +351,7 @@ def _patched(
             )
         assert node is not None
         result = _owned(strategic_merge(current, body, node))
-        shown = go_v(body)
+        shown = lambda: go_v(body)  # noqa: E731
     if not isinstance(result, dict):
         raise Invalid.for_object(
             "",
@@ -385,7 +394,7 @@ def _report(
     unknown: list[str],
     options: PatchOptions,
     warnings: list[str],
-    shown: str,
+    shown: Callable[[], str],
 ) -> None:
     """Strict-decoding problems of a patch: dropped (Ignore), warned (Warn) or a 422 (Strict)
     worded as Kubernetes' patch handler words it."""
@@ -396,7 +405,7 @@ def _report(
         warnings.extend(found)
         return
     detail = "strict decoding error: " + ", ".join(found)
-    raise Invalid.for_object("", "", [invalid(FieldPath("patch"), shown, detail)])
+    raise Invalid.for_object("", "", [invalid(FieldPath("patch"), shown(), detail)])
 
 
 def _strict_problems(

@@ -99,6 +99,14 @@ class PathElement:
 
     def serialize(self) -> str:
         """The element's key in ``FieldsV1``."""
+        text = _SERIALIZED.get(self)
+        if text is None:
+            text = self._serialize()
+            if len(_SERIALIZED) < _CACHE_SIZE:
+                _SERIALIZED[self] = text
+        return text
+
+    def _serialize(self) -> str:
         if self.kind == _FIELD:
             return "f:" + str(self.raw)
         if self.kind == _KEY:
@@ -111,6 +119,15 @@ class PathElement:
     def deserialize(text: str) -> PathElement | None:
         """Parse a ``FieldsV1`` key; None for an unknown element type (skipped, as Kubernetes
         does); BadRequest when a known type is malformed."""
+        found = _DESERIALIZED.get(text)
+        if found is None:
+            found = PathElement._deserialize(text)
+            if found is not None and len(_DESERIALIZED) < _CACHE_SIZE:
+                _DESERIALIZED[text] = found
+        return found
+
+    @staticmethod
+    def _deserialize(text: str) -> PathElement | None:
         if len(text) < 2 or text[1] != ":":
             raise BadRequest(f"invalid managedFields path element: {text!r}")
         body = text[2:]
@@ -132,6 +149,12 @@ class PathElement:
 
 
 Path = tuple[PathElement, ...]
+
+# Field names and keys repeat across objects of a kind: memoise both directions of the FieldsV1
+# spelling (bounded; a full cache only stops growing). Path elements are immutable.
+_CACHE_SIZE = 65536
+_SERIALIZED: dict[PathElement, str] = {}
+_DESERIALIZED: dict[str, PathElement] = {}
 
 
 def path_string(path: Path) -> str:

@@ -49,6 +49,7 @@ class _Missing:
 MISSING: Final[Any] = _Missing()
 
 _SCALAR, _MAP, _LIST, _LEAF = "scalar", "map", "list", "leaf"
+_TYPED_CONTAINERS = frozenset((NodeKind.STRUCT, NodeKind.MAP, NodeKind.LIST))
 
 
 class SchemaError(ValueError):
@@ -213,48 +214,47 @@ def _kind_of(value: Any) -> str:
 def to_field_set(value: Any, node: TypeNode) -> FieldSet:
     """The fields ``value`` sets: leaves, atomic lists and maps, list elements, struct fields
     set to null or ``{}``, and every key of a map (not of a struct)."""
-    out = FieldSet()
-    _to_set(value, node, (), out)
-    return out
+    found, _ = _to_set(value, node)
+    return found or FieldSet()
 
 
-def _to_set(value: Any, node: TypeNode, path: Path, out: FieldSet) -> None:
+def _to_set(value: Any, node: TypeNode) -> tuple[FieldSet | None, bool]:
+    """(the fields under ``value``, whether ``value`` itself is a member), built as a trie
+    directly (no per-path tuples: this runs over whole objects on every apply)."""
     atom = _atom(node, value)
-    if atom in (_SCALAR, _LEAF):
-        out.insert(path)
-        return
-    if _is_atomic(node):
-        out.insert(path)
-        return
+    if atom in (_SCALAR, _LEAF) or _is_atomic(node):
+        return None, True
+    out = FieldSet()
     if atom == _MAP:
         if not isinstance(value, dict):
-            return
+            return None, False
         for key, child in value.items():
             child_node, declared = _child(node, key)
-            child_path = (*path, PathElement.of_field(key))
-            _to_set(child, child_node, child_path, out)
-            if child is None or (isinstance(child, dict) and not child) or not declared:
-                out.insert(child_path)
-        return
+            sub, member = _to_set(child, child_node)
+            pe = PathElement.of_field(key)
+            if member or child is None or (isinstance(child, dict) and not child) or not declared:
+                out.members.add(pe)
+            if sub is not None and not sub.empty():
+                out.children[pe] = sub
+        return out, False
     if not isinstance(value, list):
-        return
+        return None, False
     assert node.item is not None
     pes = [item_path_element(node, item) for item in value]
     seen: set[PathElement] = set()
     duplicates: set[PathElement] = set()
     for pe in pes:
         if pe in seen:
-            if pe not in duplicates:
-                out.insert((*path, pe))
-                duplicates.add(pe)
-        else:
-            seen.add(pe)
+            duplicates.add(pe)
+        seen.add(pe)
     for pe, item in zip(pes, value, strict=True):
+        out.members.add(pe)
         if pe in duplicates:
-            continue
-        item_path = (*path, pe)
-        _to_set(item, node.item, item_path, out)
-        out.insert(item_path)
+            continue  # a repeated key is owned as a whole
+        sub, _ = _to_set(item, node.item)
+        if sub is not None and not sub.empty():
+            out.children[pe] = sub
+    return out, False
 
 
 def ensure_named_fields_are_members(fields: FieldSet, node: TypeNode | None) -> FieldSet:
@@ -296,6 +296,10 @@ def _compare(lhs: Any, rhs: Any, node: TypeNode, path: Path, cmp: Comparison) ->
         cmp.modified.insert(path)
         return
     atom = atom_r or atom_l
+    if lhs is rhs or (node.kind in _TYPED_CONTAINERS and lhs == rhs):
+        # Equal sub-trees hold no change. Python's == is exact here but for True == 1, which
+        # typed fields cannot mix (deduced ones are walked instead).
+        return
     if atom == _MAP and not _is_atomic(node) and not (_empty(lhs) and _empty(rhs)):
         lmap = lhs if isinstance(lhs, dict) else {}
         rmap = rhs if isinstance(rhs, dict) else {}
