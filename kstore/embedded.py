@@ -26,8 +26,10 @@ time for LMDB).
 
 Objects go in and come out as dicts in the version the resource client was made for
 (``apiVersion``/``kind`` may be omitted on input); conversion to and from the hub goes through
-the Scheme. Objects returned are the caller's to change. Errors are kstore's
-(:mod:`kstore.errors`), worded as Kubernetes words them. Warnings (e.g. a Pod name that is not
+the Scheme. ``patch`` takes every patch type the REST API does (JSON merge patch by default,
+JSON patch, strategic merge patch, server-side apply), through :mod:`kstore.registry.patch`.
+Objects returned are the caller's to change. Errors are kstore's (:mod:`kstore.errors`), worded
+as Kubernetes words them. Warnings (e.g. a Pod name that is not
 a DNS label) go to the ``on_warning`` callback given to :func:`open`, and are dropped without
 one.
 """
@@ -41,11 +43,13 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+import orjson
+
 from kstore.api.gvk import GroupVersion, Object, gvk_of
 from kstore.api.kinds import builtin_scheme
 from kstore.api.scheme import KindDefinition, Scheme
 from kstore.api.selectors import FieldSelector, LabelSelector
-from kstore.errors import BadRequest, NotFound
+from kstore.errors import BadRequest
 from kstore.registry.interface import (
     CreateOptions,
     DeleteOptions,
@@ -53,7 +57,9 @@ from kstore.registry.interface import (
     ResourceStore,
     UpdateOptions,
 )
+from kstore.registry.patch import PatchOptions, PatchType, apply_patch
 from kstore.registry.registry import RegistryConfig, StoreRegistry, build_registry
+from kstore.registry.store import GenericStore
 from kstore.registry.strategies.base import copy_value
 from kstore.storage.interface import (
     Backend,
@@ -66,8 +72,13 @@ from kstore.storage.interface import (
 
 __all__ = ["Client", "ResourceClient", "Watch", "WatchEvent", "open"]
 
-_MERGE_PATCH = "merge"
-_JSON_PATCH = "json"
+#: Short names of the patch types (the full Content-Types are accepted too).
+_PATCH_TYPES = {
+    "merge": PatchType.MERGE.value,
+    "json": PatchType.JSON.value,
+    "strategic": PatchType.STRATEGIC.value,
+    "apply": PatchType.APPLY.value,
+}
 
 
 def _lmdb_backend(url: str, path: str, query: Mapping[str, list[str]]) -> Backend:
@@ -190,6 +201,11 @@ class ResourceClient:
     @property
     def kind(self) -> str:
         return self._definition.kind
+
+    def _generic_store(self) -> GenericStore:
+        if not isinstance(self._store, GenericStore):
+            raise BadRequest(f"{self._plural} cannot be patched through this client")
+        return self._store
 
     def namespace(self, namespace: str) -> ResourceClient:
         """The same resource in another namespace."""
@@ -337,51 +353,56 @@ class ResourceClient:
         name: str,
         patch: Any,
         *,
-        patch_type: str = _MERGE_PATCH,
+        patch_type: str = "merge",
         subresource: str = "",
         dry_run: bool = False,
         field_manager: str = "",
+        force: bool | None = None,
     ) -> Object:
-        """Patch the object: ``patch_type`` ``merge`` (RFC 7386 JSON merge patch, the
-        default) or ``json`` (RFC 6902 JSON patch), applied to the current object in this
-        client's version, retried on conflicts unless the patch names a resourceVersion."""
-        if patch_type == _MERGE_PATCH:
-            if not isinstance(patch, Mapping):
-                raise BadRequest("a merge patch must be a JSON object")
-            apply: Callable[[Object], Any] = lambda current: merge_patch(current, patch)  # noqa: E731
-        elif patch_type == _JSON_PATCH:
-            if not isinstance(patch, builtins.list):
-                raise BadRequest("a JSON patch must be a list of operations")
-            apply = lambda current: json_patch(current, patch)  # noqa: E731
-        else:
-            raise BadRequest(f"unsupported patch type {patch_type!r} (use 'merge' or 'json')")
+        """Patch the object, as a PATCH request does (:mod:`kstore.registry.patch`).
+
+        ``patch`` is the body as a JSON value (or ``bytes`` as sent over HTTP); ``patch_type``
+        is ``merge`` (RFC 7386 JSON merge patch, the default), ``json`` (RFC 6902),
+        ``strategic`` (strategic merge patch, built-in kinds) or ``apply`` (server-side apply:
+        ``field_manager`` required, creates a missing object, ``force`` takes conflicting
+        fields), or a Content-Type. The patch applies to the current object in this client's
+        version and is applied again to fresh state after a conflict."""
+        body = patch if isinstance(patch, bytes) else orjson.dumps(patch)
+        kind = PatchType(_PATCH_TYPES.get(patch_type, patch_type))
+        store = self._generic_store()
         namespace = self._named_namespace()
+        options = PatchOptions(
+            gvk=self._gv.with_kind(self._definition.kind),
+            name=name,
+            namespace=namespace or "",
+            resource=store.qualified_resource,
+            field_manager=field_manager,
+            force=force,
+            subresource=subresource,
+            default=self._client.scheme.default,
+            reset_fields=sorted(store.strategy.reset_fields(subresource)),
+        )
+        warnings: builtins.list[str] = []
 
         def updated(current: Object) -> Object:
-            if not current:
-                qualified = (
-                    f"{self._plural}.{self._definition.group}"
-                    if self._definition.group
-                    else self._plural
-                )
-                raise NotFound(
-                    f'{qualified} "{name}" not found',
-                    name=name,
-                    kind=self._plural,
-                    group=self._definition.group,
-                )
-            patched = apply(self._from_hub(current))
-            if not isinstance(patched, dict):
-                raise BadRequest("the patched object is not a JSON object")
-            return self._to_hub(patched)
+            external = self._from_hub(current) if current else {}
+            result = apply_patch(external, body, kind, options)
+            warnings[:] = result.warnings
+            return self._client.scheme.to_hub(result.object)
 
-        result = self._store.update(
+        result = store.update(
             self._ctx(namespace),
             name,
             updated,
-            UpdateOptions(dry_run=dry_run, field_manager=field_manager, subresource=subresource),
+            UpdateOptions(
+                dry_run=dry_run,
+                field_manager=field_manager,
+                subresource=subresource,
+                force=bool(force),
+                apply=kind is PatchType.APPLY,
+            ),
         )
-        self._warn(result.warnings)
+        self._warn((*warnings, *result.warnings))
         return self._from_hub(result.object)
 
     def delete(
@@ -513,110 +534,3 @@ class Client:
         tb: TracebackType | None,
     ) -> None:
         self.close()
-
-
-# ---------------------------------------------------------------------------- patches
-
-
-def merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7386: objects merge key by key, ``null`` removes, anything else replaces."""
-    if not isinstance(patch, Mapping):
-        return copy_value(patch)
-    out: dict[str, Any] = dict(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            out.pop(key, None)
-        else:
-            out[key] = merge_patch(out.get(key), value)
-    return out
-
-
-def _pointer(path: Any) -> builtins.list[str]:
-    if not isinstance(path, str) or (path and not path.startswith("/")):
-        raise BadRequest(f"invalid JSON pointer {path!r}")
-    return [p.replace("~1", "/").replace("~0", "~") for p in path.split("/")[1:]]
-
-
-def _parent(doc: Any, tokens: builtins.list[str], path: str) -> tuple[Any, str]:
-    node = doc
-    for token in tokens[:-1]:
-        if isinstance(node, dict) and token in node:
-            node = node[token]
-        elif isinstance(node, builtins.list) and token.isdigit() and int(token) < len(node):
-            node = node[int(token)]
-        else:
-            raise BadRequest(f"jsonpatch: path {path!r} does not exist")
-    return node, tokens[-1]
-
-
-def _get(doc: Any, path: str) -> Any:
-    tokens = _pointer(path)
-    if not tokens:
-        return doc
-    parent, last = _parent(doc, tokens, path)
-    if isinstance(parent, dict) and last in parent:
-        return parent[last]
-    if isinstance(parent, builtins.list) and last.isdigit() and int(last) < len(parent):
-        return parent[int(last)]
-    raise BadRequest(f"jsonpatch: path {path!r} does not exist")
-
-
-def _remove(doc: Any, path: str) -> Any:
-    tokens = _pointer(path)
-    parent, last = _parent(doc, tokens, path)
-    if isinstance(parent, dict) and last in parent:
-        return parent.pop(last)
-    if isinstance(parent, builtins.list) and last.isdigit() and int(last) < len(parent):
-        return parent.pop(int(last))
-    raise BadRequest(f"jsonpatch: path {path!r} does not exist")
-
-
-def _add(doc: Any, path: str, value: Any) -> Any:
-    tokens = _pointer(path)
-    if not tokens:
-        return value
-    parent, last = _parent(doc, tokens, path)
-    if isinstance(parent, dict):
-        parent[last] = value
-    elif isinstance(parent, builtins.list):
-        if last == "-":
-            parent.append(value)
-        elif last.isdigit() and int(last) <= len(parent):
-            parent.insert(int(last), value)
-        else:
-            raise BadRequest(f"jsonpatch: index {last!r} out of range at {path!r}")
-    else:
-        raise BadRequest(f"jsonpatch: path {path!r} does not exist")
-    return doc
-
-
-def json_patch(target: Any, operations: builtins.list[Any]) -> Any:
-    """RFC 6902 operations (add, remove, replace, move, copy, test) applied in order."""
-    doc = copy_value(target)
-    for op in operations:
-        if not isinstance(op, Mapping):
-            raise BadRequest("a JSON patch operation must be an object")
-        kind, path = op.get("op"), op.get("path")
-        if not isinstance(path, str):
-            raise BadRequest("a JSON patch operation needs a path")
-        if kind == "add":
-            doc = _add(doc, path, copy_value(op.get("value")))
-        elif kind == "remove":
-            _remove(doc, path)
-        elif kind == "replace":
-            _get(doc, path)
-            if _pointer(path):
-                _remove(doc, path)
-            doc = _add(doc, path, copy_value(op.get("value")))
-        elif kind in ("move", "copy"):
-            source = op.get("from")
-            if not isinstance(source, str):
-                raise BadRequest(f"jsonpatch {kind} operation needs a from path")
-            value = _remove(doc, source) if kind == "move" else copy_value(_get(doc, source))
-            doc = _add(doc, path, value)
-        elif kind == "test":
-            if _get(doc, path) != op.get("value"):
-                raise BadRequest(f"jsonpatch: test operation failed at {path!r}")
-        else:
-            raise BadRequest(f"unsupported JSON patch operation {kind!r}")
-    return doc

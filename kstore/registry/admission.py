@@ -47,6 +47,10 @@ class AdmissionChain:
     def empty(self) -> bool:
         return not self._mutating and not self._validating
 
+    @property
+    def has_validating(self) -> bool:
+        return bool(self._validating)
+
     def mutate(self, attributes: AdmissionAttributes) -> None:
         for hook in self._mutating:
             _run(hook, attributes)

@@ -76,6 +76,10 @@ class UpdateOptions:
     Conflict otherwise). A PUT passes the uid of its body here, as Kubernetes'
     ``DefaultUpdatedObjectInfo.Preconditions`` does, so replacing an object that was deleted
     and recreated is a Conflict rather than an immutable-uid Invalid.
+
+    ``apply`` says that ``updated`` is a server-side apply: as in Kubernetes, a missing
+    object is then created whatever the kind's create-on-update rule, and the store records no
+    Update entry in ``managedFields`` (the apply maintains its own Apply entry).
     """
 
     dry_run: bool = False
@@ -83,6 +87,7 @@ class UpdateOptions:
     subresource: str = ""
     force: bool = False
     preconditions: Preconditions | None = None
+    apply: bool = False
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -48,7 +48,7 @@ from kstore.registry.interface import (
     RequestContext,
     UpdateOptions,
 )
-from kstore.registry.store import GenericStore
+from kstore.registry.store import GenericStore, Raised, guarded
 from kstore.registry.strategies.base import copy_value, meta, read_meta
 from kstore.registry.strategies.core import FINALIZE, KUBERNETES_FINALIZER
 from kstore.storage.interface import GetOptions, ListOptions
@@ -175,6 +175,7 @@ class NamespaceStore(GenericStore):
         return super().delete(ctx, name, opts)
 
     def _mark(self, ctx: RequestContext, name: str, opts: DeleteOptions) -> Object:
+        @guarded
         def mark(existing: Object) -> Object:
             self._admit_delete(ctx, name, existing, opts.dry_run)
             obj = copy_value(existing)
@@ -201,6 +202,8 @@ class NamespaceStore(GenericStore):
             if opts.dry_run:
                 return mark(self.storage.get(key))
             return self.storage.guaranteed_update(key, mark, preconditions=storage_preconditions)
+        except Raised as raised:
+            raise raised.error from None
         except KStoreError as exc:
             raise self._interpret(exc, name) from None
 
@@ -332,6 +335,8 @@ class NamespaceFinalizer:
         inside = RequestContext(namespace=name)
         remaining = False
         for store in self._content():
+            if self._stopping:
+                return False
             store.delete_collection(inside, ListOptions(), _CONTENT_DELETE)
             for obj in store.list(inside, ListOptions()).items:
                 remaining = True

@@ -37,9 +37,9 @@ import builtins
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Final
+from typing import Any, Final, TypeVar, cast
 
-from kstore.api.gvk import HUB_VERSION, GroupVersion, Object
+from kstore.api.gvk import HUB_VERSION, GroupVersionKind, Object
 from kstore.api.scheme import KindDefinition, ResourceInfo, Scheme
 from kstore.api.validation.field import JSONValue, Path, invalid
 from kstore.errors import (
@@ -73,8 +73,8 @@ from kstore.registry.interface import (
     UpdateOptions,
     WriteResult,
 )
-from kstore.registry.managed_fields import ManagedFieldsRequest, update_managed_fields
 from kstore.registry.names import MAX_GENERATE_NAME_ATTEMPTS, generate_name
+from kstore.registry.patch import record_update
 from kstore.registry.strategies.base import Strategy, copy_value, meta, read_meta
 from kstore.storage.interface import (
     GetOptions,
@@ -87,7 +87,14 @@ from kstore.storage.interface import (
 )
 from kstore.storage.versioner import object_resource_version
 
-__all__ = ["OPTIMISTIC_LOCK_ERROR", "GenericStore", "NamespaceCheck", "dedup_owner_references"]
+__all__ = [
+    "OPTIMISTIC_LOCK_ERROR",
+    "GenericStore",
+    "NamespaceCheck",
+    "Raised",
+    "dedup_owner_references",
+    "guarded",
+]
 
 OPTIMISTIC_LOCK_ERROR: Final = (
     "the object has been modified; please apply your changes to the latest version and try again"
@@ -128,6 +135,31 @@ class _EmptiedFinalizers(Exception):
 
 class _DeleteNow(Exception):
     pass
+
+
+class Raised(Exception):
+    """A kstore error raised by the registry's own function inside a storage call (update
+    function, deletion check): it reaches the caller as it is, while errors of the storage
+    itself are re-worded for the resource."""
+
+    def __init__(self, error: KStoreError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def guarded(fn: _F) -> _F:
+    """``fn`` with its kstore errors wrapped in :class:`Raised` (see there)."""
+
+    def wrapped(*args: Any) -> Any:
+        try:
+            return fn(*args)
+        except KStoreError as exc:
+            raise Raised(exc) from exc
+
+    return cast(_F, wrapped)
 
 
 class _AlreadyDeleting(Exception):
@@ -343,18 +375,19 @@ class GenericStore(ResourceStore):
         manager: str,
         subresource: str,
     ) -> None:
-        """Set ``new``'s managedFields for an Update by ``manager`` (``live`` None: create)."""
+        """Set ``new``'s managedFields for an Update by ``manager`` (``live`` None: create),
+        computed in the request's version as Kubernetes' field manager does."""
         version = self._request_version(ctx)
-        request = ManagedFieldsRequest(
-            manager=manager,
-            api_version=GroupVersion(self._definition.group, version).api_version,
+        d = self._definition
+        recorded = record_update(
+            {} if live is None else self._external(live, version),
+            self._external(new, version),
+            gvk=GroupVersionKind(d.group, version, d.kind),
+            field_manager=manager,
             subresource=subresource,
-            types=self._strategy.field_types,
-            ignored=self._strategy.reset_fields(subresource),
-            now=format_time(now()),
+            reset_fields=sorted(self._strategy.reset_fields(subresource)),
         )
-        old = self._strategy.zero_object() if live is None else self._external(live, version)
-        entries = update_managed_fields(old, self._external(new, version), request)
+        entries = read_meta(recorded).get("managedFields")
         if entries is None:
             meta(new).pop("managedFields", None)
         else:
@@ -396,17 +429,19 @@ class GenericStore(ResourceStore):
         subresource: str,
         dry_run: bool,
         request: _Request,
-        live: Object | None = None,
+        *,
+        track_fields: bool = True,
     ) -> None:
         """What Kubernetes' create handler does before the store: system fields wiped,
-        namespace reconciled, owners de-duplicated, managedFields, namespace lifecycle,
-        mutating admission."""
+        namespace reconciled, owners de-duplicated, managedFields (unless a server-side apply
+        already recorded them), namespace lifecycle, mutating admission."""
         m = meta(obj)
         for key in _SYSTEM_FIELDS:
             m.pop(key, None)
         _ensure_namespace(obj, ctx.namespace if self._info.namespaced else "")
         request.warnings.extend(dedup_owner_references(obj, after_admission=False))
-        self._manage_fields(ctx, live, obj, manager, subresource)
+        if track_fields:
+            self._manage_fields(ctx, None, obj, manager, subresource)
         name = _name_of(obj) or str(m.get("generateName") or "")
         if self._namespace_check is not None and self._info.namespaced:
             self._namespace_check(ctx.namespace, name, self._qualified)
@@ -444,18 +479,19 @@ class GenericStore(ResourceStore):
         causes = self._strategy.validate_create(ctx, obj)
         if causes:
             raise self._invalid(obj, causes)
-        self._admission.validate(
-            self._attributes(
-                ctx,
-                Operation.CREATE,
-                _name_of(obj),
-                copy_value(obj),
-                None,
-                subresource,
-                dry_run,
-                request.warnings,
+        if self._admission.has_validating:
+            self._admission.validate(
+                self._attributes(
+                    ctx,
+                    Operation.CREATE,
+                    _name_of(obj),
+                    copy_value(obj),
+                    None,
+                    subresource,
+                    dry_run,
+                    request.warnings,
+                )
             )
-        )
 
     # -- create ----------------------------------------------------------------------------
 
@@ -517,8 +553,9 @@ class GenericStore(ResourceStore):
         if subresource and subresource not in self._strategy.subresources():
             raise NotFound("the server could not find the requested resource")
         key = self.key(ctx, name)
-        # Subresources never create (Kubernetes passes forceAllowCreate=false for them).
-        allow_create = self._strategy.allow_create_on_update and not subresource
+        # Subresources never create (Kubernetes passes forceAllowCreate=false for them); a
+        # server-side apply always may (its forceAllowCreate).
+        allow_create = (self._strategy.allow_create_on_update or opts.apply) and not subresource
         request = _Request()
 
         def try_update(current: Object) -> Object:
@@ -528,11 +565,13 @@ class GenericStore(ResourceStore):
 
         try:
             if opts.dry_run:
-                stored = self._dry_run_update(key, try_update, allow_create, opts.preconditions)
+                stored = self._dry_run_update(
+                    key, guarded(try_update), allow_create, opts.preconditions
+                )
             else:
                 stored = self._storage.guaranteed_update(
                     key,
-                    try_update,
+                    guarded(try_update),
                     ignore_not_found=allow_create,
                     preconditions=opts.preconditions,
                     ttl_seconds=self._strategy.ttl_seconds,
@@ -540,6 +579,8 @@ class GenericStore(ResourceStore):
         except _EmptiedFinalizers as emptied:
             self._delete_emptied(key, name, emptied.obj, opts)
             return WriteResult(object=emptied.obj, warnings=tuple(request.warnings))
+        except Raised as raised:
+            raise raised.error from None
         except KStoreError as exc:
             if request.created and isinstance(exc, AlreadyExists):
                 raise self._already_exists(name) from None
@@ -594,7 +635,8 @@ class GenericStore(ResourceStore):
         if not current:
             return self._create_on_update(ctx, name, obj, opts, request)
         subresource = opts.subresource
-        self._manage_fields(ctx, current, obj, opts.field_manager, subresource)
+        if not opts.apply:
+            self._manage_fields(ctx, current, obj, opts.field_manager, subresource)
         self._admission.mutate(
             self._attributes(
                 ctx,
@@ -622,18 +664,19 @@ class GenericStore(ResourceStore):
             raise self.conflict(name, OPTIMISTIC_LOCK_ERROR)
         self._before_update(ctx, obj, current, subresource)
         _keep_managed_fields_times(obj, current)
-        self._admission.validate(
-            self._attributes(
-                ctx,
-                Operation.UPDATE,
-                name,
-                copy_value(obj),
-                current,
-                subresource,
-                opts.dry_run,
-                request.warnings,
+        if self._admission.has_validating:
+            self._admission.validate(
+                self._attributes(
+                    ctx,
+                    Operation.UPDATE,
+                    name,
+                    copy_value(obj),
+                    current,
+                    subresource,
+                    opts.dry_run,
+                    request.warnings,
+                )
             )
-        )
         if self._strategy.should_delete_during_update(obj, current):
             raise _EmptiedFinalizers(obj)
         return obj
@@ -649,7 +692,9 @@ class GenericStore(ResourceStore):
         meta(obj).pop("resourceVersion", None)
         if not _name_of(obj):
             meta(obj)["name"] = name
-        self._admit_create(ctx, obj, opts.field_manager, "", opts.dry_run, request)
+        self._admit_create(
+            ctx, obj, opts.field_manager, "", opts.dry_run, request, track_fields=not opts.apply
+        )
         self._before_create(ctx, obj, "", opts.dry_run, request)
         request.created = True
         return obj
@@ -741,6 +786,7 @@ class GenericStore(ResourceStore):
         preconditions: Preconditions | None,
         last_existing: Object | None,
     ) -> DeleteResult:
+        @guarded
         def validate(existing: Object) -> None:
             self._admit_delete(ctx, name, existing, opts.dry_run)
 
@@ -754,6 +800,8 @@ class GenericStore(ResourceStore):
             deleted = self._storage.delete(
                 key, preconditions=preconditions, validate_deletion=validate
             )
+        except Raised as raised:
+            raise raised.error from None
         except NotFound:
             if last_existing is not None:
                 return DeleteResult(object=last_existing, deleted=True)
@@ -768,6 +816,7 @@ class GenericStore(ResourceStore):
         """Kubernetes' updateForGracefulDeletionAndFinalizers."""
         state: dict[str, Any] = {"graceful": 0, "pending": False, "last": None}
 
+        @guarded
         def try_update(existing: Object) -> Object:
             self._admit_delete(ctx, name, existing, opts.dry_run)
             obj = copy_value(existing)
@@ -801,6 +850,8 @@ class GenericStore(ResourceStore):
                     preconditions=opts.preconditions,
                     ttl_seconds=self._strategy.ttl_seconds,
                 )
+        except Raised as raised:
+            raise raised.error from None
         except _DeleteNow:
             return _Marked(read, True, state["last"])
         except _AlreadyDeleting:

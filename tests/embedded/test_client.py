@@ -157,8 +157,48 @@ def test_json_patch_applies_operations_in_order(client: Client) -> None:
         patch_type="json",
     )
     assert patched["data"] == {"a": "9", "c": "2"}
-    with pytest.raises(BadRequest):
+    with pytest.raises(Invalid) as caught:
         cms.patch("c", [{"op": "test", "path": "/data/a", "value": "0"}], patch_type="json")
+    assert caught.value.message == "the server rejected our request due to an error in our request"
+
+
+def test_strategic_merge_patch_merges_containers_by_name(client: Client) -> None:
+    deployments = client.resource("apps/v1", "deployments", namespace="default")
+    deployments.create(_deployment())
+    patch = {
+        "spec": {"template": {"spec": {"containers": [{"name": "sidecar", "image": "busybox"}]}}}
+    }
+    patched = deployments.patch("web", patch, patch_type="strategic")
+    names = [c["name"] for c in patched["spec"]["template"]["spec"]["containers"]]
+    assert names == ["sidecar", "web"]
+    assert patched["metadata"]["generation"] == 2
+
+
+def test_server_side_apply_creates_then_conflicts_with_another_manager(client: Client) -> None:
+    cms = client.resource("v1", "configmaps", namespace="default")
+    config = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "applied"},
+        "data": {"k": "one"},
+    }
+    created = cms.patch("applied", config, patch_type="apply", field_manager="alice")
+    assert created["data"] == {"k": "one"}
+    (entry,) = created["metadata"]["managedFields"]
+    assert (entry["manager"], entry["operation"]) == ("alice", "Apply")
+    with pytest.raises(Conflict) as caught:
+        cms.patch(
+            "applied", {**config, "data": {"k": "two"}}, patch_type="apply", field_manager="bob"
+        )
+    assert caught.value.message.startswith("Apply failed with 1 conflict")
+    forced = cms.patch(
+        "applied",
+        {**config, "data": {"k": "two"}},
+        patch_type="apply",
+        field_manager="bob",
+        force=True,
+    )
+    assert forced["data"] == {"k": "two"}
 
 
 def test_patch_of_a_missing_object_is_not_found(client: Client) -> None:

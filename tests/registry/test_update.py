@@ -422,3 +422,61 @@ def test_update_managers_beyond_ten_merge_into_ancient_changes(
     assert len(managers) == 10
     assert "ancient-changes" in managers
     assert "m11" in managers
+
+
+def test_scale_subresource_changes_only_the_replicas(
+    registry: StoreRegistry, scheme: Scheme
+) -> None:
+    store = registry.store("apps", "deployments")
+    _created(registry, scheme, "apps", "deployments", deployment(), APPS)
+
+    def scale(o: dict[str, Any]) -> None:
+        o["spec"]["replicas"] = 5
+        o["spec"]["template"]["spec"]["containers"][0]["image"] = "sneaky:1"
+        o["metadata"]["labels"] = {"app": "changed"}
+
+    stored = store.update(
+        ctx("default", APPS),
+        "web",
+        changed(scale),
+        UpdateOptions(subresource="scale", field_manager="kubectl"),
+    ).object
+    assert stored["spec"]["replicas"] == 5
+    assert stored["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.27"
+    assert stored["metadata"]["labels"] == {"app": "web"}
+    assert stored["metadata"]["generation"] == 2
+    scale_entry = [e for e in stored["metadata"]["managedFields"] if e.get("subresource")]
+    assert scale_entry[0]["subresource"] == "scale"
+
+
+def test_errors_of_the_update_function_reach_the_caller_unchanged(
+    registry: StoreRegistry, scheme: Scheme
+) -> None:
+    _created(registry, scheme, "", "configmaps", config_map("c"))
+
+    def refuse(current: dict[str, Any]) -> dict[str, Any]:
+        raise Conflict('Apply failed with 1 conflict: conflict with "alice": .data.k')
+
+    with pytest.raises(Conflict) as caught:
+        registry.store("", "configmaps").update(ctx(), "c", refuse, UpdateOptions())
+    assert caught.value.message == 'Apply failed with 1 conflict: conflict with "alice": .data.k'
+
+
+def test_apply_updates_create_missing_objects_without_an_update_entry(
+    registry: StoreRegistry, scheme: Scheme
+) -> None:
+    applied = hub(scheme, config_map("a", k="v"))
+    applied["metadata"]["managedFields"] = [
+        {
+            "manager": "alice",
+            "operation": "Apply",
+            "apiVersion": "v1",
+            "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:data": {"f:k": {}}},
+        }
+    ]
+    result = registry.store("", "configmaps").update(
+        ctx(), "a", replace_with(applied), UpdateOptions(apply=True, field_manager="alice")
+    )
+    assert result.created is True
+    assert [e["operation"] for e in result.object["metadata"]["managedFields"]] == ["Apply"]

@@ -7,7 +7,9 @@
 - ``spec.selector`` is immutable except for requests made in apps/v1beta1 (or without a
   request version, where Kubernetes falls back to the old, mutable behaviour);
 - deleting through apps/v1beta1 or apps/v1beta2 without a propagation policy orphans the
-  dependents (their default garbage-collection policy), other versions delete them.
+  dependents (their default garbage-collection policy), other versions delete them;
+- the ``scale`` subresource changes ``spec.replicas`` only (the REST layer turns a Scale into
+  that update), and is otherwise a main-resource update (generation, validation).
 """
 
 from __future__ import annotations
@@ -17,11 +19,9 @@ from typing import Final
 from kstore.api.gvk import GroupVersion, Object
 from kstore.api.kinds.apps import validate_deployment_status_update, validate_deployment_update
 from kstore.errors import Cause
-from kstore.registry.fieldpath import FieldPath, FieldTypes, ListType
 from kstore.registry.interface import RequestContext
 from kstore.registry.strategies.base import (
     DELETE_DEPENDENTS,
-    OBJECT_META_TYPES,
     ORPHAN_DEPENDENTS,
     STATUS,
     BuiltinStrategy,
@@ -30,10 +30,10 @@ from kstore.registry.strategies.base import (
     meta,
     read_meta,
 )
-from kstore.registry.strategies.pod import pod_template_types
 
-__all__ = ["DeploymentStrategy"]
+__all__ = ["SCALE", "DeploymentStrategy"]
 
+SCALE: Final = "scale"
 _ORPHANING_VERSIONS: Final = frozenset(
     {
         GroupVersion("apps", "v1beta1"),
@@ -46,39 +46,16 @@ _MUTABLE_SELECTOR_VERSIONS: Final = frozenset(
 )
 
 
-def _deployment_types() -> FieldTypes:
-    types = OBJECT_META_TYPES.mounted((), pod_template_types(("spec", "template"))).mounted(
-        (STATUS,), FieldTypes(lists={("conditions",): ListType(("type",))})
-    )
-    # metav1.LabelSelector is an atomic struct.
-    return FieldTypes(lists=types.lists, atomic=types.atomic | {("spec", "selector")})
-
-
-_TYPES: Final = _deployment_types()
-
-
 class DeploymentStrategy(BuiltinStrategy):
     tracks_generation = True
 
-    @property
-    def field_types(self) -> FieldTypes:
-        return _TYPES
+    def subresources(self) -> tuple[str, ...]:
+        return (STATUS, SCALE)
 
-    def zero_object(self) -> Object:
-        return {
-            "metadata": {},
-            "spec": {
-                "selector": None,
-                "template": {"metadata": {}, "spec": {"containers": None}},
-                "strategy": {},
-            },
-            STATUS: {},
-        }
-
-    def reset_fields(self, subresource: str) -> frozenset[FieldPath]:
+    def reset_fields(self, subresource: str) -> frozenset[tuple[str, ...]]:
         if subresource == STATUS:
-            return frozenset({("f:spec",), ("f:metadata", "f:labels")})
-        return frozenset({("f:status",)})
+            return frozenset({("spec",), ("metadata", "labels")})
+        return frozenset({("status",)})
 
     def generation_changed(self, obj: Object, old: Object) -> bool:
         return obj.get("spec") != old.get("spec") or (
@@ -88,8 +65,20 @@ class DeploymentStrategy(BuiltinStrategy):
     def prepare_for_update(
         self, ctx: RequestContext, obj: Object, old: Object, subresource: str
     ) -> None:
+        if subresource == SCALE:
+            spec = obj.get("spec")
+            replicas = spec.get("replicas") if isinstance(spec, dict) else None
+            managed = read_meta(obj).get("managedFields")
+            obj.clear()
+            obj.update(copy_value(old))
+            if managed is None:
+                meta(obj).pop("managedFields", None)
+            else:
+                meta(obj)["managedFields"] = managed
+            if replicas is not None:
+                obj.setdefault("spec", {})["replicas"] = replicas
         if subresource != STATUS:
-            super().prepare_for_update(ctx, obj, old, subresource)
+            super().prepare_for_update(ctx, obj, old, "")
             return
         keep(obj, old, "spec")
         labels = read_meta(old).get("labels")

@@ -3,7 +3,6 @@ resourceVersion it read (leader election relies on it), as Kubernetes' lease str
 
 from __future__ import annotations
 
-from kstore.api.gvk import Object
 from kstore.registry.strategies.base import BuiltinStrategy
 
 __all__ = ["LeaseStrategy"]
@@ -12,6 +11,3 @@ __all__ = ["LeaseStrategy"]
 class LeaseStrategy(BuiltinStrategy):
     allow_create_on_update = True
     allow_unconditional_update = False
-
-    def zero_object(self) -> Object:
-        return {"metadata": {}, "spec": {}}

@@ -11,9 +11,6 @@
 - graceful deletion: the requested grace period, else ``spec.terminationGracePeriodSeconds``;
   0 (deleted at once, after a write that marks it) for a pod not scheduled to a node or
   already finished.
-
-The field types are those of Kubernetes' OpenAPI (list-map keys, sets, atomic selectors); the
-pod spec's are shared with the kinds that embed a pod template.
 """
 
 from __future__ import annotations
@@ -25,11 +22,9 @@ from typing import Any, Final
 
 from kstore.api.gvk import Object
 from kstore.api.validation.names import is_dns1123_label
-from kstore.registry.fieldpath import ITEM, FieldTypes, ListType
 from kstore.registry.interface import RequestContext
 from kstore.registry.strategies._quantity import parse_quantity
 from kstore.registry.strategies.base import (
-    OBJECT_META_TYPES,
     STATUS,
     BuiltinStrategy,
     copy_value,
@@ -38,78 +33,11 @@ from kstore.registry.strategies.base import (
     read_meta,
 )
 
-__all__ = ["POD_SPEC_TYPES", "PodStrategy", "compute_pod_qos", "pod_template_types"]
+__all__ = ["PodStrategy", "compute_pod_qos"]
 
 _QOS_RESOURCES: Final = ("cpu", "memory")
 _TERMINAL_PHASES: Final = ("Failed", "Succeeded")
 _GATED_MESSAGE: Final = "Scheduling is blocked due to non-empty scheduling gates"
-
-
-def _container_types() -> dict[tuple[str, ...], ListType]:
-    return {
-        ("ports",): ListType(("containerPort", "protocol")),
-        ("env",): ListType(("name",)),
-        ("volumeMounts",): ListType(("mountPath",)),
-        ("volumeDevices",): ListType(("devicePath",)),
-        ("resources", "claims"): ListType(("name",)),
-    }
-
-
-def _pod_spec_types() -> FieldTypes:
-    lists: dict[tuple[str, ...], ListType] = {
-        ("volumes",): ListType(("name",)),
-        ("imagePullSecrets",): ListType(("name",)),
-        ("hostAliases",): ListType(("ip",)),
-        ("topologySpreadConstraints",): ListType(("topologyKey", "whenUnsatisfiable")),
-        ("schedulingGates",): ListType(("name",)),
-        ("resourceClaims",): ListType(("name",)),
-    }
-    for key in ("containers", "initContainers", "ephemeralContainers"):
-        lists[(key,)] = ListType(("name",))
-        for path, list_type in _container_types().items():
-            lists[(key, ITEM, *path)] = list_type
-    affinity = ("affinity",)
-    atomic: set[tuple[str, ...]] = {("topologySpreadConstraints", ITEM, "labelSelector")}
-    for kind in ("podAffinity", "podAntiAffinity"):
-        for rule in (
-            "requiredDuringSchedulingIgnoredDuringExecution",
-            "preferredDuringSchedulingIgnoredDuringExecution",
-        ):
-            term: tuple[str, ...] = (*affinity, kind, rule, ITEM)
-            if rule.startswith("preferred"):
-                term = (*term, "podAffinityTerm")
-            atomic.add((*term, "labelSelector"))
-            atomic.add((*term, "namespaceSelector"))
-    atomic.add((*affinity, "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution"))
-    return FieldTypes(lists=lists, atomic=frozenset(atomic))
-
-
-#: A pod spec's list types, rooted at the spec.
-POD_SPEC_TYPES: Final = _pod_spec_types()
-_POD_STATUS_TYPES: Final = FieldTypes(
-    lists={
-        ("conditions",): ListType(("type",)),
-        ("podIPs",): ListType(("ip",)),
-        ("hostIPs",): ListType(("ip",)),
-        ("resourceClaimStatuses",): ListType(("name",)),
-    }
-)
-
-
-def pod_template_types(prefix: tuple[str, ...]) -> FieldTypes:
-    """The field types of a pod template (metadata and spec) at ``prefix``."""
-    template_meta = FieldTypes(
-        lists={
-            ("metadata", "finalizers"): ListType(),
-            ("metadata", "ownerReferences"): ListType(("uid",)),
-        }
-    )
-    return FieldTypes().mounted(prefix, template_meta).mounted((*prefix, "spec"), POD_SPEC_TYPES)
-
-
-_POD_TYPES: Final = OBJECT_META_TYPES.mounted(("spec",), POD_SPEC_TYPES).mounted(
-    (STATUS,), _POD_STATUS_TYPES
-)
 
 
 def _map(obj: Mapping[str, Any], key: str) -> Mapping[str, Any]:
@@ -179,23 +107,16 @@ class PodStrategy(BuiltinStrategy):
     tracks_generation = True
     supports_graceful_deletion = True
 
-    @property
-    def field_types(self) -> FieldTypes:
-        return _POD_TYPES
-
-    def zero_object(self) -> Object:
-        return {"metadata": {}, "spec": {"containers": None}, STATUS: {}}
-
     def reset_fields(self, subresource: str) -> frozenset[tuple[str, ...]]:
         if subresource == STATUS:
             return frozenset(
                 {
-                    ("f:spec",),
-                    ("f:metadata", "f:deletionTimestamp"),
-                    ("f:metadata", "f:ownerReferences"),
+                    ("spec",),
+                    ("metadata", "deletionTimestamp"),
+                    ("metadata", "ownerReferences"),
                 }
             )
-        return frozenset({("f:status",)})
+        return frozenset({("status",)})
 
     def prepare_for_create(self, ctx: RequestContext, obj: Object) -> list[str]:
         meta(obj)["generation"] = 1
