@@ -16,6 +16,7 @@ from kstore.registry.patch import (
     PatchOptions,
     PatchType,
     apply_patch,
+    parse_patch_type,
     record_update,
     supported_patch_types,
 )
@@ -35,6 +36,15 @@ def test_supported_patch_types_follow_kubernetes_order() -> None:
         "application/strategic-merge-patch+json",
         "application/apply-patch+yaml",
     ]
+
+
+def test_parse_patch_type_reads_the_content_type() -> None:
+    assert parse_patch_type("application/apply-patch+yaml; charset=utf-8", DEPLOYMENT) is (
+        PatchType.APPLY
+    )
+    widget = GroupVersionKind("example.com", "v1", "Widget")
+    with pytest.raises(UnsupportedMediaType):
+        parse_patch_type("application/strategic-merge-patch+json", widget)
 
 
 def test_content_type_parameters_are_ignored() -> None:

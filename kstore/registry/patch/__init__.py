@@ -1,7 +1,8 @@
 """PATCH and server-side apply, as Kubernetes' patch handler applies them, plus the
 ``managedFields`` bookkeeping every write needs.
 
-The REST facade and the embedding API use two functions:
+The REST facade and the embedding API use two functions (plus :func:`parse_patch_type` for the
+``Content-Type`` of a PATCH and :func:`supported_patch_types` for discovery and OpenAPI):
 
 - :func:`apply_patch` turns (the current object in the request's version, the patch body, its
   content type, :class:`PatchOptions`) into the new object in that version. It is pure: wrap it
@@ -71,6 +72,7 @@ __all__ = [
     "PatchType",
     "apply_patch",
     "manager_from_user_agent",
+    "parse_patch_type",
     "record_update",
     "supported_patch_types",
     "validate_patch_options",
