@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kstore.errors import BadRequest
 from kstore.registry.patch.fieldsets import FieldSet, PathElement, path_string
@@ -112,3 +114,26 @@ def test_unknown_element_types_are_skipped_and_malformed_ones_refused() -> None:
         FieldSet.from_fields_v1({'k:{"name":': {}})
     with pytest.raises(BadRequest):
         FieldSet.from_fields_v1({"f:a": []})
+
+
+_names = st.text(alphabet="abcxyz.-/~", min_size=1, max_size=6)
+_scalars = st.one_of(st.integers(-5, 5), _names, st.booleans())
+_elements = st.one_of(
+    _names.map(PathElement.of_field),
+    st.dictionaries(_names, _scalars, min_size=1, max_size=2).map(PathElement.of_key),
+    _scalars.map(PathElement.of_value),
+    st.integers(0, 3).map(PathElement.of_index),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.lists(_elements, min_size=1, max_size=4).map(tuple), max_size=8))
+def test_fields_v1_round_trips_any_set(paths: list[tuple[PathElement, ...]]) -> None:
+    fields = FieldSet.of(*paths)
+    encoded = fields.to_fields_v1()
+    decoded = FieldSet.from_fields_v1(encoded)
+    assert decoded == fields
+    assert decoded.to_fields_v1() == encoded
+    assert sorted(path_string(p) for p in decoded.paths()) == sorted(
+        {path_string(p) for p in paths}
+    )
