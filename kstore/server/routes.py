@@ -128,6 +128,7 @@ def _call(request: Request, info: RequestInfo, body: bytes) -> Call:
         accept=request.headers.get("accept"),
         content_type=request.headers.get("content-type"),
         body=body,
+        user_agent=request.headers.get("user-agent", ""),
     )
 
 

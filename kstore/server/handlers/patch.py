@@ -1,35 +1,84 @@
 """PATCH (``patch``): json-patch, merge-patch, strategic-merge-patch and server-side apply.
 
-Patch application itself belongs to the registry (:mod:`kstore.registry.patch`); this handler
-reads the patch type from ``Content-Type`` and answers 415 ``UnsupportedMediaType`` for any
-other type, as Kubernetes does.
+The patch type comes from ``Content-Type`` (415 listing the types the kind accepts otherwise).
+The patch is applied by :func:`kstore.registry.patch.apply_patch` to the current object in the
+request's version, inside the registry's update function, so a conflict retry patches fresh
+state. A server-side apply of a missing object creates it (201); every other patch of a missing
+object is a 404. ``dryRun``, ``fieldManager``, ``force`` and ``fieldValidation`` are passed on;
+patch warnings come back as ``Warning`` headers.
 """
 
 from __future__ import annotations
 
-from kstore.errors import UnsupportedMediaType
+from dataclasses import replace
+
+from kstore.api.gvk import Object
+from kstore.errors import NotFound
+from kstore.registry.interface import CreateOptions
+from kstore.registry.patch import PatchOptions, PatchType, apply_patch, parse_patch_type
 from kstore.server.handlers.scope import Call, Reply, ResourceScope
+from kstore.server.negotiation import negotiate
+from kstore.server.options import field_validation, update_options
+from kstore.server.request_info import query_bool
 
-__all__ = ["PATCH_TYPES", "patch"]
-
-PATCH_TYPES = (
-    "application/json-patch+json",
-    "application/merge-patch+json",
-    "application/strategic-merge-patch+json",
-    "application/apply-patch+yaml",
-)
+__all__ = ["patch"]
 
 
-def patch_type(content_type: str | None) -> str:
-    base = (content_type or "").split(";", 1)[0].strip().lower()
-    if base not in PATCH_TYPES:
-        raise UnsupportedMediaType(
-            "the body of the request was in an unknown format - accepted media types include: "
-            + ", ".join(PATCH_TYPES)
-        )
-    return base
+def _reset_fields(scope: ResourceScope, subresource: str) -> list[tuple[str, ...]]:
+    # The fields the kind's strategy resets (e.g. status on the main resource): nobody comes to
+    # own them. Stores without a strategy (other ResourceStore implementations) reset none.
+    strategy = getattr(scope.store, "strategy", None)
+    reset = getattr(strategy, "reset_fields", None)
+    return sorted(reset(subresource)) if callable(reset) else []
 
 
 def patch(scope: ResourceScope, call: Call) -> Reply:
-    kind = patch_type(call.content_type)
-    raise UnsupportedMediaType(f"{kind} patches are not available on this server yet")
+    fmt = negotiate(call.accept)
+    gvk = scope.gvk
+    patch_type = parse_patch_type(call.content_type or "", gvk)
+    raw_force = call.query.get("force")
+    force = None if raw_force is None else query_bool(raw_force)
+    options = update_options(
+        call.query, call.dry_run, subresource=call.info.subresource, kind="PatchOptions"
+    )
+    version = scope.scheme.kind_version(gvk)
+    group = scope.gv.group
+    patch_options = PatchOptions(
+        gvk=gvk,
+        name=call.info.name,
+        namespace=call.info.namespace if scope.namespaced else "",
+        resource=f"{scope.plural}.{group}" if group else scope.plural,
+        field_manager=options.field_manager,
+        user_agent=call.user_agent,
+        force=force,
+        subresource=call.info.subresource,
+        field_validation=field_validation(call.query),
+        schema=version.schema,
+        default=version.default,
+        reset_fields=_reset_fields(scope, call.info.subresource),
+    )
+    warnings: list[str] = []
+
+    def updated(current: Object) -> Object:
+        external = scope.scheme.from_hub(current, gvk.version) if current else {}
+        result = apply_patch(external, call.body, patch_type, patch_options)
+        warnings[:] = result.warnings
+        return scope.scheme.to_hub(result.object)
+
+    ctx = scope.context(call.info)
+    try:
+        written = scope.store.update(ctx, call.info.name, updated, options)
+    except NotFound:
+        if patch_type is not PatchType.APPLY:
+            raise
+        # Kubernetes' patch handler lets apply create whatever the kind's create-on-update
+        # rule says (forceAllowCreate); the registry's update has no such switch, so an apply
+        # of a missing object is a create of the applied configuration.
+        result = apply_patch({}, call.body, patch_type, patch_options)
+        warnings[:] = result.warnings
+        create = CreateOptions(dry_run=options.dry_run, field_manager=options.field_manager)
+        written = scope.store.create(ctx, scope.scheme.to_hub(result.object), create)
+        written = replace(written, created=True)
+    body = scope.encoder.object(written.object, scope.gv, fmt)
+    status = 201 if written.created and patch_type is PatchType.APPLY else 200
+    return Reply(status, body, fmt.content_type, [*warnings, *written.warnings])

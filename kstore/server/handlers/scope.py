@@ -113,6 +113,7 @@ class Call:
     accept: str | None
     content_type: str | None
     body: bytes = b""
+    user_agent: str = ""
 
 
 @dataclass(slots=True)

@@ -9,6 +9,8 @@ function of the current object so that an unconditional update survives conflict
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from kstore.api.gvk import Object
 from kstore.errors import BadRequest
 from kstore.server.decoding import decode_body
@@ -16,6 +18,7 @@ from kstore.server.handlers.create import ensure_namespace
 from kstore.server.handlers.scope import Call, Reply, ResourceScope
 from kstore.server.negotiation import body_serializer, negotiate
 from kstore.server.options import field_validation, update_options
+from kstore.storage.interface import Preconditions
 
 __all__ = ["update"]
 
@@ -34,6 +37,11 @@ def update(scope: ResourceScope, call: Call) -> Reply:
             f"the name of the object ({name}) does not match the name on the URL ({call.info.name})"
         )
     ensure_namespace(scope, hub, call.info.namespace)
+    uid = hub["metadata"].get("uid")
+    if isinstance(uid, str) and uid:
+        # As Kubernetes' DefaultUpdatedObjectInfo: replacing an object that was deleted and
+        # recreated under the same name is a Conflict, not an update of the new one.
+        options = replace(options, preconditions=Preconditions(uid=uid))
 
     def updated(current: Object) -> Object:
         # The registry may fill system fields into what this returns; each conflict retry
