@@ -73,8 +73,88 @@ def convert(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> None
         stdout.write(serializer_for_media_type(_OUTPUT_MEDIA_TYPES[output]).encode(out))
 
 
+def serve(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> None:
+    """Serve the Kubernetes REST API until SIGTERM/SIGINT (see kstore.server.serve)."""
+    from pathlib import Path
+
+    from kstore.server.serve import ServeConfig, parse_duration, parse_runtime_config
+    from kstore.server.serve import serve as run_server
+
+    if args.storage_backend == "etcd" and not args.etcd_servers:
+        raise BadRequest("--etcd-servers must be given with --storage-backend etcd")
+    config = ServeConfig(
+        bind_address=args.bind_address,
+        port=args.port,
+        data_dir=Path(args.data_dir),
+        storage_backend=args.storage_backend,
+        etcd_servers=tuple(s for s in args.etcd_servers.split(",") if s),
+        etcd_prefix=args.etcd_prefix,
+        storage_media_type=args.storage_media_type,
+        watch_cache=args.watch_cache,
+        event_ttl_seconds=parse_duration(args.event_ttl),
+        runtime_config=parse_runtime_config(args.runtime_config),
+        log_level=args.log_level,
+    )
+    run_server(config)
+
+
+def _flag_bool(value: str) -> bool:
+    if value.lower() in ("true", "1", "t"):
+        return True
+    if value.lower() in ("false", "0", "f"):
+        return False
+    raise argparse.ArgumentTypeError(f"invalid boolean {value!r}")
+
+
+def _add_serve_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = verbs.add_parser(
+        "serve",
+        help="serve the Kubernetes REST API (kubectl and client libraries work against it)",
+        description="Serve the Kubernetes REST API over plain HTTP; flags as kube-apiserver's.",
+    )
+    p.add_argument("--bind-address", default="127.0.0.1", help="address to listen on")
+    p.add_argument("--port", type=int, default=8080, help="port to listen on (0: any free one)")
+    p.add_argument("--data-dir", default="kstore-data", help="LMDB directory (lmdb backend)")
+    p.add_argument("--storage-backend", choices=["lmdb", "etcd"], default="lmdb")
+    p.add_argument("--etcd-servers", default="", help="comma-separated etcd URLs (etcd backend)")
+    p.add_argument("--etcd-prefix", default="/registry", help="key prefix in etcd")
+    p.add_argument(
+        "--storage-media-type",
+        default="application/json",
+        choices=["application/json", "application/vnd.kubernetes.protobuf"],
+        help="encoding of stored objects",
+    )
+    p.add_argument(
+        "--watch-cache",
+        type=_flag_bool,
+        nargs="?",
+        const=True,
+        default=True,
+        help="serve reads and watches from the watch cache (default true)",
+    )
+    p.add_argument("--event-ttl", default="1h", help="how long Events are kept (Go duration)")
+    p.add_argument(
+        "--runtime-config",
+        default="",
+        help="enable or disable API versions, e.g. apps/v1beta1=false,api/alpha=true",
+    )
+    p.add_argument(
+        "--log-level",
+        default="info",
+        choices=["debug", "info", "warning", "error"],
+        help="info logs every write and error, debug every request",
+    )
+    p.set_defaults(run=serve)
+
+
 def bench(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> None:
     """Run one benchmark and print its table (medians and ratios against the raw backend)."""
+    if args.subject == "rest":
+        from kstore.benchmarks.rest import run_rest_bench
+
+        result = run_rest_bench(clients=args.writers, requests=args.requests, repeats=args.repeats)
+        stdout.write(result.report().encode() + b"\n")
+        return
     if args.subject == "storage":
         from kstore.benchmarks.storage import run_storage_bench
 
@@ -123,12 +203,16 @@ def _parser() -> argparse.ArgumentParser:
         help="run a benchmark beside the raw backend and print a table",
         description="Measure kstore beside the raw engine under it, in the same run.",
     )
-    bench_parser.add_argument("subject", choices=["storage"], help="what to measure")
+    bench_parser.add_argument("subject", choices=["storage", "rest"], help="what to measure")
     bench_parser.add_argument("--backend", default="lmdb", help="storage backend (lmdb)")
     bench_parser.add_argument("--objects", type=int, default=10_000, help="objects to list")
     bench_parser.add_argument("--writers", type=int, default=16, help="concurrent creators")
     bench_parser.add_argument("--repeats", type=int, default=3, help="runs per figure (median)")
+    bench_parser.add_argument(
+        "--requests", type=int, default=2000, help="requests per figure and round (rest)"
+    )
     bench_parser.set_defaults(run=bench)
+    _add_serve_parser(verbs)
     return parser
 
 
