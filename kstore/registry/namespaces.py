@@ -49,7 +49,7 @@ from kstore.registry.interface import (
     UpdateOptions,
 )
 from kstore.registry.store import GenericStore, Raised, guarded
-from kstore.registry.strategies.base import copy_value, meta, read_meta
+from kstore.registry.strategies.base import STATUS, copy_value, meta, read_meta
 from kstore.registry.strategies.core import FINALIZE, KUBERNETES_FINALIZER
 from kstore.storage.interface import GetOptions, ListOptions
 
@@ -69,6 +69,23 @@ IMMORTAL_NAMESPACES: Final = frozenset({"default", "kube-system", "kube-public"}
 _TERMINATING: Final = "Terminating"
 #: How long a namespace deleted here is always read live (Kubernetes' forceLiveLookupTTL).
 _LIVE_LOOKUP_SECONDS: Final = 30.0
+#: The conditions the namespace controller keeps, with their reason and message when fine.
+_CONDITIONS: Final = {
+    "NamespaceDeletionDiscoveryFailure": (
+        "ResourcesDiscovered",
+        "All resources successfully discovered",
+    ),
+    "NamespaceDeletionGroupVersionParsingFailure": (
+        "ParsedGroupVersions",
+        "All legacy kube types successfully parsed",
+    ),
+    "NamespaceDeletionContentFailure": (
+        "ContentDeleted",
+        "All content successfully deleted, may be waiting on finalization",
+    ),
+    "NamespaceContentRemaining": ("ContentRemoved", "All content successfully removed"),
+    "NamespaceFinalizersRemaining": ("ContentRemoved", "All content successfully removed"),
+}
 #: How the namespace controller deletes content (Kubernetes' namespaced resources deleter).
 _CONTENT_DELETE: Final = DeleteOptions(propagation_policy="Background")
 
@@ -333,18 +350,74 @@ class NamespaceFinalizer:
         if not read_meta(ns).get("deletionTimestamp"):
             return True
         inside = RequestContext(namespace=name)
-        remaining = False
+        remaining: dict[str, int] = {}
+        finalizers: dict[str, int] = {}
         for store in self._content():
             if self._stopping:
                 return False
             store.delete_collection(inside, ListOptions(), _CONTENT_DELETE)
             for obj in store.list(inside, ListOptions()).items:
-                remaining = True
+                resource = f"{store.info.plural}.{store.definition.group}"
+                remaining[resource] = remaining.get(resource, 0) + 1
+                for finalizer in read_meta(obj).get("finalizers") or []:
+                    finalizers[str(finalizer)] = finalizers.get(str(finalizer), 0) + 1
                 self._force_expired(store, inside, obj)
+        self._report(name, remaining, finalizers)
         if remaining:
             return False
         self._finalize(name)
         return True
+
+    def _report(self, name: str, remaining: dict[str, int], finalizers: dict[str, int]) -> None:
+        """Kubernetes' namespace deletion conditions on the namespace's status."""
+        failing: dict[str, tuple[str, str]] = {}
+        if remaining:
+            parts = sorted(f"{r} has {n} resource instances" for r, n in remaining.items())
+            failing["NamespaceContentRemaining"] = (
+                "SomeResourcesRemain",
+                f"Some resources are remaining: {', '.join(parts)}",
+            )
+        if finalizers:
+            parts = sorted(f"{f} in {n} resource instances" for f, n in finalizers.items())
+            failing["NamespaceFinalizersRemaining"] = (
+                "SomeFinalizerRemain",
+                f"Some finalizers are remaining: {', '.join(parts)}",
+            )
+
+        def with_conditions(current: Object) -> Object:
+            obj = copy_value(current)
+            status = obj.get("status")
+            if not isinstance(status, dict):
+                status = obj["status"] = {}
+            conditions = status.get("conditions")
+            if not isinstance(conditions, list):
+                conditions = status["conditions"] = []
+            for kind, (ok_reason, ok_message) in _CONDITIONS.items():
+                reason, message = failing.get(kind, (ok_reason, ok_message))
+                state = "True" if kind in failing else "False"
+                old = next(
+                    (c for c in conditions if isinstance(c, dict) and c.get("type") == kind), None
+                )
+                if old is None:
+                    conditions.append(
+                        {
+                            "type": kind,
+                            "status": state,
+                            "lastTransitionTime": format_time(now()),
+                            "reason": reason,
+                            "message": message,
+                        }
+                    )
+                    continue
+                if old.get("status") != state:
+                    old["lastTransitionTime"] = format_time(now())
+                old.update(status=state, reason=reason, message=message)
+            return obj
+
+        with contextlib.suppress(NotFound):
+            self._namespaces.update(
+                RequestContext(), name, with_conditions, UpdateOptions(subresource=STATUS)
+            )
 
     @staticmethod
     def _force_expired(store: GenericStore, ctx: RequestContext, obj: Object) -> None:

@@ -109,6 +109,18 @@ def test_namespace_waits_for_content_finalizers(registry: StoreRegistry, scheme:
         lambda: bool(configmaps.get(ctx("team"), "held")["metadata"].get("deletionTimestamp"))
     )
     assert not wait_for(lambda: _gone(registry, "team"), timeout=0.3)
+    conditions = {
+        c["type"]: c
+        for c in registry.store("", "namespaces").get(NS, "team")["status"]["conditions"]
+    }
+    assert conditions["NamespaceContentRemaining"]["status"] == "True"
+    assert conditions["NamespaceContentRemaining"]["message"] == (
+        "Some resources are remaining: configmaps. has 1 resource instances"
+    )
+    assert conditions["NamespaceFinalizersRemaining"]["message"] == (
+        "Some finalizers are remaining: example.com/hold in 1 resource instances"
+    )
+    assert conditions["NamespaceDeletionContentFailure"]["status"] == "False"
     configmaps.update(
         ctx("team"), "held", changed(lambda o: o["metadata"].pop("finalizers")), UpdateOptions()
     )
