@@ -325,7 +325,7 @@ def _format(
     fanouts: list[FanoutResult], lists: ListResult | None, durable: bool, gc_policy: bool
 ) -> str:
     policy = (
-        "GC: kstore.cache.gc_policy.LongLivedObjects (gc.freeze() every second)"
+        "GC: kstore.cache.gc_policy.LongLivedObjects (gc.freeze() every 0.25 s)"
         if gc_policy
         else "GC: CPython defaults"
     )

@@ -7,7 +7,9 @@ takes hundreds of milliseconds, and it runs whenever a quarter of the long-lived
 new, i.e. regularly under churn. Measured in ``kstore bench watch``: 270-520 ms pauses and
 p99 delivery latency above the 50 ms goal without this policy, none with it.
 
-What :class:`LongLivedObjects` does: every ``freeze_interval`` seconds it calls
+What :class:`LongLivedObjects` does: every ``freeze_interval`` seconds (0.25 s: at 1,000
+writes/s of 5 KiB Pods a 1 s interval still let 50 ms full passes through, over the objects
+created since the last freeze; freezing itself costs next to nothing) it calls
 :func:`gc.freeze`, which moves every object tracked so far into the permanent generation that
 collections never scan. The cache's objects are acyclic, so they are still freed by reference
 counting the moment the cache drops them. The cost: a reference cycle that is alive at a
@@ -34,7 +36,7 @@ class LongLivedObjects:
     Use as a context manager or with :meth:`start` / :meth:`stop`."""
 
     def __init__(
-        self, *, freeze_interval: float = 1.0, full_collection_interval: float | None = 600.0
+        self, *, freeze_interval: float = 0.25, full_collection_interval: float | None = 600.0
     ) -> None:
         if freeze_interval <= 0:
             raise ValueError("freeze_interval must be positive")
