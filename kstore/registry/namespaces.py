@@ -48,7 +48,8 @@ from kstore.registry.interface import (
     RequestContext,
     UpdateOptions,
 )
-from kstore.registry.store import GenericStore, Raised, guarded
+from kstore.registry.passthrough import Raised, guarded
+from kstore.registry.store import GenericStore
 from kstore.registry.strategies.base import STATUS, copy_value, meta, read_meta
 from kstore.registry.strategies.core import FINALIZE, KUBERNETES_FINALIZER
 from kstore.storage.interface import GetOptions, ListOptions
@@ -175,7 +176,7 @@ class NamespaceStore(GenericStore):
         ns = self.get(ctx, name)
         m = read_meta(ns)
         if opts.preconditions is not None:
-            self._check_storage_preconditions(ns, opts.preconditions)
+            self.check_storage_preconditions(ns, opts.preconditions)
         if name in IMMORTAL_NAMESPACES:
             raise _forbidden(self.qualified_resource, name, "this namespace may not be deleted")
         if not m.get("deletionTimestamp"):
@@ -194,7 +195,7 @@ class NamespaceStore(GenericStore):
     def _mark(self, ctx: RequestContext, name: str, opts: DeleteOptions) -> Object:
         @guarded
         def mark(existing: Object) -> Object:
-            self._admit_delete(ctx, name, existing, opts.dry_run)
+            self.admit_delete(ctx, name, existing, opts.dry_run)
             obj = copy_value(existing)
             m = meta(obj)
             if not m.get("deletionTimestamp"):
@@ -222,7 +223,7 @@ class NamespaceStore(GenericStore):
         except Raised as raised:
             raise raised.error from None
         except KStoreError as exc:
-            raise self._interpret(exc, name) from None
+            raise self.interpret_error(exc, name) from None
 
 
 def ensure_system_namespaces(namespaces: GenericStore) -> None:

@@ -18,10 +18,13 @@ the current object, then ``managedFields``, mutating admission, the resourceVers
 (422 when missing unless the kind allows unconditional updates, 409 ``OptimisticLockErrorMsg``
 when stale), ``prepare_for_update`` (generation, status/spec split), validation, validating
 admission; an update that removes the last finalizer of an object being deleted deletes it.
-A missing object is created when the kind allows create on update (``created=True``).
+A missing object is created when the kind allows create on update, or for a server-side apply
+(``created=True``).
 
-Delete: see :mod:`kstore.registry.graceful`; graceful deletion and finalizers keep the object
-(``deleted=False``) with a ``deletionTimestamp``.
+Delete and DeleteCollection: :mod:`kstore.registry.deletion` (rules in
+:mod:`kstore.registry.graceful`); graceful deletion and finalizers keep the object
+(``deleted=False``) with a ``deletionTimestamp``. The metadata rules shared by every write are
+in :mod:`kstore.registry.object_meta`.
 
 Dry run (every verb): the same checks, validation and admission, and nothing written; a dry-run
 create returns the object without a resourceVersion.
@@ -36,8 +39,8 @@ from __future__ import annotations
 import builtins
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any, Final, TypeVar, cast
+from dataclasses import dataclass, field
+from typing import Any, Final
 
 from kstore.api.gvk import HUB_VERSION, GroupVersionKind, Object
 from kstore.api.scheme import KindDefinition, ResourceInfo, Scheme
@@ -52,14 +55,10 @@ from kstore.errors import (
     NotFound,
 )
 from kstore.registry.admission import AdmissionChain
+from kstore.registry.deletion import Deleter
 from kstore.registry.graceful import (
-    before_delete,
-    check_delete_preconditions,
     format_time,
-    gc_finalizers,
-    mark_as_deleting,
     now,
-    validate_delete_options,
 )
 from kstore.registry.interface import (
     AdmissionAttributes,
@@ -74,6 +73,14 @@ from kstore.registry.interface import (
     WriteResult,
 )
 from kstore.registry.names import MAX_GENERATE_NAME_ATTEMPTS, generate_name
+from kstore.registry.object_meta import (
+    dedup_owner_references,
+    ensure_namespace,
+    keep_managed_fields_times,
+    name_of,
+    wipe_system_fields,
+)
+from kstore.registry.passthrough import Raised, guarded
 from kstore.registry.patch import record_update
 from kstore.registry.strategies.base import Strategy, copy_value, meta, read_meta
 from kstore.storage.interface import (
@@ -81,7 +88,6 @@ from kstore.storage.interface import (
     ListOptions,
     ListResult,
     Preconditions,
-    ResourceVersionMatch,
     Storage,
     Watcher,
 )
@@ -91,33 +97,10 @@ __all__ = [
     "OPTIMISTIC_LOCK_ERROR",
     "GenericStore",
     "NamespaceCheck",
-    "Raised",
-    "dedup_owner_references",
-    "guarded",
 ]
 
 OPTIMISTIC_LOCK_ERROR: Final = (
     "the object has been modified; please apply your changes to the latest version and try again"
-)
-_DUPLICATE_OWNERS: Final = (
-    ".metadata.ownerReferences contains duplicate entries; API server dedups owner references "
-    "in 1.20+, and may reject such requests as early as 1.24; please fix your requests; "
-    "duplicate UID(s) observed: {}"
-)
-_DUPLICATE_OWNERS_AFTER_ADMISSION: Final = (
-    ".metadata.ownerReferences contains duplicate entries after mutating admission happens; "
-    "API server dedups owner references in 1.20+, and may reject such requests as early as "
-    "1.24; please fix your requests; duplicate UID(s) observed: {}"
-)
-_SYSTEM_FIELDS: Final = (
-    "creationTimestamp",
-    "uid",
-    "deletionTimestamp",
-    "deletionGracePeriodSeconds",
-    "selfLink",
-)
-_NAMESPACE_MISMATCH: Final = (
-    "the namespace of the provided object does not match the namespace sent on the request"
 )
 
 #: Checks that namespace ``namespace`` accepts new content (404 / 403); ``name`` is the name
@@ -131,90 +114,6 @@ class _EmptiedFinalizers(Exception):
     def __init__(self, obj: Object) -> None:
         super().__init__("emptied finalizers")
         self.obj = obj
-
-
-class _DeleteNow(Exception):
-    pass
-
-
-class Raised(Exception):
-    """A kstore error raised by the registry's own function inside a storage call (update
-    function, deletion check): it reaches the caller as it is, while errors of the storage
-    itself are re-worded for the resource."""
-
-    def __init__(self, error: KStoreError) -> None:
-        super().__init__(error.message)
-        self.error = error
-
-
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-
-def guarded(fn: _F) -> _F:
-    """``fn`` with its kstore errors wrapped in :class:`Raised` (see there)."""
-
-    def wrapped(*args: Any) -> Any:
-        try:
-            return fn(*args)
-        except KStoreError as exc:
-            raise Raised(exc) from exc
-
-    return cast(_F, wrapped)
-
-
-class _AlreadyDeleting(Exception):
-    pass
-
-
-def dedup_owner_references(obj: Object, *, after_admission: bool) -> list[str]:
-    """Drop ownerReferences equal to an earlier one with the same uid; return the warning."""
-    refs = read_meta(obj).get("ownerReferences")
-    if not isinstance(refs, list) or len(refs) < 2:
-        return []
-    kept: list[Any] = []
-    seen: set[Any] = set()
-    duplicates: list[str] = []
-    for ref in refs:
-        uid = ref.get("uid") if isinstance(ref, dict) else None
-        if uid in seen and ref in kept:
-            duplicates.append(str(uid or ""))
-            continue
-        seen.add(uid)
-        kept.append(ref)
-    if not duplicates:
-        return []
-    meta(obj)["ownerReferences"] = kept
-    template = _DUPLICATE_OWNERS_AFTER_ADMISSION if after_admission else _DUPLICATE_OWNERS
-    return [template.format(", ".join(duplicates))]
-
-
-def _name_of(obj: Object) -> str:
-    name = read_meta(obj).get("name")
-    return name if isinstance(name, str) else ""
-
-
-def _ensure_namespace(obj: Object, expected: str) -> None:
-    """Kubernetes' EnsureObjectNamespaceMatchesRequestNamespace."""
-    m = meta(obj)
-    current = m.get("namespace") or ""
-    if current == expected:
-        return
-    if not current:
-        m["namespace"] = expected
-    elif not expected:
-        m.pop("namespace", None)
-    else:
-        raise BadRequest(_NAMESPACE_MISMATCH)
-
-
-@dataclass(frozen=True, slots=True)
-class _Marked:
-    """What marking an object for deletion left: the object as written (or read), whether it
-    must now be deleted, and the last state seen (returned if a concurrent delete wins)."""
-
-    object: Object
-    delete_now: bool
-    last_existing: Object | None
 
 
 @dataclass(slots=True)
@@ -251,6 +150,7 @@ class GenericStore(ResourceStore):
         self._namespace_check = namespace_check
         plural = definition.resource.plural
         self._qualified = f"{plural}.{definition.group}" if definition.group else plural
+        self._deleter = Deleter(self)
 
     # -- identity --------------------------------------------------------------------------
 
@@ -324,7 +224,7 @@ class GenericStore(ResourceStore):
             group=self._definition.group,
         )
 
-    def _interpret(self, exc: KStoreError, name: str) -> KStoreError:
+    def interpret_error(self, exc: KStoreError, name: str) -> KStoreError:
         """A storage error re-worded for this resource (the backend names keys, not
         resources: ``/services/specs`` is ``services``)."""
         if isinstance(exc, NotFound):
@@ -343,7 +243,7 @@ class GenericStore(ResourceStore):
         try:
             return self._storage.get(key, GetOptions(resource_version=resource_version))
         except KStoreError as exc:
-            raise self._interpret(exc, name) from None
+            raise self.interpret_error(exc, name) from None
 
     def list(self, ctx: RequestContext, opts: ListOptions) -> ListResult:
         return self._storage.list(self._collection_key(ctx), opts)
@@ -419,7 +319,7 @@ class GenericStore(ResourceStore):
 
     def _invalid(self, obj: Object, causes: Sequence[Any]) -> Invalid:
         d = self._definition
-        return Invalid.for_object(d.kind, _name_of(obj), causes, group=d.group)
+        return Invalid.for_object(d.kind, name_of(obj), causes, group=d.group)
 
     def _admit_create(
         self,
@@ -435,21 +335,20 @@ class GenericStore(ResourceStore):
         """What Kubernetes' create handler does before the store: system fields wiped,
         namespace reconciled, owners de-duplicated, managedFields (unless a server-side apply
         already recorded them), namespace lifecycle, mutating admission."""
-        m = meta(obj)
-        for key in _SYSTEM_FIELDS:
-            m.pop(key, None)
-        _ensure_namespace(obj, ctx.namespace if self._info.namespaced else "")
+        wipe_system_fields(obj)
+        m = read_meta(obj)
+        ensure_namespace(obj, ctx.namespace if self._info.namespaced else "")
         request.warnings.extend(dedup_owner_references(obj, after_admission=False))
         if track_fields:
             self._manage_fields(ctx, None, obj, manager, subresource)
-        name = _name_of(obj) or str(m.get("generateName") or "")
+        name = name_of(obj) or str(m.get("generateName") or "")
         if self._namespace_check is not None and self._info.namespaced:
             self._namespace_check(ctx.namespace, name, self._qualified)
         self._admission.mutate(
             self._attributes(
                 ctx,
                 Operation.CREATE,
-                _name_of(obj),
+                name_of(obj),
                 obj,
                 None,
                 subresource,
@@ -474,7 +373,7 @@ class GenericStore(ResourceStore):
         generate = m.get("generateName")
         if generate and not m.get("name"):
             m["name"] = generate_name(str(generate))
-        _ensure_namespace(obj, ctx.namespace if self._info.namespaced else "")
+        ensure_namespace(obj, ctx.namespace if self._info.namespaced else "")
         request.warnings.extend(self._strategy.prepare_for_create(ctx, obj))
         causes = self._strategy.validate_create(ctx, obj)
         if causes:
@@ -484,7 +383,7 @@ class GenericStore(ResourceStore):
                 self._attributes(
                     ctx,
                     Operation.CREATE,
-                    _name_of(obj),
+                    name_of(obj),
                     copy_value(obj),
                     None,
                     subresource,
@@ -516,7 +415,7 @@ class GenericStore(ResourceStore):
         self, ctx: RequestContext, obj: Object, opts: CreateOptions, request: _Request
     ) -> Object:
         self._before_create(ctx, obj, "", opts.dry_run, request)
-        name = _name_of(obj)
+        name = name_of(obj)
         key = self.key(ctx, name)
         try:
             if opts.dry_run:
@@ -527,11 +426,11 @@ class GenericStore(ResourceStore):
         except AlreadyExists:
             raise self._create_conflict(key, obj) from None
         except KStoreError as exc:
-            raise self._interpret(exc, name) from None
+            raise self.interpret_error(exc, name) from None
 
     def _create_conflict(self, key: str, obj: Object) -> AlreadyExists:
         m = read_meta(obj)
-        name = _name_of(obj)
+        name = name_of(obj)
         if m.get("generateName"):
             return self._already_exists(name, generated=True)
         error = self._already_exists(name)
@@ -584,7 +483,7 @@ class GenericStore(ResourceStore):
         except KStoreError as exc:
             if request.created and isinstance(exc, AlreadyExists):
                 raise self._already_exists(name) from None
-            raise self._interpret(exc, name) from None
+            raise self.interpret_error(exc, name) from None
         return WriteResult(object=stored, warnings=tuple(request.warnings), created=request.created)
 
     def _dry_run_update(
@@ -596,21 +495,21 @@ class GenericStore(ResourceStore):
     ) -> Object:
         current = self._storage.get(key, GetOptions(ignore_not_found=allow_create))
         if current and preconditions is not None:
-            self._check_storage_preconditions(current, preconditions)
+            self.check_storage_preconditions(current, preconditions)
         return try_update(current)
 
-    def _check_storage_preconditions(self, obj: Object, preconditions: Preconditions) -> None:
+    def check_storage_preconditions(self, obj: Object, preconditions: Preconditions) -> None:
         m = read_meta(obj)
         uid, rv = str(m.get("uid") or ""), str(m.get("resourceVersion") or "")
         if preconditions.uid is not None and preconditions.uid != uid:
             raise self.conflict(
-                _name_of(obj),
+                name_of(obj),
                 f"Precondition failed: UID in precondition: {preconditions.uid}, "
                 f"UID in object meta: {uid}",
             )
         if preconditions.resource_version is not None and preconditions.resource_version != rv:
             raise self.conflict(
-                _name_of(obj),
+                name_of(obj),
                 "Precondition failed: ResourceVersion in precondition: "
                 f"{preconditions.resource_version}, ResourceVersion in object meta: {rv}",
             )
@@ -663,7 +562,7 @@ class GenericStore(ResourceStore):
         elif new_rv != existing_rv:
             raise self.conflict(name, OPTIMISTIC_LOCK_ERROR)
         self._before_update(ctx, obj, current, subresource)
-        _keep_managed_fields_times(obj, current)
+        keep_managed_fields_times(obj, current)
         if self._admission.has_validating:
             self._admission.validate(
                 self._attributes(
@@ -690,7 +589,7 @@ class GenericStore(ResourceStore):
         request: _Request,
     ) -> Object:
         meta(obj).pop("resourceVersion", None)
-        if not _name_of(obj):
+        if not name_of(obj):
             meta(obj)["name"] = name
         self._admit_create(
             ctx, obj, opts.field_manager, "", opts.dry_run, request, track_fields=not opts.apply
@@ -703,7 +602,7 @@ class GenericStore(ResourceStore):
         self, ctx: RequestContext, obj: Object, old: Object, subresource: str
     ) -> None:
         """Kubernetes' rest.BeforeUpdate."""
-        _ensure_namespace(obj, ctx.namespace if self._info.namespaced else "")
+        ensure_namespace(obj, ctx.namespace if self._info.namespaced else "")
         m, old_meta = meta(obj), read_meta(old)
         if "generation" in old_meta:
             m["generation"] = old_meta["generation"]
@@ -733,194 +632,30 @@ class GenericStore(ResourceStore):
         except NotFound:
             return
         except KStoreError as exc:
-            raise self._interpret(exc, name) from None
+            raise self.interpret_error(exc, name) from None
 
-    # -- delete ----------------------------------------------------------------------------
+    # -- delete (kstore.registry.deletion) ---------------------------------------------------
 
     def delete(self, ctx: RequestContext, name: str, opts: DeleteOptions) -> DeleteResult:
-        validate_delete_options(opts)
-        key = self.key(ctx, name)
-        try:
-            current = self._storage.get(key)
-        except KStoreError as exc:
-            raise self._interpret(exc, name) from None
-        check_delete_preconditions(self._strategy, current, opts.preconditions)
-        probe = copy_value(current)
-        decision = before_delete(self._strategy, probe, opts.grace_period_seconds)
-        if decision.pending:
-            return DeleteResult(object=current, deleted=False)
-        # The first decision fixes the grace period for the retries (Kubernetes' options).
-        opts = replace(opts, grace_period_seconds=decision.grace_period_seconds)
-        pending_finalizers = bool(read_meta(current).get("finalizers"))
-        needs_gc_update = gc_finalizers(self._strategy, ctx, current, opts) is not None
-        last_existing: Object | None = None
-        preconditions = opts.preconditions
-        if decision.graceful or pending_finalizers or needs_gc_update:
-            outcome = self._mark_for_deletion(ctx, key, name, opts, current)
-            if not outcome.delete_now:
-                return DeleteResult(object=outcome.object, deleted=False)
-            last_existing = outcome.last_existing
-            if preconditions is not None and preconditions.resource_version is not None:
-                rv = str(read_meta(outcome.object).get("resourceVersion") or "")
-                preconditions = replace(preconditions, resource_version=rv)
-            if opts.dry_run:
-                return DeleteResult(object=outcome.object, deleted=True)
-        return self._delete_now(ctx, key, name, opts, preconditions, last_existing)
+        return self._deleter.delete(ctx, name, opts)
 
-    def _admit_delete(
-        self, ctx: RequestContext, name: str, existing: Object, dry_run: bool
-    ) -> None:
-        warnings: list[str] = []
+    def delete_collection(
+        self, ctx: RequestContext, list_opts: ListOptions, opts: DeleteOptions
+    ) -> Sequence[Object]:
+        return self._deleter.delete_collection(ctx, list_opts, opts)
+
+    def admit_delete(self, ctx: RequestContext, name: str, existing: Object, dry_run: bool) -> None:
+        """Delete admission: mutating then validating hooks, ``old_object`` a copy of the
+        stored object."""
+        warnings: builtins.list[str] = []
         attributes = self._attributes(
             ctx, Operation.DELETE, name, None, copy_value(existing), "", dry_run, warnings
         )
         self._admission.mutate(attributes)
         self._admission.validate(attributes)
 
-    def _delete_now(
-        self,
-        ctx: RequestContext,
-        key: str,
-        name: str,
-        opts: DeleteOptions,
-        preconditions: Preconditions | None,
-        last_existing: Object | None,
-    ) -> DeleteResult:
-        @guarded
-        def validate(existing: Object) -> None:
-            self._admit_delete(ctx, name, existing, opts.dry_run)
-
-        try:
-            if opts.dry_run:
-                current = self._storage.get(key)
-                if preconditions is not None:
-                    self._check_storage_preconditions(current, preconditions)
-                validate(current)
-                return DeleteResult(object=current, deleted=True)
-            deleted = self._storage.delete(
-                key, preconditions=preconditions, validate_deletion=validate
-            )
-        except Raised as raised:
-            raise raised.error from None
-        except NotFound:
-            if last_existing is not None:
-                return DeleteResult(object=last_existing, deleted=True)
-            raise self.not_found(name) from None
-        except KStoreError as exc:
-            raise self._interpret(exc, name) from None
-        return DeleteResult(object=deleted, deleted=True)
-
-    def _mark_for_deletion(
-        self, ctx: RequestContext, key: str, name: str, opts: DeleteOptions, read: Object
-    ) -> _Marked:
-        """Kubernetes' updateForGracefulDeletionAndFinalizers."""
-        state: dict[str, Any] = {"graceful": 0, "pending": False, "last": None}
-
-        @guarded
-        def try_update(existing: Object) -> Object:
-            self._admit_delete(ctx, name, existing, opts.dry_run)
-            obj = copy_value(existing)
-            check_delete_preconditions(self._strategy, obj, opts.preconditions)
-            decision = before_delete(self._strategy, obj, opts.grace_period_seconds)
-            if decision.pending:
-                raise _AlreadyDeleting()
-            finalizers = gc_finalizers(self._strategy, ctx, obj, opts)
-            if finalizers is not None:
-                meta(obj)["finalizers"] = finalizers
-            state["pending"] = bool(read_meta(obj).get("finalizers"))
-            if not decision.graceful:
-                if state["pending"]:
-                    mark_as_deleting(obj)
-                    return obj
-                raise _DeleteNow()
-            state["graceful"] = decision.grace_period_seconds or 0
-            state["last"] = obj
-            return obj
-
-        try:
-            if opts.dry_run:
-                current = self._storage.get(key)
-                if opts.preconditions is not None:
-                    self._check_storage_preconditions(current, opts.preconditions)
-                out = try_update(current)
-            else:
-                out = self._storage.guaranteed_update(
-                    key,
-                    try_update,
-                    preconditions=opts.preconditions,
-                    ttl_seconds=self._strategy.ttl_seconds,
-                )
-        except Raised as raised:
-            raise raised.error from None
-        except _DeleteNow:
-            return _Marked(read, True, state["last"])
-        except _AlreadyDeleting:
-            return _Marked(read, False, None)
-        except KStoreError as exc:
-            raise self._interpret(exc, name) from None
-        if state["pending"] or state["graceful"] > 0:
-            return _Marked(out, False, state["last"])
-        return _Marked(out, True, state["last"])
-
-    def delete_collection(
-        self, ctx: RequestContext, list_opts: ListOptions, opts: DeleteOptions
-    ) -> Sequence[Object]:
-        """Delete every object the list selects, page by page (10,000 unless the caller set
-        a limit, in which case only one page). Not atomic: an error leaves earlier deletes
-        done. Objects that vanish meanwhile are skipped."""
-        validate_delete_options(opts)
-        has_limit = list_opts.limit > 0
-        page_opts = list_opts if has_limit else replace(list_opts, limit=10_000)
-        deleted: list[Object] = []
-        while True:
-            page = self.list(ctx, page_opts)
-            for item in page.items:
-                item_meta = read_meta(item)
-                item_ctx = ctx
-                if self._info.namespaced and not ctx.namespace:
-                    item_ctx = replace(ctx, namespace=str(item_meta.get("namespace") or ""))
-                try:
-                    self.delete(item_ctx, str(item_meta.get("name") or ""), opts)
-                except NotFound:
-                    continue
-                deleted.append(item)
-            if has_limit or not page.continue_token:
-                return deleted
-            page_opts = replace(
-                page_opts,
-                continue_token=page.continue_token,
-                resource_version="",
-                resource_version_match=ResourceVersionMatch.UNSET,
-            )
-
 
 def _rv_required() -> Cause:
     return invalid(
         Path("metadata", "resourceVersion"), JSONValue(0), "must be specified for an update"
     )
-
-
-def _keep_managed_fields_times(obj: Object, old: Object) -> None:
-    """If only managedFields timestamps differ from the stored object, keep the stored ones
-    (Kubernetes' IgnoreManagedFieldsTimestampsTransformer): a no-op stays a no-op."""
-    new_entries = read_meta(obj).get("managedFields")
-    old_entries = read_meta(old).get("managedFields")
-    if not isinstance(new_entries, list) or not isinstance(old_entries, list):
-        return
-    if len(new_entries) != len(old_entries):
-        return
-
-    def untimed(entries: list[Any]) -> list[Any]:
-        return [
-            {k: v for k, v in e.items() if k != "time"} if isinstance(e, dict) else e
-            for e in entries
-        ]
-
-    if untimed(new_entries) != untimed(old_entries) or new_entries == old_entries:
-        return
-    rest = {k: v for k, v in obj.items() if k != "metadata"}
-    old_rest = {k: v for k, v in old.items() if k != "metadata"}
-    new_meta = {k: v for k, v in read_meta(obj).items() if k != "managedFields"}
-    old_meta = {k: v for k, v in read_meta(old).items() if k != "managedFields"}
-    if rest == old_rest and new_meta == old_meta:
-        meta(obj)["managedFields"] = copy_value(old_entries)
