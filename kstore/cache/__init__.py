@@ -1,7 +1,7 @@
 """kstore.cache: the watch cache ("cacher"), a Storage decorator serving reads and watches
 from memory (see :mod:`kstore.cache.cacher`)."""
 
-from kstore.cache.cacher import CacheConfig, Cacher, ProgressRequester
+from kstore.cache.cacher import CacheConfig, Cacher
 from kstore.cache.caching_object import (
     CachedListResult,
     CachedWatchEvent,
@@ -10,6 +10,7 @@ from kstore.cache.caching_object import (
     encoded_object,
 )
 from kstore.cache.consistency import ConsistencyReport, check_consistency
+from kstore.cache.reflector import ProgressRequester
 from kstore.cache.watcher import CacheWatcher
 
 __all__ = [

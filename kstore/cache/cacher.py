@@ -6,8 +6,9 @@ implements the interface) and serves it the way Kubernetes' cacher does:
 - **one backend watch** per resource, opened as a watch-list (the backend's initial state,
   the initial-events-end bookmark, then every change, with progress notifications), feeds a
   :class:`~kstore.cache.watch_cache.WatchCache` and the
-  :class:`~kstore.cache.dispatcher.Dispatcher` from one thread. If that watch fails, every
-  cache watcher is ended (clients watch again from their last revision) and the cache re-lists;
+  :class:`~kstore.cache.dispatcher.Dispatcher` from one thread (the
+  :class:`~kstore.cache.reflector.Reflector`). If that watch fails, every cache watcher is
+  ended (clients watch again from their last revision) and the cache re-lists;
 - **writes** go to the backend; update and delete get the cache's current object as the
   ``cached_existing`` hint (the backend re-reads on a revision mismatch, so a stale hint costs
   a retry, never correctness);
@@ -37,13 +38,13 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
 
 from kstore.api.gvk import Object
 from kstore.cache.caching_object import CachedListResult
 from kstore.cache.dispatcher import Dispatcher
 from kstore.cache.history import DEFAULT_EVENT_WINDOW, LOWER_BOUND_CAPACITY, EventHistory
-from kstore.cache.watch_cache import CacheEvent, CacheUnavailable, WatchCache
+from kstore.cache.reflector import Reflector
+from kstore.cache.watch_cache import CacheUnavailable, WatchCache
 from kstore.cache.watcher import CacheWatcher, ErrorWatcher, WatchFilter
 from kstore.errors import (
     Expired,
@@ -54,8 +55,6 @@ from kstore.errors import (
 )
 from kstore.storage.continue_token import encode_continue
 from kstore.storage.interface import (
-    INITIAL_EVENTS_END_ANNOTATION,
-    EventType,
     GetOptions,
     ListOptions,
     ListResult,
@@ -66,7 +65,6 @@ from kstore.storage.interface import (
     Storage,
     TryUpdate,
     Watcher,
-    WatchEvent,
 )
 from kstore.storage.keys import (
     name_of_key,
@@ -76,24 +74,12 @@ from kstore.storage.keys import (
 )
 from kstore.storage.versioner import parse_list_resource_version, parse_resource_version
 
-__all__ = ["CacheConfig", "Cacher", "ProgressRequester"]
+__all__ = ["CacheConfig", "Cacher"]
 
 _log = logging.getLogger(__name__)
 
 _GET_DEFAULTS = GetOptions()
 _LIST_DEFAULTS = ListOptions()
-#: Backend events applied and dispatched together: bounds the latency a batch adds while
-#: amortising wake-ups under load.
-_MAX_BATCH = 256
-
-
-@runtime_checkable
-class ProgressRequester(Protocol):
-    """A backend watcher that can be asked for a progress notification (etcd's
-    ``RequestWatchProgress``): soon after, it delivers a BOOKMARK at the revision it has
-    reached, even when nothing under its key changed."""
-
-    def request_progress(self) -> None: ...
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -166,18 +152,19 @@ class Cacher(Storage):
             clock=config.clock,
             trigger_field=config.trigger_field,
         )
-        self._ready = threading.Event()
-        self._first_attempt = threading.Event()
-        self._stopping = threading.Event()
-        self._relist = threading.Event()
-        self._backend_watch: Watcher | None = None
-        self._watch_lock = threading.Lock()
-        self.relists = 0
-        self._checker_thread: threading.Thread | None = None
-        self._thread = threading.Thread(
-            target=self._run, name=f"kstore-cache {self._resource}", daemon=True
+        self._reflector = Reflector(
+            storage=self._storage,
+            key=self._prefix,
+            cache=self._cache,
+            dispatcher=self._dispatcher,
+            resource=self._resource,
+            bookmark_interval=config.bookmark_interval_seconds,
+            relist_backoff=config.relist_backoff_seconds,
         )
-        self._thread.start()
+        self._ready = self._reflector.ready
+        self._stopping = threading.Event()
+        self._checker_thread: threading.Thread | None = None
+        self._reflector.start()
         if config.consistency_check_interval_seconds is not None:
             self._checker_thread = threading.Thread(
                 target=self._check_periodically,
@@ -201,7 +188,7 @@ class Cacher(Storage):
         """Wait until the first list-and-watch has either made the cache ready or failed
         (e.g. on an object it cannot decode); True when ready. Until it is, reads are
         served by the backend and watches answer 429."""
-        self._first_attempt.wait(timeout)
+        self._reflector.first_attempt.wait(timeout)
         return self._ready.is_set()
 
     @property
@@ -217,23 +204,19 @@ class Cacher(Storage):
     def dispatcher(self) -> Dispatcher:
         return self._dispatcher
 
+    @property
+    def relists(self) -> int:
+        """How many initial lists the cache has completed (1 after a clean start)."""
+        return self._reflector.relists
+
     def request_relist(self) -> None:
         """Drop the backend watch and rebuild the cache from a fresh list (ends every watch)."""
-        self._relist.set()
-        with self._watch_lock:
-            watch = self._backend_watch
-        if watch is not None:
-            watch.stop()
+        self._reflector.request_relist()
 
     def stop(self) -> None:
         """Stop feeding the cache and end every watch. Idempotent."""
         self._stopping.set()
-        self._ready.clear()
-        with self._watch_lock:
-            watch = self._backend_watch
-        if watch is not None:
-            watch.stop()
-        self._thread.join(timeout=10.0)
+        self._reflector.stop()
         if self._checker_thread is not None:
             self._checker_thread.join(timeout=10.0)
         self._dispatcher.terminate_all()
@@ -243,137 +226,6 @@ class Cacher(Storage):
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-    # -- the feeding thread ----------------------------------------------------------------
-
-    def _run(self) -> None:
-        backoff = self._config.relist_backoff_seconds
-        while not self._stopping.is_set():
-            try:
-                self._list_and_watch()
-                backoff = self._config.relist_backoff_seconds
-            except KStoreError as exc:
-                _log.warning("watch cache of %s: %s; re-listing", self._resource, exc)
-            except Exception:  # keep serving: a bug here must not kill the cache for good
-                _log.exception("watch cache of %s failed; re-listing", self._resource)
-            self._ready.clear()
-            self._cache.invalidate()
-            self._first_attempt.set()
-            self._dispatcher.terminate_all()
-            if self._stopping.is_set():
-                return
-            if not self._relist.is_set():
-                self._stopping.wait(backoff)
-                backoff = min(backoff * 2, 30.0)
-            self._relist.clear()
-
-    def _open_watch(self) -> Watcher:
-        watch = self._storage.watch(
-            self._prefix,
-            ListOptions(
-                resource_version="",
-                resource_version_match=ResourceVersionMatch.NOT_OLDER_THAN,
-                send_initial_events=True,
-                allow_bookmarks=True,
-                progress_notify=True,
-                recursive=True,
-            ),
-        )
-        with self._watch_lock:
-            self._backend_watch = watch
-        if self._stopping.is_set():
-            watch.stop()
-        return watch
-
-    def _list_and_watch(self) -> None:
-        watch = self._open_watch()
-        try:
-            self._initial_sync(watch)
-            self.relists += 1
-            self._ready.set()
-            self._first_attempt.set()
-            self._follow(watch)
-        finally:
-            with self._watch_lock:
-                self._backend_watch = None
-            watch.stop()
-
-    def _initial_sync(self, watch: Watcher) -> None:
-        objects: list[Object] = []
-        while True:
-            event = watch.next(timeout=1.0)
-            if event is None:
-                if watch.stopped or self._stopping.is_set():
-                    raise _WatchEnded("the backend watch ended during the initial list")
-                continue
-            if event.type is EventType.ADDED:
-                objects.append(event.object)
-            elif event.type is EventType.BOOKMARK:
-                annotations = (event.object.get("metadata") or {}).get("annotations") or {}
-                if annotations.get(INITIAL_EVENTS_END_ANNOTATION) == "true":
-                    self._cache.replace(objects, event.resource_version)
-                    return
-            elif event.type is EventType.ERROR:
-                raise _WatchEnded(f"the backend watch failed: {event.object.get('message')}")
-            else:
-                raise _WatchEnded(f"unexpected {event.type} before the initial-events bookmark")
-
-    def _follow(self, watch: Watcher) -> None:
-        cache = self._cache
-        dispatcher = self._dispatcher
-        tick = min(1.0, self._config.bookmark_interval_seconds / 4)
-        next_tick = time.monotonic() + tick
-        batch: list[CacheEvent] = []
-        while not self._stopping.is_set() and not self._relist.is_set():
-            event = watch.next(timeout=max(0.0, next_tick - time.monotonic()))
-            while event is not None:
-                if not self._absorb(event, batch):
-                    self._flush(batch)
-                    return
-                if len(batch) >= _MAX_BATCH:
-                    break
-                event = watch.next(timeout=0)
-            self._flush(batch)
-            if event is None and watch.stopped:
-                if self._stopping.is_set() or self._relist.is_set():
-                    return
-                raise _WatchEnded("the backend watch ended")
-            now = time.monotonic()
-            if now >= next_tick:
-                next_tick = now + tick
-                dispatcher.send_bookmarks(cache.resource_version)
-
-    def _absorb(self, event: WatchEvent, batch: list[CacheEvent]) -> bool:
-        """Apply one backend event; False when the watch failed (an ERROR event)."""
-        type_ = event.type
-        if type_ is EventType.BOOKMARK:
-            # Progress: nothing changed for this resource up to that revision. Not fanned
-            # out: watchers get their own bookmarks at the cache's revision.
-            self._cache.advance(event.resource_version)
-            return True
-        if type_ is EventType.ERROR:
-            _log.warning(
-                "watch cache of %s: backend watch error: %s",
-                self._resource,
-                event.object.get("message"),
-            )
-            return False
-        cache_event = self._cache.apply(type_, event.object, event.resource_version)
-        if cache_event is not None:
-            batch.append(cache_event)
-        return True
-
-    def _flush(self, batch: list[CacheEvent]) -> None:
-        if batch:
-            self._dispatcher.dispatch(batch)
-            batch.clear()
-        self._cache.notify_fresh()
-
-    def _request_progress(self) -> None:
-        with self._watch_lock:
-            watch = self._backend_watch
-        if isinstance(watch, ProgressRequester):
-            watch.request_progress()
 
     # -- writes: straight to the backend ---------------------------------------------------
 
@@ -433,7 +285,7 @@ class Cacher(Storage):
         self._cache.wait_fresh(
             revision,
             self._config.fresh_timeout_seconds,
-            poke=self._request_progress,
+            poke=self._reflector.request_progress,
             poke_interval=self._config.progress_request_interval_seconds,
         )
 
@@ -620,7 +472,3 @@ class Cacher(Storage):
                     "watch cache of %s is inconsistent: %s; re-listing", self._resource, report
                 )
                 self.request_relist()
-
-
-class _WatchEnded(KStoreError):
-    """The backend watch ended or failed: re-list."""
