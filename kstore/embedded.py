@@ -18,7 +18,9 @@
 
 :func:`open` takes ``lmdb:///absolute/path`` (``lmdb:relative/path`` also works; query
 ``?durable=false`` turns fsync off) or ``etcd://host:2379,host2:2379/registry`` (the path is
-the key prefix, ``/registry`` by default; ``etcds://`` for TLS endpoints). It builds the same
+the key prefix, ``/registry`` by default; ``etcds://`` for TLS endpoints, with ``?cacert=``,
+``&cert=`` and ``&key=`` naming the files as ``--etcd-cafile`` etc. do). Any other backend:
+``Client(build_registry(scheme, backend, config))``. It builds the same
 registry ``kstore serve`` uses (:func:`kstore.registry.registry.build_registry`): the same
 validation, defaulting, admission, finalizers, graceful deletion, TTLs and key layout, so a
 store written here can be served by ``kstore serve`` and the other way round (one process at a
@@ -90,7 +92,9 @@ def _lmdb_backend(url: str, path: str, query: Mapping[str, list[str]]) -> Backen
     return LmdbBackend(LmdbConfig(path=path, durable=durable))
 
 
-def _etcd_backend(url: str, hosts: str, prefix: str, tls: bool) -> Backend:
+def _etcd_backend(
+    url: str, hosts: str, prefix: str, tls: bool, query: Mapping[str, list[str]]
+) -> Backend:
     from kstore.storage.etcd import EtcdBackend, EtcdConfig
 
     endpoints = tuple(h for h in hosts.split(",") if h)
@@ -98,7 +102,22 @@ def _etcd_backend(url: str, hosts: str, prefix: str, tls: bool) -> Backend:
         raise BadRequest(f"the etcd url {url!r} names no endpoint")
     if tls:
         endpoints = tuple(e if "://" in e else f"https://{e}" for e in endpoints)
-    return EtcdBackend(EtcdConfig(endpoints=endpoints, prefix=prefix or "/registry"))
+
+    def file(name: str) -> str | None:
+        values = query.get(name)
+        return values[-1] if values else None
+
+    try:
+        config = EtcdConfig(
+            endpoints=endpoints,
+            prefix=prefix or "/registry",
+            ca_file=file("cacert"),
+            cert_file=file("cert"),
+            key_file=file("key"),
+        )
+    except ValueError as exc:
+        raise BadRequest(f"the etcd url {url!r} is not usable: {exc}") from None
+    return EtcdBackend(config)
 
 
 def backend_for_url(url: str) -> Backend:
@@ -108,7 +127,8 @@ def backend_for_url(url: str) -> Backend:
     if parts.scheme == "lmdb":
         return _lmdb_backend(url, unquote(parts.netloc + parts.path), query)
     if parts.scheme in ("etcd", "etcds"):
-        return _etcd_backend(url, parts.netloc, unquote(parts.path), parts.scheme == "etcds")
+        tls = parts.scheme == "etcds"
+        return _etcd_backend(url, parts.netloc, unquote(parts.path), tls, query)
     raise BadRequest(
         f"unsupported storage url {url!r}: use lmdb:///path or etcd://host:port[,host:port]/prefix"
     )

@@ -49,6 +49,14 @@ def test_lmdb_url_forms(tmp_path: Path) -> None:
     assert "lmdb:///path or etcd://host:port" in caught.value.message
 
 
+def test_etcd_url_mistakes_are_bad_requests() -> None:
+    with pytest.raises(BadRequest):
+        backend_for_url("etcd:///registry")
+    with pytest.raises(BadRequest) as caught:
+        backend_for_url("etcds://127.0.0.1:1/registry?cert=/tmp/c.pem")
+    assert "certificate and key must be given together" in caught.value.message
+
+
 def test_objects_persist_across_opens(tmp_path: Path) -> None:
     url = f"lmdb://{tmp_path / 'store'}"
     with open(url) as first:
