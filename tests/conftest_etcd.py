@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import grpc
@@ -28,6 +29,7 @@ from kstore.testing.etcd_cluster import EtcdCluster, EtcdNotInstalled, etcd_bina
 __all__ = [
     "PROGRESS_NOTIFY_INTERVAL",
     "RawEtcd",
+    "backend_on_shared_cluster",
     "etcd_backend",
     "etcd_single",
     "make_backend",
@@ -186,20 +188,28 @@ def make_backend(cluster: EtcdCluster, **overrides: Any) -> EtcdBackend:
     return EtcdBackend(EtcdConfig(**settings))
 
 
-@pytest.fixture
-def etcd_backend(request: pytest.FixtureRequest, etcd_single: EtcdCluster) -> Iterator[EtcdBackend]:
-    """A fresh backend on the shared etcd; its keys are removed afterwards, and a cluster
-    whose history the test compacted is replaced."""
-    backend = make_backend(etcd_single)
+@contextmanager
+def backend_on_shared_cluster(config: pytest.Config) -> Iterator[EtcdBackend]:
+    """A fresh backend on the session's cluster; its keys are removed afterwards, and a
+    cluster whose history the test compacted is replaced."""
+    cluster = shared_cluster(config)
+    backend = make_backend(cluster)
     try:
         yield backend
     finally:
         backend.close()
         if backend.compacted_revision > 0:
-            replace_shared_cluster(request.config)
+            replace_shared_cluster(config)
         else:
-            raw = RawEtcd(etcd_single.endpoints[0])
+            raw = RawEtcd(cluster.endpoints[0])
             try:
                 raw.delete_prefix(backend.config.prefix.encode() + b"/")
             finally:
                 raw.close()
+
+
+@pytest.fixture
+def etcd_backend(request: pytest.FixtureRequest) -> Iterator[EtcdBackend]:
+    """A fresh backend on the shared etcd (see :func:`backend_on_shared_cluster`)."""
+    with backend_on_shared_cluster(request.config) as backend:
+        yield backend

@@ -221,6 +221,10 @@ class EtcdClient:
 
     # -- endpoint choice -----------------------------------------------------------------------
 
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
     def current_endpoint(self) -> _Endpoint:
         return self._endpoints[self._current]
 

@@ -306,6 +306,8 @@ class EtcdWatcher(Watcher):
         while True:
             if self._stop.is_set():
                 raise _Stopped
+            if self._client.closed:
+                raise Unavailable("the etcd backend was closed")
             try:
                 self._stream()
             except _StreamBroken:
