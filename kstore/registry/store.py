@@ -177,10 +177,11 @@ class GenericStore(ResourceStore):
 
     def key(self, ctx: RequestContext, name: str) -> str:
         if not name:
-            raise BadRequest("name is required")
+            # Kubernetes' NamespaceKeyFunc / NoNamespaceKeyFunc wording.
+            raise BadRequest("Name parameter required.")
         if self._info.namespaced:
             if not ctx.namespace:
-                raise BadRequest("a namespace is required for a namespaced resource")
+                raise BadRequest("Namespace parameter required.")
             return f"{self._prefix}/{ctx.namespace}/{name}"
         return f"{self._prefix}/{name}"
 
@@ -335,6 +336,8 @@ class GenericStore(ResourceStore):
         """What Kubernetes' create handler does before the store: system fields wiped,
         namespace reconciled, owners de-duplicated, managedFields (unless a server-side apply
         already recorded them), namespace lifecycle, mutating admission."""
+        if self._info.namespaced and not ctx.namespace:
+            raise BadRequest("Namespace parameter required.")
         wipe_system_fields(obj)
         m = read_meta(obj)
         ensure_namespace(obj, ctx.namespace if self._info.namespaced else "")

@@ -386,3 +386,11 @@ def test_create_records_an_update_managed_fields_entry(
         "f:data": {".": {}, "f:k": {}},
         "f:metadata": {"f:labels": {".": {}, "f:app": {}}},
     }
+
+
+def test_namespaced_create_without_a_namespace_is_a_bad_request(
+    registry: StoreRegistry, scheme: Scheme
+) -> None:
+    with pytest.raises(BadRequest) as caught:
+        _create(registry, scheme, "", "configmaps", config_map("x"), namespace="")
+    assert caught.value.message == "Namespace parameter required."
