@@ -180,8 +180,12 @@ def _classify(exc: Any) -> tuple[str, BaseException]:
             return _Outcome.FATAL, FutureRevisionError(details)
     if "lease not found" in lowered:
         return _Outcome.FATAL, LeaseNotFoundError(details)
-    if "request is too large" in lowered:
-        return _Outcome.FATAL, RequestEntityTooLarge(f"etcd: {details}")
+    # etcd refuses requests over --max-request-bytes (1.5 MiB by default) itself, and gRPC
+    # refuses messages over that plus 512 KiB (or over the client's own send limit).
+    if "request is too large" in lowered or "message larger than max" in lowered:
+        return _Outcome.FATAL, RequestEntityTooLarge(
+            f"etcd refused the request as too large: {details}"
+        )
     if code == grpc.StatusCode.UNAVAILABLE or code == grpc.StatusCode.RESOURCE_EXHAUSTED:
         if any(m in lowered for m in _NOT_SENT_MARKERS) or any(
             m in lowered for m in _REFUSED_MARKERS
