@@ -11,6 +11,7 @@ render the same thing::
     ├── Forbidden                    (403 Forbidden)
     ├── NotFound                     (404 NotFound)
     ├── MethodNotAllowed             (405 MethodNotAllowed)
+    ├── NotAcceptable                (406 NotAcceptable)
     ├── AlreadyExists                (409 AlreadyExists)
     ├── Conflict                     (409 Conflict)
     ├── Expired                      (410 Expired)
@@ -44,6 +45,7 @@ __all__ = [
     "Invalid",
     "KStoreError",
     "MethodNotAllowed",
+    "NotAcceptable",
     "NotFound",
     "RequestEntityTooLarge",
     "Timeout",
@@ -135,6 +137,13 @@ class NotFound(KStoreError):
 class MethodNotAllowed(KStoreError):
     code = 405
     reason = "MethodNotAllowed"
+
+
+class NotAcceptable(KStoreError):
+    """No media type the client accepts can be produced."""
+
+    code = 406
+    reason = "NotAcceptable"
 
 
 class AlreadyExists(KStoreError):

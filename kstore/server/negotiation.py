@@ -20,7 +20,7 @@ from kstore.codec.json import MEDIA_TYPE_JSON
 from kstore.codec.recognizer import MEDIA_TYPE_PROTOBUF, serializer_for_media_type
 from kstore.codec.serializer import Serializer
 from kstore.codec.yaml import MEDIA_TYPE_YAML
-from kstore.errors import KStoreError, UnsupportedMediaType
+from kstore.errors import NotAcceptable, UnsupportedMediaType
 
 __all__ = [
     "NotAcceptable",
@@ -32,13 +32,6 @@ __all__ = [
 
 _ACCEPTED = f"{MEDIA_TYPE_JSON}, {MEDIA_TYPE_YAML}, {MEDIA_TYPE_PROTOBUF}"
 _META_GROUP = "meta.k8s.io"
-
-
-class NotAcceptable(KStoreError):
-    """406: no media type in ``Accept`` can be produced (Kubernetes' NewNotAcceptableError)."""
-
-    code = 406
-    reason = "NotAcceptable"
 
 
 class Target(StrEnum):
