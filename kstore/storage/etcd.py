@@ -47,7 +47,6 @@ from kstore.errors import (
 )
 from kstore.storage._etcd_baseline import RawEtcdBaseline
 from kstore.storage._etcd_client import (
-    CompactedError,
     EtcdClient,
     FutureRevisionError,
     LeaseNotFoundError,
@@ -57,9 +56,9 @@ from kstore.storage._etcd_compactor import Compactor
 from kstore.storage._etcd_config import EtcdConfig
 from kstore.storage._etcd_layout import kubernetes_resource_prefix
 from kstore.storage._etcd_leases import LeaseManager
+from kstore.storage._etcd_list import read_list
 from kstore.storage._etcd_watch import EtcdWatcher, WatchStart
 from kstore.storage._watch_hub import error_watcher
-from kstore.storage.continue_token import InvalidContinueToken, decode_continue, encode_continue
 from kstore.storage.interface import (
     Backend,
     GetOptions,
@@ -67,7 +66,6 @@ from kstore.storage.interface import (
     ListResult,
     Preconditions,
     ResourceStorageConfig,
-    ResourceVersionMatch,
     Stats,
     Storage,
     TryUpdate,
@@ -95,26 +93,9 @@ __all__ = [
     "kubernetes_resource_prefix",
 ]
 
-#: Largest page a filtered list grows to while looking for matching items (Kubernetes'
-#: ``maxLimit``).
-MAX_LIST_PAGE = 10_000
-
 _EQUAL = etcdrpc.Compare.EQUAL
 _MOD = etcdrpc.Compare.MOD
-_LIST_EXPIRED = "The resourceVersion for the provided list is too old."
 _WATCH_EXPIRED = "The resourceVersion for the provided watch is too old."
-_CONTINUE_EXPIRED = (
-    "The provided continue parameter is too old to display a consistent list result. "
-    "You can start a new list without the continue parameter."
-)
-_INCONSISTENT_CONTINUE = (
-    "The provided continue parameter is too old to display a consistent list result. "
-    "You can start a new list without the continue parameter, or use the continue token in "
-    "this response to retrieve the remainder of the results. Continuing with the provided "
-    "token results in an inconsistent list - objects that were created, modified, or deleted "
-    "between the time the first chunk was returned and now may show up in the list."
-)
-_MATCH_VALUES = {m.value for m in ResourceVersionMatch}
 _GET_DEFAULTS = GetOptions()
 _LIST_DEFAULTS = ListOptions()
 
@@ -391,108 +372,23 @@ class EtcdStorage(Storage):
             return self._decode(state.data, etcd_key, int(response.header.revision))
 
     def list(self, key: str, opts: ListOptions = _LIST_DEFAULTS) -> ListResult:
-        recursive = opts.recursive
-        etcd_prefix = self._etcd_key(key, recursive=recursive)
-        match = str(opts.resource_version_match)
-        if match not in _MATCH_VALUES:
-            raise BadRequest(f"unknown ResourceVersionMatch value: {match}")
-        with_rev = 0
-        start = etcd_prefix
-        paging_continue = False
-        if recursive and opts.continue_token:
-            try:
-                token = decode_continue(opts.continue_token, etcd_prefix)
-            except InvalidContinueToken as exc:
-                raise BadRequest(f"invalid continue token: {exc}") from None
-            if opts.resource_version not in ("", "0"):
-                raise BadRequest("specifying resource version is not allowed when using continue")
-            if token.resource_version > 0:
-                with_rev = token.resource_version
-            start = token.start_key
-            paging_continue = True
-        elif opts.resource_version:
-            parsed = parse_list_resource_version(opts.resource_version)
-            if match == ResourceVersionMatch.EXACT or (
-                match == ResourceVersionMatch.UNSET and recursive and opts.limit > 0 and parsed > 0
-            ):
-                with_rev = parsed
-        minimum = 0
-        if with_rev == 0 and opts.resource_version:
-            minimum = parse_list_resource_version(opts.resource_version)
-
+        etcd_prefix = self._etcd_key(key, recursive=opts.recursive)
         filtered = not (opts.label_selector.empty() and opts.field_selector.empty())
-        limit = opts.limit if opts.limit > 0 else 0
-        paging = limit > 0
-        page_limit = limit
-        range_end = prefix_range_end(etcd_prefix.encode()) if recursive else b""
-        raw_start = start.encode()
-        items: list[Object] = []
-        last_key: bytes | None = None
-        has_more = False
-        count = 0
-        while True:
-            request = etcdrpc.RangeRequest(
-                key=raw_start, range_end=range_end, limit=page_limit, revision=with_rev
-            )
-            try:
-                response = self._client.range(request)
-            except CompactedError:
-                raise self._list_expired(paging_continue, start, etcd_prefix) from None
-            except FutureRevisionError:
-                raise TooLargeResourceVersion(with_rev, self.current_revision()) from None
-            if with_rev == 0:
-                revision = int(response.header.revision)
-                if minimum > revision:
-                    raise TooLargeResourceVersion(minimum, revision)
-                with_rev = revision
-            kvs = response.kvs
-            count = int(response.count)
-            chunk_more = len(kvs) < count
-            if not kvs and chunk_more:
-                raise InternalError(
-                    "no results were found, but etcd indicated there were more values remaining"
-                )
-            limit_reached = False
-            for kv in kvs:
-                if paging and len(items) >= limit:
-                    limit_reached = True
-                    break
-                last_key = kv.key
-                obj = self._state_from_kv(kv, kv.key.decode("utf-8", "surrogateescape")).obj
-                if not filtered or self._matches_selectors(obj, opts):
-                    items.append(obj)
-            has_more = chunk_more or limit_reached
-            if limit_reached or not chunk_more:
-                break
-            if paging and len(items) >= limit:
-                break
-            raw_start = bytes(kvs[-1].key) + b"\x00"
-            if page_limit < MAX_LIST_PAGE:
-                page_limit = min(page_limit * 2, MAX_LIST_PAGE)
 
-        continue_token = ""
-        remaining: int | None = None
-        if has_more and last_key is not None:
-            continue_token = encode_continue(
-                bytes(last_key).decode("utf-8", "surrogateescape") + "\x00", etcd_prefix, with_rev
-            )
-            if not filtered:
-                remaining = count - limit
-        return ListResult(
-            items=items,
-            resource_version=with_rev,
-            continue_token=continue_token,
-            remaining_item_count=remaining,
+        def decode(kv: Any) -> Object:
+            return self._state_from_kv(kv, kv.key.decode("utf-8", "surrogateescape")).obj
+
+        def matches(obj: Object) -> bool:
+            return self._matches_selectors(obj, opts)
+
+        return read_list(
+            self._client,
+            etcd_prefix,
+            opts,
+            decode=decode,
+            matches=matches if filtered else None,
+            current_revision=self.current_revision,
         )
-
-    def _list_expired(self, paging_continue: bool, start: str, etcd_prefix: str) -> Expired:
-        if not paging_continue:
-            return Expired(_LIST_EXPIRED)
-        try:
-            token = encode_continue(start, etcd_prefix, -1)
-        except ValueError:
-            return Expired(_CONTINUE_EXPIRED)
-        return Expired(_INCONSISTENT_CONTINUE, continue_token=token)
 
     def _matches_selectors(self, obj: Object, opts: ListOptions) -> bool:
         labels, fields = self._get_attrs(obj)
@@ -525,12 +421,13 @@ class EtcdStorage(Storage):
         except (TooLargeResourceVersion, Expired) as exc:
             return error_watcher(exc)
         raw_key = etcd_key.encode()
+        range_end = prefix_range_end(raw_key) if recursive else b""
         return EtcdWatcher(
             client=self._client,
             config=self._backend._config,
-            source=_WatchView(self, opts, raw_key, prefix_range_end(raw_key) if recursive else b""),
+            source=_WatchView(self, opts, range_end),
             key=raw_key,
-            range_end=prefix_range_end(raw_key) if recursive else b"",
+            range_end=range_end,
             start=start,
             filtered=not (opts.label_selector.empty() and opts.field_selector.empty()),
             progress_notify=opts.progress_notify,
@@ -550,12 +447,9 @@ class EtcdStorage(Storage):
 class _WatchView:
     """A storage as one watch sees it: its selectors and its key range (a WatchSource)."""
 
-    def __init__(
-        self, storage: EtcdStorage, opts: ListOptions, key: bytes, range_end: bytes
-    ) -> None:
+    def __init__(self, storage: EtcdStorage, opts: ListOptions, range_end: bytes) -> None:
         self._storage = storage
         self._opts = opts
-        self._key = key
         self._range_end = range_end
 
     def decode_value(self, key: bytes, value: bytes) -> Object:
