@@ -55,8 +55,10 @@ T = TypeVar("T")
 #: Metadata of clientv3's ``WithRequireLeader``: a member without a leader refuses the call.
 REQUIRE_LEADER = (("hasleader", "true"),)
 
-#: A member that failed is avoided for this long when another one is available.
-_FAILED_AVOID_SECONDS = 1.0
+#: A member that failed is avoided for this long when another one is available: long enough
+#: that a paused or partitioned member is not picked again at once, short enough that a
+#: restarted one soon takes its share again.
+_FAILED_AVOID_SECONDS = 5.0
 #: Pause between retries of a call, doubling up to the maximum.
 _RETRY_PAUSE = 0.05
 _RETRY_PAUSE_MAX = 0.5
@@ -240,13 +242,13 @@ class EtcdClient:
             if self._endpoints[self._current] is not endpoint or len(self._endpoints) == 1:
                 return
             count = len(self._endpoints)
-            fallback = (self._current + 1) % count
-            for step in range(1, count):
-                index = (self._current + step) % count
+            others = [(self._current + step) % count for step in range(1, count)]
+            for index in others:
                 if now - self._endpoints[index].failed_at > _FAILED_AVOID_SECONDS:
                     self._current = index
                     return
-            self._current = fallback
+            # Every other member failed recently too: the one that failed longest ago.
+            self._current = min(others, key=lambda i: self._endpoints[i].failed_at)
 
     # -- calls ---------------------------------------------------------------------------------
 
