@@ -446,6 +446,11 @@ class Cacher(Storage):
 
     # -- history ---------------------------------------------------------------------------
 
+    def wait_fresh(self, revision: int) -> None:
+        """Block until the cache has reached ``revision``: TooLargeResourceVersion after the
+        configured wait (3 s), CacheUnavailable if it stops following its backend."""
+        self._wait_fresh(revision)
+
     def compact_history(self, revision: int) -> None:
         """Make the cache's watch window start at ``revision``, as the backend's does after a
         compaction there (the cache's own window is time-based and would otherwise keep

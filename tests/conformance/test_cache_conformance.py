@@ -57,6 +57,12 @@ CACHE_SPECIFIC_CASES: dict[tuple[str, str, frozenset[str]], str] = {
     ): 'pages with a limit at resourceVersion "0", which a watch cache ignores '
     "(Kubernetes #108003, as TestList's skip_for_watch_cache cases)",
     (
+        "TestCreate",
+        "test_create_writes_through_the_transformer_without_the_resource_version",
+        frozenset(),
+    ): "counts the transformer's reads around one get, but the cache's own backend watch "
+    "decodes every stored value through that transformer too, whenever the event arrives",
+    (
         "TestWatchSemantics",
         "test_watch_semantics",
         frozenset({"cache-etcd", "allowWatchBookmarks=true, sendInitialEvents=false, RV=1"}),
@@ -117,11 +123,14 @@ class _Caches:
 
     def compact(self, revision: int) -> None:
         """Compact the backend and make every cache's watch window follow, as Kubernetes'
-        cacher tests do (``compactWatch``): the cache's own window is time-based."""
+        cacher tests do (``compactWatch``): the cache's own window is time-based. The caches
+        first catch up with ``revision``, so their backend watches are not behind it."""
+        ready = [cache for cache in self.caches if cache.ready]
+        for cache in ready:
+            cache.wait_fresh(revision)
         self.backend.compact(revision)
-        for cache in self.caches:
-            if cache.ready:
-                cache.compact_history(revision)
+        for cache in ready:
+            cache.compact_history(revision)
 
     def stop(self) -> None:
         for cache in self.caches:
