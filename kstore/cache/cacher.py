@@ -160,6 +160,7 @@ class Cacher(Storage):
             resource=self._resource,
             bookmark_interval=config.bookmark_interval_seconds,
             relist_backoff=config.relist_backoff_seconds,
+            progress_poll=config.progress_request_interval_seconds,
         )
         self._ready = self._reflector.ready
         self._stopping = threading.Event()
