@@ -34,6 +34,13 @@ from kstore.storage.interface import ListOptions, ResourceStorageConfig, Storage
 __all__ = ["format_report", "measure_etcd", "run_etcd_bench"]
 
 _PREFIX = "/registry"
+#: Operations per turn when raw and kstore alternate (see _EtcdBench.alternate).
+_SLICE = 50
+#: Turns of the concurrent-create comparison.
+_CONCURRENT_SLICES = 4
+
+#: One turn of a measured phase: its argument is the turn's index.
+Phase = Callable[[int], object]
 
 
 def _attrs(obj: Object) -> tuple[dict[str, str], dict[str, str]]:
@@ -114,62 +121,109 @@ class _EtcdBench:
         values = self.samples.get(name, [])
         return statistics.median(values) if values else 0.0
 
+    def alternate(self, rounds: int, per_round: int, phases: dict[str, Phase]) -> None:
+        """Run the phases in turn, ``rounds`` times, each on its own slice of ``per_round``
+        operations, and record each phase's rate over all rounds: raw and kstore take turns
+        in short slices, so a load burst on the shared machine hits both alike."""
+        totals = dict.fromkeys(phases, 0.0)
+        for index in range(rounds):
+            for name, phase in phases.items():
+                started = time.perf_counter()
+                phase(index)
+                totals[name] += time.perf_counter() - started
+        for name, seconds in totals.items():
+            self.add(name, rounds * per_round / seconds)
+
     def writes(self, sequential: int, concurrent: int) -> None:
         run = next(self.run_id)
         storage, raw, value, writers = self.storage, self.raw, self.value, self.writers
+        batch = min(_SLICE, sequential)
+        rounds = max(1, sequential // batch)
 
-        keys = [f"{_PREFIX}/raw/put/{run}/{i}".encode() for i in range(sequential)]
-        self.add("raw_put", sequential / _timed(lambda: raw.put_each(keys, value)))
-        keys = [f"{_PREFIX}/raw/seq/{run}/{i}".encode() for i in range(sequential)]
-        self.add("raw_seq", sequential / _timed(lambda: raw.create_each(keys, value)))
-        names = [f"seq-{run}-{i}" for i in range(sequential)]
+        def keys(kind: str, index: int, count: int) -> list[bytes]:
+            return [f"{_PREFIX}/raw/{kind}/{run}/{index}/{i}".encode() for i in range(count)]
 
-        def creates() -> None:
-            for name in names:
+        def creates(index: int) -> None:
+            for i in range(batch):
+                name = f"seq-{run}-{index}-{i}"
                 storage.create(f"/pods/seq/{name}", self.pod("seq", name))
 
-        self.add("seq", sequential / _timed(creates))
-
-        keys = [f"{_PREFIX}/raw/fut/{run}/{i}".encode() for i in range(concurrent)]
-        seconds = _timed(lambda: raw.create_in_flight(keys, value, writers))
-        self.add("raw_futures", concurrent / seconds)
-        keys = [f"{_PREFIX}/raw/thr/{run}/{i}".encode() for i in range(concurrent)]
-        self.add(
-            "raw_threads", concurrent / _timed(lambda: raw.create_threads(keys, value, writers))
+        self.alternate(
+            rounds,
+            batch,
+            {
+                "raw_put": lambda index: raw.put_each(keys("put", index, batch), value),
+                "raw_seq": lambda index: raw.create_each(keys("seq", index, batch), value),
+                "seq": creates,
+            },
         )
-        cnames = [f"con-{run}-{i}" for i in range(concurrent)]
 
-        def share(k: int) -> None:
-            for i in range(k, concurrent, writers):
-                storage.create(f"/pods/con/{cnames[i]}", self.pod("con", cnames[i]))
+        share_size = max(writers, concurrent // _CONCURRENT_SLICES)
 
-        self.add("concurrent", concurrent / _threads(writers, share))
+        def concurrent_creates(index: int) -> None:
+            def share(k: int) -> None:
+                for i in range(k, share_size, writers):
+                    name = f"con-{run}-{index}-{i}"
+                    storage.create(f"/pods/con/{name}", self.pod("con", name))
+
+            _threads(writers, share)
+
+        self.alternate(
+            _CONCURRENT_SLICES,
+            share_size,
+            {
+                "raw_futures": lambda index: raw.create_in_flight(
+                    keys("fut", index, share_size), value, writers
+                ),
+                "raw_threads": lambda index: raw.create_threads(
+                    keys("thr", index, share_size), value, writers
+                ),
+                "concurrent": concurrent_creates,
+            },
+        )
 
     def updates(self, count: int) -> None:
         run = next(self.run_id)
         storage, raw = self.storage, self.raw
-        values = [self.value + b" " * (i % 2) for i in range(count)]
-        key = f"{_PREFIX}/raw/cas/{run}".encode()
-        self.add("raw_cas", count / _timed(lambda: raw.compare_and_swap(key, values)))
+        batch = min(_SLICE, count)
+        rounds = max(1, count // batch)
+        values = [self.value + b" " * (i % 2) for i in range(batch)]
+        raw_key = f"{_PREFIX}/raw/cas/{run}".encode()
+        raw_read_key = f"{_PREFIX}/raw/rcas/{run}".encode()
+        raw_rev = raw.put(raw_key, self.value)
+        raw.put(raw_read_key, self.value)
         name = f"upd-{run}"
         current = storage.create(f"/pods/upd/{name}", self.pod("upd", name))
+        generation = itertools.count(2)
 
-        def chain() -> None:
+        def raw_chain(index: int) -> None:
+            nonlocal raw_rev
+            raw_rev = raw.compare_and_swap(raw_key, values, raw_rev)
+
+        def chain(index: int) -> None:
             nonlocal current
-            for i in range(count):
+            for _ in range(batch):
                 current = storage.guaranteed_update(
-                    f"/pods/upd/{name}", _generation(i + 2), cached_existing=current
+                    f"/pods/upd/{name}", _generation(next(generation)), cached_existing=current
                 )
 
-        self.add("cas", count / _timed(chain))
-        key = f"{_PREFIX}/raw/rcas/{run}".encode()
-        self.add("raw_read_swap", count / _timed(lambda: raw.read_then_swap(key, values)))
+        def uncached(index: int) -> None:
+            nonlocal current
+            for _ in range(batch):
+                current = storage.guaranteed_update(
+                    f"/pods/upd/{name}", _generation(next(generation))
+                )
 
-        def uncached() -> None:
-            for i in range(count):
-                storage.guaranteed_update(f"/pods/upd/{name}", _generation(count + i + 2))
-
-        self.add("read_swap", count / _timed(uncached))
+        self.alternate(
+            rounds,
+            batch,
+            {
+                "raw_cas": raw_chain,
+                "cas": chain,
+                "raw_read_swap": lambda index: raw.read_then_swap(raw_read_key, values),
+                "read_swap": uncached,
+            },
+        )
 
     def fill(self, objects: int) -> list[str]:
         names = [f"pod-{i:06d}" for i in range(objects)]

@@ -87,14 +87,17 @@ class RawEtcdBaseline:
         for worker in workers:
             worker.join()
 
-    def compare_and_swap(self, key: bytes, values: Sequence[bytes]) -> int:
-        """Update ``key`` once per value with ``If(mod_revision == last) Then(Put) Else(Get)``,
-        the revision taken from the previous answer (as a cache would); returns the last one."""
-        revision = int(
-            self._kv.Put(
-                etcdrpc.PutRequest(key=key, value=values[0]), timeout=_TIMEOUT
-            ).header.revision
+    def put(self, key: bytes, value: bytes) -> int:
+        """One plain Put; its revision."""
+        response = self._kv.Put(
+            etcdrpc.PutRequest(key=key, value=value), timeout=_TIMEOUT, metadata=REQUIRE_LEADER
         )
+        return int(response.header.revision)
+
+    def compare_and_swap(self, key: bytes, values: Sequence[bytes], revision: int) -> int:
+        """Update ``key`` (last written at ``revision``) once per value with
+        ``If(mod_revision == last) Then(Put) Else(Get)``, the revision taken from the previous
+        answer (as a cache would); returns the last revision."""
         for value in values:
             request = etcdrpc.TxnRequest(
                 compare=[
