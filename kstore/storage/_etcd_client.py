@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
-import grpc  # type: ignore[import-untyped]
+import grpc  # type: ignore[import-untyped, unused-ignore]
 from etcd3 import etcdrpc
 
 from kstore.errors import (
