@@ -98,8 +98,10 @@ class CacheConfig:
     BOOKMARK (Kubernetes: about every minute). ``fresh_timeout_seconds`` is how long a read
     waits for the cache to reach a revision (3 s). ``consistent_read_fallback`` sends a
     consistent LIST that timed out to the backend (Kubernetes' default) instead of failing it
-    with 504. ``consistency_check_interval_seconds`` runs the consistency checker periodically
-    (None: only on demand).
+    with 504. ``consistent_reads_from_cache`` False sends every consistent LIST to the backend,
+    as Kubernetes does when etcd cannot answer progress requests: use it for a backend whose
+    watch reports progress only rarely. ``consistency_check_interval_seconds`` runs the
+    consistency checker periodically (None: only on demand).
     """
 
     storage: Storage
@@ -115,6 +117,7 @@ class CacheConfig:
     fresh_timeout_seconds: float = 3.0
     progress_request_interval_seconds: float = 0.1
     consistent_read_fallback: bool = True
+    consistent_reads_from_cache: bool = True
     ready_timeout_seconds: float = 3.0
     relist_backoff_seconds: float = 1.0
     consistency_check_interval_seconds: float | None = None
@@ -318,6 +321,8 @@ class Cacher(Storage):
         consistent = opts.resource_version == "" and (
             opts.resource_version_match == ResourceVersionMatch.UNSET
         )
+        if consistent and not self._config.consistent_reads_from_cache:
+            return self._storage.list(key, opts)
         try:
             if consistent:
                 self._wait_fresh(self._storage.current_revision())

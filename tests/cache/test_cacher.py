@@ -182,3 +182,11 @@ def test_reads_go_to_the_backend_until_the_cache_is_ready(make_cache: MakeCache)
     assert len(cache.list("/pods/ns", ListOptions(resource_version="0")).items) == 1
     assert cache.get("/pods/ns/a", GetOptions(resource_version="0"))["metadata"]["name"] == "a"
     assert [call for call, _ in fake.calls] == ["list", "get"]
+
+
+def test_consistent_reads_can_be_left_to_the_backend(make_cache: MakeCache) -> None:
+    cache, storage = seeded(make_cache, consistent_reads_from_cache=False)
+    result = cache.list("/pods/ns")
+    assert not isinstance(result, CachedListResult)
+    assert backend_calls(storage, "list") == 1
+    assert isinstance(cache.list("/pods/ns", ListOptions(resource_version="0")), CachedListResult)
