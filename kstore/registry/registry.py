@@ -96,7 +96,10 @@ class RegistryConfig:
     ``watch_cache``: a watch cache in front of each resource (kube-apiserver's
     ``--watch-cache``, on by default). ``storage_media_type``: ``application/json`` or
     ``application/vnd.kubernetes.protobuf`` (``--storage-media-type``). ``event_ttl_seconds``:
-    how long events live (``--event-ttl``; 0 keeps them). ``transformer``: encryption at rest.
+    how long events live (``--event-ttl``; 0 keeps them). ``transformer``: encryption at rest,
+    the same for every resource; ``transformer_for``, when set, replaces it with one per
+    resource, given the group and plural (``--encryption-provider-config``:
+    :meth:`kstore.storage.encryption.EncryptionConfig.transformer_for`).
     ``system_namespaces``: create ``default``, ``kube-system``, ``kube-public`` and
     ``kube-node-lease`` when missing. ``strategies``: strategy factories replacing the
     defaults, by (group, kind). ``namespace_retry_seconds`` / ``namespace_rescan_seconds``:
@@ -107,6 +110,7 @@ class RegistryConfig:
     storage_media_type: str = MEDIA_TYPE_JSON
     event_ttl_seconds: int = DEFAULT_EVENT_TTL_SECONDS
     transformer: ValueTransformer = field(default_factory=IdentityTransformer)
+    transformer_for: Callable[[str, str], ValueTransformer] | None = None
     system_namespaces: bool = True
     strategies: Mapping[tuple[str, str], StrategyFactory] = field(default_factory=dict)
     namespace_retry_seconds: float = 0.5
@@ -173,11 +177,16 @@ class StoreRegistry(Registry):
     def _storage_for(self, definition: KindDefinition, prefix: str) -> Storage:
         assert definition.resource is not None
         info = definition.resource
+        transformer_for = self._config.transformer_for
         resource = ResourceStorageConfig(
             resource_prefix=prefix,
             codec=self._codec_for(definition),
             get_attrs=_attrs_for(definition, info.namespaced),
-            transformer=self._config.transformer,
+            transformer=(
+                self._config.transformer
+                if transformer_for is None
+                else transformer_for(definition.group, info.plural)
+            ),
             namespaced=info.namespaced,
         )
         storage = self._backend.storage_for(resource)
