@@ -16,7 +16,12 @@ from kstore.registry.interface import CreateOptions, Registry, UpdateOptions
 from kstore.registry.registry import RegistryConfig, StoreRegistry, build_registry, resource_prefix
 from kstore.registry.store import GenericStore
 from kstore.storage.encryption import EncryptionConfig, RewriteResult, RewriteTarget, rewrite
-from kstore.storage.interface import IdentityTransformer, ListOptions, ResourceStorageConfig
+from kstore.storage.interface import (
+    Backend,
+    IdentityTransformer,
+    ListOptions,
+    ResourceStorageConfig,
+)
 from kstore.storage.lmdb import LmdbBackend, LmdbConfig
 from tests.encryption.configs import KEY1, KEY2, config, provider
 from tests.registry.objects import changed, config_map, ctx, deployment, hub, registry_scheme
@@ -54,7 +59,7 @@ def watch_cache(request: pytest.FixtureRequest) -> bool:
 
 
 def open_registry(
-    scheme: Scheme, backend: LmdbBackend, cfg: EncryptionConfig | None, watch_cache: bool
+    scheme: Scheme, backend: Backend, cfg: EncryptionConfig | None, watch_cache: bool
 ) -> StoreRegistry:
     return build_registry(
         scheme,
