@@ -153,17 +153,31 @@ def bench(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> None:
         from kstore.benchmarks.rest import run_rest_bench
 
         result = run_rest_bench(clients=args.writers, requests=args.requests, repeats=args.repeats)
-        stdout.write(result.report().encode() + b"\n")
-        return
-    if args.subject == "storage":
+        report = result.report()
+    elif args.subject == "watch":
+        from kstore.benchmarks.watch import run_watch_bench
+
+        report = run_watch_bench(
+            duration=args.duration,
+            durable=not args.non_durable,
+            gc_policy=not args.default_gc,
+            list_objects=args.objects,
+        )
+    elif args.backend == "etcd":
+        from kstore.benchmarks.etcd import run_etcd_bench
+
+        endpoints = args.etcd_servers.split(",") if args.etcd_servers else None
+        report = run_etcd_bench(
+            endpoints, objects=args.objects, writers=args.writers, repeats=args.repeats
+        )
+    elif args.backend == "lmdb":
         from kstore.benchmarks.storage import run_storage_bench
 
-        try:
-            report = run_storage_bench(
-                args.backend, objects=args.objects, writers=args.writers, repeats=args.repeats
-            )
-        except ValueError as exc:
-            raise BadRequest(str(exc)) from None
+        report = run_storage_bench(
+            "lmdb", objects=args.objects, writers=args.writers, repeats=args.repeats
+        )
+    else:
+        raise BadRequest(f"unknown storage backend {args.backend!r} (known: lmdb, etcd)")
     stdout.write(report.encode() + b"\n")
 
 
@@ -203,13 +217,35 @@ def _parser() -> argparse.ArgumentParser:
         help="run a benchmark beside the raw backend and print a table",
         description="Measure kstore beside the raw engine under it, in the same run.",
     )
-    bench_parser.add_argument("subject", choices=["storage", "rest"], help="what to measure")
-    bench_parser.add_argument("--backend", default="lmdb", help="storage backend (lmdb)")
+    bench_parser.add_argument(
+        "subject", choices=["storage", "watch", "rest"], help="what to measure"
+    )
+    bench_parser.add_argument(
+        "--backend", default="lmdb", choices=["lmdb", "etcd"], help="storage backend (storage)"
+    )
+    bench_parser.add_argument(
+        "--etcd-servers",
+        default="",
+        help="etcd endpoints for --backend etcd (default: start a throwaway local member)",
+    )
     bench_parser.add_argument("--objects", type=int, default=10_000, help="objects to list")
-    bench_parser.add_argument("--writers", type=int, default=16, help="concurrent creators")
+    bench_parser.add_argument(
+        "--writers", type=int, default=16, help="concurrent creators (storage) or clients (rest)"
+    )
     bench_parser.add_argument("--repeats", type=int, default=3, help="runs per figure (median)")
     bench_parser.add_argument(
         "--requests", type=int, default=2000, help="requests per figure and round (rest)"
+    )
+    bench_parser.add_argument(
+        "--duration", type=float, default=5.0, help="seconds per fan-out scenario (watch)"
+    )
+    bench_parser.add_argument(
+        "--non-durable", action="store_true", help="write without fsync (watch)"
+    )
+    bench_parser.add_argument(
+        "--default-gc",
+        action="store_true",
+        help="leave Python's garbage collector as it is (watch)",
     )
     bench_parser.set_defaults(run=bench)
     _add_serve_parser(verbs)
