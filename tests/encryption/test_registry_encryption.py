@@ -11,7 +11,7 @@ import pytest
 
 from kstore.api.gvk import Object
 from kstore.api.scheme import Scheme
-from kstore.errors import CorruptObject, KStoreError, to_status
+from kstore.errors import CorruptObject, KStoreError, NotFound, to_status
 from kstore.registry.interface import CreateOptions, Registry, UpdateOptions
 from kstore.registry.registry import RegistryConfig, StoreRegistry, build_registry, resource_prefix
 from kstore.registry.store import GenericStore
@@ -24,7 +24,15 @@ from kstore.storage.interface import (
 )
 from kstore.storage.lmdb import LmdbBackend, LmdbConfig
 from tests.encryption.configs import KEY1, KEY2, config, provider
-from tests.registry.objects import changed, config_map, ctx, deployment, hub, registry_scheme
+from tests.registry.objects import (
+    changed,
+    config_map,
+    ctx,
+    deployment,
+    hub,
+    registry_scheme,
+    wait_for,
+)
 
 MARKER = "registry-plaintext-5d1e"
 
@@ -59,7 +67,11 @@ def watch_cache(request: pytest.FixtureRequest) -> bool:
 
 
 def open_registry(
-    scheme: Scheme, backend: Backend, cfg: EncryptionConfig | None, watch_cache: bool
+    scheme: Scheme,
+    backend: Backend,
+    cfg: EncryptionConfig | None,
+    watch_cache: bool,
+    event_ttl_seconds: int = 3600,
 ) -> StoreRegistry:
     return build_registry(
         scheme,
@@ -67,6 +79,7 @@ def open_registry(
         RegistryConfig(
             watch_cache=watch_cache,
             namespace_retry_seconds=0.05,
+            event_ttl_seconds=event_ttl_seconds,
             transformer_for=cfg.transformer_for if cfg is not None else None,
         ),
     )
@@ -281,5 +294,41 @@ def test_a_value_under_a_removed_key_is_a_500_not_a_crash(
         # Other objects of the resource are still written and read.
         create(registry, scheme, "", "secrets", secret("fresh"))
         assert registry.store("", "secrets").get(ctx(), "fresh")["data"]
+    finally:
+        registry.close()
+
+
+def test_rewritten_events_keep_expiring(scheme: Scheme, backend: LmdbBackend) -> None:
+    """An update stores its own TTL, so the rewrite passes the resource's: a rewritten Event
+    still expires."""
+    event = {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": "e"},
+        "involvedObject": {"kind": "Pod", "name": "p", "namespace": "default"},
+        "reason": "Started",
+        "message": MARKER,
+        "type": "Normal",
+    }
+    old = config((["events"], [provider("aesgcm", ("key1", KEY1))]))
+    rotating = config((["events"], [provider("aesgcm", ("key2", KEY2), ("key1", KEY1))]))
+    registry = open_registry(scheme, backend, old, False, event_ttl_seconds=2)
+    try:
+        create(registry, scheme, "", "events", event)
+    finally:
+        registry.close()
+    registry = open_registry(scheme, backend, rotating, False, event_ttl_seconds=2)
+    try:
+        assert counts(rewrite(rewrite_targets(registry, rotating))) == {"events": (1, 1)}
+        assert raw(backend, "/events", "/events/default/e").startswith(b"k8s:enc:aesgcm:v1:key2:")
+
+        def gone() -> bool:
+            try:
+                registry.store("", "events").get(ctx(), "e")
+            except NotFound:
+                return True
+            return False
+
+        assert wait_for(gone, timeout=8.0)
     finally:
         registry.close()
