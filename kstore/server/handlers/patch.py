@@ -3,9 +3,12 @@
 The patch type comes from ``Content-Type`` (415 listing the types the kind accepts otherwise).
 The patch is applied by :func:`kstore.registry.patch.apply_patch` to the current object in the
 request's version, inside the registry's update function, so a conflict retry patches fresh
-state. A server-side apply of a missing object creates it (201); every other patch of a missing
-object is a 404. ``dryRun``, ``fieldManager``, ``force`` and ``fieldValidation`` are passed on;
-patch warnings come back as ``Warning`` headers.
+state. A server-side apply is flagged to the registry as one (``UpdateOptions.apply``): a missing
+object is then created (201) with the apply's own ``Apply`` entry in ``managedFields`` and no
+``Update`` entry, as Kubernetes' patcher does with ``forceAllowCreate``; every other patch of a
+missing object is a 404 (unless the kind allows create on update). ``dryRun``,
+``fieldManager``, ``force`` and ``fieldValidation`` are passed on; patch warnings come back as
+``Warning`` headers.
 """
 
 from __future__ import annotations
@@ -13,8 +16,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 from kstore.api.gvk import Object
-from kstore.errors import NotFound
-from kstore.registry.interface import CreateOptions
 from kstore.registry.patch import PatchOptions, PatchType, apply_patch, parse_patch_type
 from kstore.server.handlers.scope import Call, Reply, ResourceScope
 from kstore.server.negotiation import negotiate
@@ -65,20 +66,8 @@ def patch(scope: ResourceScope, call: Call) -> Reply:
         warnings[:] = result.warnings
         return scope.scheme.to_hub(result.object)
 
-    ctx = scope.context(call.info)
-    try:
-        written = scope.store.update(ctx, call.info.name, updated, options)
-    except NotFound:
-        if patch_type is not PatchType.APPLY:
-            raise
-        # Kubernetes' patch handler lets apply create whatever the kind's create-on-update
-        # rule says (forceAllowCreate); the registry's update has no such switch, so an apply
-        # of a missing object is a create of the applied configuration.
-        result = apply_patch({}, call.body, patch_type, patch_options)
-        warnings[:] = result.warnings
-        create = CreateOptions(dry_run=options.dry_run, field_manager=options.field_manager)
-        written = scope.store.create(ctx, scope.scheme.to_hub(result.object), create)
-        written = replace(written, created=True)
+    options = replace(options, apply=patch_type is PatchType.APPLY)
+    written = scope.store.update(scope.context(call.info), call.info.name, updated, options)
     body = scope.encoder.object(written.object, scope.gv, fmt)
-    status = 201 if written.created and patch_type is PatchType.APPLY else 200
+    status = 201 if written.created else 200
     return Reply(status, body, fmt.content_type, [*warnings, *written.warnings])
