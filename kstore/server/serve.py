@@ -100,6 +100,10 @@ class ServeConfig:
     storage_media_type: str = "application/json"
     watch_cache: bool = True
     event_ttl_seconds: float = 3600.0
+    #: kube-apiserver's ``--etcd-compaction-interval`` (5m; 0 turns compaction off), honoured
+    #: by both backends: every interval, history older than one interval is dropped, so a
+    #: watch or list from a revision older than that gets 410 Expired.
+    compaction_interval_seconds: float = 300.0
     runtime_config: dict[str, bool] = field(default_factory=dict)
     log_level: str = "info"
     shutdown_timeout_seconds: float = 60.0
@@ -110,16 +114,36 @@ RegistryOpener = Callable[["ServeConfig"], tuple[Registry, Backend]]
 
 
 def open_backend(config: ServeConfig) -> Backend:
-    """The storage backend ``config`` names (LMDB in the data directory, or etcd)."""
+    """The storage backend ``config`` names (LMDB in the data directory, or etcd), compacting
+    its history every ``compaction_interval_seconds``."""
+    interval = config.compaction_interval_seconds
+    if interval < 0:
+        raise BadRequest(f"invalid compaction interval {interval}: must not be negative")
     if config.storage_backend == "etcd":
         from kstore.storage.etcd import EtcdBackend, EtcdConfig
 
-        return EtcdBackend(EtcdConfig(endpoints=config.etcd_servers, prefix=config.etcd_prefix))
+        return EtcdBackend(
+            EtcdConfig(
+                endpoints=config.etcd_servers,
+                prefix=config.etcd_prefix,
+                compaction_interval=interval,
+            )
+        )
     if config.storage_backend != "lmdb":
         raise BadRequest(f"unknown storage backend {config.storage_backend!r}")
     from kstore.storage.lmdb import LmdbBackend, LmdbConfig
 
-    return LmdbBackend(LmdbConfig(path=config.data_dir))
+    if interval == 0:
+        return LmdbBackend(LmdbConfig(path=config.data_dir, compaction_interval_s=0))
+    # As Kubernetes' compactor keeps between one and two intervals of etcd history: LMDB
+    # compacts every interval to what is older than one interval.
+    return LmdbBackend(
+        LmdbConfig(
+            path=config.data_dir,
+            compaction_interval_s=interval,
+            history_retention_s=interval,
+        )
+    )
 
 
 def open_registry(config: ServeConfig) -> tuple[Registry, Backend]:
