@@ -87,13 +87,17 @@ def _json_string_keeping_surrogates(text: str) -> str:
     return '"' + "".join(p if i % 2 else go_json(p)[1:-1] for i, p in enumerate(pieces)) + '"'
 
 
-def _go_json(value: str | Sequence[str]) -> str:
-    """A string or ``[]string`` as Go's ``json.Marshal`` prints it (validation's ``go_json``)."""
+def _go_json(value: object) -> str:
+    """``value`` as Go's ``json.Marshal`` prints it (validation's ``go_json``).
+
+    Values are strings or tuples of strings; anything else a caller slipped past the types
+    (``create("a", None)``) still renders rather than raising.
+    """
     if isinstance(value, str):
         return _json_string_keeping_surrogates(value) if _has_surrogate(value) else go_json(value)
-    if not any(_has_surrogate(text) for text in value):
-        return go_json(value)
-    return "[" + ",".join(_json_string_keeping_surrogates(text) for text in value) + "]"
+    if isinstance(value, tuple) and any(isinstance(t, str) and _has_surrogate(t) for t in value):
+        return "[" + ",".join(_json_string_keeping_surrogates(text) for text in value) + "]"
+    return go_json(value)
 
 
 def _without_surrogates(text: str) -> str:
