@@ -4,7 +4,7 @@ The same test classes as ``test_storage_conformance.py``, collected here with a
 ``conformance_env`` fixture of this module's own: a fresh etcd backend (its own key prefix on
 the session's single-member etcd) per test. Capabilities are etcd3's, as Kubernetes' suite
 treats them: no bookmarks of its own, progress notifications from etcd (the test cluster sends
-them every 0.5 s), no object size estimate, and expiry seen only through the lease's DELETED
+them every 0.2 s), no object size estimate, and expiry seen only through the lease's DELETED
 event (a lease may outlive its TTL by etcd's minimum lease time).
 """
 
