@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from kstore.api.gvk import HUB_VERSION, GroupVersionKind, Object
+from kstore.api.patch_meta import DEDUCED, TypeNode, type_for_gvk, zero_object
 from kstore.api.scheme import KindDefinition, ResourceInfo, Scheme
 from kstore.api.validation.field import JSONValue, Path, invalid
 from kstore.errors import (
@@ -81,7 +82,8 @@ from kstore.registry.object_meta import (
     wipe_system_fields,
 )
 from kstore.registry.passthrough import Raised, guarded
-from kstore.registry.patch import record_update
+from kstore.registry.patch.fieldsets import FieldSet
+from kstore.registry.patch.managed import reset_field_set, track_update
 from kstore.registry.strategies.base import Strategy, copy_value, meta, read_meta
 from kstore.storage.interface import (
     GetOptions,
@@ -114,6 +116,16 @@ class _EmptiedFinalizers(Exception):
     def __init__(self, obj: Object) -> None:
         super().__init__("emptied finalizers")
         self.obj = obj
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Tracking:
+    """The field manager's inputs for one (version, subresource) of a resource."""
+
+    node: TypeNode
+    zero: Object
+    api_version: str
+    reset_fields: FieldSet
 
 
 @dataclass(slots=True)
@@ -151,6 +163,9 @@ class GenericStore(ResourceStore):
         plural = definition.resource.plural
         self._qualified = f"{plural}.{definition.group}" if definition.group else plural
         self._deleter = Deleter(self)
+        # (version, subresource, reset fields) -> field-manager inputs; filled on first use
+        # (a racing fill stores an equal value).
+        self._trackings: dict[tuple[str, str, frozenset[tuple[str, ...]]], _Tracking] = {}
 
     # -- identity --------------------------------------------------------------------------
 
@@ -268,6 +283,24 @@ class GenericStore(ResourceStore):
             return obj
         return self._scheme.from_hub(hub, version)
 
+    def _tracking(self, version: str, subresource: str) -> _Tracking:
+        """What the field manager needs for writes in ``version`` to ``subresource``: the
+        type tree, zero value and reset fields, built once (as ``record_update`` would on
+        every write)."""
+        reset = self._strategy.reset_fields(subresource)
+        key = (version, subresource, reset)
+        found = self._trackings.get(key)
+        if found is None:
+            gvk = GroupVersionKind(self._definition.group, version, self._definition.kind)
+            found = _Tracking(
+                node=type_for_gvk(gvk) or DEDUCED,
+                zero=zero_object(gvk),
+                api_version=gvk.group_version.api_version,
+                reset_fields=reset_field_set(sorted(reset)),
+            )
+            self._trackings[key] = found
+        return found
+
     def _manage_fields(
         self,
         ctx: RequestContext,
@@ -279,14 +312,16 @@ class GenericStore(ResourceStore):
         """Set ``new``'s managedFields for an Update by ``manager`` (``live`` None: create),
         computed in the request's version as Kubernetes' field manager does."""
         version = self._request_version(ctx)
-        d = self._definition
-        recorded = record_update(
+        tracking = self._tracking(version, subresource)
+        recorded = track_update(
             {} if live is None else self._external(live, version),
             self._external(new, version),
-            gvk=GroupVersionKind(d.group, version, d.kind),
-            field_manager=manager,
+            tracking.node,
+            api_version=tracking.api_version,
+            manager=manager,
             subresource=subresource,
-            reset_fields=sorted(self._strategy.reset_fields(subresource)),
+            reset_fields=tracking.reset_fields,
+            zero=tracking.zero,
         )
         entries = read_meta(recorded).get("managedFields")
         if entries is None:

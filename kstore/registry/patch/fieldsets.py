@@ -57,15 +57,40 @@ def _canon(value: Any) -> tuple[Any, ...]:
 @dataclass(frozen=True, slots=True, order=True)
 class PathElement:
     """One step of a field path. Compare and hash on ``(kind, sort)``; ``raw`` is the JSON
-    spelling (the field name, the key fields as ``(name, value)`` pairs, the value, the index)."""
+    spelling (the field name, the key fields as ``(name, value)`` pairs, the value, the index).
+
+    The hash is computed once: elements are dict keys and set members of every trie, and a
+    key element's ``sort`` is a nested tuple that would otherwise be re-hashed on each lookup.
+    """
 
     kind: int
     sort: Any
     raw: Any = field(compare=False, hash=False)
+    _hash: int = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.kind, self.sort)))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if other.__class__ is not PathElement:
+            return NotImplemented
+        assert isinstance(other, PathElement)
+        return self._hash == other._hash and self.kind == other.kind and self.sort == other.sort
 
     @staticmethod
     def of_field(name: str) -> PathElement:
-        return PathElement(_FIELD, name, name)
+        # Field names repeat across every object of a kind: one shared element per name.
+        found = _FIELD_ELEMENTS.get(name)
+        if found is None:
+            found = PathElement(_FIELD, name, name)
+            if len(_FIELD_ELEMENTS) < _CACHE_SIZE:
+                _FIELD_ELEMENTS[name] = found
+        return found
 
     @staticmethod
     def of_key(fields: dict[str, Any]) -> PathElement:
@@ -155,6 +180,12 @@ Path = tuple[PathElement, ...]
 _CACHE_SIZE = 65536
 _SERIALIZED: dict[PathElement, str] = {}
 _DESERIALIZED: dict[str, PathElement] = {}
+_FIELD_ELEMENTS: dict[str, PathElement] = {}
+
+
+def _order(pe: PathElement) -> tuple[int, Any]:
+    """The sort key of a path element (its order, without the generated ``__lt__``)."""
+    return (pe.kind, pe.sort)
 
 
 def path_string(path: Path) -> str:
@@ -220,9 +251,9 @@ class FieldSet:
 
     def paths(self, prefix: Path = ()) -> Iterator[Path]:
         """Every path, members of a node before its children, each group in path order."""
-        for pe in sorted(self.members):
+        for pe in sorted(self.members, key=_order):
             yield (*prefix, pe)
-        for pe in sorted(self.children):
+        for pe in sorted(self.children, key=_order):
             yield from self.children[pe].paths((*prefix, pe))
 
     def __eq__(self, other: object) -> bool:
@@ -294,12 +325,14 @@ class FieldSet:
         out: dict[str, Any] = {}
         if include_self:
             out["."] = {}
-        for pe in sorted(self.members | set(self.children)):
-            sub = self.children.get(pe)
+        children = self.children
+        members = self.members
+        for pe in sorted(members | children.keys(), key=_order):
+            sub = children.get(pe)
             if sub is None:
                 out[pe.serialize()] = {}
             else:
-                out[pe.serialize()] = sub._emit(include_self=pe in self.members)
+                out[pe.serialize()] = sub._emit(include_self=pe in members)
         return out
 
     @staticmethod

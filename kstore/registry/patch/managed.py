@@ -22,6 +22,8 @@ kind's versions name their fields alike (true of the built-in kinds' common fiel
 from __future__ import annotations
 
 import dataclasses
+import functools
+import time as _time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -33,7 +35,19 @@ from kstore.api.gvk import Object
 from kstore.api.patch_meta import TypeNode
 from kstore.errors import BadRequest
 from kstore.registry.patch.fieldsets import FieldSet, PathElement
-from kstore.registry.patch.typed import compare, json_equal
+from kstore.registry.patch.typed import (
+    _LIST,
+    _MAP,
+    _TYPED_CONTAINERS,
+    MISSING,
+    _atom,
+    _child,
+    _empty,
+    _is_atomic,
+    compare,
+    item_path_element,
+    json_equal,
+)
 
 __all__ = [
     "ANCIENT_CHANGES",
@@ -110,7 +124,32 @@ def format_time(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+class _Clock:
+    """The current time as :func:`format_time` writes it, formatted once per second (every
+    write stamps its managedFields entry; ``strftime`` costs more than the rest of a small
+    create's bookkeeping). A race between threads at a second boundary only formats twice."""
+
+    __slots__ = ("second", "text")
+
+    def __init__(self) -> None:
+        self.second = -1
+        self.text = ""
+
+    def now(self) -> str:
+        second = int(_time.time())
+        if second != self.second:
+            text = _time.strftime("%Y-%m-%dT%H:%M:%SZ", _time.gmtime(second))
+            self.second, self.text = second, text
+            return text
+        return self.text
+
+
+_clock = _Clock()
+
+
+@functools.lru_cache(maxsize=1024)
 def _seconds(time: str | None) -> int:
+    # Cached: a managedFields list is sorted by time on every write, and its times repeat.
     if not time:
         return 0
     try:
@@ -167,20 +206,14 @@ def decode_managed_fields(entries: Any) -> Managed:
 def encode_managed_fields(managed: Managed) -> list[dict[str, Any]]:
     """The ``managedFields`` list, in Kubernetes' order (operation, time, manager, apiVersion,
     subresource); empty when nobody owns anything."""
+    if len(managed.fields) == 1:
+        # The common case (one writer so far): nothing to order.
+        ((key, vs),) = managed.fields.items()
+        return [_entry(key, vs, managed.times.get(key))]
     entries: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
     for key, vs in managed.fields.items():
-        entry: dict[str, Any] = {
-            "manager": key.manager,
-            "operation": APPLY if vs.applied else UPDATE,
-            "apiVersion": vs.api_version,
-        }
         time = managed.times.get(key)
-        if time:
-            entry["time"] = time
-        entry["fieldsType"] = "FieldsV1"
-        entry["fieldsV1"] = vs.fields.to_fields_v1()
-        if key.subresource:
-            entry["subresource"] = key.subresource
+        entry = _entry(key, vs, time)
         sort_key = (
             entry["operation"],
             _seconds(time),
@@ -191,6 +224,21 @@ def encode_managed_fields(managed: Managed) -> list[dict[str, Any]]:
         entries.append((sort_key, entry))
     entries.sort(key=lambda e: e[0])
     return [e for _, e in entries]
+
+
+def _entry(key: ManagerKey, vs: VersionedSet, time: str | None) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "manager": key.manager,
+        "operation": APPLY if vs.applied else UPDATE,
+        "apiVersion": vs.api_version,
+    }
+    if time:
+        entry["time"] = time
+    entry["fieldsType"] = "FieldsV1"
+    entry["fieldsV1"] = vs.fields.to_fields_v1()
+    if key.subresource:
+        entry["subresource"] = key.subresource
+    return entry
 
 
 def set_managed_fields(obj: Object, managed: Managed) -> Object:
@@ -372,10 +420,20 @@ def track_update(
         # An existing object nobody tracks stays untracked until someone applies.
         return out
     key = ManagerKey.for_update(manager, api_version, subresource)
-    stamp = format_time(now or datetime.now(UTC))
+    stamp = _clock.now() if now is None else format_time(now)
+    base = without_managed_fields(live) if exists else (zero or {})
+    if not managed.fields and not exists and _zero_like(base):
+        # A create nobody else owns fields of (the usual case): only what the write added or
+        # changed matters, walked once into a trie (what update_managed would compute).
+        owned = created_fields(base, out, node)
+        owned = owned.recursive_difference(reset_fields or FieldSet()).difference(_STRIPPED)
+        if not owned.empty():
+            managed.fields[key] = VersionedSet(owned, key.api_version, False)
+            managed.times[key] = stamp
+        return set_managed_fields(out, managed)
     update_managed(
         managed,
-        without_managed_fields(live) if exists else (zero or {}),
+        base,
         out,
         node,
         key,
@@ -409,4 +467,113 @@ def keep_old_timestamps(live: Object, new: Object) -> Object:
     out["metadata"] = dict(new["metadata"])
     # A copy: the live object may be a shared, read-only cache entry.
     out["metadata"]["managedFields"] = orjson.loads(orjson.dumps(old_entries))
+    return out
+
+
+# ------------------------------------------------------------------- creates, in one walk
+
+
+def _zero_like(value: Any) -> bool:
+    """Whether ``value`` holds only objects and nulls, as a kind's zero value does (the
+    creation walk below relies on it: a removed value without list elements cannot fail)."""
+    if isinstance(value, dict):
+        return all(v is None or _zero_like(v) for v in value.values())
+    return False
+
+
+def created_fields(zero: Object, new: Object, node: TypeNode) -> FieldSet:
+    """The fields :func:`~kstore.registry.patch.typed.compare` reports as added or modified
+    from ``zero`` (a zero value: objects and nulls only, see :func:`_zero_like`) to ``new``,
+    built as a trie in one walk instead of one insert per path. Raises what ``compare``
+    raises (a :class:`~kstore.registry.patch.typed.SchemaError` for an element without its
+    keys), on the same element."""
+    found, _ = _created(zero, new, node)
+    return found or FieldSet()
+
+
+def _created(lhs: Any, rhs: Any, node: TypeNode) -> tuple[FieldSet | None, bool]:
+    """(the changed paths under ``rhs``, whether the path of ``rhs`` itself changed) for
+    ``lhs`` MISSING or part of a zero value. Mirrors ``typed._compare`` case by case."""
+    if lhs is MISSING:
+        return _added(rhs, node), True
+    atom = _atom(node, rhs)
+    if _atom(node, lhs) != atom:
+        return None, True
+    if lhs is rhs or (node.kind in _TYPED_CONTAINERS and lhs == rhs):
+        return None, False
+    if _is_atomic(node) or (_empty(lhs) and _empty(rhs)):
+        return None, not json_equal(lhs, rhs)
+    if atom == _MAP:
+        out = FieldSet()
+        lmap = lhs if isinstance(lhs, dict) else {}
+        rmap = rhs if isinstance(rhs, dict) else {}
+        for key, lv in lmap.items():
+            rv = rmap.get(key, MISSING)
+            if rv is not MISSING:  # else only removals, which a create does not record
+                sub, member = _created(lv, rv, _child(node, key)[0])
+                if member:
+                    out.members.add(PathElement.of_field(key))
+                if sub is not None and not sub.empty():
+                    out.children[PathElement.of_field(key)] = sub
+        for key, rv in rmap.items():
+            if key not in lmap:
+                pe = PathElement.of_field(key)
+                out.members.add(pe)
+                sub = _added(rv, _child(node, key)[0])
+                if sub is not None:
+                    out.children[pe] = sub
+        return out, False
+    if atom == _LIST:
+        # A zero value's lists are null, so every element is new.
+        return _added(rhs, node), False
+    return None, not json_equal(lhs, rhs)
+
+
+def _added(value: Any, node: TypeNode) -> FieldSet | None:
+    """The paths under a value whose own path is new (None when there are none): every
+    field of a granular object, every element of a set or keyed list, recursively; scalars,
+    nulls, empty containers and atomic values are leaves."""
+    if not value or not isinstance(value, dict | list) or _is_atomic(node):
+        return None
+    atom = _atom(node, value)
+    if atom == _MAP:
+        if not isinstance(value, dict):
+            return None
+        out = FieldSet()
+        members, children = out.members, out.children
+        for key, child in value.items():
+            pe = PathElement.of_field(key)
+            members.add(pe)
+            if child and isinstance(child, dict | list):
+                sub = _added(child, _child(node, key)[0])
+                if sub is not None:
+                    children[pe] = sub
+        return out
+    if atom == _LIST and isinstance(value, list):
+        return _added_items(value, node)
+    return None
+
+
+def _added_items(items: list[Any], node: TypeNode) -> FieldSet:
+    assert node.item is not None
+    # Every element's path first, as compare groups them before descending (so the same
+    # malformed element raises).
+    order: list[PathElement] = []
+    groups: dict[PathElement, list[Any]] = {}
+    for item in items:
+        pe = item_path_element(node, item)
+        group = groups.get(pe)
+        if group is None:
+            groups[pe] = [item]
+            order.append(pe)
+        else:
+            group.append(item)
+    out = FieldSet()
+    for pe in order:
+        out.members.add(pe)
+        values = groups[pe]
+        if len(values) == 1:  # a repeated key is owned as a whole
+            sub = _added(values[0], node.item)
+            if sub is not None:
+                out.children[pe] = sub
     return out
