@@ -3,16 +3,21 @@
 Kubernetes' ``resource.Quantity`` grammar: an optionally signed decimal number followed by a
 binary SI suffix (``Ki`` … ``Ei``), a decimal SI suffix (``n u m k M G T P E`` or none) or a
 decimal exponent (``e3``, ``E-2``). Only comparison and addition are needed here (pod QoS), so
-values are :class:`fractions.Fraction` and never rounded.
+values are exact and never rounded: :func:`parse_quantity` gives a :class:`fractions.Fraction`;
+:func:`nano_units` gives the value in billionths, a plain ``int`` whenever that is exact (every
+quantity Kubernetes can store), so that sums and comparisons of the usual quantities avoid
+``Fraction`` arithmetic (~1.5 us an addition). Parsed strings are memoised: a pod's handful of
+quantities repeat across every pod of a workload.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from fractions import Fraction
 from typing import Any, Final
 
-__all__ = ["parse_quantity"]
+__all__ = ["nano_units", "parse_quantity"]
 
 _QUANTITY_RE: Final = re.compile(
     r"([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))"
@@ -38,6 +43,9 @@ _SUFFIXES: Final = {
 }
 
 
+_NANO: Final = 10**9
+
+
 def parse_quantity(value: Any) -> Fraction | None:
     """The quantity's exact value; None when it is not a quantity (validation reports it)."""
     if isinstance(value, bool):
@@ -48,6 +56,32 @@ def parse_quantity(value: Any) -> Fraction | None:
         return Fraction(value)
     if not isinstance(value, str):
         return None
+    return _parse_text(value)
+
+
+def nano_units(value: Any) -> int | Fraction | None:
+    """The quantity times 10^9: an ``int`` when exact, else a ``Fraction``; None when it is
+    not a quantity. Values of both types compare and add exactly with each other."""
+    if isinstance(value, str):
+        return _nano_text(value)
+    amount = parse_quantity(value)
+    return None if amount is None else _scaled(amount)
+
+
+def _scaled(amount: Fraction) -> int | Fraction:
+    nanos = amount * _NANO
+    return nanos.numerator if nanos.denominator == 1 else nanos
+
+
+@functools.lru_cache(maxsize=4096)
+def _nano_text(text: str) -> int | Fraction | None:
+    amount = _parse_text(text)
+    return None if amount is None else _scaled(amount)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_text(value: str) -> Fraction | None:
+    # Fractions are immutable: a memoised one is safe to share.
     match = _QUANTITY_RE.fullmatch(value.strip())
     if match is None:
         return None

@@ -23,7 +23,7 @@ from typing import Any, Final
 from kstore.api.gvk import Object
 from kstore.api.validation.names import is_dns1123_label
 from kstore.registry.interface import RequestContext
-from kstore.registry.strategies._quantity import parse_quantity
+from kstore.registry.strategies._quantity import nano_units
 from kstore.registry.strategies.base import (
     STATUS,
     BuiltinStrategy,
@@ -50,15 +50,16 @@ def _items(obj: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
     return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
 
 
-def _add_positive(totals: dict[str, Fraction], resources: Mapping[str, Any]) -> set[str]:
-    """Add the positive cpu/memory quantities to ``totals``; return the names added."""
+def _add_positive(totals: dict[str, int | Fraction], resources: Mapping[str, Any]) -> set[str]:
+    """Add the positive cpu/memory quantities to ``totals`` (in billionths, exact); return
+    the names added."""
     found: set[str] = set()
     for name, quantity in resources.items():
         if name not in _QOS_RESOURCES:
             continue
-        amount = parse_quantity(quantity)
+        amount = nano_units(quantity)
         if amount is not None and amount > 0:
-            totals[name] = totals.get(name, Fraction(0)) + amount
+            totals[name] = totals.get(name, 0) + amount
             found.add(name)
     return found
 
@@ -73,8 +74,8 @@ def compute_pod_qos(pod: Mapping[str, Any]) -> str:
     """``Guaranteed``, ``Burstable`` or ``BestEffort``, as Kubernetes' ``ComputePodQOS``
     (pod-level resources, when set, decide instead of the containers')."""
     spec = _map(pod, "spec")
-    requests: dict[str, Fraction] = {}
-    limits: dict[str, Fraction] = {}
+    requests: dict[str, int | Fraction] = {}
+    limits: dict[str, int | Fraction] = {}
     guaranteed = True
     if _pod_level_resources_set(spec):
         resources = _map(spec, "resources")
