@@ -27,6 +27,7 @@ from kstore.api.validation.field import Path, forbidden, invalid, not_supported,
 from kstore.codec.strict import FieldValidation
 from kstore.errors import BadRequest, Cause, Invalid
 from kstore.registry.interface import CreateOptions, DeleteOptions, UpdateOptions
+from kstore.registry.patch import manager_from_user_agent
 from kstore.server.request_info import query_bool
 from kstore.storage.interface import ListOptions, Preconditions, ResourceVersionMatch
 
@@ -207,19 +208,32 @@ def field_validation(query: Query) -> FieldValidation:
     return FieldValidation.parse(query.get("fieldValidation"))
 
 
-def create_options(query: Query, dry_run_values: list[str]) -> CreateOptions:
+def _manager(manager: str, user_agent: str) -> str:
+    # As Kubernetes' managerOrUserAgent: a write without fieldManager is recorded in
+    # managedFields under the client's product name (``kubectl/v1.37.1 (...)`` -> ``kubectl``).
+    return manager or manager_from_user_agent(user_agent)
+
+
+def create_options(query: Query, dry_run_values: list[str], user_agent: str = "") -> CreateOptions:
+    """Options of a create; ``field_manager`` falls back to the User-Agent's product."""
     dry_run = _dry_run(dry_run_values)
     manager = query.get("fieldManager", "")
     causes = _dry_run_causes(dry_run) + _field_manager_causes(manager)
     if causes:
         raise _invalid("CreateOptions", causes)
-    return CreateOptions(dry_run=bool(dry_run), field_manager=manager)
+    return CreateOptions(dry_run=bool(dry_run), field_manager=_manager(manager, user_agent))
 
 
 def update_options(
-    query: Query, dry_run_values: list[str], *, subresource: str, kind: str = "UpdateOptions"
+    query: Query,
+    dry_run_values: list[str],
+    *,
+    subresource: str,
+    kind: str = "UpdateOptions",
+    user_agent: str = "",
 ) -> UpdateOptions:
-    """Options of an update, or (``kind="PatchOptions"``) of a patch with its ``force``."""
+    """Options of an update, or (``kind="PatchOptions"``) of a patch with its ``force``;
+    ``field_manager`` falls back to the User-Agent's product."""
     dry_run = _dry_run(dry_run_values)
     manager = query.get("fieldManager", "")
     causes = _dry_run_causes(dry_run) + _field_manager_causes(manager)
@@ -230,7 +244,7 @@ def update_options(
         raise _invalid(kind, causes)
     return UpdateOptions(
         dry_run=bool(dry_run),
-        field_manager=manager,
+        field_manager=_manager(manager, user_agent),
         subresource=subresource,
         force=bool(force),
     )

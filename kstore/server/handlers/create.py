@@ -40,7 +40,7 @@ def ensure_namespace(scope: ResourceScope, obj: Object, request_namespace: str) 
 def create(scope: ResourceScope, call: Call) -> Reply:
     fmt = negotiate(call.accept)
     validation = field_validation(call.query)
-    options = create_options(call.query, call.dry_run)
+    options = create_options(call.query, call.dry_run, call.user_agent)
     decoded = decode_body(
         scope.scheme, call.body, body_serializer(call.content_type), scope.gvk, validation
     )

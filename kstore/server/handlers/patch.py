@@ -40,7 +40,11 @@ def patch(scope: ResourceScope, call: Call) -> Reply:
     raw_force = call.query.get("force")
     force = None if raw_force is None else query_bool(raw_force)
     options = update_options(
-        call.query, call.dry_run, subresource=call.info.subresource, kind="PatchOptions"
+        call.query,
+        call.dry_run,
+        subresource=call.info.subresource,
+        kind="PatchOptions",
+        user_agent=call.user_agent,
     )
     version = scope.scheme.kind_version(gvk)
     group = scope.gv.group
@@ -49,7 +53,8 @@ def patch(scope: ResourceScope, call: Call) -> Reply:
         name=call.info.name,
         namespace=call.info.namespace if scope.namespaced else "",
         resource=f"{scope.plural}.{group}" if group else scope.plural,
-        field_manager=options.field_manager,
+        # The parameter itself: apply requires it (the User-Agent does not stand in).
+        field_manager=call.query.get("fieldManager", ""),
         user_agent=call.user_agent,
         force=force,
         subresource=call.info.subresource,

@@ -26,7 +26,9 @@ __all__ = ["update"]
 def update(scope: ResourceScope, call: Call) -> Reply:
     fmt = negotiate(call.accept)
     validation = field_validation(call.query)
-    options = update_options(call.query, call.dry_run, subresource=call.info.subresource)
+    options = update_options(
+        call.query, call.dry_run, subresource=call.info.subresource, user_agent=call.user_agent
+    )
     decoded = decode_body(
         scope.scheme, call.body, body_serializer(call.content_type), scope.gvk, validation
     )
