@@ -14,7 +14,8 @@ Everything here depends only on the Scheme, so documents are built once and serv
 with an ``ETag`` (a hash of the bytes) that kubectl's HTTP cache revalidates. Versions of a
 group are listed by Kubernetes' priority (GA before beta before alpha, higher numbers first):
 the first is the preferred version. Subresources are listed only where the server routes them
-(``status``, and ``finalize`` of namespaces); ``scale`` is not served.
+(``status``, ``scale`` of Deployments, with its own ``Scale`` kind, and ``finalize`` of
+namespaces).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from dataclasses import dataclass
 
 import orjson
 
-from kstore.api.gvk import GroupVersion, Object
+from kstore.api.gvk import GroupVersion, GroupVersionKind, Object
 from kstore.api.scheme import RegisteredResource, Scheme
 
 __all__ = [
@@ -34,6 +35,8 @@ __all__ = [
     "SERVED_SUBRESOURCES",
     "Discovery",
     "Document",
+    "scale_gvk",
+    "subresource_gvk",
     "version_priority",
     "wants_aggregated",
 ]
@@ -43,8 +46,28 @@ AGGREGATED_CONTENT_TYPE = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGro
 #: Subresources the REST handlers route (to the registry's update with that subresource).
 SERVED_SUBRESOURCES = {
     "status": ("get", "patch", "update"),
+    "scale": ("get", "patch", "update"),
     "finalize": ("update",),
 }
+
+#: The groups whose beta versions have a Scale kind of their own (apps/v1 uses autoscaling/v1).
+_OWN_SCALE_GROUPS = frozenset({"apps", "extensions"})
+
+
+def scale_gvk(gv: GroupVersion) -> GroupVersionKind:
+    """The kind of the ``scale`` subresource of a resource served at ``gv``: the group's own
+    ``Scale`` in apps and extensions beta versions, ``autoscaling/v1`` everywhere else."""
+    if gv.group in _OWN_SCALE_GROUPS and gv.version != "v1":
+        return GroupVersionKind(gv.group, gv.version, "Scale")
+    return GroupVersionKind("autoscaling", "v1", "Scale")
+
+
+def subresource_gvk(r: RegisteredResource, subresource: str) -> GroupVersionKind:
+    """The kind a subresource reads and writes: ``Scale`` for ``scale``, else the resource's."""
+    if subresource == "scale":
+        return scale_gvk(r.group_version)
+    return r.group_version.with_kind(r.definition.kind)
+
 
 _VERSION = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
 
@@ -192,9 +215,18 @@ def _discovery_resource(r: RegisteredResource) -> Object:
     subs = _subresources(r)
     if subs:
         out["subresources"] = [
-            {"subresource": sub, "responseKind": kind, "verbs": list(verbs)} for sub, verbs in subs
+            {
+                "subresource": sub,
+                "responseKind": _kind_dict(subresource_gvk(r, sub)),
+                "verbs": list(verbs),
+            }
+            for sub, verbs in subs
         ]
     return out
+
+
+def _kind_dict(gvk: GroupVersionKind) -> Object:
+    return {"group": gvk.group, "version": gvk.version, "kind": gvk.kind}
 
 
 def _api_group(group: str, versions: list[tuple[str, list[RegisteredResource]]]) -> Object:
@@ -218,15 +250,19 @@ def _resource_list(gv: GroupVersion, resources: list[RegisteredResource]) -> Obj
             entry["categories"] = list(r.info.categories)
         entries.append(entry)
         for sub, verbs in _subresources(r):
-            entries.append(
-                {
-                    "name": f"{r.info.plural}/{sub}",
-                    "singularName": "",
-                    "namespaced": r.info.namespaced,
-                    "kind": r.definition.kind,
-                    "verbs": list(verbs),
-                }
-            )
+            sub_entry: Object = {
+                "name": f"{r.info.plural}/{sub}",
+                "singularName": "",
+                "namespaced": r.info.namespaced,
+            }
+            sub_gvk = subresource_gvk(r, sub)
+            if sub_gvk.group_version != gv:
+                # A kind of another group version says which (APIResource.group/version).
+                sub_entry["group"] = sub_gvk.group
+                sub_entry["version"] = sub_gvk.version
+            sub_entry["kind"] = sub_gvk.kind
+            sub_entry["verbs"] = list(verbs)
+            entries.append(sub_entry)
     return {
         "kind": "APIResourceList",
         "apiVersion": "v1",

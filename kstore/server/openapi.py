@@ -22,7 +22,7 @@ import orjson
 
 from kstore.api.gvk import GroupVersion, Object
 from kstore.api.scheme import RegisteredResource, Scheme
-from kstore.server.discovery import SERVED_SUBRESOURCES
+from kstore.server.discovery import SERVED_SUBRESOURCES, subresource_gvk
 
 __all__ = ["OpenAPIDocument", "OpenAPIV3"]
 
@@ -73,17 +73,19 @@ def _path_params(namespaced: bool, named: bool) -> list[Object]:
     return params
 
 
-def _operation(action: str, r: RegisteredResource, op_id: str, tag: str) -> Object:
-    gv = r.group_version
+def _operation(
+    action: str, r: RegisteredResource, op_id: str, tag: str, subresource: str = ""
+) -> Object:
+    gvk = subresource_gvk(r, subresource)
     op: Object = {
         "tags": [tag],
         "operationId": op_id,
         "responses": dict(_OK),
         "x-kubernetes-action": action,
         "x-kubernetes-group-version-kind": {
-            "group": gv.group,
-            "version": gv.version,
-            "kind": r.definition.kind,
+            "group": gvk.group,
+            "version": gvk.version,
+            "kind": gvk.kind,
         },
     }
     if action in ("post", "put"):
@@ -151,7 +153,8 @@ def _paths(gv: GroupVersion, resources: list[RegisteredResource]) -> Object:
                 ("patch", "patch", "patch", "patch"),
             ):
                 if verb in SERVED_SUBRESOURCES[sub]:
-                    ops[method] = _operation(action, r, f"{prefix}{suffix}{kind}{title}", tag)
+                    op_id = f"{prefix}{suffix}{kind}{title}"
+                    ops[method] = _operation(action, r, op_id, tag, sub)
             paths[f"{item}/{sub}"] = ops
     return paths
 

@@ -27,7 +27,7 @@ from starlette.routing import BaseRoute, Route
 from kstore.api.gvk import GroupVersion
 from kstore.errors import KStoreError, NotFound, RequestEntityTooLarge, Unavailable
 from kstore.server.discovery import Document, wants_aggregated
-from kstore.server.handlers import create, delete, get, patch, update
+from kstore.server.handlers import create, delete, get, patch, scale, update
 from kstore.server.handlers.scope import Call, Reply, ResourceScope, error_reply, warning_header
 from kstore.server.handlers.watch import WatchResponse, open_watch
 from kstore.server.health import run_checks
@@ -172,7 +172,8 @@ class _Endpoints:
                 labels = replace(labels, verb="APPLY")
             if verb == "watch":
                 return await self._watch(scope, _call(request, info, b""), labels, path)
-            handler = _HANDLERS.get(verb)
+            handlers = scale.HANDLERS if info.subresource == "scale" else _HANDLERS
+            handler = handlers.get(verb)
             if handler is None:
                 raise NotFound(_NOT_FOUND)
             body = b""

@@ -116,7 +116,7 @@ def test_discovery_documents_list_builtin_resources() -> None:
     deployments = next(
         r for r in apps["versions"][0]["resources"] if r["resource"] == "deployments"
     )
-    assert [s["subresource"] for s in deployments["subresources"]] == ["status"]
+    assert [s["subresource"] for s in deployments["subresources"]] == ["status", "scale"]
 
 
 def test_openapi_patch_operations_declare_field_validation() -> None:
