@@ -25,13 +25,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
+import httpx
 import pytest
 
 from kstore.testing.etcd_cluster import EtcdCluster
 from tests.conftest_etcd import RawEtcd, replace_shared_cluster, require_etcd, shared_cluster
 from tests.server.harness import RunningServer
 
-__all__ = ["BACKENDS", "start_compacting_server", "storage_args"]
+__all__ = ["BACKENDS", "start_compacting_server", "storage_args", "wait_for_watches"]
 
 #: The backends every scenario runs on; etcd ones carry the ``etcd`` marker.
 BACKENDS = ("lmdb", pytest.param("etcd", marks=pytest.mark.etcd))
@@ -87,6 +88,27 @@ def storage_args(
             raw.close()
         if compacted:
             replace_shared_cluster(config)
+
+
+def _open_watches(url: str, resource: str) -> int:
+    text = httpx.get(f"{url}/metrics", timeout=10).text
+    total = 0
+    for line in text.splitlines():
+        if line.startswith("apiserver_longrunning_requests{") and (
+            'verb="WATCH"' in line and f'resource="{resource}"' in line
+        ):
+            total += int(float(line.rsplit(" ", 1)[1]))
+    return total
+
+
+def wait_for_watches(url: str, resource: str, count: int = 1, timeout: float = 20.0) -> None:
+    """Wait until the server has ``count`` watches of ``resource`` open (its
+    ``apiserver_longrunning_requests`` gauge), so that a change made next is seen by a watch
+    and not by the list before it."""
+    deadline = time.monotonic() + timeout
+    while _open_watches(url, resource) < count:
+        assert time.monotonic() < deadline, f"no watch of {resource} opened"
+        time.sleep(0.05)
 
 
 def _pump(stream: IO[str], lines: queue.Queue[str | None]) -> None:

@@ -22,7 +22,7 @@ import pytest
 from kubernetes import client, watch
 from kubernetes.client.rest import ApiException
 
-from tests.clients.servers import start_compacting_server, storage_args
+from tests.clients.servers import start_compacting_server, storage_args, wait_for_watches
 from tests.server.harness import RunningServer
 
 #: The classic-generator client whose watch sends ``watch=True`` (scenario 19).
@@ -143,13 +143,15 @@ def _watch_names(
         out.append((event["type"], event["object"].metadata.name))
 
 
-def test_watch_sees_existing_objects_then_changes(core: client.CoreV1Api, namespace: str) -> None:
+def test_watch_sees_existing_objects_then_changes(
+    core: client.CoreV1Api, namespace: str, kstore_server: RunningServer
+) -> None:
     core.create_namespaced_config_map(namespace, _cm("old1", {"a": "1"}))
     core.create_namespaced_config_map(namespace, _cm("old2", {"a": "1"}))
     events: list[tuple[str, str]] = []
     watcher = threading.Thread(target=_watch_names, args=(core, namespace, 3, events))
     watcher.start()
-    time.sleep(1.0)
+    wait_for_watches(kstore_server.url, "configmaps")
     core.create_namespaced_config_map(namespace, _cm("py2", {"a": "1"}))
     core.patch_namespaced_config_map("py2", namespace, {"data": {"a": "2"}})
     core.delete_namespaced_config_map("py2", namespace)
@@ -310,7 +312,7 @@ def old_client_path(
 
 
 _OLD_CLIENT_SCRIPT = r"""
-import json, sys, threading, time
+import json, sys, threading, time, urllib.request
 import kubernetes
 from kubernetes import client, watch
 from kubernetes.client.rest import ApiException
@@ -331,7 +333,15 @@ def run():
 
 t = threading.Thread(target=run)
 t.start()
-time.sleep(1.0)
+# Write once the server has the watch open (its long-running request gauge says so).
+deadline = time.monotonic() + 20
+while not any(
+    line.startswith("apiserver_longrunning_requests{") and 'verb="WATCH"' in line
+    and 'resource="configmaps"' in line and not line.endswith(" 0")
+    for line in urllib.request.urlopen(url + "/metrics").read().decode().splitlines()
+):
+    assert time.monotonic() < deadline, "the watch never opened"
+    time.sleep(0.05)
 core.create_namespaced_config_map(
     namespace, client.V1ConfigMap(metadata=client.V1ObjectMeta(name="py2"), data={"a": "1"})
 )
