@@ -41,6 +41,16 @@ def test_version_names_client_and_server(kubectl: Kubectl) -> None:
     assert "WARNING" not in out
 
 
+def test_server_flag_without_a_kubeconfig(kubectl: Kubectl) -> None:
+    # The README's way: no kubeconfig at all, the URL on the command line.
+    result = kubectl.run(
+        "--server", kubectl.server_url, "get", "namespaces", "-o", "name",
+        env={"KUBECONFIG": str(kubectl.home / "absent-kubeconfig")},
+    )  # fmt: skip
+    assert result.code == 0, result
+    assert {"namespace/default", "namespace/kube-system"} <= set(result.stdout.split())
+
+
 # ------------------------------------------------------------------------- 2. empty list
 
 
