@@ -303,6 +303,38 @@ def test_delete_namespace_removes_its_contents(kubectl: Kubectl, core: client.Co
     assert core.list_namespaced_config_map("doomed").items == []
 
 
+def test_multi_document_manifest_with_its_namespace(kubectl: Kubectl) -> None:
+    manifest = "---\n".join(
+        [
+            "apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n",
+            configmap("conf", {"a": "1"}).replace("name: conf", "name: conf\n  namespace: shop"),
+            deployment("api", "api:1").replace("name: api\n", "name: api\n  namespace: shop\n", 1),
+        ]
+    )
+    kubectl.write("shop.yaml", manifest)
+    created = kubectl.ok("apply", "-f", "shop.yaml").splitlines()
+    assert created == [
+        "namespace/shop created",
+        "configmap/conf created",
+        "deployment.apps/api created",
+    ]
+    applied = kubectl.ok("apply", "--server-side", "-f", "shop.yaml").splitlines()
+    assert applied == [
+        "namespace/shop serverside-applied",
+        "configmap/conf serverside-applied",
+        "deployment.apps/api serverside-applied",
+    ]
+    listed = kubectl.ok("get", "all,cm", "-n", "shop", "-o", "name").split()
+    assert listed == ["deployment.apps/api", "configmap/conf"]
+    # The namespace goes first and takes its contents with it, so the other two may already be
+    # gone when kubectl gets to them.
+    deleted = kubectl.ok("delete", "-f", "shop.yaml", "--ignore-not-found").splitlines()
+    assert deleted[0] == 'namespace "shop" deleted'
+    assert kubectl.fails("get", "ns", "shop").stderr.strip() == (
+        'Error from server (NotFound): namespaces "shop" not found'
+    )
+
+
 # ----------------------------------------------------------------- 16. diff (dry run)
 
 
