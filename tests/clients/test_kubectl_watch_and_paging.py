@@ -148,6 +148,43 @@ def test_wait_for_a_condition_and_for_deletion(k: Kubectl) -> None:
     assert 'configmaps "missing" not found' in timed_out.stderr
 
 
+def test_wait_for_a_condition_a_controller_sets(
+    k: Kubectl, api_client: client.ApiClient, namespace: str
+) -> None:
+    apps = client.AppsV1Api(api_client)
+    body = {
+        "metadata": {"name": "web"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "nginx", "image": "nginx:1.27"}]},
+            },
+        },
+    }
+    apps.create_namespaced_deployment(namespace, body)
+    out = k.workdir / "available.out"
+    waiter = k.start("wait", "--for=condition=Available", "deploy/web", "--timeout=20s", output=out)
+    try:
+        wait_for_watches(k.server_url, "deployments")
+        # What a deployment controller would write through the status subresource.
+        condition = {
+            "type": "Available",
+            "status": "True",
+            "reason": "MinimumReplicasAvailable",
+            "message": "Deployment has minimum availability.",
+        }
+        apps.patch_namespaced_deployment_status(
+            "web", namespace, {"status": {"observedGeneration": 1, "conditions": [condition]}}
+        )
+        assert waiter.wait(20) == 0, out.read_text()
+    finally:
+        if waiter.poll() is None:
+            waiter.kill()
+            waiter.wait()
+    assert out.read_text().strip() == "deployment.apps/web condition met"
+
+
 # ---------------------------------------------------------------------- 13. pagination
 
 _OBJECTS = 1200
