@@ -12,14 +12,18 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
-from kubernetes import client
 
 from tests.clients.kubectl import Kubectl, kubectl_binary
 from tests.clients.servers import BACKENDS, storage_args
 from tests.server.harness import RunningServer, start_server
+
+if TYPE_CHECKING:
+    # Imported where used: without the client installed only this suite fails (its modules
+    # import it), not every test session that loads this conftest.
+    from kubernetes import client
 
 _namespaces = itertools.count()
 
@@ -53,6 +57,8 @@ def kubectl(kstore_server: RunningServer, tmp_path_factory: pytest.TempPathFacto
 @pytest.fixture(scope="module")
 def api_client(kstore_server: RunningServer) -> Iterator[client.ApiClient]:
     """The kubernetes Python client, configured for the module's server (no credentials)."""
+    from kubernetes import client
+
     configuration = client.Configuration()
     configuration.host = kstore_server.url
     with client.ApiClient(configuration) as api:
@@ -61,6 +67,8 @@ def api_client(kstore_server: RunningServer) -> Iterator[client.ApiClient]:
 
 @pytest.fixture(scope="module")
 def core(api_client: client.ApiClient) -> client.CoreV1Api:
+    from kubernetes import client
+
     return client.CoreV1Api(api_client)
 
 
@@ -69,6 +77,8 @@ def namespace(core: client.CoreV1Api, request: pytest.FixtureRequest) -> str:
     """A fresh namespace for one test, created through the Python client."""
     test_name = request.node.name.split("[")[0].removeprefix("test_")
     name = f"t{next(_namespaces)}-{test_name}".replace("_", "-")[:63].rstrip("-")
+    from kubernetes import client
+
     core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name)))
     return name
 
@@ -77,8 +87,3 @@ def namespace(core: client.CoreV1Api, request: pytest.FixtureRequest) -> str:
 def k(kubectl: Kubectl, namespace: str) -> Kubectl:
     """kubectl whose kubeconfig context defaults to the test's namespace."""
     return kubectl.in_namespace(namespace)
-
-
-@pytest.fixture
-def workdir(k: Kubectl) -> Path:
-    return k.workdir
