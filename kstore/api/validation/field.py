@@ -103,13 +103,29 @@ class Path:
         return path
 
     def child(self, name: str, *more: str) -> Path:
+        if not more:
+            # Validators build the same child paths for every object (whether or not a
+            # cause is reported); paths are immutable, so they are shared.
+            key = (self._text, name)
+            found = _CHILDREN.get(key)
+            if found is None:
+                found = Path._of(_append_child(self._text, name))
+                if len(_CHILDREN) < _MEMO_SIZE:
+                    _CHILDREN[key] = found
+            return found
         text = _append_child(self._text, name)
         for part in more:
             text = _append_child(text, part)
         return Path._of(text)
 
     def index(self, i: int) -> Path:
-        return Path._of(f"{self._text}[{i}]")
+        key = (self._text, i)
+        found = _INDEXES.get(key)
+        if found is None:
+            found = Path._of(f"{self._text}[{i}]")
+            if len(_INDEXES) < _MEMO_SIZE:
+                _INDEXES[key] = found
+        return found
 
     def key(self, key: str) -> Path:
         return Path._of(f"{self._text}[{key}]")
@@ -125,6 +141,11 @@ class Path:
 
     def __hash__(self) -> int:
         return hash(self._text)
+
+
+_MEMO_SIZE: Final = 65536
+_CHILDREN: dict[tuple[str, str], Path] = {}
+_INDEXES: dict[tuple[str, int], Path] = {}
 
 
 def _append_child(text: str, name: str) -> str:

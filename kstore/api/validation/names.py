@@ -269,14 +269,12 @@ def is_config_map_key(value: str) -> list[str]:
 
 def is_relaxed_env_var_name(value: str) -> list[str]:
     """An environment variable name: printable ASCII other than ``=`` (the v1.34+ rule)."""
-    errs = []
     if not value:
-        errs.append("environment variable name " + empty_error())
-    for ch in value:
-        if not ch.isascii() or not ch.isprintable() or ch == "=":
-            errs.append(_RELAXED_ENV_MSG)
-            break
-    return errs
+        return ["environment variable name " + empty_error()]
+    # An ASCII string is printable exactly when every character is in 0x20-0x7E.
+    if value.isascii() and value.isprintable() and "=" not in value:
+        return []
+    return [_RELAXED_ENV_MSG]
 
 
 def is_valid_port_num(port: int) -> list[str]:

@@ -205,25 +205,44 @@ def validate_managed_fields(entries: Sequence[Any], path: Path) -> list[Cause]:
     causes: list[Cause] = []
     for i, item in enumerate(entries):
         entry = item if isinstance(item, Mapping) else {}
-        entry_path = path.index(i)
         operation = get_str(entry, "operation")
-        if operation not in ("Apply", "Update"):
-            causes.append(
-                invalid(
-                    entry_path.child("operation"),
-                    JSONValue(operation),
-                    "must be `Apply` or `Update`",
-                )
-            )
         fields_type = get_str(entry, "fieldsType")
-        if fields_type and fields_type != "FieldsV1":
-            causes.append(
-                invalid(entry_path.child("fieldsType"), fields_type, "must be `FieldsV1`")
-            )
         manager = get_str(entry, "manager")
-        manager_path = entry_path.child("manager")
-        if byte_len(manager) > _FIELD_MANAGER_MAX_LENGTH:
-            causes.append(too_long(manager_path, _FIELD_MANAGER_MAX_LENGTH))
+        subresource = get_str(entry, "subresource")
+        if (
+            (operation == "Apply" or operation == "Update")
+            and (not fields_type or fields_type == "FieldsV1")
+            and manager.isprintable()
+            and byte_len(manager) <= _FIELD_MANAGER_MAX_LENGTH
+            and byte_len(subresource) <= _MAX_SUBRESOURCE_NAME_LENGTH
+        ):
+            continue  # the usual entry: no paths to build
+        causes.extend(_managed_fields_entry(path.index(i), operation, fields_type, manager))
+        if byte_len(subresource) > _MAX_SUBRESOURCE_NAME_LENGTH:
+            causes.append(
+                too_long(path.index(i).child("subresource"), _MAX_SUBRESOURCE_NAME_LENGTH)
+            )
+    return causes
+
+
+def _managed_fields_entry(
+    entry_path: Path, operation: str, fields_type: str, manager: str
+) -> list[Cause]:
+    causes: list[Cause] = []
+    if operation not in ("Apply", "Update"):
+        causes.append(
+            invalid(
+                entry_path.child("operation"),
+                JSONValue(operation),
+                "must be `Apply` or `Update`",
+            )
+        )
+    if fields_type and fields_type != "FieldsV1":
+        causes.append(invalid(entry_path.child("fieldsType"), fields_type, "must be `FieldsV1`"))
+    manager_path = entry_path.child("manager")
+    if byte_len(manager) > _FIELD_MANAGER_MAX_LENGTH:
+        causes.append(too_long(manager_path, _FIELD_MANAGER_MAX_LENGTH))
+    if not manager.isprintable():
         position = 0
         for ch in manager:
             if not ch.isprintable():
@@ -235,8 +254,6 @@ def validate_managed_fields(entries: Sequence[Any], path: Path) -> list[Cause]:
                     )
                 )
             position += byte_len(ch)
-        if byte_len(get_str(entry, "subresource")) > _MAX_SUBRESOURCE_NAME_LENGTH:
-            causes.append(too_long(entry_path.child("subresource"), _MAX_SUBRESOURCE_NAME_LENGTH))
     return causes
 
 
