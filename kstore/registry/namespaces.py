@@ -91,6 +91,11 @@ _CONDITIONS: Final = {
 _CONTENT_DELETE: Final = DeleteOptions(propagation_policy="Background")
 
 
+_CLUSTER: Final = RequestContext()
+_ANY_REVISION: Final = GetOptions(resource_version="0", ignore_not_found=True)
+_LATEST: Final = GetOptions(ignore_not_found=True)
+
+
 def _forbidden(resource: str, name: str, reason: str) -> Forbidden:
     """Kubernetes' NewForbidden wording: ``<resource> "<name>" is forbidden: <reason>``."""
     plural, _, group = resource.partition(".")
@@ -124,12 +129,13 @@ class NamespaceLifecycle:
 
     def _read(self, namespace: str) -> Object:
         storage = self._namespaces.storage
-        key = self._namespaces.key(RequestContext(), namespace)
-        if not self._must_read_live(namespace):
-            found = storage.get(key, GetOptions(resource_version="0", ignore_not_found=True))
+        key = self._namespaces.key(_CLUSTER, namespace)
+        if not self._recently_deleted or not self._must_read_live(namespace):
+            # Any revision will do: served from the watch cache when there is one.
+            found = storage.get(key, _ANY_REVISION)
             if found:
                 return found
-        found = storage.get(key, GetOptions(ignore_not_found=True))
+        found = storage.get(key, _LATEST)
         if not found:
             raise self._namespaces.not_found(namespace)
         return found

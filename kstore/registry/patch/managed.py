@@ -147,6 +147,11 @@ class _Clock:
 _clock = _Clock()
 
 
+def current_time() -> str:
+    """Now, as :func:`format_time` writes it (formatted once per second)."""
+    return _clock.now()
+
+
 @functools.lru_cache(maxsize=1024)
 def _seconds(time: str | None) -> int:
     # Cached: a managedFields list is sorted by time on every write, and its times repeat.
