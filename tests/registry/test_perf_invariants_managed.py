@@ -368,3 +368,35 @@ def test_a_create_walk_raises_the_first_error_compare_raises() -> None:
         created_fields(zero_object(gvk), pod, node)
     assert str(walked.value) == str(general.value)
     assert "omits all key fields" in str(walked.value)
+
+
+def test_decoded_field_sets_are_shared_and_their_encodings_are_fresh_copies() -> None:
+    v1 = {"f:data": {".": {}, "f:a": {}}, "f:metadata": {"f:labels": {"f:app": {}}}}
+    first = FieldSet.from_fields_v1(json.loads(json.dumps(v1)))
+    second = FieldSet.from_fields_v1(json.loads(json.dumps(v1)))
+    assert first == second
+    emitted = first.to_fields_v1()
+    assert emitted == v1
+    emitted["f:data"]["f:b"] = {}  # the caller owns what it got
+    assert first.to_fields_v1() == v1
+    assert second.to_fields_v1() is not second.to_fields_v1()
+
+
+def test_a_set_still_being_built_encodes_what_it_holds_now() -> None:
+    fields = FieldSet.of((PathElement.of_field("a"),))
+    assert fields.to_fields_v1() == {"f:a": {}}
+    fields.insert((PathElement.of_field("b"),))
+    assert fields.to_fields_v1() == {"f:a": {}, "f:b": {}}
+
+
+def test_the_decode_memo_is_bounded_and_never_keeps_errors() -> None:
+    from kstore.errors import BadRequest
+    from kstore.registry.patch import fieldsets
+
+    for i in range(fieldsets._PARSED_SIZE + 50):
+        decoded = FieldSet.from_fields_v1({f"f:field{i}": {}})
+        assert decoded.to_fields_v1() == {f"f:field{i}": {}}
+    assert len(fieldsets._PARSED) <= fieldsets._PARSED_SIZE
+    for _ in range(2):
+        with pytest.raises(BadRequest):
+            FieldSet.from_fields_v1({"f:a": "not an object"})

@@ -19,9 +19,12 @@ element's hash and order ignore how its JSON value was spelled (``80`` and ``80.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 from kstore.errors import BadRequest
 from kstore.registry.patch._gofmt import go_json, smd_string
@@ -181,6 +184,10 @@ _CACHE_SIZE = 65536
 _SERIALIZED: dict[PathElement, str] = {}
 _DESERIALIZED: dict[str, PathElement] = {}
 _FIELD_ELEMENTS: dict[str, PathElement] = {}
+# Parsed fieldsV1 objects by their JSON text; bounded (a pod's set is ~10 KiB of trie).
+_PARSED_SIZE = 1024
+_PARSED: dict[bytes, FieldSet] = {}
+_PARSED_LOCK = threading.Lock()
 
 
 def _order(pe: PathElement) -> tuple[int, Any]:
@@ -197,7 +204,7 @@ class FieldSet:
     """A set of field paths (a trie). Build with :meth:`insert`; combine with the operators,
     which return new sets."""
 
-    __slots__ = ("children", "members")
+    __slots__ = ("_v1", "children", "members")
 
     def __init__(
         self,
@@ -206,12 +213,16 @@ class FieldSet:
     ) -> None:
         self.members: set[PathElement] = members if members is not None else set()
         self.children: dict[PathElement, FieldSet] = children if children is not None else {}
+        # This set's FieldsV1 encoding, kept once computed (sets do not change once handed
+        # out; insert, the one building step that could follow, drops it).
+        self._v1: bytes | None = None
 
     # ------------------------------------------------------------------ building
 
     def insert(self, path: Path) -> None:
         if not path:
             return
+        self._v1 = None
         node = self
         for pe in path[:-1]:
             child = node.children.get(pe)
@@ -318,8 +329,15 @@ class FieldSet:
     # ------------------------------------------------------------------ FieldsV1
 
     def to_fields_v1(self) -> dict[str, Any]:
-        """The ``fieldsV1`` object, entries in Kubernetes' order."""
-        return self._emit(include_self=False)
+        """The ``fieldsV1`` object, entries in Kubernetes' order (a new object every call)."""
+        if self._v1 is not None:
+            # A manager whose fields a write did not touch keeps its set: decoding the
+            # kept JSON is ~10x cheaper than walking the trie again.
+            out: dict[str, Any] = orjson.loads(self._v1)
+            return out
+        out = self._emit(include_self=False)
+        self._v1 = orjson.dumps(out)
+        return out
 
     def _emit(self, *, include_self: bool) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -337,11 +355,27 @@ class FieldSet:
 
     @staticmethod
     def from_fields_v1(fields: Any) -> FieldSet:
-        """Parse a ``fieldsV1`` object; BadRequest when it is not one."""
+        """Parse a ``fieldsV1`` object; BadRequest when it is not one. Equal objects give
+        the same (shared, never to be changed) set: every write decodes the managedFields it
+        carries or finds, and they repeat from write to write."""
         if not isinstance(fields, dict):
             raise BadRequest("managedFields: fieldsV1 must be a JSON object")
+        try:
+            text = orjson.dumps(fields)
+        except (TypeError, orjson.JSONEncodeError):
+            text = None
+        if text is not None:
+            known = _PARSED.get(text)
+            if known is not None:
+                return known
         found, _ = FieldSet._read(fields)
-        return found or FieldSet()
+        result = found or FieldSet()
+        if text is not None:
+            with _PARSED_LOCK:
+                if len(_PARSED) >= _PARSED_SIZE:
+                    del _PARSED[next(iter(_PARSED))]  # the oldest
+                _PARSED[text] = result
+        return result
 
     @staticmethod
     def _read(node: dict[str, Any]) -> tuple[FieldSet | None, bool]:
