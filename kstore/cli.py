@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -75,27 +75,105 @@ def convert(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> None
 
 def serve(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> None:
     """Serve the Kubernetes REST API until SIGTERM/SIGINT (see kstore.server.serve)."""
+    from kstore.server.serve import serve as run_server
+
+    run_server(_serve_config(args))
+
+
+def _serve_config(args: argparse.Namespace, **overrides: Any) -> Any:
+    """The ServeConfig the serve flags describe (shared by serve and the admin verbs)."""
     from pathlib import Path
 
     from kstore.server.serve import ServeConfig, parse_duration, parse_runtime_config
-    from kstore.server.serve import serve as run_server
 
     if args.storage_backend == "etcd" and not args.etcd_servers:
         raise BadRequest("--etcd-servers must be given with --storage-backend etcd")
-    config = ServeConfig(
-        bind_address=args.bind_address,
-        port=args.port,
-        data_dir=Path(args.data_dir),
-        storage_backend=args.storage_backend,
-        etcd_servers=tuple(s for s in args.etcd_servers.split(",") if s),
-        etcd_prefix=args.etcd_prefix,
-        storage_media_type=args.storage_media_type,
-        watch_cache=args.watch_cache,
-        event_ttl_seconds=parse_duration(args.event_ttl),
-        runtime_config=parse_runtime_config(args.runtime_config),
-        log_level=args.log_level,
+    fields: dict[str, Any] = {
+        "data_dir": Path(args.data_dir),
+        "storage_backend": args.storage_backend,
+        "etcd_servers": tuple(s for s in args.etcd_servers.split(",") if s),
+        "etcd_prefix": args.etcd_prefix,
+        "storage_media_type": args.storage_media_type,
+        "runtime_config": parse_runtime_config(args.runtime_config),
+        "encryption_provider_config": (
+            Path(args.encryption_provider_config) if args.encryption_provider_config else None
+        ),
+    }
+    if args.verb == "serve":
+        fields.update(
+            bind_address=args.bind_address,
+            port=args.port,
+            watch_cache=args.watch_cache,
+            event_ttl_seconds=parse_duration(args.event_ttl),
+            compaction_interval_seconds=parse_duration(args.etcd_compaction_interval),
+            log_level=args.log_level,
+        )
+    fields.update(overrides)
+    return ServeConfig(**fields)
+
+
+def encryption_rewrite(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> None:
+    """Re-encrypt every object of the resources the EncryptionConfiguration names with its
+    current first key (objects already written with it are left alone)."""
+    from kstore.registry.registry import StoreRegistry
+    from kstore.server.serve import open_registry
+    from kstore.storage.encryption import RewriteResult, load_encryption_config, rewrite
+
+    encryption = load_encryption_config(args.encryption_provider_config)
+    # No watch cache and no compaction: the rewrite only reads and rewrites through storage.
+    registry, backend = open_registry(
+        _serve_config(args, watch_cache=False, compaction_interval_seconds=0.0)
     )
-    run_server(config)
+    try:
+        assert isinstance(registry, StoreRegistry)
+
+        def done(r: RewriteResult) -> None:
+            name = f"{r.resource}.{r.group}" if r.group else r.resource
+            line = f"{name}: {r.examined} examined, {r.rewritten} rewritten, {r.gone} gone\n"
+            stdout.write(line.encode())
+
+        rewrite(registry.rewrite_targets(encryption.covers), on_done=done)
+    finally:
+        registry.close()
+        backend.close()
+
+
+def _add_storage_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--data-dir", default="kstore-data", help="LMDB directory (lmdb backend)")
+    p.add_argument("--storage-backend", choices=["lmdb", "etcd"], default="lmdb")
+    p.add_argument("--etcd-servers", default="", help="comma-separated etcd URLs (etcd backend)")
+    p.add_argument("--etcd-prefix", default="/registry", help="key prefix in etcd")
+    p.add_argument(
+        "--storage-media-type",
+        default="application/json",
+        choices=["application/json", "application/vnd.kubernetes.protobuf"],
+        help="encoding of stored objects",
+    )
+    p.add_argument(
+        "--runtime-config",
+        default="",
+        help="enable or disable API versions, e.g. apps/v1beta1=false,api/alpha=true",
+    )
+
+
+def _add_encryption_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    enc = verbs.add_parser("encryption", help="encryption at rest: admin verbs")
+    actions = enc.add_subparsers(dest="action", required=True, metavar="ACTION")
+    p = actions.add_parser(
+        "rewrite",
+        help="re-encrypt every object with the current first key",
+        description=(
+            "Read every object of the resources the EncryptionConfiguration names and write "
+            "back those stored with an older key or provider. On LMDB, stop kstore serve "
+            "first (the store is locked); on etcd it may run beside serving. Pass the same "
+            "--storage-media-type as serve."
+        ),
+    )
+    _add_storage_flags(p)
+    p.add_argument(
+        "--encryption-provider-config", required=True, help="the EncryptionConfiguration file"
+    )
+    p.set_defaults(run=encryption_rewrite)
 
 
 def _flag_bool(value: str) -> bool:
@@ -114,16 +192,7 @@ def _add_serve_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]
     )
     p.add_argument("--bind-address", default="127.0.0.1", help="address to listen on")
     p.add_argument("--port", type=int, default=8080, help="port to listen on (0: any free one)")
-    p.add_argument("--data-dir", default="kstore-data", help="LMDB directory (lmdb backend)")
-    p.add_argument("--storage-backend", choices=["lmdb", "etcd"], default="lmdb")
-    p.add_argument("--etcd-servers", default="", help="comma-separated etcd URLs (etcd backend)")
-    p.add_argument("--etcd-prefix", default="/registry", help="key prefix in etcd")
-    p.add_argument(
-        "--storage-media-type",
-        default="application/json",
-        choices=["application/json", "application/vnd.kubernetes.protobuf"],
-        help="encoding of stored objects",
-    )
+    _add_storage_flags(p)
     p.add_argument(
         "--watch-cache",
         type=_flag_bool,
@@ -134,9 +203,15 @@ def _add_serve_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]
     )
     p.add_argument("--event-ttl", default="1h", help="how long Events are kept (Go duration)")
     p.add_argument(
-        "--runtime-config",
+        "--etcd-compaction-interval",
+        default="5m",
+        help="how often storage history is compacted, on either backend (Go duration; 0: never)",
+    )
+    p.add_argument(
+        "--encryption-provider-config",
         default="",
-        help="enable or disable API versions, e.g. apps/v1beta1=false,api/alpha=true",
+        help="EncryptionConfiguration file: resources encrypted at rest "
+        "(aescbc, aesgcm, secretbox, identity; kms is not supported)",
     )
     p.add_argument(
         "--log-level",
@@ -249,6 +324,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     bench_parser.set_defaults(run=bench)
     _add_serve_parser(verbs)
+    _add_encryption_parser(verbs)
     return parser
 
 

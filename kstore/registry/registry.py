@@ -29,10 +29,9 @@ from kstore.api.gvk import GroupVersionKind, Object
 from kstore.api.proto_schema import message_for_gvk
 from kstore.api.scheme import KindDefinition, Scheme
 from kstore.cache.cacher import CacheConfig, Cacher
-from kstore.codec.json import MEDIA_TYPE_JSON, JsonSerializer
-from kstore.codec.protobuf import MEDIA_TYPE_PROTOBUF, ProtobufSerializer
-from kstore.codec.serializer import Serializer
-from kstore.codec.versioning import VersioningCodec
+from kstore.codec.json import MEDIA_TYPE_JSON
+from kstore.codec.protobuf import MEDIA_TYPE_PROTOBUF
+from kstore.codec.versioning import VersioningCodec, storage_codec
 from kstore.errors import BadRequest, NotFound
 from kstore.registry.admission import AdmissionChain
 from kstore.registry.interface import AdmissionHook, Registry, ResourceStore
@@ -44,6 +43,7 @@ from kstore.registry.namespaces import (
 )
 from kstore.registry.store import GenericStore
 from kstore.registry.strategies import StrategyFactory, strategy_for
+from kstore.storage.encryption import RewriteTarget
 from kstore.storage.interface import (
     Backend,
     IdentityTransformer,
@@ -104,9 +104,15 @@ class RegistryConfig:
     ``kube-node-lease`` when missing. ``strategies``: strategy factories replacing the
     defaults, by (group, kind). ``namespace_retry_seconds`` / ``namespace_rescan_seconds``:
     the namespace finalizer's first retry delay and rescan period.
+    ``consistent_reads_from_cache``: serve consistent LISTs from the watch cache once it has
+    caught up with the backend's current revision. That needs a backend whose watch reports
+    progress promptly when nothing changes (LMDB does); on etcd 3.4 progress only comes at the
+    server's notify interval, so a cache that saw no event for its resource would wait its 3 s
+    and fall back: turn it off there and consistent LISTs go to etcd, as Kubernetes does.
     """
 
     watch_cache: bool = True
+    consistent_reads_from_cache: bool = True
     storage_media_type: str = MEDIA_TYPE_JSON
     event_ttl_seconds: int = DEFAULT_EVENT_TTL_SECONDS
     transformer: ValueTransformer = field(default_factory=IdentityTransformer)
@@ -167,12 +173,13 @@ class StoreRegistry(Registry):
     # -- construction ----------------------------------------------------------------------
 
     def _codec_for(self, definition: KindDefinition) -> VersioningCodec:
-        serializer: Serializer = JsonSerializer()
+        media_type = MEDIA_TYPE_JSON
         if self._config.storage_media_type == MEDIA_TYPE_PROTOBUF:
             gv = definition.storage_group_version
+            # Kinds without a protobuf schema (custom kinds) are stored as JSON, as CRDs are.
             if message_for_gvk(GroupVersionKind(gv.group, gv.version, definition.kind)):
-                serializer = ProtobufSerializer()
-        return VersioningCodec(self._scheme, serializer)
+                media_type = MEDIA_TYPE_PROTOBUF
+        return storage_codec(self._scheme, media_type)
 
     def _storage_for(self, definition: KindDefinition, prefix: str) -> Storage:
         assert definition.resource is not None
@@ -198,6 +205,7 @@ class StoreRegistry(Registry):
                 storage=storage,
                 resource=resource,
                 indexed_fields=_INDEXED_FIELDS.get(key, ()),
+                consistent_reads_from_cache=self._config.consistent_reads_from_cache,
             )
         )
         self._cachers.append(cacher)
@@ -292,6 +300,25 @@ class StoreRegistry(Registry):
 
     def stores(self) -> Sequence[ResourceStore]:
         return [self._stores[k] for k in sorted(self._stores)]
+
+    def rewrite_targets(self, covers: Callable[[str, str], bool]) -> list[RewriteTarget]:
+        """What re-encryption rewrites: the storage of every served resource for which
+        ``covers(group, plural)`` holds (an EncryptionConfiguration names it)."""
+        targets = []
+        for store in self._stores.values():
+            group, plural = store.definition.group, store.info.plural
+            if covers(group, plural):
+                targets.append(
+                    RewriteTarget(
+                        group=group,
+                        resource=plural,
+                        storage=store.storage,
+                        resource_prefix=resource_prefix(group, plural),
+                        namespaced=store.info.namespaced,
+                        ttl_seconds=store.strategy.ttl_seconds,
+                    )
+                )
+        return sorted(targets, key=lambda t: (t.group, t.resource))
 
     def add_admission(
         self, *, mutating: AdmissionHook | None = None, validating: AdmissionHook | None = None

@@ -105,6 +105,8 @@ class ServeConfig:
     #: watch or list from a revision older than that gets 410 Expired.
     compaction_interval_seconds: float = 300.0
     runtime_config: dict[str, bool] = field(default_factory=dict)
+    #: kube-apiserver's ``--encryption-provider-config``: an EncryptionConfiguration file.
+    encryption_provider_config: Path | None = None
     log_level: str = "info"
     shutdown_timeout_seconds: float = 60.0
 
@@ -152,10 +154,19 @@ def open_registry(config: ServeConfig) -> tuple[Registry, Backend]:
     from kstore.registry.registry import RegistryConfig, build_registry
 
     scheme = builtin_scheme_builder().build(config.runtime_config)
+    transformer_for = None
+    if config.encryption_provider_config is not None:
+        from kstore.storage.encryption import load_encryption_config
+
+        # Read before the backend opens: a bad file fails without touching the store.
+        transformer_for = load_encryption_config(config.encryption_provider_config).transformer_for
     registry_config = RegistryConfig(
         watch_cache=config.watch_cache,
+        # etcd 3.4 reports watch progress only at its notify interval (see RegistryConfig).
+        consistent_reads_from_cache=config.storage_backend != "etcd",
         storage_media_type=config.storage_media_type,
         event_ttl_seconds=int(config.event_ttl_seconds),
+        transformer_for=transformer_for,
     )
     backend = open_backend(config)
     try:

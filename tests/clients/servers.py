@@ -6,39 +6,31 @@ prefix of its own for etcd. When the server is gone the prefix is removed (an et
 history a server compacted is replaced instead, so that no later test finds its revisions
 compacted). A server that compacts on purpose gets an etcd of its own.
 
-:func:`start_compacting_server` starts the same command line with a short compaction period
-(see :mod:`tests.clients.compacting_serve`); :func:`tests.server.harness.start_server` starts
-the plain one.
+:func:`start_compacting_server` starts the same command line with a short
+``--etcd-compaction-interval``; :func:`tests.server.harness.start_server` starts the plain one.
 """
 
 from __future__ import annotations
 
 import itertools
 import os
-import queue
-import subprocess
-import sys
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO
 
 import httpx
 import pytest
 
 from kstore.testing.etcd_cluster import EtcdCluster
 from tests.conftest_etcd import RawEtcd, replace_shared_cluster, require_etcd, shared_cluster
-from tests.server.harness import RunningServer
+from tests.server.harness import RunningServer, start_server
 
 __all__ = ["BACKENDS", "start_compacting_server", "storage_args", "wait_for_watches"]
 
 #: The backends every scenario runs on; etcd ones carry the ``etcd`` marker.
 BACKENDS = ("lmdb", pytest.param("etcd", marks=pytest.mark.etcd))
 
-_REPO_ROOT = Path(__file__).resolve().parents[2]
-_STARTUP_TIMEOUT = 60.0
 _COMPACT_REV_KEY = b"compact_rev_key"
 _prefixes = itertools.count()
 #: A single member elects itself sooner with a short election timeout (as tests.conftest_etcd).
@@ -111,58 +103,6 @@ def wait_for_watches(url: str, resource: str, count: int = 1, timeout: float = 2
         time.sleep(0.05)
 
 
-def _pump(stream: IO[str], lines: queue.Queue[str | None]) -> None:
-    for line in stream:
-        lines.put(line)
-    lines.put(None)
-
-
 def start_compacting_server(data_dir: Path, seconds: float, *args: str) -> RunningServer:
     """``kstore serve`` (on 127.0.0.1, a free port) compacting every ``seconds``."""
-    data_dir.parent.mkdir(parents=True, exist_ok=True)
-    log_path = data_dir.parent / f"{data_dir.name}-server.log"
-    command = [
-        sys.executable,
-        "-m",
-        "tests.clients.compacting_serve",
-        str(seconds),
-        "serve",
-        "--bind-address",
-        "127.0.0.1",
-        "--port",
-        "0",
-        "--data-dir",
-        str(data_dir),
-        *args,
-    ]
-    with log_path.open("a") as log:
-        process = subprocess.Popen(
-            command,
-            stdout=subprocess.PIPE,
-            stderr=log,
-            text=True,
-            cwd=_REPO_ROOT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
-    assert process.stdout is not None
-    lines: queue.Queue[str | None] = queue.Queue()
-    reader = threading.Thread(target=_pump, args=(process.stdout, lines), daemon=True)
-    reader.start()
-    seen: list[str] = []
-    deadline = time.monotonic() + _STARTUP_TIMEOUT
-    while True:
-        try:
-            line = lines.get(timeout=max(deadline - time.monotonic(), 0.01))
-        except queue.Empty:
-            process.kill()
-            process.wait()
-            process.stdout.close()
-            raise RuntimeError(f"kstore serve did not start: {log_path.read_text()}") from None
-        if line is None:
-            process.wait()
-            process.stdout.close()
-            raise RuntimeError(f"kstore serve exited early: {log_path.read_text()}")
-        seen.append(line)
-        if line.startswith("kstore serving on "):
-            url = line.split()[3]
-            return RunningServer(url, process, data_dir, log_path, seen, reader)
+    return start_server(data_dir, "--etcd-compaction-interval", f"{seconds}s", *args)

@@ -13,8 +13,7 @@ from kstore.api.gvk import Object
 from kstore.api.scheme import Scheme
 from kstore.errors import CorruptObject, KStoreError, NotFound, to_status
 from kstore.registry.interface import CreateOptions, Registry, UpdateOptions
-from kstore.registry.registry import RegistryConfig, StoreRegistry, build_registry, resource_prefix
-from kstore.registry.store import GenericStore
+from kstore.registry.registry import RegistryConfig, StoreRegistry, build_registry
 from kstore.storage.encryption import EncryptionConfig, RewriteResult, RewriteTarget, rewrite
 from kstore.storage.interface import (
     Backend,
@@ -119,22 +118,7 @@ def create(registry: Registry, scheme: Scheme, group: str, plural: str, obj: Obj
 
 def rewrite_targets(registry: StoreRegistry, cfg: EncryptionConfig) -> list[RewriteTarget]:
     """What ``kstore encryption rewrite`` rewrites: every served resource a rule names."""
-    targets = []
-    for item in registry.stores():
-        assert isinstance(item, GenericStore)
-        group, plural = item.definition.group, item.info.plural
-        if cfg.covers(group, plural):
-            targets.append(
-                RewriteTarget(
-                    group=group,
-                    resource=plural,
-                    storage=item.storage,
-                    resource_prefix=resource_prefix(group, plural),
-                    namespaced=item.info.namespaced,
-                    ttl_seconds=item.strategy.ttl_seconds,
-                )
-            )
-    return targets
+    return registry.rewrite_targets(cfg.covers)
 
 
 def counts(results: list[RewriteResult]) -> dict[str, tuple[int, int]]:
