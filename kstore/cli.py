@@ -84,6 +84,7 @@ def _serve_config(args: argparse.Namespace, **overrides: Any) -> Any:
     """The ServeConfig the serve flags describe (shared by serve and the admin verbs)."""
     from pathlib import Path
 
+    from kstore.server.filters import FilterConfig
     from kstore.server.serve import ServeConfig, parse_duration, parse_runtime_config
 
     if args.storage_backend == "etcd" and not args.etcd_servers:
@@ -107,6 +108,11 @@ def _serve_config(args: argparse.Namespace, **overrides: Any) -> Any:
             event_ttl_seconds=parse_duration(args.event_ttl),
             compaction_interval_seconds=parse_duration(args.etcd_compaction_interval),
             log_level=args.log_level,
+            filters=FilterConfig(
+                max_requests_inflight=args.max_requests_inflight,
+                max_mutating_requests_inflight=args.max_mutating_requests_inflight,
+                request_timeout_seconds=parse_duration(args.request_timeout),
+            ),
         )
     fields.update(overrides)
     return ServeConfig(**fields)
@@ -219,7 +225,31 @@ def _add_serve_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]
         choices=["debug", "info", "warning", "error"],
         help="info logs every write and error, debug every request",
     )
+    p.add_argument(
+        "--max-requests-inflight",
+        type=_non_negative_int,
+        default=400,
+        help="most non-mutating requests served at once; more get 429 (0: no limit)",
+    )
+    p.add_argument(
+        "--max-mutating-requests-inflight",
+        type=_non_negative_int,
+        default=200,
+        help="most mutating requests served at once; more get 429 (0: no limit)",
+    )
+    p.add_argument(
+        "--request-timeout",
+        default="1m0s",
+        help="longest a non-long-running request may take before it gets 504 (Go duration)",
+    )
     p.set_defaults(run=serve)
+
+
+def _non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative: {value}")
+    return value
 
 
 def bench(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> None:

@@ -30,6 +30,7 @@ import uvicorn
 from kstore.errors import BadRequest
 from kstore.registry.interface import Registry, RequestContext
 from kstore.server.app import build_app, server_state
+from kstore.server.filters import FilterConfig
 from kstore.server.metrics import Figure
 from kstore.server.state import ServerState
 from kstore.storage.interface import Backend, ListOptions
@@ -109,6 +110,9 @@ class ServeConfig:
     encryption_provider_config: Path | None = None
     log_level: str = "info"
     shutdown_timeout_seconds: float = 60.0
+    #: ``--max-requests-inflight``, ``--max-mutating-requests-inflight`` and
+    #: ``--request-timeout`` (kube-apiserver's defaults; 0 turns one off).
+    filters: FilterConfig = field(default_factory=FilterConfig)
 
 
 #: Opens the registry a config describes, with the backend under it (closed after it).
@@ -284,7 +288,11 @@ def serve(
         sock.close()
         raise
     try:
-        app = build_app(registry, figure_sources=(storage_object_figures(registry),))
+        app = build_app(
+            registry,
+            figure_sources=(storage_object_figures(registry),),
+            filters=config.filters,
+        )
         state = server_state(app)
         where = (
             f"etcd {','.join(config.etcd_servers)}{config.etcd_prefix}"

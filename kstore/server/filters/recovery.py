@@ -1,0 +1,57 @@
+"""Panic recovery: an exception escaping a handler becomes a 500 ``Status``, never a crash.
+
+Every request gets a request id (sent back in ``Audit-Id``, as the API server does); an
+exception that escapes the filters and handlers below is logged with that id and answered
+with ``Internal error occurred: <message>``. If the response had already started, the
+exception is logged and the response is left to end where it stopped: no second response is
+sent on the same request. The server keeps serving either way.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+
+from kstore.server.filters._asgi import ASGIApp, Message, Receive, Scope, Send, send_status
+
+__all__ = ["REQUEST_ID_KEY", "PanicRecovery"]
+
+_log = logging.getLogger("kstore.server")
+
+#: The key under which a request's id is kept in the ASGI scope, for the filters below.
+REQUEST_ID_KEY = "kstore.request_id"
+
+
+class PanicRecovery:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request_id = str(uuid.uuid4())
+        scope[REQUEST_ID_KEY] = request_id
+        started = False
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+                headers = list(message.get("headers", []))
+                headers.append((b"audit-id", request_id.encode()))
+                message["headers"] = headers
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        except Exception as exc:
+            _log.error(
+                "request %s: %s %s failed",
+                request_id,
+                scope.get("method"),
+                scope.get("path"),
+                exc_info=exc,
+            )
+            if not started:
+                await send_status(send_with_id, exc)

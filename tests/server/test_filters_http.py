@@ -1,0 +1,169 @@
+"""The filter chain through a real ``kstore serve``: 429 beyond the in-flight limits, 504 at
+the request timeout, watches untouched by either, and the request id on every response.
+
+A request is held in flight legitimately by sending its headers and only part of its body:
+the server has started serving it (it is reading the body) and cannot finish it.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from collections.abc import Iterator
+from urllib.parse import urlsplit
+
+import pytest
+
+from tests.server.harness import RunningServer, start_server
+
+CMS = "/api/v1/namespaces/default/configmaps"
+
+
+def _configmap(name: str) -> dict[str, object]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}}
+
+
+def _hold_a_post(server: RunningServer) -> socket.socket:
+    """A POST whose body is never finished: in flight until the socket closes."""
+    parts = urlsplit(server.url)
+    sock = socket.create_connection((parts.hostname, parts.port), timeout=10)
+    body = json.dumps(_configmap("held")).encode()
+    head = (
+        f"POST {CMS} HTTP/1.1\r\nHost: {parts.netloc}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body) + 100}\r\n\r\n"
+    ).encode()
+    sock.sendall(head + body)
+    return sock
+
+
+def _read_response_head(sock: socket.socket) -> bytes:
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def _until(predicate: object, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():  # type: ignore[operator]
+        assert time.monotonic() < deadline, "condition not reached in time"
+        time.sleep(0.02)
+
+
+@pytest.fixture(scope="module")
+def limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    running = start_server(
+        tmp_path_factory.mktemp("kstore") / "data",
+        "--max-requests-inflight",
+        "1",
+        "--max-mutating-requests-inflight",
+        "1",
+    )
+    yield running
+    assert running.stop() == 0, running.log()
+
+
+@pytest.fixture(scope="module")
+def timed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    running = start_server(tmp_path_factory.mktemp("kstore") / "data", "--request-timeout", "500ms")
+    yield running
+    assert running.stop() == 0, running.log()
+
+
+def test_a_write_beyond_the_mutating_limit_gets_429_with_retry_after(
+    limited: RunningServer,
+) -> None:
+    with limited.client() as client:
+        held = _hold_a_post(limited)
+        try:
+            # The held POST is being served once the server reads its body; until then a
+            # second POST may still get in, so wait for the first 429.
+            def refused() -> bool:
+                r = client.post(CMS, json=_configmap(f"w{time.monotonic_ns()}"))
+                return r.status_code == 429
+
+            _until(refused)
+            r = client.post(CMS, json=_configmap("refused"))
+            assert r.status_code == 429
+            assert r.headers["retry-after"] == "1"
+            status = r.json()
+            assert status["reason"] == "TooManyRequests"
+            assert status["message"] == "Too many requests, please try again later."
+            assert status["details"]["retryAfterSeconds"] == 1
+            # Reads have their own count.
+            assert client.get(CMS).status_code == 200
+        finally:
+            held.close()
+        # The slot frees once the held request ends.
+        _until(lambda: client.post(CMS, json=_configmap("after")).status_code == 201)
+
+
+def test_a_watch_does_not_take_a_read_slot(limited: RunningServer) -> None:
+    with (
+        limited.client() as client,
+        client.stream("GET", CMS, params={"watch": "true", "timeoutSeconds": "5"}) as watch,
+    ):
+        assert watch.status_code == 200
+        for _ in range(3):
+            assert client.get(CMS).status_code == 200
+
+
+def test_a_request_past_the_timeout_gets_504(timed: RunningServer) -> None:
+    held = _hold_a_post(timed)
+    try:
+        started = time.monotonic()
+        head = _read_response_head(held)
+        assert time.monotonic() - started < 5
+    finally:
+        held.close()
+    assert head.startswith(b"HTTP/1.1 504 ")
+    with timed.client() as client:
+        assert client.get("/version").status_code == 200
+
+
+def test_the_timeout_status_is_kubernetes_one(timed: RunningServer) -> None:
+    held = _hold_a_post(timed)
+    held.settimeout(5)
+    try:
+        data = _read_response_head(held)
+        head, _, body = data.partition(b"\r\n\r\n")
+        length = int(
+            next(
+                line.split(b":", 1)[1]
+                for line in head.split(b"\r\n")
+                if line.lower().startswith(b"content-length:")
+            )
+        )
+        while len(body) < length:
+            body += held.recv(4096)
+    finally:
+        held.close()
+    status = json.loads(body)
+    assert status["code"] == 504
+    assert status["reason"] == "Timeout"
+    assert status["message"] == "Timeout: request did not complete within the allotted timeout"
+
+
+def test_a_watch_outlives_the_request_timeout(timed: RunningServer) -> None:
+    with timed.client() as client:
+        rv = client.get(CMS).json()["metadata"]["resourceVersion"]
+        params = {"watch": "true", "resourceVersion": rv, "timeoutSeconds": "10"}
+        with client.stream("GET", CMS, params=params) as watch:
+            assert watch.status_code == 200
+            time.sleep(1.0)  # twice the request timeout
+            with timed.client() as writer:
+                assert writer.post(CMS, json=_configmap("late")).status_code == 201
+            event = json.loads(next(watch.iter_lines()))
+    assert event["type"] == "ADDED"
+    assert event["object"]["metadata"]["name"] == "late"
+
+
+def test_responses_carry_a_request_id(timed: RunningServer) -> None:
+    with timed.client() as client:
+        first = client.get("/version").headers["audit-id"]
+        second = client.get(CMS).headers["audit-id"]
+    assert first and second and first != second
