@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -400,3 +401,21 @@ def test_the_decode_memo_is_bounded_and_never_keeps_errors() -> None:
     for _ in range(2):
         with pytest.raises(BadRequest):
             FieldSet.from_fields_v1({"f:a": "not an object"})
+
+
+def test_shared_key_and_value_elements_keep_their_spelling() -> None:
+    # Equal in Python, spelled apart in FieldsV1 and ordered apart by structured-merge-diff.
+    cases: list[tuple[Callable[[], PathElement], str]] = [
+        (lambda: PathElement.of_key({"port": 1}), 'k:{"port":1}'),
+        (lambda: PathElement.of_key({"port": True}), 'k:{"port":true}'),
+        (lambda: PathElement.of_key({"port": 1.5}), 'k:{"port":1.5}'),
+        (lambda: PathElement.of_value(1), "v:1"),
+        (lambda: PathElement.of_value(True), "v:true"),
+        (lambda: PathElement.of_value("1"), 'v:"1"'),
+    ]
+    for _ in range(2):  # built, then memoised
+        for make, text in cases:
+            assert make().serialize() == text
+    assert PathElement.of_key({"port": 1}) != PathElement.of_key({"port": True})
+    assert PathElement.of_value(1) != PathElement.of_value(True)
+    assert PathElement.of_key({"a": "x", "b": 2}) is PathElement.of_key({"b": 2, "a": "x"})

@@ -19,6 +19,7 @@ element's hash and order ignore how its JSON value was spelled (``80`` and ``80.
 from __future__ import annotations
 
 import json
+import operator
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -98,10 +99,30 @@ class PathElement:
     @staticmethod
     def of_key(fields: dict[str, Any]) -> PathElement:
         pairs = tuple(sorted(fields.items()))
-        return PathElement(_KEY, tuple((k, _canon(v)) for k, v in pairs), pairs)
+        # List keys (container names, ports) repeat across objects: share one element per
+        # spelling. Only exact scalar types are memoised (the type is part of the memo key:
+        # ``1``, ``1.0`` and ``true`` compare equal in Python but are spelled apart).
+        memo: tuple[Any, ...] | None = None
+        if all(v.__class__ in _MEMO_TYPES for _, v in pairs):
+            memo = tuple((k, v.__class__, v) for k, v in pairs)
+            found = _KEY_ELEMENTS.get(memo)
+            if found is not None:
+                return found
+        found = PathElement(_KEY, tuple((k, _canon(v)) for k, v in pairs), pairs)
+        if memo is not None and len(_KEY_ELEMENTS) < _CACHE_SIZE:
+            _KEY_ELEMENTS[memo] = found
+        return found
 
     @staticmethod
     def of_value(value: Any) -> PathElement:
+        if value.__class__ in _MEMO_TYPES:
+            memo = (value.__class__, value)
+            found = _VALUE_ELEMENTS.get(memo)
+            if found is None:
+                found = PathElement(_VALUE, _canon(value), value)
+                if len(_VALUE_ELEMENTS) < _CACHE_SIZE:
+                    _VALUE_ELEMENTS[memo] = found
+            return found
         return PathElement(_VALUE, _canon(value), value)
 
     @staticmethod
@@ -184,15 +205,19 @@ _CACHE_SIZE = 65536
 _SERIALIZED: dict[PathElement, str] = {}
 _DESERIALIZED: dict[str, PathElement] = {}
 _FIELD_ELEMENTS: dict[str, PathElement] = {}
+_KEY_ELEMENTS: dict[tuple[Any, ...], PathElement] = {}
+_VALUE_ELEMENTS: dict[tuple[type, Any], PathElement] = {}
+# Values memoised by (type, value): floats are left out (0.0 and -0.0 are equal but spelled
+# apart).
+_MEMO_TYPES: frozenset[type] = frozenset({str, int, bool, type(None)})
 # Parsed fieldsV1 objects by their JSON text; bounded (a pod's set is ~10 KiB of trie).
 _PARSED_SIZE = 1024
 _PARSED: dict[bytes, FieldSet] = {}
 _PARSED_LOCK = threading.Lock()
 
 
-def _order(pe: PathElement) -> tuple[int, Any]:
-    """The sort key of a path element (its order, without the generated ``__lt__``)."""
-    return (pe.kind, pe.sort)
+#: The sort key of a path element: its order, without the generated ``__lt__``.
+_order = operator.attrgetter("kind", "sort")
 
 
 def path_string(path: Path) -> str:
