@@ -112,6 +112,7 @@ def _serve_config(args: argparse.Namespace, **overrides: Any) -> Any:
                 max_requests_inflight=args.max_requests_inflight,
                 max_mutating_requests_inflight=args.max_mutating_requests_inflight,
                 request_timeout_seconds=parse_duration(args.request_timeout),
+                cors_allowed_origins=tuple(o for o in args.cors_allowed_origins.split(",") if o),
             ),
         )
     fields.update(overrides)
@@ -241,6 +242,11 @@ def _add_serve_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]
         "--request-timeout",
         default="1m0s",
         help="longest a non-long-running request may take before it gets 504 (Go duration)",
+    )
+    p.add_argument(
+        "--cors-allowed-origins",
+        default="",
+        help="comma-separated regular expressions of origins allowed by CORS (empty: off)",
     )
     p.set_defaults(run=serve)
 

@@ -17,6 +17,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from kstore.errors import BadRequest
 from kstore.server.filters import FilterConfig, filter_middleware
 from kstore.server.filters.max_inflight import MaxInFlight
 from kstore.server.filters.timeout import RequestTimeout
@@ -190,3 +191,8 @@ def test_every_response_carries_a_distinct_audit_id() -> None:
         return {_header(await _call(app, _scope("GET", "/version")), b"audit-id") for _ in range(3)}
 
     assert len(asyncio.run(run())) == 3
+
+
+def test_a_cors_pattern_that_does_not_compile_is_refused() -> None:
+    with pytest.raises(BadRequest, match="--cors-allowed-origins"):
+        filter_middleware(FilterConfig(cors_allowed_origins=("^https://(",)))

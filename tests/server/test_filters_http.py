@@ -167,3 +167,70 @@ def test_responses_carry_a_request_id(timed: RunningServer) -> None:
         first = client.get("/version").headers["audit-id"]
         second = client.get(CMS).headers["audit-id"]
     assert first and second and first != second
+
+
+# ------------------------------------------------------------------------- CORS
+
+ALLOWED = "https://ok.example"
+
+
+@pytest.fixture(scope="module")
+def cors(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    running = start_server(
+        tmp_path_factory.mktemp("kstore") / "data",
+        "--cors-allowed-origins",
+        r"^https://ok\.example$,^http://127\.0\.0\.1(:|$)",
+    )
+    yield running
+    assert running.stop() == 0, running.log()
+
+
+def test_a_preflight_from_an_allowed_origin_is_answered_204_with_cors_headers(
+    cors: RunningServer,
+) -> None:
+    with cors.client() as client:
+        r = client.options(
+            CMS, headers={"Origin": ALLOWED, "Access-Control-Request-Method": "POST"}
+        )
+    assert r.status_code == 204
+    assert r.headers["access-control-allow-origin"] == ALLOWED
+    assert r.headers["access-control-allow-methods"] == "POST, GET, OPTIONS, PUT, DELETE, PATCH"
+    assert r.headers["access-control-allow-headers"] == (
+        "Content-Type, Content-Length, Accept-Encoding, X-CSRF-Token, Authorization, "
+        "X-Requested-With, If-Modified-Since"
+    )
+    assert r.headers["access-control-expose-headers"] == "Date"
+    assert r.headers["access-control-allow-credentials"] == "true"
+
+
+def test_a_request_from_an_allowed_origin_gets_cors_headers_on_its_answer(
+    cors: RunningServer,
+) -> None:
+    with cors.client() as client:
+        created = client.post(CMS, json=_configmap("cors"), headers={"Origin": ALLOWED})
+        missing = client.get(f"{CMS}/nothing", headers={"Origin": "http://127.0.0.1:3000"})
+    assert created.status_code == 201
+    assert created.headers["access-control-allow-origin"] == ALLOWED
+    assert missing.status_code == 404
+    assert missing.headers["access-control-allow-origin"] == "http://127.0.0.1:3000"
+
+
+def test_other_origins_and_requests_without_origin_get_no_cors_headers(
+    cors: RunningServer,
+) -> None:
+    with cors.client() as client:
+        # The anchors matter: a pattern only matches the whole origin when anchored.
+        foreign = client.get(CMS, headers={"Origin": "https://ok.example.evil"})
+        plain = client.get(CMS)
+        preflight = client.options(CMS, headers={"Origin": "https://evil.example"})
+    assert foreign.status_code == 200
+    assert "access-control-allow-origin" not in foreign.headers
+    assert "access-control-allow-origin" not in plain.headers
+    assert preflight.status_code != 204
+    assert "access-control-allow-origin" not in preflight.headers
+
+
+def test_cors_is_off_without_allowed_origins(timed: RunningServer) -> None:
+    with timed.client() as client:
+        r = client.get(CMS, headers={"Origin": ALLOWED})
+    assert "access-control-allow-origin" not in r.headers

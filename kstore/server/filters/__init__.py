@@ -1,8 +1,8 @@
 """The API server's filter chain: what every request passes before a handler sees it.
 
 Each filter is a plain ASGI middleware in its own module; :func:`filter_middleware` lists them
-in kube-apiserver's order (outermost first): panic recovery, then the in-flight limits, then
-the timeout for non-long-running requests. They are installed inside Starlette's own error
+in kube-apiserver's order (outermost first): panic recovery, the timeout for non-long-running
+requests, CORS, then the in-flight limits. They are installed inside Starlette's own error
 middleware, so an exception a handler lets escape reaches :mod:`.recovery` first.
 """
 

@@ -1,16 +1,18 @@
 """The filter chain's settings and its order, as kube-apiserver's ``DefaultBuildHandlerChain``.
 
-Outermost first: panic recovery (so even a failing filter answers with a ``Status``), the
-in-flight limits (a shed request costs nothing more), then the request timeout (it times the
-handler, not the wait for a slot, since there is no wait).
+Outermost first, as the API server runs them: panic recovery (so even a failing filter
+answers with a ``Status``), the request timeout (it times everything below it, a wait for
+nothing included: no filter queues), CORS (installed only with allowed origins; a preflight is
+answered before any limit counts it), then the in-flight limits.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from starlette.middleware import Middleware
 
+from kstore.server.filters.cors import Cors, compile_origins
 from kstore.server.filters.max_inflight import MaxInFlight
 from kstore.server.filters.recovery import PanicRecovery
 from kstore.server.filters.timeout import RequestTimeout
@@ -25,16 +27,24 @@ class FilterConfig:
     max_requests_inflight: int = 400
     max_mutating_requests_inflight: int = 200
     request_timeout_seconds: float = 60.0
+    #: ``--cors-allowed-origins``: regular expressions; empty turns CORS off.
+    cors_allowed_origins: tuple[str, ...] = field(default=())
 
 
 def filter_middleware(config: FilterConfig) -> list[Middleware]:
-    """The filters as Starlette middleware, outermost first."""
-    return [
+    """The filters as Starlette middleware, outermost first (BadRequest for a CORS pattern
+    that does not compile)."""
+    chain = [
         Middleware(PanicRecovery),
+        Middleware(RequestTimeout, timeout_seconds=config.request_timeout_seconds),
+    ]
+    if config.cors_allowed_origins:
+        chain.append(Middleware(Cors, allowed_origins=compile_origins(config.cors_allowed_origins)))
+    chain.append(
         Middleware(
             MaxInFlight,
             read_only_limit=config.max_requests_inflight,
             mutating_limit=config.max_mutating_requests_inflight,
-        ),
-        Middleware(RequestTimeout, timeout_seconds=config.request_timeout_seconds),
-    ]
+        )
+    )
+    return chain
