@@ -114,6 +114,7 @@ def _serve_config(args: argparse.Namespace, **overrides: Any) -> Any:
                 request_timeout_seconds=parse_duration(args.request_timeout),
                 cors_allowed_origins=tuple(o for o in args.cors_allowed_origins.split(",") if o),
             ),
+            audit_log_path=args.audit_log_path or None,
         )
     fields.update(overrides)
     return ServeConfig(**fields)
@@ -247,6 +248,12 @@ def _add_serve_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]
         "--cors-allowed-origins",
         default="",
         help="comma-separated regular expressions of origins allowed by CORS (empty: off)",
+    )
+    p.add_argument(
+        "--audit-log-path",
+        default="",
+        help="append one audit.k8s.io/v1 Event (Metadata level) per request to this file "
+        "('-': stdout; empty: no audit log)",
     )
     p.set_defaults(run=serve)
 

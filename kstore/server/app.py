@@ -15,7 +15,7 @@ from starlette.responses import Response
 
 from kstore.errors import NotFound
 from kstore.registry.interface import Registry
-from kstore.server.filters import FilterConfig, filter_middleware
+from kstore.server.filters import AuditLog, FilterConfig, filter_middleware
 from kstore.server.handlers.scope import error_reply
 from kstore.server.metrics import FigureSource, Metrics
 from kstore.server.routes import build_routes
@@ -38,13 +38,15 @@ def build_app(
     *,
     figure_sources: tuple[FigureSource, ...] = (),
     filters: FilterConfig | None = None,
+    audit_log: AuditLog | None = None,
 ) -> Starlette:
     """An ASGI app serving ``registry``'s resources with Kubernetes' REST API, behind the
-    filter chain ``filters`` configures (kube-apiserver's defaults when None)."""
+    filter chain ``filters`` configures (kube-apiserver's defaults when None), auditing every
+    request to ``audit_log`` when one is given (the caller closes it)."""
     state = ServerState(registry=registry, metrics=Metrics(figure_sources))
     app = Starlette(
         routes=build_routes(state),
-        middleware=filter_middleware(filters or FilterConfig()),
+        middleware=filter_middleware(filters or FilterConfig(), audit_log),
         exception_handlers={404: _not_found, 405: _not_found},
     )
     app.state.kstore = state

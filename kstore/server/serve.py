@@ -30,7 +30,7 @@ import uvicorn
 from kstore.errors import BadRequest
 from kstore.registry.interface import Registry, RequestContext
 from kstore.server.app import build_app, server_state
-from kstore.server.filters import FilterConfig
+from kstore.server.filters import AuditLog, FilterConfig
 from kstore.server.metrics import Figure
 from kstore.server.state import ServerState
 from kstore.storage.interface import Backend, ListOptions
@@ -113,6 +113,9 @@ class ServeConfig:
     #: ``--max-requests-inflight``, ``--max-mutating-requests-inflight`` and
     #: ``--request-timeout`` (kube-apiserver's defaults; 0 turns one off).
     filters: FilterConfig = field(default_factory=FilterConfig)
+    #: kube-apiserver's ``--audit-log-path``: one audit Event per request as a JSON line in
+    #: this file (``-``: stdout); None audits nothing.
+    audit_log_path: str | None = None
 
 
 #: Opens the registry a config describes, with the backend under it (closed after it).
@@ -287,11 +290,15 @@ def serve(
     except BaseException:
         sock.close()
         raise
+    audit_log: AuditLog | None = None
     try:
+        if config.audit_log_path:
+            audit_log = AuditLog(config.audit_log_path)
         app = build_app(
             registry,
             figure_sources=(storage_object_figures(registry),),
             filters=config.filters,
+            audit_log=audit_log,
         )
         state = server_state(app)
         where = (
@@ -318,5 +325,7 @@ def serve(
         sock.close()
         registry.close()
         backend.close()
+        if audit_log is not None:
+            audit_log.close()
         _log.info("store closed")
     return 0

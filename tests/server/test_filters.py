@@ -18,7 +18,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from kstore.errors import BadRequest
-from kstore.server.filters import FilterConfig, filter_middleware
+from kstore.server.filters import AuditLog, FilterConfig, filter_middleware
 from kstore.server.filters.max_inflight import MaxInFlight
 from kstore.server.filters.timeout import RequestTimeout
 
@@ -196,3 +196,10 @@ def test_every_response_carries_a_distinct_audit_id() -> None:
 def test_a_cors_pattern_that_does_not_compile_is_refused() -> None:
     with pytest.raises(BadRequest, match="--cors-allowed-origins"):
         filter_middleware(FilterConfig(cors_allowed_origins=("^https://(",)))
+
+
+def test_the_audit_log_dash_is_stdout(capsys: pytest.CaptureFixture[str]) -> None:
+    log = AuditLog("-")
+    log.write({"kind": "Event"})
+    log.close()
+    assert capsys.readouterr().out == '{"kind":"Event"}\n'

@@ -11,6 +11,9 @@ import json
 import socket
 import time
 from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -234,3 +237,106 @@ def test_cors_is_off_without_allowed_origins(timed: RunningServer) -> None:
     with timed.client() as client:
         r = client.get(CMS, headers={"Origin": ALLOWED})
     assert "access-control-allow-origin" not in r.headers
+
+
+# ------------------------------------------------------------------------- audit
+
+
+@pytest.fixture(scope="module")
+def audited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunningServer, Path]]:
+    base = tmp_path_factory.mktemp("kstore")
+    log = base / "audit" / "audit.log"
+    running = start_server(base / "data", "--audit-log-path", str(log))
+    yield running, log
+    assert running.stop() == 0, running.log()
+
+
+def _events_for(log: Path, audit_id: str) -> list[dict[str, Any]]:
+    deadline = time.monotonic() + 5
+    while True:
+        events = [json.loads(line) for line in log.read_text().splitlines()]
+        found = [e for e in events if e["auditID"] == audit_id]
+        if found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.02)
+
+
+def test_each_request_is_one_audit_event_in_kubernetes_shape(
+    audited: tuple[RunningServer, Path],
+) -> None:
+    server, log = audited
+    with server.client(headers={"User-Agent": "audit-test/1.0"}) as client:
+        created = client.post(f"{CMS}?fieldManager=t", json=_configmap("audited"))
+    assert created.status_code == 201
+    (event,) = _events_for(log, created.headers["audit-id"])
+    assert event["kind"] == "Event"
+    assert event["apiVersion"] == "audit.k8s.io/v1"
+    assert event["level"] == "Metadata"
+    assert event["stage"] == "ResponseComplete"
+    assert event["requestURI"] == f"{CMS}?fieldManager=t"
+    assert event["verb"] == "create"
+    assert event["user"] == {"username": "system:anonymous", "groups": ["system:unauthenticated"]}
+    assert event["sourceIPs"] == ["127.0.0.1"]
+    assert event["userAgent"] == "audit-test/1.0"
+    assert event["objectRef"] == {
+        "resource": "configmaps",
+        "namespace": "default",
+        "apiVersion": "v1",
+    }
+    assert event["responseStatus"] == {"metadata": {}, "code": 201}
+    received = datetime.strptime(event["requestReceivedTimestamp"], "%Y-%m-%dT%H:%M:%S.%fZ")
+    completed = datetime.strptime(event["stageTimestamp"], "%Y-%m-%dT%H:%M:%S.%fZ")
+    assert received <= completed
+
+
+def test_audit_events_name_the_verb_object_and_code_of_each_request(
+    audited: tuple[RunningServer, Path],
+) -> None:
+    server, log = audited
+    with server.client() as client:
+        got = client.get(f"{CMS}/audited")
+        missing = client.get("/apis/apps/v1/namespaces/kube-system/deployments/none")
+        listed = client.get(CMS)
+        version = client.get("/version")
+        namespace = client.get("/api/v1/namespaces/default")
+    (e,) = _events_for(log, got.headers["audit-id"])
+    assert (e["verb"], e["objectRef"]["name"], e["responseStatus"]["code"]) == (
+        "get",
+        "audited",
+        got.status_code,
+    )
+    (e,) = _events_for(log, missing.headers["audit-id"])
+    assert e["verb"] == "get"
+    assert e["objectRef"] == {
+        "resource": "deployments",
+        "namespace": "kube-system",
+        "name": "none",
+        "apiGroup": "apps",
+        "apiVersion": "v1",
+    }
+    assert e["responseStatus"]["code"] == 404
+    (e,) = _events_for(log, listed.headers["audit-id"])
+    assert e["verb"] == "list"
+    (e,) = _events_for(log, version.headers["audit-id"])
+    assert e["verb"] == "get" and "objectRef" not in e
+    (e,) = _events_for(log, namespace.headers["audit-id"])
+    assert e["objectRef"] == {
+        "resource": "namespaces",
+        "namespace": "default",
+        "name": "default",
+        "apiVersion": "v1",
+    }
+
+
+def test_a_watch_is_audited_when_it_ends(audited: tuple[RunningServer, Path]) -> None:
+    server, log = audited
+    with (
+        server.client() as client,
+        client.stream("GET", CMS, params={"watch": "true", "timeoutSeconds": "1"}) as watch,
+    ):
+        audit_id = watch.headers["audit-id"]
+        for _ in watch.iter_lines():
+            pass
+    (e,) = _events_for(log, audit_id)
+    assert e["verb"] == "watch"
+    assert e["responseStatus"]["code"] == 200

@@ -1,13 +1,15 @@
 """The API server's filter chain: what every request passes before a handler sees it.
 
 Each filter is a plain ASGI middleware in its own module; :func:`filter_middleware` lists them
-in kube-apiserver's order (outermost first): panic recovery, the timeout for non-long-running
-requests, CORS, then the in-flight limits. They are installed inside Starlette's own error
-middleware, so an exception a handler lets escape reaches :mod:`.recovery` first.
+in kube-apiserver's order (outermost first): panic recovery, audit, the timeout for
+non-long-running requests, CORS, then the in-flight limits. They are installed inside
+Starlette's own error middleware, so an exception a handler lets escape reaches
+:mod:`.recovery` first.
 """
 
 from __future__ import annotations
 
+from kstore.server.filters.audit import AuditLog
 from kstore.server.filters.chain import FilterConfig, filter_middleware
 
-__all__ = ["FilterConfig", "filter_middleware"]
+__all__ = ["AuditLog", "FilterConfig", "filter_middleware"]

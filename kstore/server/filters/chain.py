@@ -1,7 +1,9 @@
 """The filter chain's settings and its order, as kube-apiserver's ``DefaultBuildHandlerChain``.
 
 Outermost first, as the API server runs them: panic recovery (so even a failing filter
-answers with a ``Status``), the request timeout (it times everything below it, a wait for
+answers with a ``Status``), audit (installed only with an audit log; here rather than after
+authentication, as in the API server, so that it records the 504s and 429s of the filters
+below it), the request timeout (it times everything below it, a wait for
 nothing included: no filter queues), CORS (installed only with allowed origins; a preflight is
 answered before any limit counts it), then the in-flight limits.
 """
@@ -12,6 +14,7 @@ from dataclasses import dataclass, field
 
 from starlette.middleware import Middleware
 
+from kstore.server.filters.audit import Audit, AuditLog
 from kstore.server.filters.cors import Cors, compile_origins
 from kstore.server.filters.max_inflight import MaxInFlight
 from kstore.server.filters.recovery import PanicRecovery
@@ -31,11 +34,14 @@ class FilterConfig:
     cors_allowed_origins: tuple[str, ...] = field(default=())
 
 
-def filter_middleware(config: FilterConfig) -> list[Middleware]:
+def filter_middleware(config: FilterConfig, audit_log: AuditLog | None = None) -> list[Middleware]:
     """The filters as Starlette middleware, outermost first (BadRequest for a CORS pattern
-    that does not compile)."""
-    chain = [
-        Middleware(PanicRecovery),
+    that does not compile). ``audit_log`` is where audit events go (None: no auditing); the
+    caller opens and closes it."""
+    chain = [Middleware(PanicRecovery)]
+    if audit_log is not None:
+        chain.append(Middleware(Audit, log=audit_log))
+    chain += [
         Middleware(RequestTimeout, timeout_seconds=config.request_timeout_seconds),
     ]
     if config.cors_allowed_origins:
