@@ -203,3 +203,35 @@ def test_the_audit_log_dash_is_stdout(capsys: pytest.CaptureFixture[str]) -> Non
     log.write({"kind": "Event"})
     log.close()
     assert capsys.readouterr().out == '{"kind":"Event"}\n'
+
+
+async def _read_all(request: Request) -> Response:
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+    return Response(str(len(body)).encode())
+
+
+def test_an_undeclared_body_over_the_limit_is_a_413_status() -> None:
+    app = Starlette(
+        routes=[Route("/upload", _read_all, methods=["POST"])],
+        middleware=filter_middleware(FilterConfig(max_request_body_bytes=10)),
+    )
+    chunks = iter([b"12345", b"67890", b"1", b""])
+
+    async def run() -> list[dict[str, Any]]:
+        sent: list[dict[str, Any]] = []
+
+        async def receive() -> dict[str, Any]:
+            chunk = next(chunks)
+            return {"type": "http.request", "body": chunk, "more_body": bool(chunk)}
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message)
+
+        await app(_scope("POST", "/upload"), receive, send)
+        return sent
+
+    messages = asyncio.run(run())
+    assert _code(messages) == 413
+    assert _body(messages)["message"] == "Request entity too large: limit is 10"

@@ -340,3 +340,46 @@ def test_a_watch_is_audited_when_it_ends(audited: tuple[RunningServer, Path]) ->
     (e,) = _events_for(log, audit_id)
     assert e["verb"] == "watch"
     assert e["responseStatus"]["code"] == 200
+
+
+# ------------------------------------------------------------------- body limit
+
+LIMIT = 3 * 1024 * 1024
+
+
+def test_a_declared_body_over_3_mib_is_refused_before_it_is_sent(timed: RunningServer) -> None:
+    parts = urlsplit(timed.url)
+    with socket.create_connection((parts.hostname, parts.port), timeout=5) as sock:
+        sock.sendall(
+            (
+                f"POST {CMS} HTTP/1.1\r\nHost: {parts.netloc}\r\n"
+                f"Content-Type: application/json\r\nContent-Length: {LIMIT + 1}\r\n\r\n"
+            ).encode()
+        )
+        head = _read_response_head(sock)
+    assert head.startswith(b"HTTP/1.1 413 ")
+
+
+def test_a_chunked_body_over_3_mib_gets_413(timed: RunningServer) -> None:
+    def chunks() -> Iterator[bytes]:
+        yield b'{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"big"},"data":{"k":"'
+        for _ in range(5):
+            yield b"x" * (1024 * 1024)
+        yield b'"}}'
+
+    with timed.client() as client:
+        r = client.post(CMS, content=chunks(), headers={"Content-Type": "application/json"})
+        assert r.status_code == 413
+        status = r.json()
+        assert status["reason"] == "RequestEntityTooLarge"
+        assert status["message"] == f"Request entity too large: limit is {LIMIT}"
+        assert client.get(f"{CMS}/big").status_code == 404
+
+
+def test_a_body_just_under_the_limit_is_read(timed: RunningServer) -> None:
+    body = json.dumps({**_configmap("near"), "data": {"k": "x" * (LIMIT - 200)}}).encode()
+    assert len(body) <= LIMIT
+    with timed.client() as client:
+        r = client.post(CMS, content=body, headers={"Content-Type": "application/json"})
+    # Valid size: whatever validation says of a 3 MiB ConfigMap, it is not a 413.
+    assert r.status_code != 413

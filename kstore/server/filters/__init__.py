@@ -2,9 +2,9 @@
 
 Each filter is a plain ASGI middleware in its own module; :func:`filter_middleware` lists them
 in kube-apiserver's order (outermost first): panic recovery, audit, the timeout for
-non-long-running requests, CORS, then the in-flight limits. They are installed inside
-Starlette's own error middleware, so an exception a handler lets escape reaches
-:mod:`.recovery` first.
+non-long-running requests, CORS, the in-flight limits, then the request body limit. They are
+installed inside Starlette's own error middleware, so an exception a handler lets escape
+reaches :mod:`.recovery` first.
 """
 
 from __future__ import annotations

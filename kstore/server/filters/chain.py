@@ -5,7 +5,7 @@ answers with a ``Status``), audit (installed only with an audit log; here rather
 authentication, as in the API server, so that it records the 504s and 429s of the filters
 below it), the request timeout (it times everything below it, a wait for
 nothing included: no filter queues), CORS (installed only with allowed origins; a preflight is
-answered before any limit counts it), then the in-flight limits.
+answered before any limit counts it), the in-flight limits, then the request body limit.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from starlette.middleware import Middleware
 
 from kstore.server.filters.audit import Audit, AuditLog
+from kstore.server.filters.body_limit import DEFAULT_MAX_REQUEST_BODY_BYTES, BodyLimit
 from kstore.server.filters.cors import Cors, compile_origins
 from kstore.server.filters.max_inflight import MaxInFlight
 from kstore.server.filters.recovery import PanicRecovery
@@ -30,6 +31,8 @@ class FilterConfig:
     max_requests_inflight: int = 400
     max_mutating_requests_inflight: int = 200
     request_timeout_seconds: float = 60.0
+    #: The API server's ``MaxRequestBodyBytes`` (not a flag there either).
+    max_request_body_bytes: int = DEFAULT_MAX_REQUEST_BODY_BYTES
     #: ``--cors-allowed-origins``: regular expressions; empty turns CORS off.
     cors_allowed_origins: tuple[str, ...] = field(default=())
 
@@ -53,4 +56,5 @@ def filter_middleware(config: FilterConfig, audit_log: AuditLog | None = None) -
             mutating_limit=config.max_mutating_requests_inflight,
         )
     )
+    chain.append(Middleware(BodyLimit, max_bytes=config.max_request_body_bytes))
     return chain
