@@ -115,6 +115,11 @@ def _serve_config(args: argparse.Namespace, **overrides: Any) -> Any:
                 cors_allowed_origins=tuple(o for o in args.cors_allowed_origins.split(",") if o),
             ),
             audit_log_path=args.audit_log_path or None,
+            tls_cert_file=Path(args.tls_cert_file) if args.tls_cert_file else None,
+            tls_private_key_file=(
+                Path(args.tls_private_key_file) if args.tls_private_key_file else None
+            ),
+            secure_port=args.secure_port,
         )
     fields.update(overrides)
     return ServeConfig(**fields)
@@ -196,7 +201,7 @@ def _add_serve_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]
     p = verbs.add_parser(
         "serve",
         help="serve the Kubernetes REST API (kubectl and client libraries work against it)",
-        description="Serve the Kubernetes REST API over plain HTTP; flags as kube-apiserver's.",
+        description="Serve the Kubernetes REST API over HTTP or HTTPS; flags as kube-apiserver's.",
     )
     p.add_argument("--bind-address", default="127.0.0.1", help="address to listen on")
     p.add_argument("--port", type=int, default=8080, help="port to listen on (0: any free one)")
@@ -254,6 +259,19 @@ def _add_serve_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]
         default="",
         help="append one audit.k8s.io/v1 Event (Metadata level) per request to this file "
         "('-': stdout; empty: no audit log)",
+    )
+    p.add_argument(
+        "--tls-cert-file",
+        default="",
+        help="PEM certificate (chain) to serve HTTPS with, TLS 1.2 at least (with "
+        "--tls-private-key-file; then --secure-port is served instead of --port)",
+    )
+    p.add_argument("--tls-private-key-file", default="", help="PEM private key of --tls-cert-file")
+    p.add_argument(
+        "--secure-port",
+        type=int,
+        default=6443,
+        help="HTTPS port when serving TLS (0: any free one)",
     )
     p.set_defaults(run=serve)
 

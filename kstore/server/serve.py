@@ -17,6 +17,7 @@ import logging
 import re
 import signal
 import socket
+import ssl
 import sys
 import threading
 from collections.abc import Callable, Generator, Iterable
@@ -31,6 +32,7 @@ from kstore.errors import BadRequest
 from kstore.registry.interface import Registry, RequestContext
 from kstore.server.app import build_app, server_state
 from kstore.server.filters import AuditLog, FilterConfig
+from kstore.server.filters.tls import server_tls_context
 from kstore.server.metrics import Figure
 from kstore.server.state import ServerState
 from kstore.storage.interface import Backend, ListOptions
@@ -116,6 +118,12 @@ class ServeConfig:
     #: kube-apiserver's ``--audit-log-path``: one audit Event per request as a JSON line in
     #: this file (``-``: stdout); None audits nothing.
     audit_log_path: str | None = None
+    #: kube-apiserver's ``--tls-cert-file`` and ``--tls-private-key-file``: with both, the
+    #: server speaks HTTPS only (TLS 1.2 at least) on ``secure_port`` (``--secure-port``,
+    #: 6443) and ``port`` is not used; with neither, plain HTTP on ``port``.
+    tls_cert_file: Path | None = None
+    tls_private_key_file: Path | None = None
+    secure_port: int = 6443
 
 
 #: Opens the registry a config describes, with the backend under it (closed after it).
@@ -265,11 +273,11 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _url(host: str, port: int) -> str:
+def _url(host: str, port: int, scheme: str = "http") -> str:
     shown = "127.0.0.1" if host in ("0.0.0.0", "") else host
     if ":" in shown:
         shown = f"[{shown}]"
-    return f"http://{shown}:{port}"
+    return f"{scheme}://{shown}:{port}"
 
 
 def serve(
@@ -283,8 +291,13 @@ def serve(
         level=config.log_level.upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    sock = _bind(config.bind_address, config.port)
-    url = _url(config.bind_address, sock.getsockname()[1])
+    tls: ssl.SSLContext | None = None
+    if (config.tls_cert_file is None) != (config.tls_private_key_file is None):
+        raise BadRequest("--tls-cert-file and --tls-private-key-file must be given together")
+    if config.tls_cert_file is not None and config.tls_private_key_file is not None:
+        tls = server_tls_context(config.tls_cert_file, config.tls_private_key_file)
+    sock = _bind(config.bind_address, config.port if tls is None else config.secure_port)
+    url = _url(config.bind_address, sock.getsockname()[1], "http" if tls is None else "https")
     try:
         registry, backend = opener(config)
     except BaseException:
@@ -319,6 +332,7 @@ def serve(
             access_log=False,
             timeout_graceful_shutdown=int(config.shutdown_timeout_seconds),
             server_header=False,
+            ssl_context_factory=None if tls is None else (lambda _config, _default: tls),
         )
         _Server(uv_config, state, announce).run(sockets=[sock])
     finally:
