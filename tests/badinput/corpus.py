@@ -1117,7 +1117,6 @@ def _media_cases() -> list[Case]:
         "application/xml",
         "image/png",
         "text/plain",
-        "application/json;q=0",
     ):
         tag = accept.replace("/", "-").replace(";", "-").replace("=", "")
         out.append(
@@ -1329,6 +1328,9 @@ def _list_option_cases() -> list[Case]:
 
 
 def _rv_cases() -> list[Case]:
+    # kube-apiserver itself still answers a malformed resourceVersion on get/list/watch with a
+    # 500 (kubernetes/kubernetes#101350, #139485; the open fix #139525 makes it 400). The
+    # corpus holds kstore to the 400 BadRequest of that fix: a client's typo is not a 5xx.
     out = []
     for label, rv in (
         ("word", "abc"),
@@ -1832,19 +1834,31 @@ def _patch_cases() -> list[Case]:
             "patch-field-validation-bogus",
             "PATCH",
             target,
-            400,
-            "BadRequest",
+            422,
+            "Invalid",
             b"{}",
             content_type=MERGE,
             query="fieldValidation=Bogus",
+            message='PatchOptions.meta.k8s.io "" is invalid: fieldValidation: Unsupported value',
+        ),
+        Case(
+            "put-field-validation-bogus",
+            "PUT",
+            target,
+            422,
+            "Invalid",
+            _j(configmap("existing")),
+            query="fieldValidation=Bogus",
+            message='UpdateOptions.meta.k8s.io "" is invalid: fieldValidation: Unsupported value',
         ),
         Case(
             "post-field-validation-bogus",
             "POST",
             CM,
-            400,
-            "BadRequest",
+            422,
+            "Invalid",
             _j(configmap("fv")),
+            message='CreateOptions.meta.k8s.io "" is invalid: fieldValidation: Unsupported value',
             query="fieldValidation=Bogus",
         ),
         Case(

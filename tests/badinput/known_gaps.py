@@ -65,6 +65,12 @@ _PATCH_TYPE = (
     "into the kind",
 )
 
+_FIELD_VALIDATION = (
+    "400 BadRequest",
+    '422 Invalid \'<Kind>Options.meta.k8s.io "" is invalid: fieldValidation: Unsupported value: '
+    "\"Bogus\"' (ValidateFieldValidation in apimachinery's options validation)",
+)
+
 KNOWN_GAPS: dict[str, tuple[str, str]] = {
     "number-replicas-float": _INT_FIELD,
     "number-replicas-string": _INT_FIELD,
@@ -139,4 +145,7 @@ KNOWN_GAPS: dict[str, tuple[str, str]] = {
     "delete-grace-huge": _INT_QUERY,
     "patch-merge-data-array": _PATCH_TYPE,
     "patch-strategic-data-array": _PATCH_TYPE,
+    "patch-field-validation-bogus": _FIELD_VALIDATION,
+    "put-field-validation-bogus": _FIELD_VALIDATION,
+    "post-field-validation-bogus": _FIELD_VALIDATION,
 }
