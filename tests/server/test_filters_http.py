@@ -383,3 +383,34 @@ def test_a_body_just_under_the_limit_is_read(timed: RunningServer) -> None:
         r = client.post(CMS, content=body, headers={"Content-Type": "application/json"})
     # Valid size: whatever validation says of a 3 MiB ConfigMap, it is not a 413.
     assert r.status_code != 413
+
+
+def test_a_list_of_many_objects_times_out_and_a_watch_does_not(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    data = tmp_path_factory.mktemp("kstore") / "data"
+    filler = start_server(data)
+    try:
+        with filler.client() as client:
+            for i in range(200):
+                body = {**_configmap(f"many-{i}"), "data": {"k": "v" * 200}}
+                assert client.post(CMS, json=body).status_code == 201
+    finally:
+        assert filler.stop() == 0, filler.log()
+    hurried = start_server(data, "--request-timeout", "1ms")
+    try:
+        with hurried.client() as client:
+            listed = client.get(CMS)
+            assert listed.status_code == 504, listed.text
+            assert listed.json()["reason"] == "Timeout"
+            started = time.monotonic()
+            with client.stream(
+                "GET", CMS, params={"watch": "true", "timeoutSeconds": "1"}
+            ) as watch:
+                assert watch.status_code == 200
+                added = sum(1 for line in watch.iter_lines() if line)
+            # The watch ran its own course (it lists the 200 objects first as ADDED events).
+            assert added == 200
+            assert time.monotonic() - started >= 0.9
+    finally:
+        assert hurried.stop() == 0, hurried.log()
