@@ -1159,7 +1159,39 @@ def _media_cases() -> list[Case]:
 def _list_option_cases() -> list[Case]:
     lo_invalid = 'ListOptions.meta.k8s.io "" is invalid'
     out = [
-        Case("list-limit-word", "GET", CM, 400, "BadRequest", query="limit=abc"),
+        Case(
+            "list-limit-word",
+            "GET",
+            CM,
+            400,
+            "BadRequest",
+            query="limit=abc",
+            message='strconv.ParseInt: parsing "abc": invalid syntax',
+        ),
+        Case(
+            "watch-prefix-rv-word",
+            "GET",
+            f"/api/v1/watch/namespaces/{NS}/configmaps",
+            400,
+            "BadRequest",
+            query="resourceVersion=abc",
+        ),
+        Case(
+            "watch-prefix-label-bad",
+            "GET",
+            f"/api/v1/watch/namespaces/{NS}/configmaps",
+            400,
+            "BadRequest",
+            query="labelSelector=a%20in%20(",
+        ),
+        Case(
+            "watch-prefix-unknown-resource",
+            "GET",
+            f"/api/v1/watch/namespaces/{NS}/foos",
+            404,
+            "NotFound",
+            message=NO_RESOURCE,
+        ),
         Case("list-limit-float", "GET", CM, 400, "BadRequest", query="limit=1.5"),
         Case("list-limit-exp", "GET", CM, 400, "BadRequest", query="limit=1e3"),
         Case("list-limit-huge", "GET", CM, 400, "BadRequest", query="limit=99999999999999999999"),
@@ -1434,8 +1466,11 @@ def _rv_cases() -> list[Case]:
     return out
 
 
+NO_RESOURCE = "the server could not find the requested resource"
+
+
 def _resource_cases() -> list[Case]:
-    return [
+    cases = [
         Case("res-unknown-core", "GET", f"/api/v1/namespaces/{NS}/foos", 404, "NotFound"),
         Case("res-unknown-group", "GET", "/apis/nope.example.com/v1/foos", 404, "NotFound"),
         Case("res-unknown-version", "GET", f"/api/v2/namespaces/{NS}/configmaps", 404, "NotFound"),
@@ -1470,6 +1505,8 @@ def _resource_cases() -> list[Case]:
             "NotFound",
         ),
     ]
+    known = ("res-unknown-core", "res-unknown-group", "res-unknown-version", "res-unknown-top")
+    return [Case(**{**c.__dict__, "message": NO_RESOURCE}) if c.id in known else c for c in cases]
 
 
 def _method_cases() -> list[Case]:
