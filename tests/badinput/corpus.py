@@ -1363,6 +1363,8 @@ def _rv_cases() -> list[Case]:
     # kube-apiserver itself still answers a malformed resourceVersion on get/list/watch with a
     # 500 (kubernetes/kubernetes#101350, #139485; the open fix #139525 makes it 400). The
     # corpus holds kstore to the 400 BadRequest of that fix: a client's typo is not a 5xx.
+    # The same holds for a malformed metadata.resourceVersion in an update body, which the
+    # generic store parses with strconv.ParseUint and returns unwrapped (a 500 there too).
     out = []
     for label, rv in (
         ("word", "abc"),
