@@ -235,3 +235,10 @@ def test_an_undeclared_body_over_the_limit_is_a_413_status() -> None:
     messages = asyncio.run(run())
     assert _code(messages) == 413
     assert _body(messages)["message"] == "Request entity too large: limit is 10"
+
+
+def test_a_client_audit_id_is_kept() -> None:
+    app = _app()
+    scope = _scope("GET", "/version")
+    scope["headers"] = [(b"audit-id", b"from-the-client")]
+    assert _header(asyncio.run(_call(app, scope)), b"audit-id") == b"from-the-client"

@@ -1,6 +1,7 @@
 """Panic recovery: an exception escaping a handler becomes a 500 ``Status``, never a crash.
 
-Every request gets a request id (sent back in ``Audit-Id``, as the API server does); an
+Every request gets a request id, sent back in ``Audit-Id`` as the API server does (a client's
+own ``Audit-Id`` header is kept, so a request can be followed through proxies); an
 exception that escapes the filters and handlers below is logged with that id and answered
 with ``Internal error occurred: <message>``. If the response had already started, the
 exception is logged and the response is left to end where it stopped: no second response is
@@ -22,6 +23,13 @@ _log = logging.getLogger("kstore.server")
 REQUEST_ID_KEY = "kstore.request_id"
 
 
+def _client_audit_id(scope: Scope) -> str:
+    for key, value in scope.get("headers", ()):
+        if key == b"audit-id":
+            return bytes(value).decode("latin-1").strip()
+    return ""
+
+
 class PanicRecovery:
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -30,7 +38,7 @@ class PanicRecovery:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        request_id = str(uuid.uuid4())
+        request_id = _client_audit_id(scope) or str(uuid.uuid4())
         scope[REQUEST_ID_KEY] = request_id
         started = False
 
