@@ -212,7 +212,9 @@ async def _read_all(request: Request) -> Response:
     return Response(str(len(body)).encode())
 
 
-def test_an_undeclared_body_over_the_limit_is_a_413_status() -> None:
+def test_an_undeclared_body_over_the_limit_is_a_413_status(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     app = Starlette(
         routes=[Route("/upload", _read_all, methods=["POST"])],
         middleware=filter_middleware(FilterConfig(max_request_body_bytes=10)),
@@ -232,8 +234,10 @@ def test_an_undeclared_body_over_the_limit_is_a_413_status() -> None:
         await app(_scope("POST", "/upload"), receive, send)
         return sent
 
-    messages = asyncio.run(run())
+    with caplog.at_level(logging.INFO, "kstore.server"):
+        messages = asyncio.run(run())
     assert _code(messages) == 413
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
     assert _body(messages)["message"] == "Request entity too large: limit is 10"
 
 

@@ -1,11 +1,12 @@
 """Panic recovery: an exception escaping a handler becomes a 500 ``Status``, never a crash.
 
 Every request gets a request id, sent back in ``Audit-Id`` as the API server does (a client's
-own ``Audit-Id`` header is kept, so a request can be followed through proxies); an
-exception that escapes the filters and handlers below is logged with that id and answered
-with ``Internal error occurred: <message>``. If the response had already started, the
-exception is logged and the response is left to end where it stopped: no second response is
-sent on the same request. The server keeps serving either way.
+own ``Audit-Id`` header is kept, so a request can be followed through proxies); an exception
+that escapes the filters and handlers below is logged with that id and answered with
+``Internal error occurred: <message>``. A :class:`~kstore.errors.KStoreError` that escapes is
+answered with its own ``Status`` and logged without a traceback. If the response had already
+started, the exception is logged and the response is left to end where it stopped: no second
+response is sent on the same request. The server keeps serving either way.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import logging
 import uuid
 
+from kstore.errors import KStoreError
 from kstore.server.filters._asgi import ASGIApp, Message, Receive, Scope, Send, send_status
 
 __all__ = ["REQUEST_ID_KEY", "PanicRecovery"]
@@ -53,6 +55,19 @@ class PanicRecovery:
 
         try:
             await self.app(scope, receive, send_with_id)
+        except KStoreError as exc:
+            # An error raised on purpose (a body over the limit read by a route that lets it
+            # escape): answered with its own Status, no traceback needed.
+            _log.info(
+                "request %s: %s %s: %d %s",
+                request_id,
+                scope.get("method"),
+                scope.get("path"),
+                exc.code,
+                exc.message,
+            )
+            if not started:
+                await send_status(send_with_id, exc)
         except Exception as exc:
             _log.error(
                 "request %s: %s %s failed",
