@@ -246,3 +246,20 @@ def test_a_client_audit_id_is_kept() -> None:
     scope = _scope("GET", "/version")
     scope["headers"] = [(b"audit-id", b"from-the-client")]
     assert _header(asyncio.run(_call(app, scope)), b"audit-id") == b"from-the-client"
+
+
+def test_cancelling_a_timed_request_cancels_its_handler() -> None:
+    async def run() -> None:
+        inner = _Held()
+        app = RequestTimeout(inner, timeout_seconds=10)
+        outer = asyncio.create_task(_call(app, _scope("GET", "/api/v1/pods")))
+        await asyncio.sleep(0.01)
+        assert inner.entered == 1
+        outer.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await outer
+        await asyncio.sleep(0)
+        pending = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        assert pending == []
+
+    asyncio.run(run())

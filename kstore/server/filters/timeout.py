@@ -54,7 +54,12 @@ class RequestTimeout:
             await send(message)
 
         task = asyncio.ensure_future(self.app(scope, receive, guarded_send))
-        done, _ = await asyncio.wait({task}, timeout=self.timeout_seconds)
+        try:
+            done, _ = await asyncio.wait({task}, timeout=self.timeout_seconds)
+        except asyncio.CancelledError:
+            # The request itself is being cancelled (server shutdown): so is its handler.
+            task.cancel()
+            raise
         if done or started:
             # Finished in time, or already answering: the handler's own outcome stands.
             await task
