@@ -263,3 +263,24 @@ def test_cancelling_a_timed_request_cancels_its_handler() -> None:
         assert pending == []
 
     asyncio.run(run())
+
+
+def test_a_response_still_unfinished_at_the_timeout_is_cut_off() -> None:
+    async def run() -> list[dict[str, Any]]:
+        release = asyncio.Event()
+
+        async def slow_body(scope: Any, receive: Any, send: Any) -> None:
+            await send({"type": "http.response.start", "status": 200, "headers": []})
+            await send({"type": "http.response.body", "body": b"[", "more_body": True})
+            await release.wait()
+            await send({"type": "http.response.body", "body": b"]"})
+
+        app = RequestTimeout(slow_body, timeout_seconds=0.05)
+        messages = await asyncio.wait_for(_call(app, _scope("GET", "/api/v1/pods")), 2)
+        release.set()
+        await asyncio.sleep(0.01)
+        return messages
+
+    messages = asyncio.run(run())
+    assert [m.get("body") for m in messages] == [None, b"["]
+    assert messages[-1]["more_body"] is True

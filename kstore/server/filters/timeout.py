@@ -6,7 +6,8 @@ request did not complete within the allotted timeout") at once, and whatever the
 sends later is dropped. The handler is not interrupted: work it handed to a worker thread
 cannot be stopped, so it runs to its end (a write may still commit, as in Kubernetes, where
 the storage call carries on under its own 34 s cap); its outcome is only logged. If the
-response had already started when the time ran out, it is left to finish. Watches and other
+response had already started when the time ran out, it is cut off there and the connection
+closed (the client sees a truncated response, never a second one). Watches and other
 long-running requests have no timeout here. A timeout of 0 turns the filter off.
 """
 
@@ -60,14 +61,16 @@ class RequestTimeout:
             # The request itself is being cancelled (server shutdown): so is its handler.
             task.cancel()
             raise
-        if done or started:
-            # Finished in time, or already answering: the handler's own outcome stands.
+        if done:
             await task
             return
         timed_out = True
         self._abandoned.add(task)
         task.add_done_callback(self._finished_late(scope))
-        await send_status(send, Timeout(TIMEOUT_MESSAGE))
+        if not started:
+            await send_status(send, Timeout(TIMEOUT_MESSAGE))
+        # Otherwise the response is cut where it stands: returning without finishing it makes
+        # the server close the connection, as the API server aborts such a handler.
 
     def _finished_late(self, scope: Scope) -> Callable[[asyncio.Task[None]], None]:
         def done(task: asyncio.Task[None]) -> None:
