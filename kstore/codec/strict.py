@@ -10,7 +10,7 @@ caller owns).
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
+from typing import Any, Final
 
 from kstore.api.schema import FieldSchema, SchemaType
 from kstore.errors import BadRequest
@@ -44,25 +44,29 @@ def unknown_fields(obj: dict[str, Any], schema: FieldSchema, *, prune: bool) -> 
     """
     found: list[str] = []
     stack: list[tuple[Any, FieldSchema, str]] = [(obj, schema, "")]
+    plans = _PLANS
     while stack:
         node, node_schema, path = stack.pop()
         kind = node_schema.type
         if kind is SchemaType.OBJECT and isinstance(node, dict):
-            fields = node_schema.fields
-            unknown: list[str] = []
-            children: list[tuple[Any, FieldSchema, str]] = []
-            for key, value in node.items():
-                child = fields.get(key)
-                child_path = f"{path}.{key}" if path else key
-                if child is None:
-                    unknown.append(key)
-                    found.append(child_path)
-                elif child.type is not SchemaType.SCALAR and child.type is not SchemaType.ANY:
-                    children.append((value, child, child_path))
-            if prune:
-                for key in unknown:
-                    del node[key]
-            stack.extend(reversed(children))
+            entry = plans.get(node_schema)
+            if entry is None or entry[0] != len(node_schema.fields):
+                entry = _plan(node_schema)
+            _, known, nested = entry
+            if not known.issuperset(node):
+                unknown = [key for key in node if key not in known]
+                found.extend(f"{path}.{key}" if path else key for key in unknown)
+                if prune:
+                    for key in unknown:
+                        del node[key]
+            if nested:
+                # Paths are built only for the fields that lead somewhere (most are scalars).
+                children = [
+                    (value, nested[key], f"{path}.{key}" if path else key)
+                    for key, value in node.items()
+                    if key in nested
+                ]
+                stack.extend(reversed(children))
         elif kind is SchemaType.LIST and isinstance(node, list) and node_schema.items is not None:
             item = node_schema.items
             if item.type is not SchemaType.SCALAR and item.type is not SchemaType.ANY:
@@ -72,3 +76,28 @@ def unknown_fields(obj: dict[str, Any], schema: FieldSchema, *, prune: bool) -> 
             if item.type is not SchemaType.SCALAR and item.type is not SchemaType.ANY:
                 stack.extend((v, item, f"{path}[{k}]") for k, v in reversed(list(node.items())))
     return found
+
+
+# Object schema -> (its field count, its field names, the fields worth descending into).
+# Schemas are shared and live as long as their scheme; bounded for embedders that build
+# schemas on the fly. A schema's fields are filled once, possibly after it is built (recursive
+# types): a plan made before that is stale, which the field count tells.
+_Plan = tuple[int, frozenset[str], dict[str, FieldSchema]]
+_PLANS: dict[FieldSchema, _Plan] = {}
+_PLANS_SIZE: Final = 4096
+
+
+def _plan(schema: FieldSchema) -> _Plan:
+    fields = schema.fields
+    plan = (
+        len(fields),
+        frozenset(fields),
+        {
+            name: child
+            for name, child in fields.items()
+            if child.type is not SchemaType.SCALAR and child.type is not SchemaType.ANY
+        },
+    )
+    if len(_PLANS) < _PLANS_SIZE:
+        _PLANS[schema] = plan
+    return plan
