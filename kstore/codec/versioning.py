@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kstore.api.gvk import GroupVersionKind, Object, gvk_of
+from kstore.api.gvk import HUB_VERSION, GroupVersionKind, Object, gvk_of
 from kstore.api.scheme import Scheme
 from kstore.codec.json import MEDIA_TYPE_JSON, JsonSerializer
 from kstore.codec.recognizer import serializer_for_content, serializer_for_media_type
@@ -19,6 +19,9 @@ from kstore.codec.strict import FieldValidation, unknown_fields
 from kstore.errors import BadRequest
 
 __all__ = ["DecodedRequest", "VersioningCodec", "decode_request", "storage_codec"]
+
+#: Bound on remembered (apiVersion, kind) pairs per codec (a scheme has a few hundred).
+_TARGETS_SIZE = 4096
 
 
 class VersioningCodec:
@@ -40,6 +43,7 @@ class VersioningCodec:
         self._encoder = encoder
         self._encode_version = encode_version
         self._default = default
+        self._targets: dict[tuple[object, object], tuple[GroupVersionKind, str]] = {}
 
     @property
     def scheme(self) -> Scheme:
@@ -60,13 +64,26 @@ class VersioningCodec:
 
     def to_external(self, obj: Object) -> Object:
         """The object in the version this codec writes."""
+        declared = (obj.get("apiVersion"), obj.get("kind"))
+        target = self._targets.get(declared)
+        if target is None:
+            target = self._target(obj, declared)
+        gvk, version = target
+        if gvk.version == version:
+            return obj
+        hub = obj if gvk.version == HUB_VERSION else self._scheme.to_hub(obj)
+        return self._scheme.from_hub(hub, version)
+
+    def _target(self, obj: Object, declared: tuple[object, object]) -> tuple[GroupVersionKind, str]:
+        """(the object's GVK, the version to write it in), remembered per (apiVersion, kind):
+        every write asks, and the answer depends on nothing else."""
         gvk = gvk_of(obj)
         version = self._encode_version
         if version is None:
             version = self._scheme.definition_for(gvk).storage_group_version.version
-        if gvk.version == version:
-            return obj
-        return self._scheme.from_hub(self._scheme.to_hub(obj), version)
+        if len(self._targets) < _TARGETS_SIZE:
+            self._targets[declared] = (gvk, version)
+        return gvk, version
 
 
 def storage_codec(scheme: Scheme, media_type: str = MEDIA_TYPE_JSON) -> VersioningCodec:
