@@ -20,7 +20,7 @@ from collections import deque
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
-from kstore.storage._lmdb_records import Tables
+from kstore.storage._lmdb_records import TTL
 from kstore.storage._lmdb_writes import CompactRequest, ExpireRequest, Outcome, Request
 
 __all__ = ["Housekeeper"]
@@ -34,8 +34,6 @@ _MAX_SLEEP = 60.0
 
 
 class _Host(Protocol):
-    tables: Tables
-
     def read(self) -> AbstractContextManager[Any]: ...
 
     def submit(self, request: Request) -> Outcome: ...
@@ -126,10 +124,13 @@ class Housekeeper:
     def _next_expiry_ms(self) -> int:
         host = self._host
         with host.read() as txn:
-            cursor = txn.cursor(db=host.tables.ttl)
-            if not cursor.first():
+            cursor = txn.cursor()
+            if not cursor.set_range(TTL):
                 return 0
-            return int.from_bytes(cursor.key()[:8], "big")
+            first = cursor.key()
+            if first[:1] != TTL:
+                return 0
+            return int.from_bytes(first[1:9], "big")
 
     def step(self, next_compaction: float) -> float:
         """Reap what has expired, compact when due; return how long to sleep."""

@@ -58,25 +58,24 @@ def list_expired(continue_key: str, prefix: str) -> Expired:
 
 def read_revision(
     txn: Any,
-    tables: rec.Tables,
     exact_revision: int,
     minimum: int,
     continue_key: str,
     prefix: str,
-) -> int:
+) -> tuple[int, bool]:
     """The revision a list reads at, checked against the store's current and compacted
-    revisions inside ``txn``: TooLargeResourceVersion above the current one, Expired below the
-    compacted one."""
-    current = rec.meta_int(txn, tables, rec.META_REVISION)
+    revisions inside ``txn`` (TooLargeResourceVersion above the current one, Expired below the
+    compacted one); and whether it is the current revision."""
+    current = rec.revision_of(txn)
     if exact_revision:
         if exact_revision > current:
             raise TooLargeResourceVersion(exact_revision, current)
-        if exact_revision < rec.meta_int(txn, tables, rec.META_COMPACTED):
+        if exact_revision < rec.meta_int(txn, rec.META_COMPACTED):
             raise list_expired(continue_key, prefix)
-        return exact_revision
+        return exact_revision, exact_revision == current
     if minimum > current:
         raise TooLargeResourceVersion(minimum, current)
-    return current
+    return current, True
 
 
 def list_one(
@@ -84,12 +83,12 @@ def list_one(
 ) -> ListResult:
     """A non-recursive list: the object at exactly ``key`` (0 or 1 item)."""
     with s.backend.read() as txn:
-        revision = read_revision(txn, s.tables, exact_revision, minimum, "", "")
+        revision, latest = read_revision(txn, exact_revision, minimum, "", "")
         now = s.backend.now_ms()
-        if revision == rec.meta_int(txn, s.tables, rec.META_REVISION):
-            found = rec.get_current(txn, s.tables, key.encode(), now)
+        if latest:
+            found = rec.get_current(txn, key.encode(), now)
         else:
-            found = rec.get_at(txn, s.tables, key.encode(), revision, now)
+            found = rec.get_at(txn, key.encode(), revision, now)
     items: list[Object] = []
     if found is not None:
         obj = with_resource_version(s.decode_stored(key, found[1]), found[0])
@@ -167,27 +166,27 @@ class Lister:
         self, revision: int, chunk: int, count_rest: bool
     ) -> tuple[int, list[tuple[bytes, int, bytes]], bool, int | None]:
         s = self.s
-        tables = s.tables
         with s.backend.read() as txn:
             if revision == 0:
-                revision = read_revision(
-                    txn, tables, self.exact_revision, self.minimum, self.continue_key, self.prefix
+                revision, latest = read_revision(
+                    txn, self.exact_revision, self.minimum, self.continue_key, self.prefix
                 )
-            elif revision < rec.meta_int(txn, tables, rec.META_COMPACTED):
+            elif revision < rec.meta_int(txn, rec.META_COMPACTED):
                 raise list_expired(self.continue_key, self.prefix)
-            now = s.backend.now_ms()
-            latest = revision == rec.meta_int(txn, tables, rec.META_REVISION)
-            if latest:
-                items, more = rec.scan_current(txn, tables, self.start, self.end, chunk, now)
             else:
-                items, more = rec.scan_at(txn, tables, self.start, self.end, revision, chunk, now)
+                latest = revision == rec.revision_of(txn)
+            now = s.backend.now_ms()
+            if latest:
+                items, more = rec.scan_current(txn, self.start, self.end, chunk, now)
+            else:
+                items, more = rec.scan_at(txn, self.start, self.end, revision, chunk, now)
             remaining = None
             if count_rest and more and items:
                 after = items[-1][0] + b"\x00"
                 if latest:
-                    remaining = rec.count_current(txn, tables, after, self.end, now)
+                    remaining = rec.count_current(txn, after, self.end, now)
                 else:
-                    remaining = rec.count_at(txn, tables, after, self.end, revision, now)
+                    remaining = rec.count_at(txn, after, self.end, revision, now)
         return revision, items, more, remaining
 
     def run(self) -> ListResult:

@@ -75,8 +75,7 @@ if TYPE_CHECKING:
 
 __all__ = ["LmdbStorage"]
 
-#: LMDB's default maximum key size is 511 bytes; history keys add 9 and TTL keys 8.
-MAX_KEY_BYTES = 500
+MAX_KEY_BYTES = rec.MAX_KEY_BYTES
 _GET_DEFAULTS = GetOptions()
 _LIST_DEFAULTS = ListOptions()
 # Aliases for annotations inside LmdbStorage, where ``list`` names the method.
@@ -103,7 +102,6 @@ class LmdbStorage(Storage, HistorySource):
 
     def __init__(self, backend: LmdbBackend, config: ResourceStorageConfig) -> None:
         self.backend = backend
-        self.tables = backend.tables
         self._config = config
         self._prefix = resource_prefix_with_slash(config.resource_prefix)
         self._resource = qualified_resource(config.resource_prefix)
@@ -178,7 +176,7 @@ class LmdbStorage(Storage, HistorySource):
 
     def _read_state(self, key: str) -> _State:
         with self.backend.read() as txn:
-            found = rec.get_current(txn, self.tables, key.encode(), self.backend.now_ms())
+            found = rec.get_current(txn, key.encode(), self.backend.now_ms())
         return self._state(key, found)
 
     def _state_from_object(self, obj: Object) -> _State:
@@ -193,7 +191,7 @@ class LmdbStorage(Storage, HistorySource):
             raise BadRequest("resourceVersion should not be set on objects to be created")
         plain, stored = self._encode(key, obj)
         request = PutRequest(
-            key.encode(), stored, expected=0, expiry_ms=self._expiry_ms(ttl_seconds), create=True
+            key, stored, expected=0, expiry_ms=self._expiry_ms(ttl_seconds), create=True
         )
         outcome = self.backend.submit(request)
         if outcome.conflict:
@@ -204,8 +202,8 @@ class LmdbStorage(Storage, HistorySource):
         key = self._key(key, recursive=False)
         minimum = parse_list_resource_version(opts.resource_version)
         with self.backend.read() as txn:
-            current = rec.meta_int(txn, self.tables, rec.META_REVISION)
-            found = rec.get_current(txn, self.tables, key.encode(), self.backend.now_ms())
+            current = rec.revision_of(txn)
+            found = rec.get_current(txn, key.encode(), self.backend.now_ms())
         if minimum > current:
             raise TooLargeResourceVersion(minimum, current)
         if found is None:
@@ -225,7 +223,6 @@ class LmdbStorage(Storage, HistorySource):
         ttl_seconds: int | None = None,
     ) -> Object:
         key = self._key(key, recursive=False)
-        key_bytes = key.encode()
         name = name_of_key(key)
         if cached_existing is not None:
             state, current = self._state_from_object(cached_existing), False
@@ -260,10 +257,7 @@ class LmdbStorage(Storage, HistorySource):
                 return with_resource_version(self._decode_plain(key, plain), state.revision)
             outcome = self.backend.submit(
                 PutRequest(
-                    key_bytes,
-                    stored,
-                    expected=state.revision,
-                    expiry_ms=self._expiry_ms(ttl_seconds),
+                    key, stored, expected=state.revision, expiry_ms=self._expiry_ms(ttl_seconds)
                 )
             )
             if outcome.conflict:
@@ -280,7 +274,6 @@ class LmdbStorage(Storage, HistorySource):
         cached_existing: Object | None = None,
     ) -> Object:
         key = self._key(key, recursive=False)
-        key_bytes = key.encode()
         name = name_of_key(key)
         if cached_existing is not None:
             state, current = self._state_from_object(cached_existing), False
@@ -303,7 +296,7 @@ class LmdbStorage(Storage, HistorySource):
                     raise
                 state, current = fresh, True
                 continue
-            outcome = self.backend.submit(DeleteRequest(key_bytes, expected=state.revision))
+            outcome = self.backend.submit(DeleteRequest(key, expected=state.revision))
             if outcome.conflict:
                 if outcome.current is None:
                     raise self._not_found(key)
@@ -396,20 +389,8 @@ class LmdbStorage(Storage, HistorySource):
     def stats(self) -> Stats:
         start = self._prefix.encode()
         end = rec.prefix_end(start)
-        count = 0
-        total = 0
         with self.backend.read() as txn:
-            now = self.backend.now_ms()
-            cursor = txn.cursor(db=self.tables.kv)
-            if cursor.set_range(start):
-                for key, raw in cursor.iternext():
-                    if end is not None and key >= end:
-                        break
-                    _mod, _create, expiry, size = rec.KV_RECORD.unpack(raw)
-                    if expiry and expiry <= now:
-                        continue
-                    count += 1
-                    total += size
+            count, total = rec.current_sizes(txn, start, end, self.backend.now_ms())
         average = total // count if count else 0
         return Stats(object_count=count, estimated_average_object_size_bytes=average)
 
@@ -423,34 +404,34 @@ class LmdbStorage(Storage, HistorySource):
     ) -> tuple[_StateItems, bool]:
         key_bytes = key.encode()
         with self.backend.read() as txn:
-            compacted = rec.meta_int(txn, self.tables, rec.META_COMPACTED)
+            compacted = rec.meta_int(txn, rec.META_COMPACTED)
             if revision < compacted:
                 raise Expired(f"too old resource version: {revision} ({compacted})")
-            current = rec.meta_int(txn, self.tables, rec.META_REVISION)
+            current = rec.revision_of(txn)
             now = self.backend.now_ms()
             if not recursive:
                 if after is not None:
                     return [], False
                 if revision == current:
-                    found = rec.get_current(txn, self.tables, key_bytes, now)
+                    found = rec.get_current(txn, key_bytes, now)
                 else:
-                    found = rec.get_at(txn, self.tables, key_bytes, revision, now)
+                    found = rec.get_at(txn, key_bytes, revision, now)
                 return ([(key, found[0], found[1])] if found else []), False
             start = after.encode() + b"\x00" if after is not None else key_bytes
             end = rec.prefix_end(key_bytes)
             if revision == current:
-                items, more = rec.scan_current(txn, self.tables, start, end, limit, now)
+                items, more = rec.scan_current(txn, start, end, limit, now)
             else:
-                items, more = rec.scan_at(txn, self.tables, start, end, revision, limit, now)
+                items, more = rec.scan_at(txn, start, end, revision, limit, now)
         return [(k.decode(), r, v) for k, r, v in items], more
 
     def read_events(
         self, key: str, recursive: bool, after_revision: int, upto_revision: int, limit: int
     ) -> tuple[_Events, int]:
         with self.backend.read() as txn:
-            compacted = rec.meta_int(txn, self.tables, rec.META_COMPACTED)
+            compacted = rec.meta_int(txn, rec.META_COMPACTED)
             if after_revision < compacted:
                 raise Expired(f"too old resource version: {after_revision} ({compacted})")
             return rec.read_events(
-                txn, self.tables, key.encode(), recursive, after_revision, upto_revision, limit
+                txn, key.encode(), recursive, after_revision, upto_revision, limit
             )

@@ -4,36 +4,42 @@ The writer thread drains queued requests into one transaction (group commit) and
 here, in order. Invariants:
 
 - each applied change takes the next revision (``revision + 1``), so a group of N changes
-  takes N consecutive revisions, and ``meta.revision`` is written in the same transaction;
+  takes N consecutive revisions; the store's revision is the newest history entry, written in
+  the same transaction (see :mod:`kstore.storage._lmdb_records`);
 - every request is checked (existence, compare-and-swap) before it writes anything, so a
   request that fails leaves the transaction as it found it and its batch-mates proceed;
 - an expired value met by a write is first removed as its own change (a DELETED event with its
   own revision), then the write proceeds as if the key were absent;
 - every change becomes one :class:`RawEvent`, published after the commit.
+
+Requests carry everything the writer needs already computed by the caller's thread (the key as
+text and bytes, the stored bytes), so the writer does LMDB work and little else: it holds the
+interpreter lock for as short a time as possible, and every caller's Python can run while it
+waits for the disk.
 """
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from typing import Any
 
-from kstore.errors import KStoreError
+from kstore.errors import InternalError, KStoreError
+from kstore.storage._lmdb_handoff import Doorbell, doorbell
 from kstore.storage._lmdb_records import (
     HIST_HEADER,
-    KEYREV_VALUE,
+    KEYS,
     KIND_DELETE,
     KIND_EXPIRE,
     KIND_PUT,
-    KV_RECORD,
     META_COMPACTED,
     META_PURGED,
-    META_REVISION,
-    Tables,
+    TTL,
+    VERSION,
     hist_key,
-    keyrev_key,
+    hist_value,
     meta_int,
     ttl_key,
+    version_key,
 )
 from kstore.storage._watch_hub import RawEvent
 
@@ -50,6 +56,7 @@ __all__ = [
 ]
 
 _HDR = HIST_HEADER.size
+_TOP = (1 << 64) - 1
 
 
 @dataclass(slots=True)
@@ -69,23 +76,34 @@ class Outcome:
 
 
 class Request:
-    """A unit of work for the writer, with a one-shot hand-back of its :class:`Outcome`.
+    """A unit of work for the writer, with a hand-back of its :class:`Outcome`.
 
-    The waiter blocks on a lock the writer releases (cheaper than an Event per request)."""
+    The thread that enqueues a request attaches its :class:`Doorbell` (:meth:`attach`), which
+    the writer rings once, after setting the outcome."""
 
-    __slots__ = ("_done", "outcome")
+    __slots__ = ("_bell", "outcome")
 
     def __init__(self) -> None:
-        self._done = threading.Lock()
-        self._done.acquire()
+        self._bell: Doorbell | None = None
         self.outcome: Outcome | None = None
 
+    def attach(self) -> None:
+        """Caller side, before the request is queued: the calling thread will wait for it."""
+        self._bell = doorbell()
+
     def resolve(self, outcome: Outcome) -> None:
+        """Writer side: hand back ``outcome``, once."""
+        bell = self._bell
+        assert bell is not None, "a request must be attached before it is queued"
         self.outcome = outcome
-        self._done.release()
+        bell.ring()
 
     def wait(self) -> Outcome:
-        self._done.acquire()
+        """Caller side: the outcome, once given."""
+        bell = self._bell
+        assert bell is not None
+        bell.wait()
+        bell.busy = False
         outcome = self.outcome
         assert outcome is not None
         return outcome
@@ -97,13 +115,14 @@ class PutRequest(Request):
     ``create`` turns a failed check into AlreadyExists (raised by the caller) rather than a
     conflict to retry."""
 
-    __slots__ = ("create", "expected", "expiry_ms", "key", "value")
+    __slots__ = ("create", "expected", "expiry_ms", "key", "text", "value")
 
     def __init__(
-        self, key: bytes, value: bytes, *, expected: int, expiry_ms: int = 0, create: bool = False
+        self, key: str, value: bytes, *, expected: int, expiry_ms: int = 0, create: bool = False
     ) -> None:
         super().__init__()
-        self.key = key
+        self.text = key
+        self.key = key.encode()
         self.value = value
         self.expected = expected
         self.expiry_ms = expiry_ms
@@ -113,11 +132,12 @@ class PutRequest(Request):
 class DeleteRequest(Request):
     """Delete ``key`` if its live mod revision is ``expected``."""
 
-    __slots__ = ("expected", "key")
+    __slots__ = ("expected", "key", "text")
 
-    def __init__(self, key: bytes, *, expected: int) -> None:
+    def __init__(self, key: str, *, expected: int) -> None:
         super().__init__()
-        self.key = key
+        self.text = key
+        self.key = key.encode()
         self.expected = expected
 
 
@@ -150,139 +170,151 @@ class Batch:
     events: list[RawEvent]
     outcomes: list[Outcome]
     ttl_written: int = 0
-    purge_pending: bool = False
 
 
 class _Txn:
     """The state of one write transaction while requests are applied."""
 
-    def __init__(self, txn: Any, tables: Tables, revision: int, now_ms: int) -> None:
+    __slots__ = ("cursor", "events", "min_expiry", "now_ms", "revision", "txn")
+
+    def __init__(self, txn: Any, revision: int, now_ms: int) -> None:
         self.txn = txn
-        self.t = tables
+        self.cursor = txn.cursor()
         self.revision = revision
         self.now_ms = now_ms
         self.events: list[RawEvent] = []
         self.min_expiry = 0
 
-    def live(self, key: bytes) -> tuple[int, int, int] | None:
+    def current(self, key: bytes) -> tuple[int, int, int, int] | None:
+        """``(mod_revision, kind, create_revision, expiry_ms)`` of the newest version of
+        ``key`` (a tombstone included), or None."""
+        prefix = KEYS + key + b"\x00"
+        cursor = self.cursor
+        if not cursor.set_range(prefix):
+            return None
+        found, record = cursor.item()
+        if found[:-8] != prefix:
+            return None
+        kind, create_rev, expiry, _size = VERSION.unpack(record)
+        return _TOP - int.from_bytes(found[-8:], "big"), kind, create_rev, expiry
+
+    def live(self, key: bytes, text: str) -> tuple[int, int, int] | None:
         """``(mod_revision, create_revision, expiry_ms)`` of the live value at ``key``; an
         expired value is removed first (its own revision)."""
-        raw = self.txn.get(key, db=self.t.kv)
-        if raw is None:
+        found = self.current(key)
+        if found is None:
             return None
-        mod_rev, create_rev, expiry, _size = KV_RECORD.unpack(raw)
+        mod_rev, kind, create_rev, expiry = found
+        if kind != KIND_PUT:
+            return None
         if expiry and expiry <= self.now_ms:
-            self.remove(key, mod_rev, create_rev, expiry, KIND_EXPIRE)
+            self.remove(key, text, mod_rev, create_rev, expiry, KIND_EXPIRE)
             return None
         return mod_rev, create_rev, expiry
 
-    def value_at(self, revision: int) -> bytes:
-        record = self.txn.get(hist_key(revision), db=self.t.hist)
-        key_len = HIST_HEADER.unpack_from(record)[4]
-        return bytes(record[_HDR + key_len :])
+    def _append(self, rev: int, record: bytes) -> None:
+        # The history log is the end of the tree: append (full pages, no search). py-lmdb
+        # reports an out-of-order append by returning False, never silently drop it.
+        if not self.txn.put(hist_key(rev), record, append=True):
+            raise InternalError(f"history entry {rev} is not past the end of the log")
 
     def put(
-        self, key: bytes, value: bytes, expiry_ms: int, old: tuple[int, int, int] | None
+        self, key: bytes, text: str, value: bytes, expiry_ms: int, old: tuple[int, int, int] | None
     ) -> int:
         rev = self.revision + 1
-        txn, t = self.txn, self.t
-        prev_rev, create_rev, old_expiry = (old[0], old[1], old[2]) if old else (0, rev, 0)
-        header = HIST_HEADER.pack(KIND_PUT, create_rev, prev_rev, expiry_ms, len(key))
-        txn.put(hist_key(rev), header + key + value, db=t.hist, append=True)
-        txn.put(keyrev_key(key, rev), KEYREV_VALUE.pack(KIND_PUT, expiry_ms), db=t.keyrev)
-        txn.put(key, KV_RECORD.pack(rev, create_rev, expiry_ms, len(value)), db=t.kv)
-        if old_expiry:
-            txn.delete(ttl_key(old_expiry, key), db=t.ttl)
-        if expiry_ms:
-            txn.put(ttl_key(expiry_ms, key), b"", db=t.ttl)
-            if not self.min_expiry or expiry_ms < self.min_expiry:
-                self.min_expiry = expiry_ms
-        prev_value = self.value_at(prev_rev) if prev_rev else None
-        self.events.append(RawEvent(key.decode(), rev, value, prev_value))
+        txn = self.txn
+        prev_rev, create_rev, old_expiry = old if old is not None else (0, rev, 0)
+        self._append(
+            rev, HIST_HEADER.pack(KIND_PUT, create_rev, prev_rev, expiry_ms, len(key)) + key + value
+        )
+        txn.put(version_key(key, rev), VERSION.pack(KIND_PUT, create_rev, expiry_ms, len(value)))
+        if old_expiry != expiry_ms:
+            if old_expiry:
+                txn.delete(ttl_key(old_expiry, key))
+            if expiry_ms:
+                txn.put(ttl_key(expiry_ms, key), b"")
+        if expiry_ms and (not self.min_expiry or expiry_ms < self.min_expiry):
+            self.min_expiry = expiry_ms
+        prev_value = hist_value(txn, prev_rev) if prev_rev else None
+        self.events.append(RawEvent(text, rev, value, prev_value))
         self.revision = rev
         return rev
 
     def remove(
-        self, key: bytes, mod_rev: int, create_rev: int, expiry_ms: int, kind: int
+        self, key: bytes, text: str, mod_rev: int, create_rev: int, expiry_ms: int, kind: int
     ) -> tuple[int, bytes]:
         rev = self.revision + 1
-        txn, t = self.txn, self.t
-        header = HIST_HEADER.pack(kind, create_rev, mod_rev, expiry_ms, len(key))
-        txn.put(hist_key(rev), header + key, db=t.hist, append=True)
-        txn.put(keyrev_key(key, rev), KEYREV_VALUE.pack(kind, 0), db=t.keyrev)
-        txn.delete(key, db=t.kv)
+        txn = self.txn
+        self._append(rev, HIST_HEADER.pack(kind, create_rev, mod_rev, expiry_ms, len(key)) + key)
+        txn.put(version_key(key, rev), VERSION.pack(kind, create_rev, 0, 0))
         if expiry_ms:
-            txn.delete(ttl_key(expiry_ms, key), db=t.ttl)
-        prev_value = self.value_at(mod_rev)
-        self.events.append(RawEvent(key.decode(), rev, None, prev_value))
+            txn.delete(ttl_key(expiry_ms, key))
+        prev_value = hist_value(txn, mod_rev)
+        self.events.append(RawEvent(text, rev, None, prev_value))
         self.revision = rev
         return rev, prev_value
 
 
 def _apply_put(w: _Txn, req: PutRequest) -> Outcome:
-    old = w.live(req.key)
+    old = w.live(req.key, req.text)
     current_rev = old[0] if old else 0
     if current_rev != req.expected:
-        current = (current_rev, w.value_at(current_rev)) if old else None
+        current = (current_rev, hist_value(w.txn, current_rev)) if old else None
         return Outcome(conflict=True, current=current)
-    return Outcome(revision=w.put(req.key, req.value, req.expiry_ms, old))
+    return Outcome(revision=w.put(req.key, req.text, req.value, req.expiry_ms, old))
 
 
 def _apply_delete(w: _Txn, req: DeleteRequest) -> Outcome:
-    old = w.live(req.key)
+    old = w.live(req.key, req.text)
     if old is None or old[0] != req.expected:
-        current = (old[0], w.value_at(old[0])) if old else None
+        current = (old[0], hist_value(w.txn, old[0])) if old else None
         return Outcome(conflict=True, current=current)
-    rev, prev_value = w.remove(req.key, old[0], old[1], old[2], KIND_DELETE)
+    rev, prev_value = w.remove(req.key, req.text, old[0], old[1], old[2], KIND_DELETE)
     return Outcome(revision=rev, prev_value=prev_value)
 
 
 def _apply_expire(w: _Txn, req: ExpireRequest) -> Outcome:
-    cursor = w.txn.cursor(db=w.t.ttl)
+    cursor = w.txn.cursor()
     due: list[tuple[int, bytes]] = []
     more = False
-    if cursor.first():
-        for raw, _ in cursor.iternext():
-            expiry = int.from_bytes(raw[:8], "big")
+    if cursor.set_range(TTL):
+        for raw in cursor.iternext(values=False):
+            if raw[:1] != TTL:
+                break
+            expiry = int.from_bytes(raw[1:9], "big")
             if expiry > w.now_ms:
                 break
             if len(due) == req.limit:
                 more = True
                 break
-            due.append((expiry, raw[8:]))
+            due.append((expiry, raw[9:]))
     for expiry, key in due:
-        raw_kv = w.txn.get(key, db=w.t.kv)
-        if raw_kv is None:
-            w.txn.delete(ttl_key(expiry, key), db=w.t.ttl)
+        found = w.current(key)
+        if found is None or found[1] != KIND_PUT or found[3] != expiry:
+            # A stale index entry (the value was rewritten with another expiry, or is gone).
+            w.txn.delete(ttl_key(expiry, key))
             continue
-        mod_rev, create_rev, kv_expiry, _size = KV_RECORD.unpack(raw_kv)
-        if kv_expiry != expiry:
-            # A stale index entry (the value was rewritten with another expiry).
-            w.txn.delete(ttl_key(expiry, key), db=w.t.ttl)
-            continue
-        w.remove(key, mod_rev, create_rev, expiry, KIND_EXPIRE)
+        mod_rev, _kind, create_rev, _expiry = found
+        w.remove(key, key.decode(), mod_rev, create_rev, expiry, KIND_EXPIRE)
     return Outcome(count=len(due), more=more)
 
 
 def _apply_compact(w: _Txn, req: CompactRequest) -> Outcome:
-    compacted = meta_int(w.txn, w.t, META_COMPACTED)
+    compacted = meta_int(w.txn, META_COMPACTED)
     target = min(req.revision, w.revision)
     if target > compacted:
-        w.txn.put(META_COMPACTED, target.to_bytes(8, "big"), db=w.t.meta)
+        w.txn.put(META_COMPACTED, target.to_bytes(8, "big"))
         compacted = target
     return Outcome(revision=compacted)
 
 
-def apply_batch(
-    txn: Any, tables: Tables, requests: list[Request], revision: int, now_ms: int
-) -> Batch:
+def apply_batch(txn: Any, requests: list[Request], revision: int, now_ms: int) -> Batch:
     """Apply ``requests`` in order inside ``txn`` (store at ``revision``); the caller commits.
 
     Request-level failures (a KStoreError raised while applying one) become that request's
     outcome; anything else propagates and aborts the whole transaction."""
-    w = _Txn(txn, tables, revision, now_ms)
+    w = _Txn(txn, revision, now_ms)
     outcomes: list[Outcome] = []
-    purge = False
     for req in requests:
         if isinstance(req, PutRequest):
             outcome = _apply_put(w, req)
@@ -292,33 +324,30 @@ def apply_batch(
             outcome = _apply_expire(w, req)
         elif isinstance(req, CompactRequest):
             outcome = _apply_compact(w, req)
-            purge = True
         else:
             outcome = Outcome(error=KStoreError(f"unknown write request {type(req).__name__}"))
         outcomes.append(outcome)
-    if w.revision != revision:
-        txn.put(META_REVISION, w.revision.to_bytes(8, "big"), db=tables.meta)
-    return Batch(w.revision, w.events, outcomes, ttl_written=w.min_expiry, purge_pending=purge)
+    return Batch(w.revision, w.events, outcomes, ttl_written=w.min_expiry)
 
 
-def purge_history(txn: Any, tables: Tables, limit: int) -> bool:
+def purge_history(txn: Any, limit: int) -> bool:
     """Drop up to ``limit`` revisions of history made unreachable by compaction; True when
     more remain.
 
     For each history entry at or below the compacted revision, the version it superseded is
     dropped, and a delete is dropped together with itself: what remains at or below ``C`` is
     exactly the version of each key that was current at ``C``."""
-    compacted = meta_int(txn, tables, META_COMPACTED)
-    purged = meta_int(txn, tables, META_PURGED)
+    compacted = meta_int(txn, META_COMPACTED)
+    purged = meta_int(txn, META_PURGED)
     if purged >= compacted:
         return False
     # Read the chunk first, then delete: no cursor is moved by deletions under it.
     entries: list[tuple[int, int, int, bytes]] = []
     more = False
-    cursor = txn.cursor(db=tables.hist)
+    cursor = txn.cursor()
     if cursor.set_range(hist_key(purged + 1)):
         for raw_rev, record in cursor.iternext():
-            rev = int.from_bytes(raw_rev, "big")
+            rev = int.from_bytes(raw_rev[1:], "big")
             if rev > compacted:
                 break
             if len(entries) == limit:
@@ -328,13 +357,13 @@ def purge_history(txn: Any, tables: Tables, limit: int) -> bool:
             entries.append((rev, kind, prev_rev, bytes(record[_HDR : _HDR + key_len])))
     for rev, kind, prev_rev, key in entries:
         if prev_rev:
-            txn.delete(hist_key(prev_rev), db=tables.hist)
-            txn.delete(keyrev_key(key, prev_rev), db=tables.keyrev)
+            txn.delete(hist_key(prev_rev))
+            txn.delete(version_key(key, prev_rev))
         if kind != KIND_PUT:
-            txn.delete(hist_key(rev), db=tables.hist)
-            txn.delete(keyrev_key(key, rev), db=tables.keyrev)
+            txn.delete(hist_key(rev))
+            txn.delete(version_key(key, rev))
     position = entries[-1][0] if entries else purged
     if not more:
         position = compacted
-    txn.put(META_PURGED, position.to_bytes(8, "big"), db=tables.meta)
+    txn.put(META_PURGED, position.to_bytes(8, "big"))
     return more

@@ -5,10 +5,13 @@ Structure (the only module that imports ``lmdb``):
 - :class:`LmdbBackend` owns the environment, a ``kstore.lock`` file (``flock``: a second
   process, or a second open in this one, gets a clear Unavailable instead of a corrupt store),
   **one writer thread**, and one housekeeping thread (TTL reaper and compaction schedule);
-- writers hand requests to the writer thread through a queue; it drains up to ``max_batch``
-  of them into one write transaction, gives each change its own consecutive revision, commits
-  (fsync'd unless ``durable=False``), publishes the changes to the watch hub, then wakes each
-  waiter with its own outcome. So a commit's fsync is shared by every writer waiting on it;
+- writers encode in their own thread and hand ready-made requests to the writer thread; it
+  takes up to ``max_batch`` of them into one write transaction (after giving the writers of
+  its previous commit up to that commit's duration to come back: group commit), gives each
+  change its own consecutive revision, commits (fsync'd unless ``durable=False``), publishes
+  the changes to the watch hub, then rings each waiter's doorbell (see
+  :mod:`kstore.storage._lmdb_handoff`). So a commit's fsync is shared by every writer
+  waiting on it, and the writer thread does LMDB work, little Python;
 - reads open a short read transaction per call (never across calls): paging and watches
   resume from keys and revisions, they never pin old pages;
 - the map grows by itself: MapFullError aborts the transaction, the map doubles (readers are
@@ -19,14 +22,14 @@ The layout is described in :mod:`kstore.storage._lmdb_records`, the write rules 
 :mod:`kstore.storage._lmdb_writes`, the per-resource operations in
 :mod:`kstore.storage._lmdb_storage` and :mod:`kstore.storage._lmdb_list`, the reaper and
 compaction schedule in :mod:`kstore.storage._lmdb_housekeeping`, the locks in
-:mod:`kstore.storage._lmdb_sync`.
+:mod:`kstore.storage._lmdb_sync`, the hand-offs to and from the writer thread in
+:mod:`kstore.storage._lmdb_handoff`.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import queue
 import threading
 import time
 import weakref
@@ -38,14 +41,16 @@ from typing import Any
 import lmdb
 
 from kstore.errors import InternalError, KStoreError, TooLargeResourceVersion, Unavailable
+from kstore.storage._lmdb_handoff import GatherQueue
 from kstore.storage._lmdb_housekeeping import Housekeeper
 from kstore.storage._lmdb_records import (
+    FORMAT,
     META_COMPACTED,
     META_FORMAT,
     META_PURGED,
     META_REVISION,
-    Tables,
     meta_int,
+    revision_of,
 )
 from kstore.storage._lmdb_storage import LmdbStorage
 from kstore.storage._lmdb_sync import DirectoryLock, Gate
@@ -64,7 +69,12 @@ __all__ = ["LmdbBackend", "LmdbConfig", "RawLmdbBaseline"]
 
 _log = logging.getLogger(__name__)
 
-_FORMAT = b"kstore-lmdb-1"
+#: Where format 1 (five named databases) kept its format marker.
+_LEGACY_META_DB = b"meta"
+_LEGACY_FORMAT_KEY = b"format"
+#: The longest a commit waits for the writers of the previous one to come back (it waits at
+#: most as long as that commit took): a bound on the latency group commit may add.
+_MAX_GATHER_S = 0.002
 #: Revisions of history dropped per purge transaction: small enough that writers queued behind
 #: a purge wait a few milliseconds at most.
 _PURGE_CHUNK = 2000
@@ -222,31 +232,15 @@ class LmdbBackend(Backend):
         self._forked = False
         self._failed: KStoreError | None = None
         try:
-            self._env = _open_env(self._path, config, max_dbs=8)
+            # One named database may be opened: format 1's, to name it when refusing it.
+            self._env = _open_env(self._path, config, max_dbs=1)
             # Reader slots left behind by a process that died (e.g. kill -9).
             self._env.reader_check()
             with self._env.begin(write=True) as txn:
-                self.tables = Tables(
-                    meta=self._env.open_db(b"meta", txn=txn),
-                    kv=self._env.open_db(b"kv", txn=txn),
-                    hist=self._env.open_db(b"hist", txn=txn),
-                    keyrev=self._env.open_db(b"keyrev", txn=txn),
-                    ttl=self._env.open_db(b"ttl", txn=txn),
-                )
-                found = txn.get(META_FORMAT, db=self.tables.meta)
-                if found is None:
-                    txn.put(META_FORMAT, _FORMAT, db=self.tables.meta)
-                    # A fresh store is at revision 1, as a fresh etcd is: a list's revision is
-                    # never 0 (which clients would read as "any").
-                    txn.put(META_REVISION, (1).to_bytes(8, "big"), db=self.tables.meta)
-                elif found != _FORMAT:
-                    raise InternalError(
-                        f"the LMDB store at {self._path} has format {found!r}, "
-                        f"this kstore reads {_FORMAT!r}"
-                    )
-                self._revision = meta_int(txn, self.tables, META_REVISION)
-                self._compacted = meta_int(txn, self.tables, META_COMPACTED)
-                purged = meta_int(txn, self.tables, META_PURGED)
+                self._check_format(txn)
+                self._revision = revision_of(txn)
+                self._compacted = meta_int(txn, META_COMPACTED)
+                purged = meta_int(txn, META_PURGED)
         except BaseException:
             env = getattr(self, "_env", None)
             if env is not None:
@@ -257,7 +251,7 @@ class LmdbBackend(Backend):
         self._purge_pending = purged < self._compacted
         self._gate = Gate()
         self.hub = WatchHub(queue_limit=config.watch_queue_limit, last_revision=self._revision)
-        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._queue: GatherQueue[Any] = GatherQueue()
         self._submit_lock = threading.Lock()
         self._closed = False
         self._writer = threading.Thread(
@@ -273,6 +267,38 @@ class LmdbBackend(Backend):
         self._writer.start()
         self._housekeeper.start()
         _open_backends.add(self)
+
+    def _check_format(self, txn: lmdb.Transaction[bytes]) -> None:
+        """Accept a store in this layout, initialise an empty one, refuse anything else."""
+        found = txn.get(META_FORMAT)
+        if found == FORMAT:
+            return
+        if found is None:
+            found = self._legacy_format(txn)
+        if found is not None:
+            raise InternalError(
+                f"the LMDB store at {self._path} has format {found!r}, this kstore reads "
+                f"{FORMAT!r}; open it with the kstore release that wrote it"
+            )
+        if txn.cursor().first():
+            raise InternalError(
+                f"the LMDB store at {self._path} has no kstore format marker; "
+                f"this kstore reads {FORMAT!r}"
+            )
+        txn.put(META_FORMAT, FORMAT)
+        # A fresh store is at revision 1, as a fresh etcd is: a list's revision is never 0
+        # (which clients would read as "any").
+        txn.put(META_REVISION, (1).to_bytes(8, "big"))
+
+    def _legacy_format(self, txn: lmdb.Transaction[bytes]) -> bytes | None:
+        # Format 1 kept its marker in a named database, whose record sits in the main one.
+        if txn.get(_LEGACY_META_DB) is None:
+            return None
+        try:
+            meta = self._env.open_db(_LEGACY_META_DB, txn=txn, create=False)
+        except lmdb.Error:
+            return b"unknown"
+        return txn.get(_LEGACY_FORMAT_KEY, db=meta) or b"unknown"
 
     # -- Backend -------------------------------------------------------------------------
 
@@ -341,13 +367,20 @@ class LmdbBackend(Backend):
         """A short read transaction: ``with backend.read() as txn: ...``."""
         return _ReadTxn(self)
 
-    def submit(self, request: Request) -> Outcome:
-        """Hand ``request`` to the writer and wait for its outcome (raises its error)."""
+    def enqueue(self, request: Request) -> None:
+        """Hand ``request`` to the writer without waiting; ``request.wait()`` gives its
+        outcome. The caller can do its own work meanwhile (the writer waits for the disk with
+        the interpreter lock released)."""
         self._check_usable()
+        request.attach()
         with self._submit_lock:
             if self._closed:
                 raise Unavailable(f"the LMDB store at {self._path} is closed")
             self._queue.put(request)
+
+    def submit(self, request: Request) -> Outcome:
+        """Hand ``request`` to the writer and wait for its outcome (raises its error)."""
+        self.enqueue(request)
         outcome = request.wait()
         if outcome.error is not None:
             raise outcome.error
@@ -360,26 +393,34 @@ class LmdbBackend(Backend):
     # -- writer thread ------------------------------------------------------------------------
 
     def _writer_loop(self) -> None:
-        get, get_nowait = self._queue.get, self._queue.get_nowait
+        take, empty = self._queue.take, self._queue.empty
         max_batch = self._config.max_batch
-        stopping = False
-        while not stopping:
-            if self._purge_pending and self._queue.empty():
+        # Writers woken by the last commit, and how long that commit took.
+        returning = 0
+        commit_s = 0.0
+        while True:
+            if self._purge_pending and empty():
                 self._purge_step()
                 continue
-            first = get()
-            if first is _STOP:
-                break
-            batch: list[Request] = [first]
-            while len(batch) < max_batch:
-                try:
-                    nxt = get_nowait()
-                except queue.Empty:
-                    break
-                if nxt is _STOP:
-                    stopping = True
-                    break
-                batch.append(nxt)
+            batch: list[Any] = take(1, max_batch)
+            if returning > len(batch) and _STOP not in batch:
+                # Group commit: give the writers of the last commit the time of one commit to
+                # come back with their next write, so that the next fsync serves them and the
+                # ones already waiting together. Without this, writers split into two groups
+                # that take turns, each commit carrying half of them (16 creators of 5 KiB
+                # Pods: 7.6 creates per commit instead of ~15, and more kernel CPU per create
+                # for the same fsync'd pages).
+                batch += take(
+                    min(returning, max_batch) - len(batch),
+                    max_batch - len(batch),
+                    timeout=min(commit_s, _MAX_GATHER_S),
+                )
+            if _STOP in batch:
+                batch = batch[: batch.index(_STOP)]
+                if batch:
+                    self._run_batch(batch)
+                return
+            started = time.perf_counter()
             try:
                 self._run_batch(batch)
             except Exception as exc:
@@ -388,11 +429,14 @@ class LmdbBackend(Backend):
                 for req in batch:
                     if req.outcome is None:
                         req.resolve(Outcome(error=InternalError(f"write failed: {exc}")))
+            commit_s = time.perf_counter() - started
+            returning = len(batch)
             if self._purge_pending:
                 # One purge chunk per batch keeps compaction moving under constant load.
                 self._purge_step()
 
     def _run_batch(self, batch: list[Request]) -> None:
+        """Commit ``batch``, publish its changes, then wake its writers."""
         if self._failed is not None:
             for req in batch:
                 req.resolve(Outcome(error=self._failed))
@@ -418,6 +462,8 @@ class LmdbBackend(Backend):
             if isinstance(req, CompactRequest) and outcome.revision > self._compacted:
                 self._compacted = outcome.revision
                 self._purge_pending = True
+        # Published before any writer of the batch is woken: a writer that watches from its
+        # new resourceVersion finds every change up to it already dispatched.
         self.hub.publish(result.events, result.revision)
         for req, outcome in zip(batch, result.outcomes, strict=True):
             req.resolve(outcome)
@@ -425,10 +471,11 @@ class LmdbBackend(Backend):
             self._housekeeper.poke(result.ttl_written)
 
     def _commit(self, batch: list[Request]) -> Batch:
+        """Apply ``batch`` in one write transaction and commit it (fsync'd when durable)."""
         while True:
             txn = self._env.begin(write=True)
             try:
-                result = apply_batch(txn, self.tables, batch, self._revision, self.now_ms())
+                result = apply_batch(txn, batch, self._revision, self.now_ms())
                 txn.commit()
                 return result
             except lmdb.MapFullError:
@@ -446,7 +493,7 @@ class LmdbBackend(Backend):
             while True:
                 txn = self._env.begin(write=True)
                 try:
-                    more = purge_history(txn, self.tables, _PURGE_CHUNK)
+                    more = purge_history(txn, _PURGE_CHUNK)
                     txn.commit()
                     break
                 except lmdb.MapFullError:

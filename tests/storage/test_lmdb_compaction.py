@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from kstore.errors import Expired, TooLargeResourceVersion
+from kstore.storage._lmdb_records import HIST
 from kstore.storage.interface import EventType, ListOptions, ResourceVersionMatch, Storage
 from kstore.storage.lmdb import LmdbBackend
 
@@ -30,7 +31,10 @@ def _wait_purged(backend: LmdbBackend) -> None:
 
 def _history_entries(backend: LmdbBackend) -> int:
     with backend._env.begin() as txn:
-        return int(txn.stat(backend.tables.hist)["entries"])
+        cursor = txn.cursor()
+        if not cursor.set_range(HIST):
+            return 0
+        return sum(1 for key in cursor.iternext(values=False) if key.startswith(HIST))
 
 
 def test_reads_below_the_compacted_revision_are_expired(
@@ -172,5 +176,27 @@ def test_on_demand_compaction_without_a_revision_uses_the_retention_window(
         store.compact()
         time.sleep(0.6)
         assert store.compact() == 2
+    finally:
+        store.close()
+
+
+def test_revision_survives_a_restart_after_its_last_history_entry_was_purged(
+    tmp_path: Path,
+) -> None:
+    # The store's revision is derived from its newest history entry on open; a delete at the
+    # newest revision, compacted and purged, leaves no entry at that revision.
+    store = open_backend(tmp_path / "s")
+    pods = store.storage_for(pod_config())
+    pods.create("/pods/ns/a", pod("ns", "a"))
+    deleted = rv(pods.delete("/pods/ns/a"))
+    store.compact(deleted)
+    _wait_purged(store)
+    assert _history_entries(store) == 0
+    store.close()
+    store = open_backend(tmp_path / "s")
+    try:
+        assert store.current_revision() == deleted
+        pods = store.storage_for(pod_config())
+        assert rv(pods.create("/pods/ns/b", pod("ns", "b"))) == deleted + 1
     finally:
         store.close()

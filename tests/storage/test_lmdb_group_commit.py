@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import threading
+import time
+from typing import Any
 
 import pytest
 
+import kstore.storage.lmdb as lmdb_backend
 from kstore.api.gvk import Object
 from kstore.errors import AlreadyExists, InternalError, KStoreError
 from kstore.storage._lmdb_writes import PutRequest
@@ -93,8 +96,9 @@ def test_a_request_that_breaks_the_transaction_fails_alone(
     paused = PausedWriter(backend, monkeypatch)
     blocker, _ = _submit_all([("blocker", lambda: pods.create("/pods/ns/x", pod("ns", "x")))])
     paused.entered.wait(10.0)
-    # Not valid UTF-8: fails after its puts, inside the transaction.
-    bad = PutRequest(b"/pods/ns/\xff", b"{}", expected=0)
+    # Longer than LMDB's key limit: its put fails inside the transaction, after the puts of
+    # the requests before it.
+    bad = PutRequest("/pods/ns/" + "x" * 600, b"{}", expected=0)
     threads, results = _submit_all(
         [
             ("good1", lambda: pods.create("/pods/ns/g1", pod("ns", "g1"))),
@@ -156,3 +160,59 @@ def test_every_change_in_a_group_is_its_own_watch_event(
     events = [watcher.next(2.0) for _ in range(6)]
     assert [e.resource_version for e in events if e is not None] == list(range(2, 8))
     watcher.stop()
+
+
+def test_writers_of_one_commit_share_the_next_one(
+    backend: LmdbBackend, pods: Storage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Four writers committed together come back for a second write each: the writer gives
+    # them up to one commit's time (here made long) to come back, and commits the four in one
+    # transaction rather than the first one back alone.
+    monkeypatch.setattr(lmdb_backend, "_MAX_GATHER_S", 5.0)
+    original = backend._run_batch
+
+    def slow_commit(batch: list[Any]) -> None:
+        if len(batch) == 4:
+            time.sleep(1.0)  # counted in the commit's duration, so the gather may wait as long
+        original(batch)
+
+    monkeypatch.setattr(backend, "_run_batch", slow_commit)
+    paused = PausedWriter(backend, monkeypatch)
+    blocker, _ = _submit_all([("blocker", lambda: pods.create("/pods/ns/x", pod("ns", "x")))])
+    paused.entered.wait(10.0)
+
+    def twice(i: int) -> Object:
+        pods.create(f"/pods/ns/a{i}", pod("ns", f"a{i}"))
+        return pods.create(f"/pods/ns/b{i}", pod("ns", f"b{i}"))
+
+    threads, results = _submit_all([(f"w{i}", lambda i=i: twice(i)) for i in range(4)])
+    paused.wait_queued(4)
+    paused.release()
+    for thread in [*blocker, *threads]:
+        thread.join(20.0)
+    assert all(isinstance(r, dict) for r in results.values())
+    assert paused.batches == [1, 4, 4]
+
+
+def test_a_lone_writer_never_waits_for_company(
+    backend: LmdbBackend, pods: Storage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # After a group of writers, a writer left alone is committed once the gather window (at
+    # most one commit's time) has passed, and at once from then on.
+    monkeypatch.setattr(lmdb_backend, "_MAX_GATHER_S", 0.2)
+    paused = PausedWriter(backend, monkeypatch)
+    blocker, _ = _submit_all([("blocker", lambda: pods.create("/pods/ns/x", pod("ns", "x")))])
+    paused.entered.wait(10.0)
+    threads, _ = _submit_all(
+        [(f"p{i}", lambda i=i: pods.create(f"/pods/ns/p{i}", pod("ns", f"p{i}"))) for i in range(4)]
+    )
+    paused.wait_queued(4)
+    paused.release()
+    for thread in [*blocker, *threads]:
+        thread.join(10.0)
+    started = time.monotonic()
+    for i in range(20):
+        pods.create(f"/pods/ns/alone{i}", pod("ns", f"alone{i}"))
+    # One gather wait of at most 0.2 s, not one per write.
+    assert time.monotonic() - started < 2.0
+    assert paused.batches == [1, 4] + [1] * 20

@@ -7,9 +7,11 @@ import sys
 import textwrap
 from pathlib import Path
 
+import lmdb
 import pytest
 
 from kstore.errors import InternalError, NotFound, Unavailable
+from kstore.storage._lmdb_records import META_FORMAT
 from kstore.storage.interface import Backend, GetOptions, ListOptions, Storage
 from kstore.storage.lmdb import LmdbBackend, LmdbConfig
 
@@ -157,13 +159,43 @@ def test_open_watch_ends_when_the_store_closes(tmp_path: Path) -> None:
 def test_unknown_format_is_refused(tmp_path: Path) -> None:
     store = open_backend(tmp_path / "s")
     with store._env.begin(write=True) as txn:
-        txn.put(b"format", b"something-else", db=store.tables.meta)
+        txn.put(META_FORMAT, b"something-else")
     store.close()
     with pytest.raises(InternalError, match="format"):
         open_backend(tmp_path / "s")
     # The failed open released the lock.
     with pytest.raises(InternalError):
         open_backend(tmp_path / "s")
+
+
+def test_a_store_in_the_previous_layout_is_refused_naming_its_format(tmp_path: Path) -> None:
+    # Format 1 kept five named databases, its marker in "meta".
+    path = tmp_path / "s"
+    path.mkdir()
+    env = lmdb.open(str(path), max_dbs=8)
+    with env.begin(write=True) as txn:
+        meta = env.open_db(b"meta", txn=txn)
+        txn.put(b"format", b"kstore-lmdb-1", db=meta)
+    env.close()
+    with pytest.raises(InternalError, match=r"kstore-lmdb-1.*kstore-lmdb-2"):
+        open_backend(path)
+    # Refused without writing: the old marker is still all there is.
+    env = lmdb.open(str(path), max_dbs=8)
+    with env.begin() as txn:
+        assert txn.get(META_FORMAT) is None
+        assert txn.get(b"format", db=env.open_db(b"meta", txn=txn)) == b"kstore-lmdb-1"
+    env.close()
+
+
+def test_an_lmdb_directory_of_something_else_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "s"
+    path.mkdir()
+    env = lmdb.open(str(path))
+    with env.begin(write=True) as txn:
+        txn.put(b"somebody", b"else's data")
+    env.close()
+    with pytest.raises(InternalError, match="no kstore format marker"):
+        open_backend(path)
 
 
 def test_a_failing_disk_write_is_a_clear_error_and_never_corrupts(tmp_path: Path) -> None:

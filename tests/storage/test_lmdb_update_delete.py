@@ -6,6 +6,7 @@ import pytest
 
 from kstore.api.gvk import Object
 from kstore.errors import AlreadyExists, BadRequest, Conflict, CorruptObject, NotFound
+from kstore.storage._lmdb_records import hist_key
 from kstore.storage.interface import GetOptions, Preconditions, Storage
 from kstore.storage.lmdb import LmdbBackend
 
@@ -53,9 +54,7 @@ def test_self_link_and_resource_version_are_never_stored(
     out = pods.create("/pods/ns/a", {**pod("ns", "a"), "metadata": {"name": "a", "selfLink": "/x"}})
     assert "selfLink" not in out["metadata"]
     with backend._env.begin() as txn:
-        raw = txn.get(
-            int(out["metadata"]["resourceVersion"]).to_bytes(8, "big"), db=backend.tables.hist
-        )
+        raw = txn.get(hist_key(int(out["metadata"]["resourceVersion"])))
     assert raw is not None and b"resourceVersion" not in raw and b"selfLink" not in raw
 
 
