@@ -1,9 +1,10 @@
 """The shortcuts that make managedFields cheap record exactly what the general algorithm does.
 
-- A create nobody else owns fields of is recorded by one walk (``created_fields``) instead of
-  ``compare`` plus ``update_managed``: for any object of a built-in kind (well-formed or not:
-  wrong types, nulls, empty containers, repeated or missing list keys) both give the same field
-  set, or both raise the same error.
+- A create nobody else owns fields of is recorded by one walk that writes FieldsV1 directly
+  (``created_fields_v1``) instead of ``compare``, ``update_managed`` and a trie encoding: for
+  any object of a built-in kind (well-formed or not: wrong types, nulls, empty containers,
+  repeated or missing list keys) both write the same FieldsV1 in the same order, or both raise
+  the same error; reset fields and server-owned fields are taken out the same way.
 - Zero values hold only objects and nulls (what the walk relies on to skip removals).
 - Interned and hash-cached path elements behave as values (equal, hashed and ordered by
   kind and sort, whatever the spelling), so tries built either way compare equal.
@@ -27,8 +28,9 @@ from kstore.registry.patch.fieldsets import FieldSet, PathElement
 from kstore.registry.patch.managed import (
     Managed,
     ManagerKey,
-    created_fields,
+    created_fields_v1,
     encode_managed_fields,
+    reset_field_set,
     track_update,
     update_managed,
 )
@@ -197,9 +199,15 @@ def _mutated(draw: st.DrawFn, kind: str) -> dict[str, Any]:
     return obj
 
 
-def _general(zero: dict[str, Any], new: dict[str, Any], node: TypeNode) -> FieldSet:
+def _general(zero: dict[str, Any], new: dict[str, Any], node: TypeNode) -> dict[str, Any]:
+    """What compare then the trie encoding write (insertion order included)."""
     cmp = compare(zero, new, node)
-    return cmp.modified.union(cmp.added)
+    return _ordered(cmp.modified.union(cmp.added).to_fields_v1())
+
+
+def _ordered(v1: dict[str, Any]) -> Any:
+    """FieldsV1 with its key order made visible to ``==``."""
+    return [(k, _ordered(v)) for k, v in v1.items()]
 
 
 @pytest.mark.parametrize("gvk", KINDS, ids=lambda g: g.kind)
@@ -211,11 +219,11 @@ def test_a_create_walk_finds_what_compare_finds(gvk: GroupVersionKind, data: st.
     obj = data.draw(_objects(gvk))
     zero = zero_object(gvk)
     try:
-        expected: FieldSet | str = _general(zero, obj, node)
+        expected: Any = _general(zero, obj, node)
     except SchemaError as exc:
         expected = f"SchemaError: {exc}"
     try:
-        found: FieldSet | str = created_fields(zero, obj, node)
+        found: Any = _ordered(created_fields_v1(zero, obj, node))
     except SchemaError as exc:
         found = f"SchemaError: {exc}"
     assert found == expected
@@ -235,11 +243,11 @@ def test_a_create_walk_finds_what_compare_finds_in_real_shapes(
     assert node is not None
     zero = zero_object(gvk)
     try:
-        expected: FieldSet | str = _general(zero, obj, node)
+        expected: Any = _general(zero, obj, node)
     except SchemaError as exc:
         expected = f"SchemaError: {exc}"
     try:
-        found: FieldSet | str = created_fields(zero, obj, node)
+        found: Any = _ordered(created_fields_v1(zero, obj, node))
     except SchemaError as exc:
         found = f"SchemaError: {exc}"
     assert found == expected
@@ -257,21 +265,47 @@ def test_a_create_walk_finds_what_compare_finds_in_real_shapes(
     ).filter(lambda v: isinstance(v, dict))
 )
 def test_a_create_of_a_kind_without_schema_walks_like_compare(obj: dict[str, Any]) -> None:
-    assert created_fields({}, obj, DEDUCED) == _general({}, obj, DEDUCED)
+    assert _ordered(created_fields_v1({}, obj, DEDUCED)) == _general({}, obj, DEDUCED)
 
 
-@pytest.mark.parametrize("gvk", KINDS, ids=lambda g: g.kind)
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+_RESETS = [
+    FieldSet(),
+    reset_field_set([("status",)]),
+    reset_field_set(
+        [("spec",), ("metadata", "deletionTimestamp"), ("metadata", "ownerReferences")]
+    ),
+    reset_field_set([("metadata",)]),
+]
+_METADATA = st.fixed_dictionaries(
+    {"name": st.just("x")},
+    optional={
+        "namespace": st.just("default"),
+        "labels": st.dictionaries(st.sampled_from(["a", "b"]), st.just("v"), max_size=2),
+        "ownerReferences": st.just([{"uid": "u", "name": "o", "kind": "K", "apiVersion": "v1"}]),
+        "generation": st.just(3),
+        "finalizers": st.just(["example.com/f"]),
+        "generateName": st.just("x-"),
+    },
+)
+
+
+@pytest.mark.parametrize("reset", _RESETS, ids=["none", "status", "spec-and-meta", "metadata"])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_a_tracked_create_writes_the_entry_the_general_bookkeeping_writes(
-    gvk: GroupVersionKind, data: st.DataObject
+    reset: FieldSet, data: st.DataObject
 ) -> None:
+    kind = data.draw(st.sampled_from([*sorted(_SEEDS), "ConfigMap"]))
+    gvk = GroupVersionKind(*{"Deployment": ("apps", "v1")}.get(kind, ("", "v1")), kind)
     node = type_for_gvk(gvk)
     assert node is not None
-    obj = data.draw(_objects(gvk))
-    obj["metadata"] = {"name": "x", "namespace": "default", "labels": {"a": "b"}}
-    reset = FieldSet.of((PathElement.of_field("status"),))
+    if kind in _SEEDS:
+        obj = data.draw(_mutated(kind))
+    else:
+        obj = data.draw(_objects(gvk))
+    obj["metadata"] = data.draw(_METADATA)
     api_version = gvk.group_version.api_version
+    subresource = data.draw(st.sampled_from(["", "status"]))
     try:
         fast = track_update(
             {},
@@ -279,13 +313,14 @@ def test_a_tracked_create_writes_the_entry_the_general_bookkeeping_writes(
             node,
             api_version=api_version,
             manager="m",
+            subresource=subresource,
             reset_fields=reset,
             zero=zero_object(gvk),
             now=NOW,
         )
     except SchemaError:
         with pytest.raises(SchemaError):
-            _general(zero_object(gvk), obj, node)
+            compare(zero_object(gvk), obj, node)
         return
     managed = Managed()
     update_managed(
@@ -293,12 +328,15 @@ def test_a_tracked_create_writes_the_entry_the_general_bookkeeping_writes(
         zero_object(gvk),
         obj,
         node,
-        ManagerKey.for_update("m", api_version),
+        ManagerKey.for_update("m", api_version, subresource),
         reset_fields=reset,
         now="2026-12-02T12:00:00Z",
     )
     expected = encode_managed_fields(managed)
-    assert fast["metadata"].get("managedFields", []) == expected
+    got = fast["metadata"].get("managedFields", [])
+    assert got == expected
+    assert [_ordered(e["fieldsV1"]) for e in got] == [_ordered(e["fieldsV1"]) for e in expected]
+    assert [list(e) for e in got] == [list(e) for e in expected]
 
 
 @pytest.mark.parametrize("gvk", KINDS, ids=lambda g: g.kind)
@@ -366,7 +404,7 @@ def test_a_create_walk_raises_the_first_error_compare_raises() -> None:
     with pytest.raises(SchemaError) as general:
         compare(zero_object(gvk), pod, node)
     with pytest.raises(SchemaError) as walked:
-        created_fields(zero_object(gvk), pod, node)
+        created_fields_v1(zero_object(gvk), pod, node)
     assert str(walked.value) == str(general.value)
     assert "omits all key fields" in str(walked.value)
 
@@ -383,11 +421,13 @@ def test_decoded_field_sets_are_shared_and_their_encodings_are_fresh_copies() ->
     assert second.to_fields_v1() is not second.to_fields_v1()
 
 
-def test_a_set_still_being_built_encodes_what_it_holds_now() -> None:
-    fields = FieldSet.of((PathElement.of_field("a"),))
-    assert fields.to_fields_v1() == {"f:a": {}}
+def test_a_set_changed_after_decoding_encodes_what_it_holds_now() -> None:
+    # Shared decoded sets must not change (this one is private to the test); if a set is
+    # still being built after it was decoded, its kept encoding is dropped.
+    fields = FieldSet.from_fields_v1({"f:only-in-this-test": {}})
+    assert fields.to_fields_v1() == {"f:only-in-this-test": {}}
     fields.insert((PathElement.of_field("b"),))
-    assert fields.to_fields_v1() == {"f:a": {}, "f:b": {}}
+    assert fields.to_fields_v1() == {"f:b": {}, "f:only-in-this-test": {}}
 
 
 def test_the_decode_memo_is_bounded_and_never_keeps_errors() -> None:
@@ -419,3 +459,59 @@ def test_shared_key_and_value_elements_keep_their_spelling() -> None:
     assert PathElement.of_key({"port": 1}) != PathElement.of_key({"port": True})
     assert PathElement.of_value(1) != PathElement.of_value(True)
     assert PathElement.of_key({"a": "x", "b": 2}) is PathElement.of_key({"b": 2, "a": "x"})
+
+
+_DEDUCED_RESETS = [
+    FieldSet(),
+    reset_field_set([("status",)]),
+    reset_field_set([("spec", "x")]),
+    reset_field_set([("metadata", "labels"), ("spec", "y", "z")]),
+]
+_SCHEMALESS = st.recursive(
+    _scalars,
+    lambda inner: (
+        st.dictionaries(st.sampled_from(["x", "y", "z"]), inner, max_size=3)
+        | st.lists(inner, max_size=2)
+    ),
+    max_leaves=8,
+)
+
+
+@pytest.mark.parametrize("reset", _DEDUCED_RESETS, ids=["none", "status", "spec.x", "nested"])
+@settings(max_examples=100, deadline=None)
+@given(
+    metadata=_METADATA,
+    spec=_SCHEMALESS,
+    status=_SCHEMALESS,
+    has_status=st.booleans(),
+)
+def test_a_tracked_create_of_a_kind_without_schema_writes_the_general_entry(
+    reset: FieldSet, metadata: dict[str, Any], spec: Any, status: Any, has_status: bool
+) -> None:
+    # Without a zero value, metadata itself is new: its membership and its server-owned
+    # fields are taken out of an entry that has them.
+    obj: dict[str, Any] = {
+        "apiVersion": "example.com/v1",
+        "kind": "Widget",
+        "metadata": metadata,
+        "spec": spec,
+    }
+    if has_status:
+        obj["status"] = status
+    fast = track_update(
+        {}, obj, DEDUCED, api_version="example.com/v1", manager="m", reset_fields=reset, now=NOW
+    )
+    managed = Managed()
+    update_managed(
+        managed,
+        {},
+        obj,
+        DEDUCED,
+        ManagerKey.for_update("m", "example.com/v1"),
+        reset_fields=reset,
+        now="2026-12-02T12:00:00Z",
+    )
+    expected = encode_managed_fields(managed)
+    got = fast["metadata"].get("managedFields", [])
+    assert got == expected
+    assert [_ordered(e["fieldsV1"]) for e in got] == [_ordered(e["fieldsV1"]) for e in expected]

@@ -34,6 +34,7 @@ __all__ = [
     "FieldSet",
     "Path",
     "PathElement",
+    "path_element_order",
     "path_string",
 ]
 
@@ -217,7 +218,7 @@ _PARSED_LOCK = threading.Lock()
 
 
 #: The sort key of a path element: its order, without the generated ``__lt__``.
-_order = operator.attrgetter("kind", "sort")
+path_element_order = _order = operator.attrgetter("kind", "sort")
 
 
 def path_string(path: Path) -> str:
@@ -238,8 +239,8 @@ class FieldSet:
     ) -> None:
         self.members: set[PathElement] = members if members is not None else set()
         self.children: dict[PathElement, FieldSet] = children if children is not None else {}
-        # This set's FieldsV1 encoding, kept once computed (sets do not change once handed
-        # out; insert, the one building step that could follow, drops it).
+        # The FieldsV1 encoding of a set decoded from FieldsV1 (sets do not change once
+        # handed out; insert, the one building step that could follow, drops it).
         self._v1: bytes | None = None
 
     # ------------------------------------------------------------------ building
@@ -356,13 +357,11 @@ class FieldSet:
     def to_fields_v1(self) -> dict[str, Any]:
         """The ``fieldsV1`` object, entries in Kubernetes' order (a new object every call)."""
         if self._v1 is not None:
-            # A manager whose fields a write did not touch keeps its set: decoding the
-            # kept JSON is ~10x cheaper than walking the trie again.
+            # A manager whose fields a write did not touch keeps its decoded set: decoding
+            # the kept JSON is ~10x cheaper than walking the trie again.
             out: dict[str, Any] = orjson.loads(self._v1)
             return out
-        out = self._emit(include_self=False)
-        self._v1 = orjson.dumps(out)
-        return out
+        return self._emit(include_self=False)
 
     def _emit(self, *, include_self: bool) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -396,6 +395,8 @@ class FieldSet:
         found, _ = FieldSet._read(fields)
         result = found or FieldSet()
         if text is not None:
+            # Shared sets are the ones written back unchanged, write after write.
+            result._v1 = orjson.dumps(result._emit(include_self=False))
             with _PARSED_LOCK:
                 if len(_PARSED) >= _PARSED_SIZE:
                     del _PARSED[next(iter(_PARSED))]  # the oldest

@@ -34,7 +34,7 @@ import orjson
 from kstore.api.gvk import Object
 from kstore.api.patch_meta import TypeNode
 from kstore.errors import BadRequest
-from kstore.registry.patch.fieldsets import FieldSet, PathElement
+from kstore.registry.patch.fieldsets import FieldSet, PathElement, path_element_order
 from kstore.registry.patch.typed import (
     _LIST,
     _MAP,
@@ -429,13 +429,16 @@ def track_update(
     base = without_managed_fields(live) if exists else (zero or {})
     if not managed.fields and not exists and _zero_like(base):
         # A create nobody else owns fields of (the usual case): only what the write added or
-        # changed matters, walked once into a trie (what update_managed would compute).
-        owned = created_fields(base, out, node)
-        owned = owned.recursive_difference(reset_fields or FieldSet()).difference(_STRIPPED)
-        if not owned.empty():
-            managed.fields[key] = VersionedSet(owned, key.api_version, False)
-            managed.times[key] = stamp
-        return set_managed_fields(out, managed)
+        # changed matters, and nothing needs the set but its FieldsV1, written in one walk
+        # (what update_managed and encode_managed_fields would write).
+        owned = created_fields_v1(base, out, node)
+        if reset_fields is not None:
+            _remove_v1(owned, reset_fields, recursive=True)
+        _remove_v1(owned, _STRIPPED, recursive=False)
+        entry = None
+        if owned:
+            entry = _entry_v1(key, owned, stamp)
+        return _with_entry(out, entry)
     update_managed(
         managed,
         base,
@@ -486,18 +489,19 @@ def _zero_like(value: Any) -> bool:
     return False
 
 
-def created_fields(zero: Object, new: Object, node: TypeNode) -> FieldSet:
-    """The fields :func:`~kstore.registry.patch.typed.compare` reports as added or modified
-    from ``zero`` (a zero value: objects and nulls only, see :func:`_zero_like`) to ``new``,
-    built as a trie in one walk instead of one insert per path. Raises what ``compare``
-    raises (a :class:`~kstore.registry.patch.typed.SchemaError` for an element without its
-    keys), on the same element."""
+def created_fields_v1(zero: Object, new: Object, node: TypeNode) -> dict[str, Any]:
+    """The ``fieldsV1`` of what :func:`~kstore.registry.patch.typed.compare` reports as added
+    or modified from ``zero`` (a zero value: objects and nulls only, see :func:`_zero_like`)
+    to ``new``: what ``compare`` then :meth:`FieldSet.to_fields_v1` give, in one walk that
+    builds no trie. Raises what ``compare`` raises (a
+    :class:`~kstore.registry.patch.typed.SchemaError` for an element without its keys), on
+    the same element. The result is a new object the caller owns."""
     found, _ = _created(zero, new, node)
-    return found or FieldSet()
+    return found or {}
 
 
-def _created(lhs: Any, rhs: Any, node: TypeNode) -> tuple[FieldSet | None, bool]:
-    """(the changed paths under ``rhs``, whether the path of ``rhs`` itself changed) for
+def _created(lhs: Any, rhs: Any, node: TypeNode) -> tuple[dict[str, Any] | None, bool]:
+    """(the FieldsV1 entries under ``rhs``, whether the path of ``rhs`` itself changed) for
     ``lhs`` MISSING or part of a zero value. Mirrors ``typed._compare`` case by case."""
     if lhs is MISSING:
         return _added(rhs, node), True
@@ -509,24 +513,24 @@ def _created(lhs: Any, rhs: Any, node: TypeNode) -> tuple[FieldSet | None, bool]
     if _is_atomic(node) or (_empty(lhs) and _empty(rhs)):
         return None, not json_equal(lhs, rhs)
     if atom == _MAP:
-        out = FieldSet()
         lmap = lhs if isinstance(lhs, dict) else {}
         rmap = rhs if isinstance(rhs, dict) else {}
+        # Walked in compare's order (the same error first), written in FieldsV1's.
+        found: dict[str, tuple[dict[str, Any] | None, bool]] = {}
         for key, lv in lmap.items():
             rv = rmap.get(key, MISSING)
             if rv is not MISSING:  # else only removals, which a create does not record
-                sub, member = _created(lv, rv, _child(node, key)[0])
-                if member:
-                    out.members.add(PathElement.of_field(key))
-                if sub is not None and not sub.empty():
-                    out.children[PathElement.of_field(key)] = sub
+                found[key] = _created(lv, rv, _child(node, key)[0])
         for key, rv in rmap.items():
             if key not in lmap:
-                pe = PathElement.of_field(key)
-                out.members.add(pe)
-                sub = _added(rv, _child(node, key)[0])
-                if sub is not None:
-                    out.children[pe] = sub
+                found[key] = (_added(rv, _child(node, key)[0]), True)
+        out: dict[str, Any] = {}
+        for key in sorted(found):
+            sub, member = found[key]
+            if sub:
+                out["f:" + key] = {".": {}, **sub} if member else sub
+            elif member:
+                out["f:" + key] = {}
         return out, False
     if atom == _LIST:
         # A zero value's lists are null, so every element is new.
@@ -534,35 +538,38 @@ def _created(lhs: Any, rhs: Any, node: TypeNode) -> tuple[FieldSet | None, bool]
     return None, not json_equal(lhs, rhs)
 
 
-def _added(value: Any, node: TypeNode) -> FieldSet | None:
-    """The paths under a value whose own path is new (None when there are none): every
-    field of a granular object, every element of a set or keyed list, recursively; scalars,
-    nulls, empty containers and atomic values are leaves."""
+def _added(value: Any, node: TypeNode) -> dict[str, Any] | None:
+    """The FieldsV1 entries under a value whose own path is new (None when there are none):
+    every field of a granular object, every element of a set or keyed list, recursively;
+    scalars, nulls, empty containers and atomic values are leaves."""
     if not value or not isinstance(value, dict | list) or _is_atomic(node):
         return None
     atom = _atom(node, value)
     if atom == _MAP:
         if not isinstance(value, dict):
             return None
-        out = FieldSet()
-        members, children = out.members, out.children
-        for key, child in value.items():
-            pe = PathElement.of_field(key)
-            members.add(pe)
-            if child and isinstance(child, dict | list):
-                sub = _added(child, _child(node, key)[0])
-                if sub is not None:
-                    children[pe] = sub
+        # Walked in the object's order (compare's: the same error first), written in
+        # FieldsV1's (field elements order by name).
+        subs = {
+            key: _added(child, _child(node, key)[0])
+            if child and isinstance(child, dict | list)
+            else None
+            for key, child in value.items()
+        }
+        out: dict[str, Any] = {}
+        for key in sorted(subs):
+            sub = subs[key]
+            out["f:" + key] = {".": {}, **sub} if sub else {}
         return out
     if atom == _LIST and isinstance(value, list):
         return _added_items(value, node)
     return None
 
 
-def _added_items(items: list[Any], node: TypeNode) -> FieldSet:
+def _added_items(items: list[Any], node: TypeNode) -> dict[str, Any]:
     assert node.item is not None
     # Every element's path first, as compare groups them before descending (so the same
-    # malformed element raises).
+    # malformed element raises), then each distinct one in order of first appearance.
     order: list[PathElement] = []
     groups: dict[PathElement, list[Any]] = {}
     for item in items:
@@ -573,12 +580,67 @@ def _added_items(items: list[Any], node: TypeNode) -> FieldSet:
             order.append(pe)
         else:
             group.append(item)
-    out = FieldSet()
+    subs: dict[PathElement, dict[str, Any] | None] = {}
     for pe in order:
-        out.members.add(pe)
         values = groups[pe]
-        if len(values) == 1:  # a repeated key is owned as a whole
-            sub = _added(values[0], node.item)
-            if sub is not None:
-                out.children[pe] = sub
+        # A repeated key is owned as a whole.
+        subs[pe] = _added(values[0], node.item) if len(values) == 1 else None
+    out: dict[str, Any] = {}
+    for pe in sorted(order, key=path_element_order):
+        sub = subs[pe]
+        out[pe.serialize()] = {".": {}, **sub} if sub else {}
+    return out
+
+
+def _remove_v1(entries: dict[str, Any], fields: FieldSet, *, recursive: bool) -> None:
+    """Take ``fields`` out of FieldsV1 ``entries`` in place: as
+    :meth:`FieldSet.recursive_difference` (a path takes everything under it) or as
+    :meth:`FieldSet.difference` (only the paths themselves), keeping FieldsV1's shape (an
+    entry that is neither a member nor a parent disappears)."""
+    for pe in fields.members:
+        text = pe.serialize()
+        entry = entries.get(text)
+        if entry is None:
+            continue
+        if recursive or not entry:
+            del entries[text]
+        else:
+            entry.pop(".", None)  # a parent that is no longer a member
+    for pe, sub in fields.children.items():
+        text = pe.serialize()
+        entry = entries.get(text)
+        if not entry:
+            continue
+        member = "." in entry
+        _remove_v1(entry, sub, recursive=recursive)
+        if member and len(entry) == 1:
+            entry.clear()  # a member with nothing left under it
+        elif not member and not entry:
+            del entries[text]
+
+
+def _entry_v1(key: ManagerKey, fields_v1: dict[str, Any], time: str) -> dict[str, Any]:
+    """An Update entry, as :func:`encode_managed_fields` writes one."""
+    entry: dict[str, Any] = {
+        "manager": key.manager,
+        "operation": UPDATE,
+        "apiVersion": key.api_version,
+        "time": time,
+        "fieldsType": "FieldsV1",
+        "fieldsV1": fields_v1,
+    }
+    if key.subresource:
+        entry["subresource"] = key.subresource
+    return entry
+
+
+def _with_entry(obj: Object, entry: dict[str, Any] | None) -> Object:
+    """A shallow copy of ``obj`` whose metadata holds just ``entry`` (or no managedFields)."""
+    meta = dict(obj.get("metadata") or {})
+    if entry is None:
+        meta.pop("managedFields", None)
+    else:
+        meta["managedFields"] = [entry]
+    out = dict(obj)
+    out["metadata"] = meta
     return out
