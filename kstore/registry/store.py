@@ -29,6 +29,11 @@ in :mod:`kstore.registry.object_meta`.
 Dry run (every verb): the same checks, validation and admission, and nothing written; a dry-run
 create returns the object without a resourceVersion.
 
+Per-request work is kept small: the field manager's type tree, zero value and reset fields
+are built once per (version, subresource), admission attributes only when a hook is
+registered; what the store caches is invalidated by what it depends on (a strategy's reset
+fields are part of the cache key).
+
 Storage errors are re-worded for this resource (``pods "x" not found``, ``deployments.apps "x"
 already exists``, ``Operation cannot be fulfilled on pods "x": ...``). Objects passed in are
 never mutated; objects returned are owned by the caller.

@@ -14,6 +14,11 @@ indexes (each group by its own order), and the ``FieldsV1`` form lists entries i
 Invariants: sets are never mutated after they are handed to another module (every operation
 here returns a new set, except :meth:`FieldSet.insert`, used while building one); a path
 element's hash and order ignore how its JSON value was spelled (``80`` and ``80.0`` agree).
+
+Because sets and elements never change, they are shared: field elements per name and key or
+value elements per exact spelling are interned, an element hashes once, and
+:meth:`FieldSet.from_fields_v1` returns one set per distinct ``fieldsV1`` content (a bounded
+memo), which keeps its own encoding, so a manager a write does not touch costs one JSON decode.
 """
 
 from __future__ import annotations
