@@ -318,6 +318,13 @@ class LmdbBackend(Backend):
         return self._path
 
     @property
+    def write_commits(self) -> int:
+        """Write transactions committed in this store's life (LMDB's transaction id): with the
+        writes acknowledged meanwhile, how many each commit carried (group commit)."""
+        self._check_usable()
+        return int(self._env.info()["last_txnid"])
+
+    @property
     def progress_notify_interval(self) -> float:
         return self._config.progress_notify_interval_s
 

@@ -38,6 +38,7 @@ def _submit_all(
 def test_concurrent_writes_share_commits_with_consecutive_revisions(
     backend: LmdbBackend, pods: Storage, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    commits = backend.write_commits
     paused = PausedWriter(backend, monkeypatch)
     blocker, _ = _submit_all([("blocker", lambda: pods.create("/pods/ns/x", pod("ns", "x")))])
     paused.entered.wait(10.0)
@@ -56,6 +57,7 @@ def test_concurrent_writes_share_commits_with_consecutive_revisions(
     # The blocker was alone; the 16 queued behind it were committed as one group.
     assert paused.batches == [1, 16]
     assert backend.current_revision() == 18
+    assert backend.write_commits - commits == 2
 
 
 def test_a_failing_request_does_not_fail_its_batch_mates(
