@@ -32,7 +32,7 @@ from kstore.errors import (
 )
 from kstore.storage import _lmdb_records as rec
 from kstore.storage._lmdb_list import Lister, list_one
-from kstore.storage._lmdb_writes import DeleteRequest, PutRequest
+from kstore.storage._lmdb_writes import DeleteRequest, Outcome, PutRequest
 from kstore.storage._watch_hub import (
     HistorySource,
     HubWatcher,
@@ -183,6 +183,35 @@ class LmdbStorage(Storage, HistorySource):
         plain = self._codec.encode(prepare_for_storage(obj))
         return _State(obj, object_resource_version(obj), plain)
 
+    def _put(self, key: str, plain: bytes, request: PutRequest) -> tuple[Outcome, Object | None]:
+        """Have ``request`` written; return its outcome and the stored object (``plain``
+        decoded, with its new resourceVersion), or None for the object on a conflict.
+
+        A write that is likely alone in its commit (:attr:`LmdbBackend.lone_writes`) is decoded
+        before it is queued, while this thread is running: decoding after the commit means
+        decoding right after a wake-up, and on the shared dev VM the first tens of microseconds
+        of a thread woken from a ~0.5 ms wait run at about half speed (decode 53 us there,
+        28 us here). Sequential creates gain 2-5% (paired runs). With company the decode waits
+        for the outcome: done early, it delays the enqueue the group commit is waiting for
+        (16 creators: 12-19% fewer creates/s). Errors come in the order of a plain
+        write-then-decode: the write's own error, then the conflict, then a decode failure
+        (CorruptObject) of an object that was nevertheless written."""
+        decoded: Object | None = None
+        failure: CorruptObject | None = None
+        if self.backend.lone_writes:
+            try:
+                decoded = self._decode_plain(key, plain)
+            except CorruptObject as exc:
+                failure = exc
+        outcome = self.backend.submit(request)
+        if outcome.conflict:
+            return outcome, None
+        if failure is not None:
+            raise failure
+        if decoded is None:
+            decoded = self._decode_plain(key, plain)
+        return outcome, with_resource_version(decoded, outcome.revision)
+
     # -- Storage ---------------------------------------------------------------------------
 
     def create(self, key: str, obj: Object, *, ttl_seconds: int | None = None) -> Object:
@@ -193,10 +222,10 @@ class LmdbStorage(Storage, HistorySource):
         request = PutRequest(
             key, stored, expected=0, expiry_ms=self._expiry_ms(ttl_seconds), create=True
         )
-        outcome = self.backend.submit(request)
-        if outcome.conflict:
+        _outcome, stored_obj = self._put(key, plain, request)
+        if stored_obj is None:
             raise self._already_exists(key)
-        return with_resource_version(self._decode_plain(key, plain), outcome.revision)
+        return stored_obj
 
     def get(self, key: str, opts: GetOptions = _GET_DEFAULTS) -> Object:
         key = self._key(key, recursive=False)
@@ -255,15 +284,17 @@ class LmdbStorage(Storage, HistorySource):
                     state, current = self._read_state(key), True
                     continue
                 return with_resource_version(self._decode_plain(key, plain), state.revision)
-            outcome = self.backend.submit(
+            outcome, stored_obj = self._put(
+                key,
+                plain,
                 PutRequest(
                     key, stored, expected=state.revision, expiry_ms=self._expiry_ms(ttl_seconds)
-                )
+                ),
             )
-            if outcome.conflict:
+            if stored_obj is None:
                 state, current = self._state(key, outcome.current), True
                 continue
-            return with_resource_version(self._decode_plain(key, plain), outcome.revision)
+            return stored_obj
 
     def delete(
         self,

@@ -253,6 +253,7 @@ class LmdbBackend(Backend):
         self.hub = WatchHub(queue_limit=config.watch_queue_limit, last_revision=self._revision)
         self._queue: GatherQueue[Any] = GatherQueue()
         self._submit_lock = threading.Lock()
+        self._lone_writes = True
         self._closed = False
         self._writer = threading.Thread(
             target=self._writer_loop, name=f"kstore-lmdb-writer:{self._path}", daemon=True
@@ -316,6 +317,13 @@ class LmdbBackend(Backend):
     @property
     def path(self) -> Path:
         return self._path
+
+    @property
+    def lone_writes(self) -> bool:
+        """Whether the last commit carried a single write: a hint that the next one will be
+        alone too (a sequential writer), for callers that can do some work before queueing
+        rather than after their write is committed."""
+        return self._lone_writes
 
     @property
     def write_commits(self) -> int:
@@ -438,6 +446,7 @@ class LmdbBackend(Backend):
                         req.resolve(Outcome(error=InternalError(f"write failed: {exc}")))
             commit_s = time.perf_counter() - started
             returning = len(batch)
+            self._lone_writes = returning == 1
             if self._purge_pending:
                 # One purge chunk per batch keeps compaction moving under constant load.
                 self._purge_step()

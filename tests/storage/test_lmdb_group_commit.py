@@ -10,12 +10,12 @@ import pytest
 
 import kstore.storage.lmdb as lmdb_backend
 from kstore.api.gvk import Object
-from kstore.errors import AlreadyExists, InternalError, KStoreError
+from kstore.errors import AlreadyExists, CorruptObject, InternalError, KStoreError
 from kstore.storage._lmdb_writes import PutRequest
-from kstore.storage.interface import ListOptions, Storage
+from kstore.storage.interface import ListOptions, ResourceStorageConfig, Storage
 from kstore.storage.lmdb import LmdbBackend
 
-from .conftest import PausedWriter, pod, rv
+from .conftest import JsonCodec, PausedWriter, pod, pod_attrs, rv
 
 
 def _submit_all(
@@ -218,3 +218,54 @@ def test_a_lone_writer_never_waits_for_company(
     # One gather wait of at most 0.2 s, not one per write.
     assert time.monotonic() - started < 2.0
     assert paused.batches == [1, 4] + [1] * 20
+
+
+class _UndecodableCodec(JsonCodec):
+    """Encodes as JSON, refuses to decode: a write succeeds, its result cannot be read."""
+
+    def decode(self, data: bytes) -> Object:
+        raise ValueError("cannot decode")
+
+
+def _undecodable(backend: LmdbBackend) -> Storage:
+    return backend.storage_for(
+        ResourceStorageConfig(
+            resource_prefix="/pods", codec=_UndecodableCodec(), get_attrs=pod_attrs
+        )
+    )
+
+
+@pytest.mark.parametrize("lone", [True, False])
+def test_a_written_object_that_cannot_be_decoded_is_corrupt_after_the_write(
+    backend: LmdbBackend, pods: Storage, monkeypatch: pytest.MonkeyPatch, lone: bool
+) -> None:
+    # Whether the result is decoded before the write is queued (a lone writer) or after it is
+    # committed, the write happens and its error wins over the decode failure.
+    monkeypatch.setattr(backend, "_lone_writes", lone)
+    broken = _undecodable(backend)
+    with pytest.raises(CorruptObject):
+        broken.create("/pods/ns/a", pod("ns", "a"))
+    assert pods.get("/pods/ns/a")["metadata"]["name"] == "a"
+    monkeypatch.setattr(backend, "_lone_writes", lone)
+    with pytest.raises(AlreadyExists):
+        broken.create("/pods/ns/a", pod("ns", "a"))
+
+
+def test_lone_writes_says_whether_the_last_commit_carried_one_write(
+    backend: LmdbBackend, pods: Storage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert backend.lone_writes
+    paused = PausedWriter(backend, monkeypatch)
+    blocker, _ = _submit_all([("blocker", lambda: pods.create("/pods/ns/x", pod("ns", "x")))])
+    paused.entered.wait(10.0)
+    threads, _ = _submit_all(
+        [(f"p{i}", lambda i=i: pods.create(f"/pods/ns/p{i}", pod("ns", f"p{i}"))) for i in range(3)]
+    )
+    paused.wait_queued(3)
+    paused.release()
+    for thread in [*blocker, *threads]:
+        thread.join(10.0)
+    assert paused.batches == [1, 3]
+    assert not backend.lone_writes
+    pods.create("/pods/ns/alone", pod("ns", "alone"))
+    assert backend.lone_writes
