@@ -73,7 +73,8 @@ _log = logging.getLogger(__name__)
 _LEGACY_META_DB = b"meta"
 _LEGACY_FORMAT_KEY = b"format"
 #: The longest a commit waits for the writers of the previous one to come back (it waits at
-#: most as long as that commit took): a bound on the latency group commit may add.
+#: most as long as that commit took): a bound on the latency group commit may add, the
+#: 1-2 ms window of the reference's perf-limits.md (section 3).
 _MAX_GATHER_S = 0.002
 #: Revisions of history dropped per purge transaction: small enough that writers queued behind
 #: a purge wait a few milliseconds at most.
@@ -382,20 +383,14 @@ class LmdbBackend(Backend):
         """A short read transaction: ``with backend.read() as txn: ...``."""
         return _ReadTxn(self)
 
-    def enqueue(self, request: Request) -> None:
-        """Hand ``request`` to the writer without waiting; ``request.wait()`` gives its
-        outcome. The caller can do its own work meanwhile (the writer waits for the disk with
-        the interpreter lock released)."""
+    def submit(self, request: Request) -> Outcome:
+        """Hand ``request`` to the writer and wait for its outcome (raises its error)."""
         self._check_usable()
         request.attach()
         with self._submit_lock:
             if self._closed:
                 raise Unavailable(f"the LMDB store at {self._path} is closed")
             self._queue.put(request)
-
-    def submit(self, request: Request) -> Outcome:
-        """Hand ``request`` to the writer and wait for its outcome (raises its error)."""
-        self.enqueue(request)
         outcome = request.wait()
         if outcome.error is not None:
             raise outcome.error
