@@ -85,6 +85,7 @@ from kstore.registry.object_meta import (
 from kstore.registry.passthrough import Raised, guarded
 from kstore.registry.patch.fieldsets import FieldSet
 from kstore.registry.patch.managed import current_time, reset_field_set, track_update
+from kstore.registry.patch.typed import SchemaError
 from kstore.registry.strategies.base import Strategy, copy_value, meta, read_meta
 from kstore.storage.interface import (
     GetOptions,
@@ -311,19 +312,28 @@ class GenericStore(ResourceStore):
         subresource: str,
     ) -> None:
         """Set ``new``'s managedFields for an Update by ``manager`` (``live`` None: create),
-        computed in the request's version as Kubernetes' field manager does."""
+        computed in the request's version as Kubernetes' field manager does.
+
+        An object the kind's schema cannot walk (a keyed list element without its key, such
+        as a container without a name) gets no managedFields rather than an error, as
+        Kubernetes' ``UpdateNoErrors`` drops them: validation, which runs later, is what
+        answers such an object (422 naming the field), not the field manager (a 500)."""
         version = self._request_version(ctx)
         tracking = self._tracking(version, subresource)
-        recorded = track_update(
-            {} if live is None else self._external(live, version),
-            self._external(new, version),
-            tracking.node,
-            api_version=tracking.api_version,
-            manager=manager,
-            subresource=subresource,
-            reset_fields=tracking.reset_fields,
-            zero=tracking.zero,
-        )
+        try:
+            recorded = track_update(
+                {} if live is None else self._external(live, version),
+                self._external(new, version),
+                tracking.node,
+                api_version=tracking.api_version,
+                manager=manager,
+                subresource=subresource,
+                reset_fields=tracking.reset_fields,
+                zero=tracking.zero,
+            )
+        except SchemaError:
+            meta(new).pop("managedFields", None)
+            return
         entries = read_meta(recorded).get("managedFields")
         if entries is None:
             meta(new).pop("managedFields", None)
