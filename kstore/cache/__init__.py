@@ -10,6 +10,7 @@ from kstore.cache.caching_object import (
     encoded_object,
 )
 from kstore.cache.consistency import ConsistencyReport, check_consistency
+from kstore.cache.freshness import UnchangedProbe
 from kstore.cache.reflector import ProgressRequester
 from kstore.cache.watcher import CacheWatcher
 
@@ -22,6 +23,7 @@ __all__ = [
     "ConsistencyReport",
     "Encodings",
     "ProgressRequester",
+    "UnchangedProbe",
     "check_consistency",
     "encoded_frame",
     "encoded_object",

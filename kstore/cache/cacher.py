@@ -16,9 +16,12 @@ implements the interface) and serves it the way Kubernetes' cacher does:
   LIST at ``"0"`` from memory (LIST ignores ``limit`` there, #108003); at ``"N"`` (not older
   than) from memory once the cache has reached N (up to 3 s, then 504 TooLargeResourceVersion);
   exact-revision and continue LISTs from the backend; consistent LISTs (``""``) from memory
-  after the cache has reached the backend's current revision, asking the backend watch for
-  progress every 100 ms while waiting, and (as Kubernetes by default) from the backend if that
-  takes longer than 3 s;
+  after the cache has reached the backend's current revision, and (as Kubernetes by default)
+  from the backend if that takes longer than 3 s. How the cache confirms it: when the backend
+  is an :class:`~kstore.cache.freshness.UnchangedProbe` (etcd), by a quorum read of the
+  resource's prefix that proves nothing changed since the cache's revision (probing again
+  every 20 ms while events are in flight); otherwise by the backend's current revision and
+  progress requests to the backend watch every 100 ms;
 - **watches** always from memory: any revision still in the history window (else one ERROR
   event, 410 Expired ``too old resource version: N (oldest-1)``), initial events, the
   initial-events-end bookmark, periodic bookmarks when ``allow_bookmarks``.
@@ -42,6 +45,7 @@ from dataclasses import dataclass, field
 from kstore.api.gvk import Object
 from kstore.cache.caching_object import CachedListResult
 from kstore.cache.dispatcher import Dispatcher
+from kstore.cache.freshness import UnchangedProbe
 from kstore.cache.history import DEFAULT_EVENT_WINDOW, LOWER_BOUND_CAPACITY, EventHistory
 from kstore.cache.reflector import Reflector
 from kstore.cache.watch_cache import CacheUnavailable, WatchCache
@@ -100,8 +104,11 @@ class CacheConfig:
     consistent LIST that timed out to the backend (Kubernetes' default) instead of failing it
     with 504. ``consistent_reads_from_cache`` False sends every consistent LIST to the backend,
     as Kubernetes does when etcd cannot answer progress requests: use it for a backend whose
-    watch reports progress only rarely. ``consistency_check_interval_seconds`` runs the
-    consistency checker periodically (None: only on demand).
+    watch reports progress only rarely and that is no
+    :class:`~kstore.cache.freshness.UnchangedProbe`. ``freshness_probe_interval_seconds`` is
+    how often a consistent read that found changes in flight probes such a backend again.
+    ``consistency_check_interval_seconds`` runs the consistency checker periodically (None:
+    only on demand).
     """
 
     storage: Storage
@@ -116,6 +123,9 @@ class CacheConfig:
     bookmark_interval_seconds: float = 60.0
     fresh_timeout_seconds: float = 3.0
     progress_request_interval_seconds: float = 0.1
+    #: 20 ms: events in flight reach the cache within a few ms on a quiet machine; a probe is
+    #: one range read of the prefix, cheap next to a list from the backend.
+    freshness_probe_interval_seconds: float = 0.02
     consistent_read_fallback: bool = True
     consistent_reads_from_cache: bool = True
     ready_timeout_seconds: float = 3.0
@@ -166,6 +176,9 @@ class Cacher(Storage):
             progress_poll=config.progress_request_interval_seconds,
         )
         self._ready = self._reflector.ready
+        self._probe = self._storage if isinstance(self._storage, UnchangedProbe) else None
+        #: Consistent reads confirmed by one probe, without waiting for any event.
+        self.probe_hits = 0
         self._stopping = threading.Event()
         self._checker_thread: threading.Thread | None = None
         self._reflector.start()
@@ -293,6 +306,38 @@ class Cacher(Storage):
             poke_interval=self._config.progress_request_interval_seconds,
         )
 
+    def _confirm_fresh(self, probe: UnchangedProbe) -> int:
+        """Probe the backend once from the cache's revision (see :mod:`.freshness`), advance
+        the cache when it proves nothing changed since; the backend's current revision."""
+        base, count, epoch = self._cache.probe_point()
+        current, unchanged = probe.confirm_unchanged(self._prefix, base, count)
+        if unchanged and self._cache.advance_confirmed(epoch, base, current):
+            self.probe_hits += 1
+        return current
+
+    def _sync_to_current(self) -> int:
+        """Wait until the cache has reached the backend's current revision (read now,
+        linearizably); that revision. TooLargeResourceVersion after the fresh timeout,
+        CacheUnavailable when the cache stops following the backend meanwhile."""
+        probe = self._probe
+        if probe is None:
+            current = self._storage.current_revision()
+            self._wait_fresh(current)
+            return current
+        current = self._confirm_fresh(probe)
+
+        def probe_again() -> None:
+            # From the newer revision the events in flight brought the cache to.
+            self._confirm_fresh(probe)
+
+        self._cache.wait_fresh(
+            current,
+            self._config.fresh_timeout_seconds,
+            poke=probe_again,
+            poke_interval=self._config.freshness_probe_interval_seconds,
+        )
+        return current
+
     def get(self, key: str, opts: GetOptions = _GET_DEFAULTS) -> Object:
         if opts.resource_version == "" or not self._ready.is_set():
             return self._storage.get(key, opts)
@@ -325,7 +370,7 @@ class Cacher(Storage):
             return self._storage.list(key, opts)
         try:
             if consistent:
-                self._wait_fresh(self._storage.current_revision())
+                self._sync_to_current()
             elif revision:
                 self._wait_fresh(revision)
         except TooLargeResourceVersion:
@@ -386,6 +431,8 @@ class Cacher(Storage):
             required = requested
         elif initial is None:
             required = 0
+        elif initial is True:
+            required = -1  # the current revision, once the cache has reached it (below)
         else:
             try:
                 required = self._storage.current_revision()
@@ -393,8 +440,11 @@ class Cacher(Storage):
                 return ErrorWatcher(exc)
         if initial is True:
             try:
-                self._wait_fresh(required)
-            except TooLargeResourceVersion as exc:
+                if required < 0:
+                    required = self._sync_to_current()
+                else:
+                    self._wait_fresh(required)
+            except KStoreError as exc:
                 return ErrorWatcher(exc)
             except CacheUnavailable:
                 raise TooManyRequests(

@@ -13,8 +13,9 @@ What it keeps:
 - the history of recent events (:class:`~kstore.cache.history.EventHistory`) as
   :class:`CacheEvent` records, each holding the object before and after the change so every
   watcher's selector transition (ADDED / MODIFIED / DELETED) is computed from cached attributes;
-- ``resource_version``: how far the cache has caught up with the backend (events and progress
-  bookmarks), and a condition variable readers wait on to get a fresher cache.
+- ``resource_version``: how far the cache has caught up with the backend (events, progress
+  bookmarks, and revisions a freshness probe proved unchanged: :mod:`kstore.cache.freshness`),
+  and a condition variable readers wait on to get a fresher cache.
 
 Invariants: objects (and events) are never mutated after they enter the cache; they are shared
 with every reader, read-only. ``resource_version`` never decreases. All state changes and all
@@ -233,6 +234,9 @@ class WatchCache:
         self.resource_version = 0
         #: False from :meth:`invalidate` until the next :meth:`replace`.
         self.usable = False
+        #: Bumped by every :meth:`replace` and :meth:`invalidate`: a claim about the state
+        #: read in one epoch (:meth:`advance_confirmed`) is void in another.
+        self._epoch = 0
         # Parallel arrays in key order: slices of them are a list's items and memos.
         self._keys: list[str] = []
         self._objects: list[Object] = []
@@ -266,12 +270,14 @@ class WatchCache:
             self.history.reset(revision)
             self.resource_version = max(self.resource_version, revision)
             self.usable = True
+            self._epoch += 1
             self._fresh.notify_all()
 
     def invalidate(self) -> None:
         """The backend watch is gone: release every reader waiting for freshness."""
         with self._fresh:
             self.usable = False
+            self._epoch += 1
             self._fresh.notify_all()
 
     def apply(self, type_: EventType, obj: Object, revision: int) -> CacheEvent | None:
@@ -305,6 +311,28 @@ class WatchCache:
             if revision <= self.resource_version:
                 return False
             self.resource_version = revision
+            return True
+
+    def probe_point(self) -> tuple[int, int, int]:
+        """``(revision, object count, epoch)`` read together, for a freshness probe
+        (:mod:`kstore.cache.freshness`); CacheUnavailable while the cache is not usable."""
+        with self.lock:
+            if not self.usable:
+                raise CacheUnavailable
+            return self.resource_version, len(self._keys), self._epoch
+
+    def advance_confirmed(self, epoch: int, base: int, revision: int) -> bool:
+        """Claim ``revision`` after a probe proved the backend unchanged in (``base``,
+        ``revision``], where ``base`` and ``epoch`` came from :meth:`probe_point`. Only while
+        the cache is in the same epoch (no re-list since) and at or past ``base``; wakes the
+        readers waiting for freshness. True when the revision moved."""
+        with self._fresh:
+            if epoch != self._epoch or not self.usable or self.resource_version < base:
+                return False
+            if revision <= self.resource_version:
+                return False
+            self.resource_version = revision
+            self._fresh.notify_all()
             return True
 
     def compact_history(self, revision: int) -> None:

@@ -1,0 +1,43 @@
+"""Confirming that the watch cache is fresh by one quorum read of its prefix, not by progress.
+
+A consistent read (resourceVersion unset) may be served from the cache only once the cache has
+reached the backend's current revision R. Kubernetes asks the backend watch for a progress
+notification; on etcd before 3.4.31 that answer can overtake queued events (etcd #15220), so it
+proves nothing there. A backend that implements :class:`UnchangedProbe` lets the cache prove it
+another way: one linearizable read of the resource's whole prefix gives R, whether any key
+under the prefix was written after the cache's revision L, and how many keys the prefix holds.
+
+**Why it cannot serve stale data.** Let the cache hold the state of the prefix at L, with N
+keys (both read together under the cache's lock; the cache's state is exactly the backend's
+state at L because it applied every event up to L in order). Suppose the read at R reports no
+key with ``mod_revision > L`` and exactly N keys. Every key alive at R then was last written at
+or before L, so it was alive at L with the same value: the keys at R are a subset of the keys at
+L. Both sets have N elements, so they are equal: no put and no delete hit the prefix in
+(L, R], and the state at R is the state at L. The cache may then claim revision R (as a
+progress bookmark at R would), provided it still holds the state of some revision M in [L, R]
+(the same argument covers (M, R]); a re-list in between (a new epoch) voids the claim. No watch
+event for the prefix can have a revision in (L, R], so the cache never drops one by being ahead
+of it. If the probe sees a change, the events are in flight on the backend watch: the reader
+waits for them and probes again from the cache's newer revision, up to the fresh timeout.
+
+A count that differs for another reason (keys under the prefix the cache does not hold) only
+ever makes the probe fail: reads then fall back to the backend after the timeout, never stale.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+__all__ = ["UnchangedProbe"]
+
+
+@runtime_checkable
+class UnchangedProbe(Protocol):
+    """A storage that can tell, in one linearizable read, whether a prefix is unchanged."""
+
+    def confirm_unchanged(self, key: str, revision: int, count: int) -> tuple[int, bool]:
+        """Read every key under ``key`` (a resource prefix ending in ``/``) at the latest
+        revision R, linearizably. Return R and whether no key there has a modification
+        revision above ``revision`` and the prefix holds exactly ``count`` keys. When the
+        prefix held ``count`` keys at ``revision``, True proves it is identical at R."""
+        ...
