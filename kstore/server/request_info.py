@@ -12,18 +12,26 @@ a name and a subresource. The verb comes from the HTTP method, whether a name is
   are subresources of it, every other word after the namespace name starts a resource path.
 
 Paths that are shorter (``/api``, ``/apis/apps``...) are discovery paths: :func:`parse_path`
-returns ``None`` for them and the discovery routes answer.
+returns ``None`` for them and the discovery routes answer. Paths no route of the API server
+matches (more segments than resource/name/subresource, ``namespaces`` inside a namespace) are
+404 NotFound, as go-restful answers them.
+
+:func:`path_segment_problems` is apimachinery's ``IsValidPathSegmentName``: what the store's key
+function refuses in a name (``Name parameter invalid: "a%b": may not contain '%'``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kstore.errors import BadRequest
+from kstore.errors import BadRequest, NotFound
 
-__all__ = ["RequestInfo", "parse_path", "query_bool", "verb_for"]
+__all__ = ["RequestInfo", "parse_path", "path_segment_problems", "query_bool", "verb_for"]
 
 _NAMESPACE_SUBRESOURCES = frozenset({"status", "finalize"})
+_NOT_FOUND = "the server could not find the requested resource"
+_NAME_MAY_NOT_BE = (".", "..")
+_NAME_MAY_NOT_CONTAIN = ("/", "%")
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,8 +59,9 @@ def query_bool(value: str) -> bool:
 def parse_path(path: str) -> RequestInfo | None:
     """The resource a path names, or None for a discovery path (no resource part).
 
-    Raises BadRequest for empty segments inside a resource path (``//``) and for more
-    segments than a resource path can have.
+    Raises BadRequest for empty segments inside a resource path (``//``), NotFound for more
+    segments than a resource path can have and for ``namespaces`` below a namespace of the core
+    group (no route serves either).
     """
     parts = path.strip("/").split("/")
     if parts[0] == "api":
@@ -76,12 +85,25 @@ def parse_path(path: str) -> RequestInfo | None:
         namespace = rest[1]
         if len(rest) > 2 and rest[2] not in _NAMESPACE_SUBRESOURCES:
             rest = rest[2:]
-    if len(rest) > 3 or any(not p for p in rest):
+            if not group and rest[0] == "namespaces":
+                # Namespaces are cluster-scoped: /namespaces/<ns>/namespaces has no route.
+                raise NotFound(_NOT_FOUND)
+    if any(not p for p in rest):
         raise BadRequest(f"the server could not parse the request path {path}")
+    if len(rest) > 3:
+        raise NotFound(_NOT_FOUND)
     resource = rest[0]
     name = rest[1] if len(rest) > 1 else ""
     subresource = rest[2] if len(rest) > 2 else ""
     return RequestInfo(group, version, namespace, resource, name, subresource, watch_prefix)
+
+
+def path_segment_problems(name: str) -> list[str]:
+    """Why ``name`` cannot be one segment of a storage key (apimachinery's
+    ``IsValidPathSegmentName``); empty when it can. NUL and other bytes are allowed."""
+    if name in _NAME_MAY_NOT_BE:
+        return [f"may not be '{name}'"]
+    return [f"may not contain '{c}'" for c in _NAME_MAY_NOT_CONTAIN if c in name]
 
 
 def verb_for(method: str, info: RequestInfo, watch_param: bool) -> str:

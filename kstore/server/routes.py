@@ -1,12 +1,19 @@
 """The HTTP routes: discovery, version, health, metrics, OpenAPI and the resource endpoint.
 
-The resource endpoint takes every ``/api/...`` and ``/apis/...`` path, parses it into a
-:class:`~kstore.server.request_info.RequestInfo` (discovery paths are answered here), resolves
-the resource and the verb, reads the body (at most 3 MiB, as kube-apiserver), and runs the
-verb's handler in one worker-thread hop; a watch becomes a streaming response. Every error
-answers with a ``Status``. Each request is counted in ``/metrics`` and logged: one line per
-request at INFO with verb, path, code and latency (DEBUG for reads and health probes, so a
-busy client does not flood the log).
+The resource endpoint takes every ``/api/...`` and ``/apis/...`` path with any method, parses
+it into a :class:`~kstore.server.request_info.RequestInfo` (discovery paths are answered here),
+resolves the resource and the verb, reads the body (the body-limit filter holds it to 3 MiB),
+and runs the verb's handler in one worker-thread hop; a watch becomes a streaming response.
+Every error answers with a ``Status``, routing errors as go-restful and the API server's
+service-error handler answer them: a path no route serves is 404, a method the path has no
+route for (``POST`` with a name, ``PUT``/``PATCH`` on a collection, ``TRACE``...) is 405
+MethodNotAllowed. A name the store's key function refuses (``.``, ``..``, ``%``) is 400 ``Name
+parameter invalid``; a name with a NUL byte is a valid path segment no object can hold, so it
+is 404 NotFound without a storage lookup, as the lookup would be in Kubernetes.
+
+Each request is counted in ``/metrics`` and logged: one line per request at INFO with verb,
+path, code and latency (DEBUG for reads and health probes, so a busy client does not flood
+the log).
 
 Trailing slashes are accepted on the discovery paths (kr8s sends ``/api/``, ``/version/``).
 """
@@ -15,17 +22,18 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
 import anyio
 import orjson
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute, Route, request_response
+from starlette.types import Receive, Scope, Send
 
 from kstore.api.gvk import GroupVersion
-from kstore.errors import KStoreError, NotFound, RequestEntityTooLarge, Unavailable
+from kstore.errors import BadRequest, KStoreError, MethodNotAllowed, NotFound, Unavailable
 from kstore.server.discovery import Document, wants_aggregated
 from kstore.server.handlers import create, delete, get, patch, scale, update
 from kstore.server.handlers.scope import Call, Reply, ResourceScope, error_reply, warning_header
@@ -33,7 +41,13 @@ from kstore.server.handlers.watch import WatchResponse, open_watch
 from kstore.server.health import run_checks
 from kstore.server.metrics import RequestLabels
 from kstore.server.negotiation import OutputFormat, negotiate
-from kstore.server.request_info import RequestInfo, parse_path, query_bool, verb_for
+from kstore.server.request_info import (
+    RequestInfo,
+    parse_path,
+    path_segment_problems,
+    query_bool,
+    verb_for,
+)
 from kstore.server.state import ServerState
 
 __all__ = ["build_routes"]
@@ -64,6 +78,13 @@ _METRIC_VERBS = {
 _READS = frozenset({"get", "list"})
 _JSON = "application/json"
 _NOT_FOUND = "the server could not find the requested resource"
+_METHOD_NOT_ALLOWED = "the server does not allow this method on the requested resource"
+# The methods go-restful has a route for, on an object path and on a collection path
+# (subresources are checked against their own verbs by the server state).
+_OBJECT_METHODS = frozenset({"GET", "HEAD", "PUT", "PATCH", "DELETE"})
+_COLLECTION_METHODS = frozenset({"GET", "HEAD", "POST", "DELETE"})
+# Verbs whose handler turns the path's name into a storage key.
+_KEYED_VERBS = frozenset({"get", "update", "patch", "delete"})
 
 
 def _reply_response(reply: Reply) -> Response:
@@ -104,18 +125,53 @@ def _scope_label(info: RequestInfo, verb: str) -> str:
     return "namespace" if info.namespace else "cluster"
 
 
-async def _read_body(request: Request, limit: int) -> bytes:
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise RequestEntityTooLarge(f"Request entity too large: limit is {limit}")
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise RequestEntityTooLarge(f"Request entity too large: limit is {limit}")
-        chunks.append(chunk)
-    return b"".join(chunks)
+def _check_route(method: str, info: RequestInfo) -> None:
+    """405 for a method the path has no route for (subresources: see ``scope_for``)."""
+    if info.subresource:
+        return
+    allowed = _OBJECT_METHODS if info.name else _COLLECTION_METHODS
+    if method not in allowed:
+        raise MethodNotAllowed(_METHOD_NOT_ALLOWED)
+
+
+def _go_quote(text: str) -> str:
+    # Go's %q, as the store quotes names in its messages (NUL and control bytes escaped).
+    out = []
+    for ch in text:
+        if ch in ('"', "\\"):
+            out.append("\\" + ch)
+        elif ch.isprintable():
+            out.append(ch)
+        elif ord(ch) < 0x100:
+            out.append(f"\\x{ord(ch):02x}")
+        else:
+            out.append(f"\\u{ord(ch):04x}")
+    return '"' + "".join(out) + '"'
+
+
+def _check_name(scope: ResourceScope, info: RequestInfo, verb: str) -> None:
+    """The store's key-function checks on the name of the path, before any handler work."""
+    if verb == "create" and info.namespace and path_segment_problems(info.namespace):
+        # No namespace can be named so; namespace lifecycle admission refuses the create.
+        raise NotFound(
+            f"namespaces {_go_quote(info.namespace)} not found",
+            name=info.namespace,
+            kind="namespaces",
+        )
+    if not info.name or (verb not in _KEYED_VERBS and not info.subresource):
+        return
+    problems = path_segment_problems(info.name)
+    if problems:
+        raise BadRequest(f"Name parameter invalid: {_go_quote(info.name)}: {';'.join(problems)}")
+    if "\x00" in info.name:
+        group = scope.gv.group
+        resource = f"{scope.plural}.{group}" if group else scope.plural
+        raise NotFound(
+            f"{resource} {_go_quote(info.name)} not found",
+            name=info.name,
+            kind=scope.plural,
+            group=group,
+        )
 
 
 def _call(request: Request, info: RequestInfo, body: bytes) -> Call:
@@ -160,6 +216,8 @@ class _Endpoints:
                 request.method, info, watch_param is not None and query_bool(watch_param)
             )
             scope = self.state.scope_for(info, request.method)
+            _check_route(request.method, info)
+            _check_name(scope, info, verb)
             labels = RequestLabels(
                 _METRIC_VERBS.get(verb, verb.upper()),
                 info.group,
@@ -178,7 +236,7 @@ class _Endpoints:
                 raise NotFound(_NOT_FOUND)
             body = b""
             if verb not in _READS:
-                body = await _read_body(request, self.state.max_body_bytes)
+                body = await request.body()
             call = _call(request, info, body)
             reply = await anyio.to_thread.run_sync(handler, scope, call)
             response = _reply_response(reply)
@@ -303,9 +361,20 @@ class _Endpoints:
         return _error_response(NotFound(_NOT_FOUND))
 
 
+class _AnyMethod:
+    """An endpoint as an ASGI app, so that its route matches every method: methods without a
+    route get the API server's 405 Status from the endpoint, not the router's plain text."""
+
+    def __init__(self, endpoint: Callable[[Request], Awaitable[Response]]) -> None:
+        self._app = request_response(endpoint)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self._app(scope, receive, send)
+
+
 def build_routes(state: ServerState) -> list[BaseRoute]:
     e = _Endpoints(state)
-    all_methods = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"]
+    resources = _AnyMethod(e.resources)
 
     async def api(request: Request) -> Response:
         return e.api(request)
@@ -318,8 +387,8 @@ def build_routes(state: ServerState) -> list[BaseRoute]:
         Route("/api/", api),
         Route("/apis", apis),
         Route("/apis/", apis),
-        Route("/api/{rest:path}", e.resources, methods=all_methods),
-        Route("/apis/{rest:path}", e.resources, methods=all_methods),
+        Route("/api/{rest:path}", resources),
+        Route("/apis/{rest:path}", resources),
         Route("/version", e.version),
         Route("/version/", e.version),
         Route("/metrics", e.metrics),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kstore.errors import BadRequest, KStoreError, UnsupportedMediaType
+from kstore.errors import BadRequest, KStoreError, NotFound, UnsupportedMediaType
 from kstore.server.negotiation import NotAcceptable, Target, body_serializer, negotiate
 from kstore.server.request_info import RequestInfo, parse_path, query_bool, verb_for
 
@@ -51,9 +51,14 @@ def test_discovery_paths_are_not_resource_paths(path: str) -> None:
     assert parse_path(path + "/") is None
 
 
-def test_too_many_segments_is_a_bad_request() -> None:
-    with pytest.raises(BadRequest):
+def test_too_many_segments_is_not_found() -> None:
+    with pytest.raises(NotFound):
         parse_path("/api/v1/namespaces/d/pods/p/status/extra")
+
+
+def test_empty_segment_is_a_bad_request() -> None:
+    with pytest.raises(BadRequest):
+        parse_path("/api/v1/namespaces/d//p")
 
 
 @pytest.mark.parametrize(
