@@ -3,11 +3,16 @@
 Each reader returns the registry's or storage's option value, or raises the error Kubernetes
 gives for the same input:
 
-- a parameter of the wrong type (``limit=x``, ``watch=yes``) is 400 BadRequest;
+- a parameter of the wrong type (``limit=x``, ``watch=yes``) or an integer outside int64
+  (``limit=99999999999999999999``: ``strconv.ParseInt`` fails) is 400 BadRequest;
 - an invalid combination is 422 Invalid on the options kind (``ListOptions.meta.k8s.io ""
   is invalid: resourceVersionMatch: Forbidden: ...``), with one cause per problem, in the
   order of apimachinery's ``ValidateListOptions``/``ValidateDeleteOptions``;
-- a field selector on a field the kind does not index is 400 ``field label not supported``.
+- a field selector on a field the kind does not index is 400 ``field label not supported``;
+- ``fieldValidation`` outside Ignore/Warn/Strict is 422 on the options kind of the write
+  (``CreateOptions.meta.k8s.io "" is invalid: fieldValidation: Unsupported value: "Bogus"``),
+  raised by :func:`create_options`/:func:`update_options`, so :func:`field_validation` may be
+  read first without knowing which kind to name.
 
 Watches are defaulted as with the WatchList feature on (``SetListOptionsDefaults``): a watch
 from "" or "0" with neither ``sendInitialEvents`` nor ``resourceVersionMatch`` becomes
@@ -41,6 +46,10 @@ __all__ = [
 ]
 
 _META = "meta.k8s.io"
+_INT64_MIN = -(2**63)
+_INT64_MAX = 2**63 - 1
+# apimachinery's allowedFieldValidationValues, listed sorted as sets.List does.
+_FIELD_VALIDATIONS = ("", "Ignore", "Strict", "Warn")
 _PROPAGATION = ("Foreground", "Background", "Orphan")
 _FIELD_MANAGER_MAX = 128
 
@@ -62,9 +71,13 @@ def _int(query: Query, name: str) -> int | None:
     if raw is None or raw == "":
         return None
     try:
-        return int(raw)
+        value = int(raw)
     except ValueError:
         raise BadRequest(f'strconv.ParseInt: parsing "{raw}": invalid syntax for {name}') from None
+    if not _INT64_MIN <= value <= _INT64_MAX:
+        # Every integer option is an int64 in apimachinery; ParseInt refuses the rest.
+        raise BadRequest(f'strconv.ParseInt: parsing "{raw}": value out of range for {name}')
+    return value
 
 
 def _bool(query: Query, name: str) -> bool | None:
@@ -204,8 +217,22 @@ def _dry_run(query_values: list[str]) -> list[str]:
 
 
 def field_validation(query: Query) -> FieldValidation:
-    """The ``fieldValidation`` parameter (Warn when absent, as Kubernetes defaults it)."""
-    return FieldValidation.parse(query.get("fieldValidation"))
+    """The ``fieldValidation`` parameter (Warn when absent, as Kubernetes defaults it).
+
+    An unsupported value reads as Warn here: the 422 naming the options kind comes from
+    :func:`create_options`/:func:`update_options`, which every write calls before decoding.
+    """
+    raw = query.get("fieldValidation")
+    if raw not in _FIELD_VALIDATIONS:
+        return FieldValidation.WARN
+    return FieldValidation.parse(raw)
+
+
+def _field_validation_causes(query: Query) -> list[Cause]:
+    raw = query.get("fieldValidation", "")
+    if raw in _FIELD_VALIDATIONS:
+        return []
+    return [not_supported(Path("fieldValidation"), raw, _FIELD_VALIDATIONS)]
 
 
 def _manager(manager: str, user_agent: str) -> str:
@@ -218,7 +245,9 @@ def create_options(query: Query, dry_run_values: list[str], user_agent: str = ""
     """Options of a create; ``field_manager`` falls back to the User-Agent's product."""
     dry_run = _dry_run(dry_run_values)
     manager = query.get("fieldManager", "")
-    causes = _dry_run_causes(dry_run) + _field_manager_causes(manager)
+    causes = (
+        _dry_run_causes(dry_run) + _field_manager_causes(manager) + _field_validation_causes(query)
+    )
     if causes:
         raise _invalid("CreateOptions", causes)
     return CreateOptions(dry_run=bool(dry_run), field_manager=_manager(manager, user_agent))
@@ -236,7 +265,9 @@ def update_options(
     ``field_manager`` falls back to the User-Agent's product."""
     dry_run = _dry_run(dry_run_values)
     manager = query.get("fieldManager", "")
-    causes = _dry_run_causes(dry_run) + _field_manager_causes(manager)
+    causes = (
+        _dry_run_causes(dry_run) + _field_manager_causes(manager) + _field_validation_causes(query)
+    )
     force = _bool(query, "force")
     if force is not None and kind != "PatchOptions":
         force = None
