@@ -377,6 +377,8 @@ def _constant_cases() -> list[Case]:
 
 def _duplicate_cases() -> list[Case]:
     strict = "fieldValidation=Strict"
+    # sigs.k8s.io/json names a duplicate by its path from the root (its decoder keeps a strict
+    # field stack and newFieldError joins it with the key), e.g. "metadata.labels.x".
     dup = [
         (
             "data",
@@ -393,19 +395,19 @@ def _duplicate_cases() -> list[Case]:
         (
             "name",
             b'{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"d","name":"e"}}',
-            'duplicate field "name"',
+            'duplicate field "metadata.name"',
         ),
         (
             "data-key",
             b'{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"d"},'
             b'"data":{"a":"1","a":"2"}}',
-            'duplicate field "a"',
+            'duplicate field "data.a"',
         ),
         (
             "label",
             b'{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"d",'
             b'"labels":{"x":"1","x":"2"}}}',
-            'duplicate field "x"',
+            'duplicate field "metadata.labels.x"',
         ),
         (
             "kind",
@@ -472,7 +474,7 @@ def _duplicate_cases() -> list[Case]:
             .replace('"replicas": 1', '"replicas": 1, "replicas": 2')
             .encode(),
             query=strict,
-            message='duplicate field "replicas"',
+            message='duplicate field "spec.replicas"',
         ),
     ]
     return out
