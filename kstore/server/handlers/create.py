@@ -12,6 +12,7 @@ from __future__ import annotations
 from kstore.api.gvk import Object
 from kstore.errors import BadRequest
 from kstore.server.decoding import decode_body
+from kstore.server.handlers.deadline import run_before, write_deadline
 from kstore.server.handlers.scope import Call, Reply, ResourceScope
 from kstore.server.negotiation import body_serializer, negotiate
 from kstore.server.options import create_options, field_validation
@@ -38,6 +39,7 @@ def ensure_namespace(scope: ResourceScope, obj: Object, request_namespace: str) 
 
 
 def create(scope: ResourceScope, call: Call) -> Reply:
+    deadline = write_deadline(call.query)
     fmt = negotiate(call.accept)
     validation = field_validation(call.query)
     options = create_options(call.query, call.dry_run, call.user_agent)
@@ -45,6 +47,7 @@ def create(scope: ResourceScope, call: Call) -> Reply:
         scope.scheme, call.body, body_serializer(call.content_type), scope.gvk, validation
     )
     ensure_namespace(scope, decoded.hub, call.info.namespace)
-    result = scope.store.create(scope.context(call.info), decoded.hub, options)
+    ctx = scope.context(call.info)
+    result = run_before(deadline, lambda: scope.store.create(ctx, decoded.hub, options))
     body = scope.encoder.object(result.object, scope.gv, fmt)
     return Reply(201, body, fmt.content_type, [*decoded.warnings, *result.warnings])

@@ -17,6 +17,7 @@ from dataclasses import replace
 
 from kstore.api.gvk import Object
 from kstore.registry.patch import PatchOptions, PatchType, apply_patch, parse_patch_type
+from kstore.server.handlers.deadline import run_before, write_deadline
 from kstore.server.handlers.scope import Call, Reply, ResourceScope
 from kstore.server.negotiation import negotiate
 from kstore.server.options import field_validation, update_options
@@ -34,6 +35,7 @@ def _reset_fields(scope: ResourceScope, subresource: str) -> list[tuple[str, ...
 
 
 def patch(scope: ResourceScope, call: Call) -> Reply:
+    deadline = write_deadline(call.query)
     fmt = negotiate(call.accept)
     gvk = scope.gvk
     patch_type = parse_patch_type(call.content_type or "", gvk)
@@ -72,7 +74,10 @@ def patch(scope: ResourceScope, call: Call) -> Reply:
         return scope.scheme.to_hub(result.object)
 
     options = replace(options, apply=patch_type is PatchType.APPLY)
-    written = scope.store.update(scope.context(call.info), call.info.name, updated, options)
+    ctx = scope.context(call.info)
+    written = run_before(
+        deadline, lambda: scope.store.update(ctx, call.info.name, updated, options)
+    )
     body = scope.encoder.object(written.object, scope.gv, fmt)
     status = 201 if written.created else 200
     return Reply(status, body, fmt.content_type, [*warnings, *written.warnings])

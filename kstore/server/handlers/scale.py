@@ -29,6 +29,7 @@ from kstore.errors import BadRequest, Invalid, NotAcceptable
 from kstore.registry.interface import UpdateOptions
 from kstore.registry.patch import PatchOptions, apply_patch, parse_patch_type
 from kstore.server.discovery import scale_gvk
+from kstore.server.handlers.deadline import request_timeout, run_before, write_deadline
 from kstore.server.handlers.scope import Call, Reply, ResourceScope
 from kstore.server.negotiation import OutputFormat, body_serializer, json_format, negotiate
 from kstore.server.options import field_validation, update_options
@@ -125,6 +126,7 @@ def _write(
     new_scale: Callable[[Object], Object],
 ) -> Reply:
     """Update the Deployment with the Scale ``new_scale`` makes of the current one."""
+    deadline = write_deadline(call.query)
     fmt = _output(call.accept)
     gvk = scale_gvk(scope.gv)
 
@@ -133,12 +135,14 @@ def _write(
         replicas = _validated_replicas(scale, gvk, call.info.name)
         return _scaled(scope, current, scale, replicas)
 
-    result = scope.store.update(scope.context(call.info), call.info.name, updated, options)
+    ctx = scope.context(call.info)
+    result = run_before(deadline, lambda: scope.store.update(ctx, call.info.name, updated, options))
     scale = scale_of(scope.encoder.external(result.object, scope.gv), gvk)
     return Reply(200, fmt.serializer.encode(scale), fmt.content_type, result.warnings)
 
 
 def get_scale(scope: ResourceScope, call: Call) -> Reply:
+    request_timeout(call.query)
     fmt = _output(call.accept)
     hub = scope.store.get(
         scope.context(call.info),

@@ -15,6 +15,7 @@ from kstore.api.gvk import Object
 from kstore.errors import BadRequest
 from kstore.server.decoding import decode_body
 from kstore.server.handlers.create import ensure_namespace
+from kstore.server.handlers.deadline import run_before, write_deadline
 from kstore.server.handlers.scope import Call, Reply, ResourceScope
 from kstore.server.negotiation import body_serializer, negotiate
 from kstore.server.options import field_validation, update_options
@@ -24,6 +25,7 @@ __all__ = ["update"]
 
 
 def update(scope: ResourceScope, call: Call) -> Reply:
+    deadline = write_deadline(call.query)
     fmt = negotiate(call.accept)
     validation = field_validation(call.query)
     options = update_options(
@@ -50,7 +52,8 @@ def update(scope: ResourceScope, call: Call) -> Reply:
         # gets its own top level and metadata, the rest is shared and left alone.
         return {**hub, "metadata": dict(hub["metadata"])}
 
-    result = scope.store.update(scope.context(call.info), call.info.name, updated, options)
+    ctx = scope.context(call.info)
+    result = run_before(deadline, lambda: scope.store.update(ctx, call.info.name, updated, options))
     body = scope.encoder.object(result.object, scope.gv, fmt)
     status = 201 if result.created else 200
     return Reply(status, body, fmt.content_type, [*decoded.warnings, *result.warnings])
