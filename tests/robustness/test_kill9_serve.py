@@ -1,0 +1,148 @@
+"""kill -9 of ``kstore serve`` (LMDB) under write and watch load over HTTP, then a restart.
+
+Writers create, update (compare-and-swap) and delete ConfigMaps of their own with unique
+values; watchers watch the namespace and resume from the last revision they received whenever
+their connection ends. The server is killed with SIGKILL several times and started again on
+the same data directory and port. Afterwards the whole history is read back with one watch
+from the start revision (on a server without the watch cache, so from storage), and:
+
+- every acknowledged create and update is in it at the revision it returned (none lost), and
+  no revision is used twice, before or after a crash;
+- what a final list shows is the history's final state;
+- after each restart the server answered ``/readyz`` within 5 s, and its revision is at least
+  the highest revision acknowledged before the kill;
+- each watcher received exactly the history from its start to the end, in order and once
+  each, across every connection; the only break allowed is a 410, which a client can see (with
+  the watch cache a restarted server's window begins at its first list, so a watcher behind it
+  gets 410 and relists; without the cache, storage keeps the whole history and no 410 is
+  allowed at all).
+
+A process kill keeps the kernel's page cache, so this checks the commit protocol and revision
+bookkeeping end to end, not fsync (reliability.md 4; the durable flags have their own test).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from kstore.testing.http_workload import ConfigMapApi, HttpWatcher, Interner, read_history
+from kstore.testing.serve_process import ServeProcess
+from kstore.testing.watch_history import (
+    check_acknowledged,
+    check_history,
+    check_watch,
+    final_state,
+)
+from kstore.testing.writers import MixedWriter
+
+pytestmark = [pytest.mark.fault, pytest.mark.slow]
+
+KILLS = 3
+WRITERS = 4
+WATCHERS = 4
+NAMESPACE = "robust"
+#: Longest time a restarted server may take to be ready (goal C9 of reliability.md).
+READY_WITHIN = 5.0
+
+
+@pytest.mark.parametrize("watch_cache", [True, False], ids=["watch-cache", "no-watch-cache"])
+def test_kill9_under_load_loses_no_acknowledged_write_and_no_watch_event(
+    tmp_path: Path, watch_cache: bool
+) -> None:
+    rng = random.Random(8)
+    # No compaction during the run: the history read at the end must still be there.
+    args = ["--etcd-compaction-interval", "0", f"--watch-cache={str(watch_cache).lower()}"]
+    server = ServeProcess(tmp_path / "data", args).start()
+    deadline = time.monotonic() + 120
+    writers: list[MixedWriter] = []
+    watchers: list[HttpWatcher] = []
+    ready_times: list[float] = []
+    try:
+        with httpx.Client(base_url=server.url, timeout=30) as client:
+            api = ConfigMapApi(client, NAMESPACE)
+            assert api.create_namespace() == 201
+            start, _ = api.list()
+        interner = Interner()
+        watchers = [
+            HttpWatcher(
+                server.url, NAMESPACE, start, name=f"watch{i}", interner=interner, deadline=deadline
+            )
+            for i in range(WATCHERS)
+        ]
+        writers = [
+            MixedWriter(
+                server.url,
+                NAMESPACE,
+                name=f"w{i}",
+                deadline=deadline,
+                max_ops=100_000,
+                rate=None,
+                seed=i,
+            )
+            for i in range(WRITERS)
+        ]
+        for thread in [*watchers, *writers]:
+            thread.start()
+        for _ in range(KILLS):
+            time.sleep(rng.uniform(1.0, 2.0))
+            server.kill()
+            highest_acked = max(
+                (a.revision for w in writers for a in w.tally.acks if a.revision is not None),
+                default=start,
+            )
+            time.sleep(rng.uniform(0.0, 0.3))
+            server.start()
+            ready_times.append(server.ready_seconds)
+            with httpx.Client(base_url=server.url, timeout=30) as client:
+                revision, _ = ConfigMapApi(client, NAMESPACE).list()
+            assert revision >= highest_acked, "the revision went back after the restart"
+        time.sleep(1.0)
+        for writer in writers:
+            writer.request_stop()
+        for writer in writers:
+            writer.join(60)
+            assert not writer.is_alive()
+        with httpx.Client(base_url=server.url, timeout=30) as client:
+            final_revision, listed = ConfigMapApi(client, NAMESPACE).list()
+        caught_up = [w.wait_reached(final_revision, timeout=30) for w in watchers]
+        for watcher in watchers:
+            watcher.request_stop()
+        for watcher in watchers:
+            watcher.join(30)
+        assert server.stop() == 0, server.log_tail()
+        server.start(["--watch-cache=false"])
+        history = read_history(server.url, NAMESPACE, start, final_revision)
+    finally:
+        for thread in [*writers, *watchers]:
+            thread.request_stop()
+        server.stop()
+
+    acks = [ack for writer in writers for ack in writer.tally.acks]
+    problems = check_history(history) + check_acknowledged(acks, history)
+    state = final_state(history)
+    shown = {name: (change.revision, change.value) for name, change in listed.items()}
+    if shown != state:
+        problems.append(f"final list {shown} is not the history's final state {state}")
+    for watcher in watchers:
+        problems += check_watch(watcher.record, history, until=final_revision)
+        if not watch_cache and watcher.record.expirations():
+            problems.append(f"{watcher.name}: 410 although storage holds the whole history")
+    errors = [error for writer in writers for error in writer.tally.errors]
+    print(
+        f"\nkill -9 x{KILLS} (watch cache {watch_cache}): {len(acks)} writes acknowledged, "
+        f"{sum(w.tally.unknown for w in writers)} unknown, "
+        f"{sum(w.tally.refused for w in writers)} refused, {len(history)} in history, "
+        f"ready after restart {[f'{t:.2f}s' for t in ready_times]}, watch connections "
+        f"{sum(len(w.record.segments) for w in watchers)}, 410s "
+        f"{sum(w.record.expirations() for w in watchers)}"
+    )
+    assert not errors, errors
+    assert all(caught_up), "a watcher did not reach the final revision"
+    assert not problems, "\n".join(problems[:30])
+    assert all(seconds <= READY_WITHIN for seconds in ready_times), ready_times
+    assert len(acks) > 50, "too few writes acknowledged to mean anything"
