@@ -36,6 +36,11 @@ _BUILTIN: dict[tuple[str, str], StrategyFactory] = {
     ("", "Event"): lambda d, ttl: EventStrategy(d, ttl_seconds=ttl),
     ("apps", "Deployment"): lambda d, ttl: DeploymentStrategy(d),
     ("coordination.k8s.io", "Lease"): lambda d, ttl: LeaseStrategy(d),
+    # RBAC objects carry no metadata.generation in Kubernetes.
+    ("rbac.authorization.k8s.io", "Role"): lambda d, ttl: BuiltinStrategy(d),
+    ("rbac.authorization.k8s.io", "ClusterRole"): lambda d, ttl: BuiltinStrategy(d),
+    ("rbac.authorization.k8s.io", "RoleBinding"): lambda d, ttl: BuiltinStrategy(d),
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): lambda d, ttl: BuiltinStrategy(d),
 }
 
 
