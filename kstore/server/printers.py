@@ -286,6 +286,56 @@ def _col(name: str, kind: str, description: str, priority: int = 0) -> Column:
     return Column(name, kind, "", description, priority)
 
 
+# ------------------------------------------------------------ rbac.authorization.k8s.io/v1
+
+
+def _role(obj: Object, now: datetime) -> list[Any]:
+    # printRole prints the creation time itself (RFC 3339, UTC), not an age.
+    return [_name(obj), str(_m(obj, "metadata").get("creationTimestamp") or "")]
+
+
+def _role_binding(obj: Object, now: datetime) -> list[Any]:
+    ref = _m(obj, "roleRef")
+    users: list[str] = []
+    groups: list[str] = []
+    service_accounts: list[str] = []
+    for subject in _l(obj, "subjects"):
+        if not isinstance(subject, Mapping):
+            continue
+        kind, name = subject.get("kind"), str(subject.get("name", ""))
+        if kind == "ServiceAccount":
+            service_accounts.append(f"{subject.get('namespace', '')}/{name}")
+        elif kind == "User":
+            users.append(name)
+        elif kind == "Group":
+            groups.append(name)
+    return [
+        _name(obj),
+        f"{ref.get('kind', '')}/{ref.get('name', '')}",
+        _age(obj, now),
+        ", ".join(users),
+        ", ".join(groups),
+        ", ".join(service_accounts),
+    ]
+
+
+_ROLE = Printer(
+    (_NAME, _col("Created At", "date", "When the object was created.")),
+    _role,
+)
+_ROLE_BINDING = Printer(
+    (
+        _NAME,
+        _col("Role", "string", "The role the binding grants."),
+        _AGE,
+        _col("Users", "string", "Users in the roleBinding", 1),
+        _col("Groups", "string", "Groups in the roleBinding", 1),
+        _col("ServiceAccounts", "string", "ServiceAccounts in the roleBinding", 1),
+    ),
+    _role_binding,
+)
+
+
 _PRINTERS: dict[tuple[str, str], Printer] = {
     ("", "ConfigMap"): Printer(
         (_NAME, _col("Data", "integer", "Number of keys in data and binaryData."), _AGE),
@@ -360,6 +410,10 @@ _PRINTERS: dict[tuple[str, str], Printer] = {
     ("coordination.k8s.io", "Lease"): Printer(
         (_NAME, _col("Holder", "string", "The holder of the lease."), _AGE), _lease
     ),
+    ("rbac.authorization.k8s.io", "Role"): _ROLE,
+    ("rbac.authorization.k8s.io", "ClusterRole"): _ROLE,
+    ("rbac.authorization.k8s.io", "RoleBinding"): _ROLE_BINDING,
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): _ROLE_BINDING,
 }
 
 
