@@ -1,4 +1,5 @@
-"""The built-in kinds kstore serves: core/v1, apps, coordination.k8s.io, and the meta kinds.
+"""The built-in kinds kstore serves: core/v1, apps, coordination.k8s.io, rbac.authorization.k8s.io,
+and the meta kinds.
 
 Their structural schemas (which fields each version has, for ``fieldValidation``) come from the
 protobuf descriptors of the same kinds, so the wire format and the field checks cannot drift.
@@ -10,7 +11,7 @@ import dataclasses
 from functools import cache
 
 from kstore.api.gvk import GroupVersionKind
-from kstore.api.kinds import apps, coordination, core, meta
+from kstore.api.kinds import apps, coordination, core, meta, rbac
 from kstore.api.proto_schema import schema_for_gvk
 from kstore.api.scheme import KindDefinition, Scheme, SchemeBuilder
 
@@ -29,9 +30,26 @@ def _with_schemas(definition: KindDefinition) -> KindDefinition:
     return dataclasses.replace(definition, versions=versions)
 
 
+def _rbac_meta_kinds() -> tuple[KindDefinition, ...]:
+    # kinds.meta derives these from the groups it knows; until it knows RBAC's, add them here
+    # (and never twice: a Scheme refuses a kind registered twice).
+    known = {(d.group, d.kind) for d in meta.DEFINITIONS}
+    return tuple(
+        d for d in meta.group_version_kinds(rbac.GROUP, ["v1"]) if (d.group, d.kind) not in known
+    )
+
+
 @cache
 def _builtin_definitions() -> tuple[KindDefinition, ...]:
-    every = (*core.DEFINITIONS, *apps.DEFINITIONS, *coordination.DEFINITIONS, *meta.DEFINITIONS)
+    every = (
+        *core.DEFINITIONS,
+        *apps.DEFINITIONS,
+        *coordination.DEFINITIONS,
+        *rbac.DEFINITIONS,
+        *meta.DEFINITIONS,
+        # WatchEvent and the option kinds of the RBAC group, as for every served group.
+        *_rbac_meta_kinds(),
+    )
     return tuple(_with_schemas(d) for d in every)
 
 
