@@ -20,8 +20,9 @@ implements the interface) and serves it the way Kubernetes' cacher does:
   from the backend if that takes longer than 3 s. How the cache confirms it: when the backend
   is an :class:`~kstore.cache.freshness.UnchangedProbe` (etcd), by a quorum read of the
   resource's prefix that proves nothing changed since the cache's revision (probing again
-  every 20 ms while events are in flight); otherwise by the backend's current revision and
-  progress requests to the backend watch every 100 ms;
+  every 20 ms while events are in flight; the same probes serve any reader waiting for the
+  cache to reach a revision); otherwise by the backend's current revision and progress
+  requests to the backend watch every 100 ms;
 - **watches** always from memory: any revision still in the history window (else one ERROR
   event, 410 Expired ``too old resource version: N (oldest-1)``), initial events, the
   initial-events-end bookmark, periodic bookmarks when ``allow_bookmarks``.
@@ -177,7 +178,10 @@ class Cacher(Storage):
         )
         self._ready = self._reflector.ready
         self._probe = self._storage if isinstance(self._storage, UnchangedProbe) else None
-        #: Consistent reads confirmed by one probe, without waiting for any event.
+        # One re-probe at a time: readers waiting together share it (its result wakes them
+        # all), so a crowd of waiters does not multiply range reads of the whole prefix.
+        self._reprobe = threading.Lock()
+        #: Probes that moved the cache's revision (no event needed to reach it).
         self.probe_hits = 0
         self._stopping = threading.Event()
         self._checker_thread: threading.Thread | None = None
@@ -299,12 +303,27 @@ class Cacher(Storage):
     # -- reads -----------------------------------------------------------------------------
 
     def _wait_fresh(self, revision: int) -> None:
+        if self._probe is None:
+            poke, interval = (
+                self._reflector.request_progress,
+                self._config.progress_request_interval_seconds,
+            )
+        else:
+            poke, interval = self._probe_again, self._config.freshness_probe_interval_seconds
         self._cache.wait_fresh(
-            revision,
-            self._config.fresh_timeout_seconds,
-            poke=self._reflector.request_progress,
-            poke_interval=self._config.progress_request_interval_seconds,
+            revision, self._config.fresh_timeout_seconds, poke=poke, poke_interval=interval
         )
+
+    def _probe_again(self) -> None:
+        """A waiting reader's poke: probe from the revision the cache has reached by now,
+        unless another reader's probe is running (its outcome wakes this one too)."""
+        probe = self._probe
+        if probe is None or not self._reprobe.acquire(blocking=False):
+            return
+        try:
+            self._confirm_fresh(probe)
+        finally:
+            self._reprobe.release()
 
     def _confirm_fresh(self, probe: UnchangedProbe) -> int:
         """Probe the backend once from the cache's revision (see :mod:`.freshness`), advance
@@ -320,22 +339,9 @@ class Cacher(Storage):
         linearizably); that revision. TooLargeResourceVersion after the fresh timeout,
         CacheUnavailable when the cache stops following the backend meanwhile."""
         probe = self._probe
-        if probe is None:
-            current = self._storage.current_revision()
-            self._wait_fresh(current)
-            return current
-        current = self._confirm_fresh(probe)
-
-        def probe_again() -> None:
-            # From the newer revision the events in flight brought the cache to.
-            self._confirm_fresh(probe)
-
-        self._cache.wait_fresh(
-            current,
-            self._config.fresh_timeout_seconds,
-            poke=probe_again,
-            poke_interval=self._config.freshness_probe_interval_seconds,
-        )
+        # The reader's own probe, started after the request: its revision is linearizable.
+        current = self._storage.current_revision() if probe is None else self._confirm_fresh(probe)
+        self._wait_fresh(current)
         return current
 
     def get(self, key: str, opts: GetOptions = _GET_DEFAULTS) -> Object:
