@@ -85,6 +85,8 @@ def _serve_config(args: argparse.Namespace, **overrides: Any) -> Any:
     from pathlib import Path
 
     from kstore.server.filters import FilterConfig
+    from kstore.server.filters.authentication import load_token_file
+    from kstore.server.filters.authorization import parse_authorization_modes
     from kstore.server.serve import ServeConfig, parse_duration, parse_runtime_config
 
     if args.storage_backend == "etcd" and not args.etcd_servers:
@@ -101,6 +103,9 @@ def _serve_config(args: argparse.Namespace, **overrides: Any) -> Any:
         ),
     }
     if args.verb == "serve":
+        if args.token_auth_file:
+            # Read once here so that a bad file stops the server before the store opens.
+            load_token_file(Path(args.token_auth_file))
         fields.update(
             bind_address=args.bind_address,
             port=args.port,
@@ -113,6 +118,9 @@ def _serve_config(args: argparse.Namespace, **overrides: Any) -> Any:
                 max_mutating_requests_inflight=args.max_mutating_requests_inflight,
                 request_timeout_seconds=parse_duration(args.request_timeout),
                 cors_allowed_origins=tuple(o for o in args.cors_allowed_origins.split(",") if o),
+                token_auth_file=Path(args.token_auth_file) if args.token_auth_file else None,
+                anonymous_auth=args.anonymous_auth,
+                authorization_modes=parse_authorization_modes(args.authorization_mode),
             ),
             audit_log_path=args.audit_log_path or None,
             tls_cert_file=Path(args.tls_cert_file) if args.tls_cert_file else None,
@@ -272,6 +280,24 @@ def _add_serve_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]
         type=int,
         default=6443,
         help="HTTPS port when serving TLS (0: any free one)",
+    )
+    p.add_argument(
+        "--token-auth-file",
+        default="",
+        help='CSV file of bearer tokens: token,user,uid[,"group1,group2"] (empty: none)',
+    )
+    p.add_argument(
+        "--anonymous-auth",
+        type=_flag_bool,
+        nargs="?",
+        const=True,
+        default=True,
+        help="requests without credentials are system:anonymous (true) or refused with 401",
+    )
+    p.add_argument(
+        "--authorization-mode",
+        default="AlwaysAllow",
+        help="comma-separated authorizers in order: AlwaysAllow, AlwaysDeny, RBAC",
     )
     p.set_defaults(run=serve)
 

@@ -4,7 +4,13 @@
 app holds no global state: everything lives in its :class:`~kstore.server.state.ServerState`
 (``app.state.kstore``), so tests and embedders can run several apps in one process. Unknown
 paths answer with a ``Status`` like every other error; every request passes the filter
-chain of :mod:`kstore.server.filters` (panic recovery, in-flight limits, request timeout).
+chain of :mod:`kstore.server.filters` (panic recovery, audit, request timeout, CORS,
+authentication, in-flight limits, authorization, body limit).
+
+Authentication and authorization are built here from the filter config because they need
+more than flags: the token file is read (a bad file fails before the app exists) and the RBAC
+authorizer reads the registry. In RBAC mode the bootstrap policy (``cluster-admin`` and the
+discovery and public-info roles) is created before the app serves.
 """
 
 from __future__ import annotations
@@ -16,12 +22,22 @@ from starlette.responses import Response
 from kstore.errors import NotFound
 from kstore.registry.interface import Registry
 from kstore.server.filters import AuditLog, FilterConfig, filter_middleware
+from kstore.server.filters.authentication import Authenticator, load_token_file
+from kstore.server.filters.authorization import (
+    AlwaysAllow,
+    AlwaysDeny,
+    Authorizer,
+    Union,
+    parse_authorization_modes,
+)
+from kstore.server.filters.bootstrap_policy import ensure_bootstrap_policy
+from kstore.server.filters.rbac import RBACAuthorizer
 from kstore.server.handlers.scope import error_reply
 from kstore.server.metrics import FigureSource, Metrics
 from kstore.server.routes import build_routes
 from kstore.server.state import ServerState
 
-__all__ = ["build_app", "server_state"]
+__all__ = ["build_app", "build_authenticator", "build_authorizer", "server_state"]
 
 
 def _status_response(error: Exception) -> Response:
@@ -33,6 +49,33 @@ async def _not_found(request: Request, exc: Exception) -> Response:
     return _status_response(NotFound("the server could not find the requested resource"))
 
 
+def build_authenticator(config: FilterConfig) -> Authenticator | None:
+    """The authenticator ``config`` asks for (None when every request is anonymous);
+    BadRequest for an unreadable or malformed token file."""
+    if not config.authenticates:
+        return None
+    tokens = load_token_file(config.token_auth_file) if config.token_auth_file else None
+    return Authenticator(tokens, anonymous=config.anonymous_auth)
+
+
+def build_authorizer(config: FilterConfig, registry: Registry) -> Authorizer | None:
+    """The authorizer of ``--authorization-mode`` (None for ``AlwaysAllow`` alone). With
+    ``RBAC`` the bootstrap policy is created in ``registry`` first."""
+    modes = parse_authorization_modes(",".join(config.authorization_modes))
+    if not config.authorizes:
+        return None
+    authorizers: list[Authorizer] = []
+    for mode in modes:
+        if mode == "AlwaysAllow":
+            authorizers.append(AlwaysAllow())
+        elif mode == "AlwaysDeny":
+            authorizers.append(AlwaysDeny())
+        else:
+            ensure_bootstrap_policy(registry)
+            authorizers.append(RBACAuthorizer(registry))
+    return authorizers[0] if len(authorizers) == 1 else Union(authorizers)
+
+
 def build_app(
     registry: Registry,
     *,
@@ -42,11 +85,17 @@ def build_app(
 ) -> Starlette:
     """An ASGI app serving ``registry``'s resources with Kubernetes' REST API, behind the
     filter chain ``filters`` configures (kube-apiserver's defaults when None), auditing every
-    request to ``audit_log`` when one is given (the caller closes it)."""
+    request to ``audit_log`` when one is given (the caller closes it). BadRequest for a bad
+    token file or authorization mode."""
+    config = filters or FilterConfig()
+    authenticator = build_authenticator(config)
+    authorizer = build_authorizer(config, registry)
     state = ServerState(registry=registry, metrics=Metrics(figure_sources))
     app = Starlette(
         routes=build_routes(state),
-        middleware=filter_middleware(filters or FilterConfig(), audit_log),
+        middleware=filter_middleware(
+            config, audit_log, authenticator=authenticator, authorizer=authorizer
+        ),
         exception_handlers={404: _not_found, 405: _not_found},
     )
     app.state.kstore = state

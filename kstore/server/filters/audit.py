@@ -4,8 +4,10 @@ Each request ends with one JSON line (stage ``ResponseComplete``): its audit id 
 id of :mod:`.recovery`, also sent back as ``Audit-Id``), URI, verb (the Kubernetes verb for a
 resource path, the lower-case HTTP method otherwise), user, source IPs, user agent, the object
 it names (``objectRef``, resource paths only) and the response code, with the times the
-request arrived and the event was written (microseconds, UTC, as ``MicroTime``). Until
-authentication exists every request is ``system:anonymous`` in ``system:unauthenticated``.
+request arrived and the event was written (microseconds, UTC, as ``MicroTime``). The user is
+the one authentication found (username, uid when it has one, groups), read when the request
+ends; a request authentication refused has an empty user, and without the authentication
+filter every request is ``system:anonymous`` in ``system:unauthenticated``.
 
 The filter sits just inside panic recovery, so 504s from the timeout and 429s from the
 in-flight limits are audited too; a request whose handler raised is audited with code 500
@@ -26,12 +28,27 @@ import orjson
 
 from kstore.errors import KStoreError
 from kstore.server.filters._asgi import ASGIApp, Message, Receive, Scope, Send
+from kstore.server.filters.authentication import USER_KEY, request_user
 from kstore.server.filters.recovery import REQUEST_ID_KEY
 from kstore.server.request_info import parse_path, query_bool, verb_for
 
 __all__ = ["Audit", "AuditLog"]
 
 _ANONYMOUS = {"username": "system:anonymous", "groups": ["system:unauthenticated"]}
+
+
+def _user(scope: Scope) -> dict[str, Any]:
+    if USER_KEY not in scope:
+        return _ANONYMOUS
+    user = request_user(scope)
+    if user is None:
+        return {}
+    out: dict[str, Any] = {"username": user.name}
+    if user.uid:
+        out["uid"] = user.uid
+    if user.groups:
+        out["groups"] = list(user.groups)
+    return out
 
 
 def _micro_time(moment: datetime) -> str:
@@ -131,7 +148,7 @@ class Audit:
             "stage": "ResponseComplete",
             "requestURI": _request_uri(scope),
             "verb": verb,
-            "user": _ANONYMOUS,
+            "user": _user(scope),
             "sourceIPs": [client[0]] if client else [],
             "userAgent": _header(scope, b"user-agent"),
         }

@@ -5,16 +5,28 @@ answers with a ``Status``), audit (installed only with an audit log; here rather
 authentication, as in the API server, so that it records the 504s and 429s of the filters
 below it), the request timeout (it times everything below it, a wait for
 nothing included: no filter queues), CORS (installed only with allowed origins; a preflight is
-answered before any limit counts it), the in-flight limits, then the request body limit.
+answered before any limit counts it), authentication, the in-flight limits, authorization,
+then the request body limit.
+
+Audit sits outside authentication yet records the authenticated user: it reads the user from
+the request's scope when the request ends, after authentication has run (a request that
+authentication refused is recorded with an empty user, as the API server's failed-authentication
+audit does). Authentication is installed only when it can change anything (a token file, or
+anonymous requests refused); without it every request is ``system:anonymous``. Authorization
+is installed only when some mode is not ``AlwaysAllow``; it runs inside the in-flight limits,
+as in the API server, so its registry reads count against them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from starlette.middleware import Middleware
 
 from kstore.server.filters.audit import Audit, AuditLog
+from kstore.server.filters.authentication import Authentication, Authenticator
+from kstore.server.filters.authorization import Authorization, Authorizer
 from kstore.server.filters.body_limit import DEFAULT_MAX_REQUEST_BODY_BYTES, BodyLimit
 from kstore.server.filters.cors import Cors, compile_origins
 from kstore.server.filters.max_inflight import MaxInFlight
@@ -35,12 +47,36 @@ class FilterConfig:
     max_request_body_bytes: int = DEFAULT_MAX_REQUEST_BODY_BYTES
     #: ``--cors-allowed-origins``: regular expressions; empty turns CORS off.
     cors_allowed_origins: tuple[str, ...] = field(default=())
+    #: ``--token-auth-file``: Kubernetes' static token CSV; None: no bearer tokens.
+    token_auth_file: Path | None = None
+    #: ``--anonymous-auth``: requests without credentials are ``system:anonymous`` (else 401).
+    anonymous_auth: bool = True
+    #: ``--authorization-mode``: the authorizers in order (``AlwaysAllow``, ``AlwaysDeny``,
+    #: ``RBAC``).
+    authorization_modes: tuple[str, ...] = ("AlwaysAllow",)
+
+    @property
+    def authenticates(self) -> bool:
+        """Whether the authentication filter is needed (it can tell users apart or refuse)."""
+        return self.token_auth_file is not None or not self.anonymous_auth
+
+    @property
+    def authorizes(self) -> bool:
+        """Whether the authorization filter is needed (some mode can refuse)."""
+        return any(mode != "AlwaysAllow" for mode in self.authorization_modes)
 
 
-def filter_middleware(config: FilterConfig, audit_log: AuditLog | None = None) -> list[Middleware]:
+def filter_middleware(
+    config: FilterConfig,
+    audit_log: AuditLog | None = None,
+    *,
+    authenticator: Authenticator | None = None,
+    authorizer: Authorizer | None = None,
+) -> list[Middleware]:
     """The filters as Starlette middleware, outermost first (BadRequest for a CORS pattern
     that does not compile). ``audit_log`` is where audit events go (None: no auditing); the
-    caller opens and closes it."""
+    caller opens and closes it. ``authenticator`` and ``authorizer`` are installed when given
+    (the caller builds them from ``config``, see :mod:`kstore.server.app`)."""
     chain = [Middleware(PanicRecovery)]
     if audit_log is not None:
         chain.append(Middleware(Audit, log=audit_log))
@@ -49,6 +85,8 @@ def filter_middleware(config: FilterConfig, audit_log: AuditLog | None = None) -
     ]
     if config.cors_allowed_origins:
         chain.append(Middleware(Cors, allowed_origins=compile_origins(config.cors_allowed_origins)))
+    if authenticator is not None:
+        chain.append(Middleware(Authentication, authenticator=authenticator))
     chain.append(
         Middleware(
             MaxInFlight,
@@ -56,5 +94,7 @@ def filter_middleware(config: FilterConfig, audit_log: AuditLog | None = None) -
             mutating_limit=config.max_mutating_requests_inflight,
         )
     )
+    if authorizer is not None:
+        chain.append(Middleware(Authorization, authorizer=authorizer))
     chain.append(Middleware(BodyLimit, max_bytes=config.max_request_body_bytes))
     return chain

@@ -1,0 +1,173 @@
+"""The RBAC authorizer: Kubernetes' rule evaluation over the stored RBAC objects.
+
+A request is allowed when some rule reachable from a binding that applies to its user allows
+it (``plugin/pkg/auth/authorizer/rbac``); nothing is ever denied explicitly, so no rule means
+"no opinion", which the filter turns into 403.
+
+- Bindings: every ClusterRoleBinding; for a namespaced request also the RoleBindings of that
+  namespace. A RoleBinding may name a Role of its namespace or a ClusterRole, whose rules then
+  apply only inside the binding's namespace. Cluster-scoped requests consult ClusterRoleBindings
+  only.
+- Subjects: ``User`` by name; ``Group`` by membership; ``ServiceAccount`` as the user
+  ``system:serviceaccount:<namespace>:<name>`` (a RoleBinding's subject without a namespace
+  means the binding's own).
+- Rules (``rbac/v1`` ``evaluation_helpers.go``): the verb equals one listed or ``*``; the API
+  group equals one listed or ``*``; the resource equals one listed, where a subresource request
+  is ``<resource>/<subresource>`` (``pods`` does not cover ``pods/status``), ``*`` covers every
+  resource and ``*/<sub>`` a subresource of any; ``resourceNames``, when given, must list the
+  name. A non-resource request matches ``nonResourceURLs`` entries equal to its path, ``*``, or
+  ending in ``*`` as a prefix.
+- A binding whose role is missing contributes nothing; its error is the reason given with the
+  denial (``RBAC: role.rbac.authorization.k8s.io "x" not found``), as Kubernetes reports it.
+
+Objects are read from the registry on each decision (a consistent read: a binding created
+before a request is always seen by it), on the worker thread the authorization filter uses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final
+
+from kstore.api.kinds.rbac import GROUP
+from kstore.errors import NotFound
+from kstore.registry.interface import Registry, RequestContext, UserInfo
+from kstore.server.filters.authorization import ALLOW, Attributes, Authorizer, Decision
+from kstore.storage.interface import ListOptions
+
+__all__ = ["RBACAuthorizer", "applies_to", "rule_allows", "rules_allow"]
+
+_SERVICE_ACCOUNT_PREFIX: Final = "system:serviceaccount:"
+
+
+def _strings(obj: Mapping[str, Any], key: str) -> Sequence[str]:
+    value = obj.get(key)
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else ()
+
+
+def _str(obj: Mapping[str, Any], key: str) -> str:
+    value = obj.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def _resource_matches(rule: Mapping[str, Any], combined: str, subresource: str) -> bool:
+    for resource in _strings(rule, "resources"):
+        if resource == "*" or resource == combined:
+            return True
+        if subresource and resource == f"*/{subresource}":
+            return True
+    return False
+
+
+def _non_resource_url_matches(rule: Mapping[str, Any], path: str) -> bool:
+    for url in _strings(rule, "nonResourceURLs"):
+        if url == "*" or url == path:
+            return True
+        if url.endswith("*") and path.startswith(url.rstrip("*")):
+            return True
+    return False
+
+
+def rule_allows(attributes: Attributes, rule: Mapping[str, Any]) -> bool:
+    """``RuleAllows``: whether one PolicyRule covers the request."""
+    verbs = _strings(rule, "verbs")
+    if "*" not in verbs and attributes.verb not in verbs:
+        return False
+    if not attributes.resource_request:
+        return _non_resource_url_matches(rule, attributes.path)
+    groups = _strings(rule, "apiGroups")
+    if "*" not in groups and attributes.api_group not in groups:
+        return False
+    combined = attributes.resource
+    if attributes.subresource:
+        combined = f"{combined}/{attributes.subresource}"
+    if not _resource_matches(rule, combined, attributes.subresource):
+        return False
+    names = _strings(rule, "resourceNames")
+    return not names or attributes.name in names
+
+
+def rules_allow(attributes: Attributes, rules: Iterable[Any]) -> bool:
+    return any(isinstance(r, Mapping) and rule_allows(attributes, r) for r in rules)
+
+
+def applies_to(subject: Mapping[str, Any], user: UserInfo, binding_namespace: str) -> bool:
+    """``appliesToUser``: whether a binding's subject names this user."""
+    kind = _str(subject, "kind")
+    name = _str(subject, "name")
+    if kind == "User":
+        return user.name == name
+    if kind == "Group":
+        return name in user.groups
+    if kind == "ServiceAccount":
+        namespace = _str(subject, "namespace") or binding_namespace
+        if not namespace:
+            return False
+        return user.name == f"{_SERVICE_ACCOUNT_PREFIX}{namespace}:{name}"
+    return False
+
+
+def _binds(binding: Mapping[str, Any], user: UserInfo, namespace: str) -> bool:
+    subjects = binding.get("subjects")
+    if not isinstance(subjects, list):
+        return False
+    return any(isinstance(s, Mapping) and applies_to(s, user, namespace) for s in subjects)
+
+
+def _role_ref(binding: Mapping[str, Any]) -> tuple[str, str]:
+    ref = binding.get("roleRef")
+    if not isinstance(ref, Mapping):
+        return "", ""
+    return _str(ref, "kind"), _str(ref, "name")
+
+
+class RBACAuthorizer(Authorizer):
+    """Allows what the RBAC objects stored in ``registry`` grant; no opinion otherwise."""
+
+    def __init__(self, registry: Registry) -> None:
+        self._registry = registry
+
+    def _list(self, resource: str, namespace: str) -> list[Any]:
+        store = self._registry.store(GROUP, resource)
+        return list(store.list(RequestContext(namespace=namespace), ListOptions()).items)
+
+    def _rules(self, kind: str, name: str, namespace: str) -> Sequence[Any]:
+        """The rules of the role a binding names; NotFound when it does not exist."""
+        if kind == "ClusterRole":
+            store, ctx, what = self._registry.store(GROUP, "clusterroles"), RequestContext(), kind
+        elif kind == "Role" and namespace:
+            store = self._registry.store(GROUP, "roles")
+            ctx, what = RequestContext(namespace=namespace), kind
+        else:
+            return ()
+        try:
+            role = store.get(ctx, name)
+        except NotFound:
+            raise NotFound(f'{what.lower()}.{GROUP} "{name}" not found') from None
+        rules = role.get("rules")
+        return rules if isinstance(rules, list) else ()
+
+    def authorize(self, attributes: Attributes) -> Decision:
+        errors: list[str] = []
+        user = attributes.user
+        bindings = [("", b) for b in self._list("clusterrolebindings", "")]
+        if attributes.namespace:
+            namespace = attributes.namespace
+            bindings += [(namespace, b) for b in self._list("rolebindings", namespace)]
+        for namespace, binding in bindings:
+            if not _binds(binding, user, namespace):
+                continue
+            kind, name = _role_ref(binding)
+            if not namespace and kind != "ClusterRole":
+                continue
+            try:
+                rules = self._rules(kind, name, namespace)
+            except NotFound as exc:
+                errors.append(exc.message)
+                continue
+            if rules_allow(attributes, rules):
+                return ALLOW
+        if not errors:
+            return Decision(False, False)
+        joined = errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]"
+        return Decision(False, False, f"RBAC: {joined}")
