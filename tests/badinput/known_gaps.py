@@ -14,11 +14,6 @@ _INT_FIELD = (
     "400 BadRequest: the typed decode fails ('cannot unmarshal ... into Go struct field ... of "
     "type int32/int64'); kstore accepts a non-integer in an integer field",
 )
-_UTF8 = (
-    "400 BadRequest 'invalid JSON: the body is not valid UTF-8'",
-    "422 Invalid: Go's JSON decoder replaces invalid UTF-8 and lone surrogates with U+FFFD, so "
-    "the object decodes and name/key validation rejects it",
-)
 _TYPED = (
     "201 Created",
     "400 BadRequest: the typed decode fails (cannot unmarshal array/object/number into a "
@@ -47,12 +42,6 @@ KNOWN_GAPS: dict[str, tuple[str, str]] = {
         "400 BadRequest: with fieldValidation=Strict a merge patch is decoded strictly first and "
         "a duplicate field is a strict decoding error",
     ),
-    "utf8-invalid-name": _UTF8,
-    "utf8-overlong-name": _UTF8,
-    "utf8-lone-surrogate-name": _UTF8,
-    "utf8-invalid-data-key": _UTF8,
-    "utf8-surrogate-data-key": _UTF8,
-    "utf8-invalid-label-key": _UTF8,
     "shape-data-array": _TYPED,
     "shape-data-value-object": _TYPED,
     "shape-labels-array": _TYPED,
