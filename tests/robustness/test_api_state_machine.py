@@ -1,6 +1,7 @@
 """A hypothesis state machine over the ConfigMap API of a real ``kstore serve``, against a model.
 
-Each example works in a fresh namespace of one server (LMDB, watch cache on, no compaction)
+Each example works in a fresh namespace of one server (on LMDB, then on etcd; watch cache on,
+no compaction)
 and runs a random sequence of create, update (current or stale resourceVersion), delete
 (without, with a current, or with a stale precondition), get, list, and watches. After every
 step the server's answer equals the model's (status, revision, value; a stale revision is 409,
@@ -32,6 +33,7 @@ from kstore.testing.api_model import ConfigMapModel, match_events
 from kstore.testing.http_workload import ConfigMapApi, change_of
 from kstore.testing.serve_process import ServeProcess
 from kstore.testing.watch_history import Change
+from tests.clients.servers import BACKENDS, storage_args
 
 LONG = os.environ.get("KSTORE_LONG") == "1"
 NAMES = ("a", "b", "c")
@@ -172,10 +174,15 @@ class ApiMachine(RuleBasedStateMachine):
             self.client.close()
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
+@pytest.fixture(scope="module", params=BACKENDS)
+def server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ServeProcess]:
     data = Path(tmp_path_factory.mktemp("state-machine")) / "data"
-    with ServeProcess(data, ["--etcd-compaction-interval", "0"]).start() as running:
+    with (
+        storage_args(request.config, request.param) as args,
+        ServeProcess(data, [*args, "--etcd-compaction-interval", "0"]).start() as running,
+    ):
         yield running
 
 
@@ -184,8 +191,8 @@ def test_api_behaves_as_the_model(server: ServeProcess) -> None:
     run_state_machine_as_test(
         ApiMachine,
         settings=settings(
-            max_examples=200 if LONG else 25,
-            stateful_step_count=60 if LONG else 30,
+            max_examples=300 if LONG else 50,
+            stateful_step_count=80 if LONG else 40,
             deadline=None,
             database=None,
             suppress_health_check=[HealthCheck.too_slow],

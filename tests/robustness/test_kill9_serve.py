@@ -28,11 +28,19 @@ import time
 from pathlib import Path
 
 import httpx
+import orjson
 import pytest
 
-from kstore.testing.http_workload import ConfigMapApi, HttpWatcher, Interner, read_history
+from kstore.testing.http_workload import (
+    ConfigMapApi,
+    HttpWatcher,
+    Interner,
+    change_of,
+    read_history,
+)
 from kstore.testing.serve_process import ServeProcess
 from kstore.testing.watch_history import (
+    Change,
     check_acknowledged,
     check_history,
     check_watch,
@@ -146,3 +154,71 @@ def test_kill9_under_load_loses_no_acknowledged_write_and_no_watch_event(
     assert not problems, "\n".join(problems[:30])
     assert all(seconds <= READY_WITHIN for seconds in ready_times), ready_times
     assert len(acks) > 50, "too few writes acknowledged to mean anything"
+
+
+def _watch_from(url: str, start: int, until: int) -> list[Change] | int:
+    """The changes after ``start`` up to ``until`` from one watch, or the HTTP code of the
+    error that ended it."""
+    events: list[Change] = []
+    params = {"watch": "true", "resourceVersion": str(start), "timeoutSeconds": "10"}
+    with (
+        httpx.Client(base_url=url, timeout=15) as client,
+        client.stream("GET", f"/api/v1/namespaces/{NAMESPACE}/configmaps", params=params) as r,
+    ):
+        if r.status_code != 200:
+            return r.status_code
+        for line in r.iter_lines():
+            if not line:
+                continue
+            event = orjson.loads(line)
+            if event["type"] == "ERROR":
+                return int(event["object"]["code"])
+            events.append(change_of(event["type"], event["object"]))
+            if events[-1].revision >= until:
+                break
+    return events
+
+
+@pytest.mark.parametrize("watch_cache", [True, False], ids=["watch-cache", "no-watch-cache"])
+def test_a_watch_from_before_a_kill_resumes_exactly_or_gets_410(
+    tmp_path: Path, watch_cache: bool
+) -> None:
+    """After kill -9 and a restart, a watch from any revision before the crash delivers exactly
+    the changes since, or gets 410 Expired; never a silent gap. The watch cache's window starts
+    at its first list after the restart, so with it only the last revision before the crash
+    resumes (a watcher that had seen everything); without it storage serves them all."""
+    args = ["--etcd-compaction-interval", "0", f"--watch-cache={str(watch_cache).lower()}"]
+    server = ServeProcess(tmp_path / "data", args).start()
+    try:
+        with httpx.Client(base_url=server.url, timeout=30) as client:
+            api = ConfigMapApi(client, NAMESPACE)
+            assert api.create_namespace() == 201
+            start, _ = api.list()
+            _, first = api.create("a", "a1")
+            assert first is not None
+            _, second = api.update("a", "a2", first)
+            _, third = api.create("b", "b1")
+        server.kill()
+        server.start()
+        with httpx.Client(base_url=server.url, timeout=30) as client:
+            api = ConfigMapApi(client, NAMESPACE)
+            _, fourth = api.create("c", "c1")
+            assert api.delete("a") == 200
+            final, _ = api.list()
+        assert second is not None and third is not None and fourth is not None
+        outcomes = {point: _watch_from(server.url, point, final) for point in (start, first, third)}
+        server.stop()
+        server.start(["--watch-cache=false"])
+        history = read_history(server.url, NAMESPACE, start, final)
+    finally:
+        server.stop()
+    assert [c.value for c in history] == ["a1", "a2", "b1", "c1", "a2"]
+    for point, outcome in outcomes.items():
+        expected = [change for change in history if change.revision > point]
+        if isinstance(outcome, int):
+            assert watch_cache and outcome == 410, (point, outcome)
+        else:
+            assert outcome == expected, point
+    assert outcomes[third] == [c for c in history if c.revision > third]
+    if not watch_cache:
+        assert all(not isinstance(outcome, int) for outcome in outcomes.values())
