@@ -9,11 +9,18 @@ objects, roles and bindings the matrix is about.
 
 from __future__ import annotations
 
+import datetime
+import ipaddress
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
 from tests.server.harness import RunningServer, start_server
 
@@ -48,7 +55,40 @@ def _created(client: httpx.Client, path: str, body: dict[str, object]) -> None:
     assert response.status_code == 201, response.text
 
 
-def seed_policy(server: RunningServer) -> None:
+def self_signed_cert(directory: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 and its key (PEM files): kubectl sends a token only over
+    TLS, so the kubectl scenarios need an HTTPS server."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kstore-auth-test")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = directory / "tls.crt", directory / "tls.key"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return cert_path, key_path
+
+
+def seed_policy(server: RunningServer, **client_options: Any) -> None:
     """Namespaces team-a and team-b, ConfigMaps cm1 and cm2 in each, Pod p1 in team-a, and:
 
     - Role ``cm-reader`` in team-a: get/list/watch configmaps; update/patch/delete only cm1;
@@ -58,7 +98,7 @@ def seed_policy(server: RunningServer) -> None:
       in team-b only.
     - ClusterRole ``ns-lister``: list namespaces, bound to Group dev cluster-wide.
     """
-    with server.client() as client:
+    with server.client(**client_options) as client:
         for ns in ("team-a", "team-b"):
             _created(client, "/api/v1/namespaces", {"metadata": {"name": ns}})
             for name in ("cm1", "cm2"):
