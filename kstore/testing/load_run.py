@@ -10,7 +10,9 @@ checks the run:
 - zero errors: no request failed other than with the 409s a compare-and-swap expects, and
   none went unanswered;
 - the acknowledged writes form the whole history (every write had a definite outcome), with
-  strictly increasing revisions; a final list equals its final state;
+  strictly increasing revisions; each update replaced exactly the revision it read (no lost
+  update); a write answered before another was sent has the lower revision; a final list
+  equals the history's final state;
 - every watcher received exactly that history from its start to the last write: nothing lost,
   nothing twice, in order, no 410.
 
@@ -35,7 +37,9 @@ from kstore.testing.http_workload import ConfigMapApi, HttpWatcher, Interner
 from kstore.testing.watch_history import (
     Acknowledged,
     Change,
+    check_compare_and_swap,
     check_history,
+    check_real_time,
     check_watch,
     final_state,
 )
@@ -190,6 +194,8 @@ def run_load(
         key=lambda change: change.revision,
     )
     problems += check_history(history)
+    problems += check_compare_and_swap(acks, history)
+    problems += check_real_time(acks)
     state = final_state(history)
     shown = {name: (change.revision, change.value) for name, change in listed.items()}
     if shown != state:

@@ -11,6 +11,9 @@ What is checked (reliability.md, sections 1.3 and 6):
 - :func:`check_acknowledged`: every acknowledged create or update is in the history at the
   revision it returned, with its value (no acknowledged write lost), and no revision was
   acknowledged for two different writes;
+- :func:`check_compare_and_swap`: every acknowledged conditional update replaced exactly the
+  revision it was conditioned on; :func:`check_real_time`: a write answered before another was
+  sent got the lower revision;
 - :func:`check_watch`: a watcher's events, over every connection it made (a
   :class:`WatchSegment` each), are in strictly increasing revision order (ordered, unique);
   each connection delivered exactly the history's changes after the revision it started from
@@ -35,7 +38,9 @@ __all__ = [
     "WatchRecord",
     "WatchSegment",
     "check_acknowledged",
+    "check_compare_and_swap",
     "check_history",
+    "check_real_time",
     "check_watch",
     "final_state",
 ]
@@ -55,12 +60,17 @@ class Change:
 @dataclass(frozen=True, slots=True)
 class Acknowledged:
     """A write the server answered with 2xx: ``revision`` is the one it returned (None for a
-    delete, which answers with a Status and no revision)."""
+    delete, which answers with a Status and no revision); ``expected`` the resourceVersion it
+    was conditioned on (None: unconditional); ``invoked`` and ``returned`` the
+    ``time.monotonic()`` when the request was sent and its answer arrived (0.0: not timed)."""
 
     kind: str
     name: str
     value: str | None
     revision: int | None
+    expected: int | None = None
+    invoked: float = 0.0
+    returned: float = 0.0
 
 
 @dataclass(slots=True)
@@ -122,6 +132,43 @@ def check_acknowledged(acks: Iterable[Acknowledged], history: Sequence[Change]) 
             problems.append(f"acknowledged {ack.kind} lost: {ack}")
         elif (change.name, change.value) != (ack.name, ack.value) or change.type == "DELETED":
             problems.append(f"acknowledged {ack.kind} {ack} but history has {change}")
+    return problems
+
+
+def check_compare_and_swap(acks: Iterable[Acknowledged], history: Sequence[Change]) -> list[str]:
+    """Every acknowledged conditional update was applied to the object exactly at the revision
+    it expected: the object's previous change in the history has that revision (no update was
+    lost under another, none was applied to a state it did not see)."""
+    previous: dict[int, Change | None] = {}
+    last: dict[str, Change] = {}
+    for change in history:
+        previous[change.revision] = last.get(change.name)
+        last[change.name] = change
+    problems = []
+    for ack in acks:
+        if ack.expected is None or ack.revision is None or ack.revision not in previous:
+            continue
+        before = previous[ack.revision]
+        if before is None or before.type == "DELETED" or before.revision != ack.expected:
+            problems.append(f"{ack} expected revision {ack.expected} but replaced {before}")
+    return problems
+
+
+def check_real_time(acks: Iterable[Acknowledged]) -> list[str]:
+    """A write answered before another was sent has the lower revision (the order revisions
+    give is consistent with real time)."""
+    timed = [a for a in acks if a.revision is not None and a.returned > 0.0]
+    by_return = sorted(timed, key=lambda a: a.returned)
+    returns = [a.returned for a in by_return]
+    highest: list[Acknowledged] = []  # highest[i]: the highest revision among by_return[: i + 1]
+    for ack in by_return:
+        best = highest[-1] if highest else ack
+        highest.append(ack if (ack.revision or 0) >= (best.revision or 0) else best)
+    problems = []
+    for ack in timed:
+        count = bisect.bisect_left(returns, ack.invoked)
+        if count and (highest[count - 1].revision or 0) >= (ack.revision or 0):
+            problems.append(f"{ack} was sent after {highest[count - 1]} returned, yet is older")
     return problems
 
 

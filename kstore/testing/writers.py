@@ -21,7 +21,7 @@ import random
 import threading
 import time
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import httpx
 
@@ -47,7 +47,7 @@ class WriterTally:
 
     def acknowledge(self, ack: Acknowledged, began: float) -> None:
         now = time.monotonic()
-        self.acks.append(ack)
+        self.acks.append(replace(ack, invoked=began, returned=now))
         self.latencies.append(now - began)
         if ack.revision is not None:
             self.acked_at[ack.revision] = now
@@ -167,14 +167,14 @@ class MixedWriter(_PacedWriter):
         elif self._rng.random() < 0.8:
             status, new = api.update(name, value, revision)
             if status == 200 and new is not None:
-                self.tally.acknowledge(Acknowledged("update", name, value, new), began)
+                self.tally.acknowledge(Acknowledged("update", name, value, new, revision), began)
                 self.known[name] = new
             else:
                 self._refused("update", name, status)
         else:
             status = api.delete(name, revision)
             if status == 200:
-                self.tally.acknowledge(Acknowledged("delete", name, None, None), began)
+                self.tally.acknowledge(Acknowledged("delete", name, None, None, revision), began)
                 self.known[name] = None
             else:
                 self._refused("delete", name, status)
@@ -227,7 +227,8 @@ class CasWriter(_PacedWriter):
             began = time.monotonic()
             status, new = api.update(name, value, seen.revision)
             if status == 200 and new is not None:
-                self.tally.acknowledge(Acknowledged("update", name, value, new), began)
+                ack = Acknowledged("update", name, value, new, seen.revision)
+                self.tally.acknowledge(ack, began)
                 return
             if status != 409:
                 self.tally.errors.append(f"PUT {name}: HTTP {status}")

@@ -10,7 +10,9 @@ from kstore.testing.watch_history import (
     WatchRecord,
     WatchSegment,
     check_acknowledged,
+    check_compare_and_swap,
     check_history,
+    check_real_time,
     check_watch,
     final_state,
 )
@@ -110,3 +112,19 @@ def test_the_model_answers_like_the_api() -> None:
     assert any("after 5" in p for p in match_events(got, model.history))
     got[1] = Change(7, "MODIFIED", "a", "2")
     assert match_events(got, model.history) != []  # the model has revision 5 for it
+
+
+def test_an_update_applied_to_a_state_it_did_not_expect_is_reported() -> None:
+    right = Acknowledged("update", "a", "3", 12, expected=10)
+    assert check_compare_and_swap([right], HISTORY) == []
+    lost_update = Acknowledged("update", "a", "4", 15, expected=10)  # 12 came in between
+    assert len(check_compare_and_swap([right, lost_update], HISTORY)) == 1
+
+
+def test_revisions_against_real_time_order_are_reported() -> None:
+    first = Acknowledged("update", "a", "3", 12, invoked=1.0, returned=2.0)
+    overlapping = Acknowledged("update", "b", "9", 11, invoked=1.5, returned=2.5)
+    assert check_real_time([first, overlapping]) == []
+    later = Acknowledged("update", "b", "9", 11, invoked=3.0, returned=4.0)
+    problems = check_real_time([first, later])
+    assert len(problems) == 1 and "sent after" in problems[0]

@@ -7,10 +7,12 @@ the same data directory and port. Afterwards the whole history is read back with
 from the start revision (on a server without the watch cache, so from storage), and:
 
 - every acknowledged create and update is in it at the revision it returned (none lost), and
-  no revision is used twice, before or after a crash;
+  no revision is used twice, before or after a crash; each acknowledged conditional update
+  replaced exactly the revision it named, and revisions agree with real time;
 - what a final list shows is the history's final state;
-- after each restart the server answered ``/readyz`` within 5 s, and its revision is at least
-  the highest revision acknowledged before the kill;
+- after each restart the server answered ``/readyz`` within 5 s (or, on a machine so loaded
+  that its first start took longer, within twice that), and its revision is at least the
+  highest revision acknowledged before the kill;
 - each watcher received exactly the history from its start to the end, in order and once
   each, across every connection; the only break allowed is a 410, which a client can see (with
   the watch cache a restarted server's window begins at its first list, so a watcher behind it
@@ -23,6 +25,7 @@ bookkeeping end to end, not fsync (reliability.md 4; the durable flags have thei
 
 from __future__ import annotations
 
+import os
 import random
 import time
 from pathlib import Path
@@ -42,7 +45,9 @@ from kstore.testing.serve_process import ServeProcess
 from kstore.testing.watch_history import (
     Change,
     check_acknowledged,
+    check_compare_and_swap,
     check_history,
+    check_real_time,
     check_watch,
     final_state,
 )
@@ -66,6 +71,7 @@ def test_kill9_under_load_loses_no_acknowledged_write_and_no_watch_event(
     # No compaction during the run: the history read at the end must still be there.
     args = ["--etcd-compaction-interval", "0", f"--watch-cache={str(watch_cache).lower()}"]
     server = ServeProcess(tmp_path / "data", args).start()
+    cold_start = server.ready_seconds
     deadline = time.monotonic() + 120
     writers: list[MixedWriter] = []
     watchers: list[HttpWatcher] = []
@@ -132,6 +138,7 @@ def test_kill9_under_load_loses_no_acknowledged_write_and_no_watch_event(
 
     acks = [ack for writer in writers for ack in writer.tally.acks]
     problems = check_history(history) + check_acknowledged(acks, history)
+    problems += check_compare_and_swap(acks, history) + check_real_time(acks)
     state = final_state(history)
     shown = {name: (change.revision, change.value) for name, change in listed.items()}
     if shown != state:
@@ -145,14 +152,18 @@ def test_kill9_under_load_loses_no_acknowledged_write_and_no_watch_event(
         f"\nkill -9 x{KILLS} (watch cache {watch_cache}): {len(acks)} writes acknowledged, "
         f"{sum(w.tally.unknown for w in writers)} unknown, "
         f"{sum(w.tally.refused for w in writers)} refused, {len(history)} in history, "
-        f"ready after restart {[f'{t:.2f}s' for t in ready_times]}, watch connections "
+        f"ready after restart {[f'{t:.2f}s' for t in ready_times]} (cold start "
+        f"{cold_start:.2f}s, loadavg {os.getloadavg()[0]:.1f}), watch connections "
         f"{sum(len(w.record.segments) for w in watchers)}, 410s "
         f"{sum(w.record.expirations() for w in watchers)}"
     )
     assert not errors, errors
     assert all(caught_up), "a watcher did not reach the final revision"
     assert not problems, "\n".join(problems[:30])
-    assert all(seconds <= READY_WITHIN for seconds in ready_times), ready_times
+    # Ready within 5 s; on a machine so loaded that even the first start took longer, within
+    # twice that start (a crash must cost no recovery work beyond a plain start).
+    bound = max(READY_WITHIN, 2 * cold_start)
+    assert all(seconds <= bound for seconds in ready_times), (ready_times, cold_start)
     assert len(acks) > 50, "too few writes acknowledged to mean anything"
 
 
