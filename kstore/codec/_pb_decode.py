@@ -28,10 +28,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 import orjson
 
+from kstore.codec import _pb_native
 from kstore.codec._pb_plan import (
     LEAF_CACHE_SIZE,
     WIRE_LEN,
@@ -73,22 +75,49 @@ RawExtensionReader = Callable[[bytes], Any]
 
 _lock = threading.Lock()
 _ns: dict[str, Any] = {}
-_names: dict[str, str] = {}  # message full name -> generated function name (under _lock)
+_generated: set[str] = set()  # messages whose decoder is compiled or being compiled (under _lock)
 # Full name -> decoder, filled only once a batch is compiled: a generated function calls the
 # others by name, so none may be used before all of its batch exists.
 _ready: dict[str, Decoder] = {}
+# Full name -> decoder when compiled converters are enabled: the compiled one where it is built
+# and current, else the Python one (see kstore.codec._pb_native). Filled on first use.
+_native: dict[str, Decoder] = {}
+_native_bound = False
 _state = threading.local()
 
 
 def decoder_for(full_name: str) -> Decoder:
     """The decoder of one message type (generated with everything it reaches, on first use)."""
-    fn = _ready.get(full_name)
+    fn = (_native if _pb_native.enabled else _ready).get(full_name)
     if fn is None:
-        with _lock:
+        fn = _first_use(full_name)
+    return fn
+
+
+def _first_use(full_name: str) -> Decoder:
+    global _native_bound
+    native = _pb_native.enabled
+    with _lock:
+        if native and not _native_bound:
+            _native.update(_pb_native.load(_pb_native.DECODE_MODULE, _native_helpers))
+            _native_bound = True
+        fn = _native.get(full_name) if native else None
+        if fn is None:
             if full_name not in _ready:
                 _generate(full_name)
             fn = _ready[full_name]
+            if native:
+                _native[full_name] = fn
     return fn
+
+
+def _native_helpers(module: ModuleType) -> dict[str, Any]:
+    """What the compiled decoders look up by name: the helpers and the plans (for ``_slow``)."""
+    helpers = {k: v for k, v in _ns.items() if k.startswith("_") and not k.startswith("__")}
+    helpers["_unknown_seen"] = unknown_seen
+    for full_name in module.CONVERTERS:
+        helpers[f"P_{function_name(full_name)}"] = plan_for(full_name)
+    return helpers
 
 
 def reset_unknown_seen() -> None:
@@ -296,27 +325,27 @@ def _generate(root: str) -> str:
     order: list[MessagePlan] = []
     while pending:
         full_name = pending.pop()
-        if full_name in _names:
+        if full_name in _generated:
             continue
         plan = plan_for(full_name)
-        _names[full_name] = f"d_{len(_names)}"
-        _ns[f"P_{_names[full_name]}"] = plan
+        _generated.add(full_name)
+        _ns[f"P_{function_name(full_name)}"] = plan
         order.append(plan)
         for f in plan.fields:
             if f.message and plan_for(f.message).form == JsonKind.OBJECT:
                 pending.append(f.message)
     source: list[str] = []
     for plan in order:
-        source.extend(_message_source(plan))
+        source.extend(message_source(plan))
     code = compile("\n".join(source) + "\n", f"<kstore protobuf decoders for {root}>", "exec")
     exec(code, _ns)
     for plan in order:
         if is_flat(plan.full_name):
-            name = _names[plan.full_name]
+            name = function_name(plan.full_name)
             _ns[f"C_{name}"] = _leaf_decoder(_ns[name])
     for plan in order:
-        _ready[plan.full_name] = _ns[_names[plan.full_name]]
-    return _names[root]
+        _ready[plan.full_name] = _ns[function_name(plan.full_name)]
+    return function_name(root)
 
 
 def _leaf_decoder(decode: Decoder) -> Callable[[bytes, int, int], dict[str, Any]]:
@@ -344,9 +373,17 @@ def _leaf_decoder(decode: Decoder) -> Callable[[bytes, int, int], dict[str, Any]
     return leaf
 
 
-def _message_source(plan: MessagePlan) -> list[str]:
-    name = _names[plan.full_name]
-    lines = [f"def {name}(b, p, e, r):  # {plan.full_name}", f"    {_NEXT}"]
+def function_name(full_name: str) -> str:
+    """The generated decoder's name: a function of the message name only, so that the compiled
+    module (see :mod:`kstore.codec._pb_native_source`) and this one generate the same code."""
+    return "d_" + full_name.replace("_", "__").replace(".", "_")
+
+
+def message_source(plan: MessagePlan, header: str = "") -> list[str]:
+    """The source of one message's decoder; ``header`` replaces the ``def`` line (the compiled
+    module declares C types there, the body is the same)."""
+    name = function_name(plan.full_name)
+    lines = [header or f"def {name}(b, p, e, r):  # {plan.full_name}", f"    {_NEXT}"]
     for f in plan.fields:
         lines.extend("    " + x for x in _field_source(f))
     lines += [
@@ -415,7 +452,7 @@ def _absent_default(f: FieldPlan) -> list[str]:
         return [] if f.omitempty else [f"r[{key}] = None"]
     if f.scalar is Scalar.MESSAGE:
         if f.form == JsonKind.OBJECT:
-            dec = _names[f.message]
+            dec = function_name(f.message)
             if f.inline:
                 return [f"{dec}(b'', 0, 0, r)"]
             return ["x = {}", f"{dec}(b'', 0, 0, x)", f"r[{key}] = x"]
@@ -458,9 +495,9 @@ def _element_source(f: FieldPlan) -> list[str]:
     elif f.scalar is Scalar.BYTES:
         use = ["l.append(_b64(b[s:q]))"]
     elif f.form == JsonKind.OBJECT and is_flat(f.message):
-        use = [f"l.append(C_{_names[f.message]}(b, s, q))"]
+        use = [f"l.append(C_{function_name(f.message)}(b, s, q))"]
     elif f.form == JsonKind.OBJECT:
-        use = ["x = {}", f"{_names[f.message]}(b, s, q, x)", "l.append(x)"]
+        use = ["x = {}", f"{function_name(f.message)}(b, s, q, x)", "l.append(x)"]
     else:
         use = [f"l.append({_SPECIAL[f.form][0]}(b, s, q))"]
     return _payload(f, use)
@@ -484,7 +521,7 @@ def _singular_source(f: FieldPlan) -> list[str]:
     elif f.scalar is Scalar.BYTES:
         use = _store(f, "_b64(b[s:q])", "n")
     elif f.form == JsonKind.OBJECT:
-        dec = _names[f.message]
+        dec = function_name(f.message)
         if f.inline:
             use = [f"{dec}(b, s, q, r)"]
         elif is_flat(f.message):

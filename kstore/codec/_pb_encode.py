@@ -29,10 +29,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 import orjson
 
+from kstore.codec import _pb_native
 from kstore.codec._pb_plan import (
     LEAF_CACHE_SIZE,
     FieldPlan,
@@ -62,21 +64,47 @@ Encoder = Callable[[bytearray, Any], None]
 
 _lock = threading.Lock()
 _ns: dict[str, Any] = {}
-_names: dict[str, str] = {}  # message full name -> generated function name (under _lock)
+_generated: set[str] = set()  # messages whose encoder is compiled or being compiled (under _lock)
 # Full name -> encoder, filled only once a batch is compiled: a generated function calls the
 # others by name, so none may be used before all of its batch exists.
 _ready: dict[str, Encoder] = {}
+# Full name -> encoder when compiled converters are enabled: the compiled one where it is built
+# and current, else the Python one (see kstore.codec._pb_native). Filled on first use.
+_native: dict[str, Encoder] = {}
+_native_bound = False
 
 
 def encoder_for(full_name: str) -> Encoder:
     """The encoder of one message type (generated with everything it reaches, on first use)."""
-    fn = _ready.get(full_name)
+    fn = (_native if _pb_native.enabled else _ready).get(full_name)
     if fn is None:
-        with _lock:
+        fn = _first_use(full_name)
+    return fn
+
+
+def _first_use(full_name: str) -> Encoder:
+    global _native_bound
+    native = _pb_native.enabled
+    with _lock:
+        if native and not _native_bound:
+            _native.update(_pb_native.load(_pb_native.ENCODE_MODULE, _native_helpers))
+            _native_bound = True
+        fn = _native.get(full_name) if native else None
+        if fn is None:
             if full_name not in _ready:
                 _generate(full_name)
             fn = _ready[full_name]
+            if native:
+                _native[full_name] = fn
     return fn
+
+
+def _native_helpers(module: ModuleType) -> dict[str, Any]:
+    """What the compiled encoders look up by name: the helpers and the tag tables."""
+    helpers = {k: v for k, v in _ns.items() if k.startswith("_") and not k.startswith("__")}
+    for key in module.TABLES:
+        helpers[f"L_{key}"] = tag_table(key)
+    return helpers
 
 
 # --- helpers the generated code calls ------------------------------------------------------
@@ -221,26 +249,26 @@ def _generate(root: str) -> str:
     order: list[MessagePlan] = []
     while pending:
         full_name = pending.pop()
-        if full_name in _names:
+        if full_name in _generated:
             continue
         plan = plan_for(full_name)
-        _names[full_name] = f"e_{len(_names)}"
+        _generated.add(full_name)
         order.append(plan)
         for f in plan.fields:
             if f.message and plan_for(f.message).form == JsonKind.OBJECT:
                 pending.append(f.message)
     source: list[str] = []
     for plan in order:
-        source.extend(_message_source(plan))
+        source.extend(message_source(plan))
     code = compile("\n".join(source) + "\n", f"<kstore protobuf encoders for {root}>", "exec")
     exec(code, _ns)
     for plan in order:
         if is_flat(plan.full_name):
-            name = _names[plan.full_name]
+            name = function_name(plan.full_name)
             _ns[f"C_{name}"] = _leaf_encoder(_ns[name])
     for plan in order:
-        _ready[plan.full_name] = _ns[_names[plan.full_name]]
-    return _names[root]
+        _ready[plan.full_name] = _ns[function_name(plan.full_name)]
+    return function_name(root)
 
 
 def _leaf_encoder(encode: Encoder) -> Encoder:
@@ -272,53 +300,71 @@ def _leaf_encoder(encode: Encoder) -> Encoder:
     return leaf
 
 
+def tag_table(key: int) -> tuple[bytes, ...]:
+    """The ``tag + one byte`` constants of a tag (for lengths or small ints < 128)."""
+    tag = uvarint(key)
+    return tuple(tag + bytes((i,)) for i in range(128))
+
+
 def _tag_table(f: FieldPlan) -> str:
-    """Name of the table of ``tag + one byte`` constants (lengths or small ints < 128)."""
+    """Name of the table of ``tag + one byte`` constants for ``f`` (created on first use)."""
     name = f"L_{f.key}"
     if name not in _ns:
-        tag = f.tag
-        _ns[name] = tuple(tag + bytes((i,)) for i in range(128))
+        _ns[name] = tag_table(f.key)
     return name
 
 
-#: Fields per "all absent?" test (see :func:`_message_source`).
+#: Fields per "all absent?" test (see :func:`message_source`).
 _GROUP = 5
 
 
-def _message_source(plan: MessagePlan) -> list[str]:
+def function_name(full_name: str) -> str:
+    """The generated encoder's name: a function of the message name only, so that the compiled
+    module (see :mod:`kstore.codec._pb_native_source`) and this one generate the same code."""
+    return "e_" + full_name.replace("_", "__").replace(".", "_")
+
+
+def message_source(plan: MessagePlan, header: str = "") -> list[str]:
     """The encoder of one message.
 
     Object dicts usually carry a few of a message's fields, and every field looked up costs a
     dict lookup and a test, plus a constant write for an absent non-pointer field. So runs of
     fields whose absence writes a constant (everything but non-pointer or inline objects) are
     grouped: when none of a group's names is in the dict, its constant is written at once.
+
+    ``header`` replaces the ``def`` line: the compiled module declares ``d`` a dict there, and
+    its field reads call ``d.get`` directly (compiled, that is a C call; interpreted, a bound
+    method kept in a local is cheaper).
     """
-    lines = [f"def {_names[plan.full_name]}(w, d):  # {plan.full_name}"]
+    lines = [header or f"def {function_name(plan.full_name)}(w, d):  # {plan.full_name}"]
     if not plan.fields:
-        lines.append("    return")
+        lines.append("    return 0" if header else "    return")
         return lines
-    lines.append("    g = d.get")
+    get = "d.get"
+    if not header:
+        lines.append("    g = d.get")
+        get = "g"
     run: list[FieldPlan] = []
     for f in [*plan.fields, None]:
         if f is not None and _absent_bytes(f) is not None and len(run) < _GROUP:
             run.append(f)
             continue
-        lines.extend("    " + line for line in _group_source(run))
+        lines.extend("    " + line for line in _group_source(run, get))
         run = []
         if f is not None and _absent_bytes(f) is not None:
             run.append(f)
         elif f is not None:
-            lines.extend("    " + line for line in _field_source(f))
+            lines.extend("    " + line for line in _field_source(f, get))
     return lines
 
 
-def _group_source(run: list[FieldPlan]) -> list[str]:
+def _group_source(run: list[FieldPlan], get: str) -> list[str]:
     if len(run) < 2:
-        return [line for f in run for line in _field_source(f)]
+        return [line for f in run for line in _field_source(f, get)]
     absent = " and ".join(f"{f.name!r} not in d" for f in run)
     zero = b"".join(_absent_bytes(f) or b"" for f in run)
     lines = [f"if {absent}:", f"    w += {zero!r}" if zero else "    pass", "else:"]
-    return lines + ["    " + line for f in run for line in _field_source(f)]
+    return lines + ["    " + line for f in run for line in _field_source(f, get)]
 
 
 def _absent_bytes(f: FieldPlan) -> bytes | None:
@@ -336,10 +382,10 @@ def _absent_bytes(f: FieldPlan) -> bytes | None:
     return f.tag + _SPECIAL[f.form][1](None)
 
 
-def _field_source(f: FieldPlan) -> list[str]:
+def _field_source(f: FieldPlan, getter: str) -> list[str]:
     tag = f.tag
     t = repr(tag)
-    get = "v = d" if f.inline else f"v = g({f.name!r})"
+    get = "v = d" if f.inline else f"v = {getter}({f.name!r})"
     if f.is_map:
         helper = _MAP_HELPERS[f.map_value]
         return [get, "if v:", f"    {helper}(w, {t}, v)"]
@@ -383,7 +429,7 @@ def _repeated_source(f: FieldPlan, t: str) -> list[str]:
 
 
 def _nested_source(f: FieldPlan, t: str, value: str) -> list[str]:
-    name = _names[f.message]
+    name = function_name(f.message)
     if is_flat(f.message) and not f.inline:
         name = f"C_{name}"
     # The length is not known before the body is written: write a one-byte placeholder, and

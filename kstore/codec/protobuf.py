@@ -56,7 +56,16 @@ __all__ = [
 
 _WATCH_EVENT = f"{META_V1_PACKAGE}.WatchEvent"
 _FRAME_HEADER = struct.Struct(">I")
-_CODEC_ERRORS = (Malformed, IndexError, UnicodeDecodeError, orjson.JSONDecodeError, RecursionError)
+# OverflowError: the compiled decoders keep positions in C integers, and a length too large for
+# one is reported there (the Python decoders report the same data as running past its end).
+_CODEC_ERRORS = (
+    Malformed,
+    IndexError,
+    UnicodeDecodeError,
+    orjson.JSONDecodeError,
+    RecursionError,
+    OverflowError,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,6 +252,8 @@ def _malformed(kind: str, exc: BaseException) -> BadRequest:
         detail = "a string field is not valid UTF-8"
     elif isinstance(exc, IndexError):
         detail = "the data ends in the middle of a field"
+    elif isinstance(exc, OverflowError):
+        detail = "a length runs past the end of the data"
     else:
         detail = str(exc)
     return BadRequest(f"unable to decode {kind} from protobuf: {detail}", kind=kind)
