@@ -42,10 +42,11 @@ class ConfigMapModel:
     def expect_create(self, name: str) -> int:
         return 409 if name in self.objects else 201
 
-    def expect_update(self, name: str, revision: int) -> int:
+    def expect_update(self, name: str, revision: int | None) -> int:
+        """None: an unconditional update, which succeeds whenever the object exists."""
         if name not in self.objects:
             return 404
-        return 200 if self.objects[name][0] == revision else 409
+        return 200 if revision is None or self.objects[name][0] == revision else 409
 
     def expect_delete(self, name: str, revision: int | None) -> int:
         if name not in self.objects:

@@ -82,8 +82,9 @@ class ConfigMapApi:
         response = self.client.post(self.path, content=_body(name, value))
         return response.status_code, _revision(response)
 
-    def update(self, name: str, value: str, revision: int) -> tuple[int, int | None]:
-        """PUT with ``revision`` as the precondition (409 Conflict when stale)."""
+    def update(self, name: str, value: str, revision: int | None) -> tuple[int, int | None]:
+        """PUT with ``revision`` as the precondition (409 Conflict when stale; None: an
+        unconditional update)."""
         response = self.client.put(f"{self.path}/{name}", content=_body(name, value, revision))
         return response.status_code, _revision(response)
 
@@ -107,13 +108,30 @@ class ConfigMapApi:
             return response.status_code, None
         return 200, change_of("ADDED", response.json())
 
-    def list(self) -> tuple[int, dict[str, Change]]:
+    def list_all(self) -> tuple[int, dict[str, Change]]:
         """The list's revision and each item (as an ADDED change), by name."""
         response = self.client.get(self.path)
         response.raise_for_status()
         listed = response.json()
         items = {item["metadata"]["name"]: change_of("ADDED", item) for item in listed["items"]}
         return int(listed["metadata"]["resourceVersion"]), items
+
+    def list_pages(self, limit: int, max_pages: int = 1000) -> list[tuple[int, list[Change]]]:
+        """Every page of a list in pages of ``limit`` (following ``continue``): each page's
+        revision and items in order."""
+        pages: list[tuple[int, list[Change]]] = []
+        params = {"limit": str(limit)}
+        for _ in range(max_pages):
+            response = self.client.get(self.path, params=params)
+            response.raise_for_status()
+            listed = response.json()
+            items = [change_of("ADDED", item) for item in listed["items"]]
+            pages.append((int(listed["metadata"]["resourceVersion"]), items))
+            token = listed["metadata"].get("continue")
+            if not token:
+                return pages
+            params = {"limit": str(limit), "continue": token}
+        raise AssertionError(f"a list in pages of {limit} did not end after {max_pages} pages")
 
 
 def _revision(response: httpx.Response) -> int | None:
@@ -198,7 +216,7 @@ class HttpWatcher(threading.Thread):
 
     def _relist(self, api: ConfigMapApi) -> int | None:
         try:
-            revision, _ = api.list()
+            revision, _ = api.list_all()
         except (httpx.TransportError, httpx.HTTPStatusError):
             time.sleep(0.05)
             return None

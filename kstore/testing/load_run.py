@@ -135,7 +135,7 @@ def run_load(
             if status != 201 or revision is None:
                 raise RuntimeError(f"create {name}: HTTP {status}")
             creates.append(Acknowledged("create", name, f"{name}-0", revision))
-        start, _ = api.list()
+        start, _ = api.list_all()
 
     began = time.monotonic()
     deadline = began + duration + 120  # a hard bound for every thread, whatever happens
@@ -171,7 +171,7 @@ def run_load(
     written = time.monotonic()
 
     with httpx.Client(base_url=base_url, timeout=30) as client:
-        final_revision, listed = ConfigMapApi(client, namespace).list()
+        final_revision, listed = ConfigMapApi(client, namespace).list_all()
     caught_up = [w.wait_reached(final_revision, timeout=60) for w in watch_threads]
     stop_sampling.set()
     for watcher in watch_threads:

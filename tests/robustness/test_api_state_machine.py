@@ -1,14 +1,14 @@
 """A hypothesis state machine over the ConfigMap API of a real ``kstore serve``, against a model.
 
 Each example works in a fresh namespace of one server (on LMDB, then on etcd; watch cache on,
-no compaction)
-and runs a random sequence of create, update (current or stale resourceVersion), delete
-(without, with a current, or with a stale precondition), get, list, and watches. After every
-step the server's answer equals the model's (status, revision, value; a stale revision is 409,
-a missing object 404), revisions of writes strictly increase, a list shows the model's objects
-at a revision not older than the last write, a watch opened when the namespace was empty
-delivers exactly the model's history, and a watch opened at any revision of that history
-delivers exactly the rest of it.
+no compaction) and runs a random sequence of create, update (with the current, a stale or no
+resourceVersion), delete (without, with a current, or with a stale precondition), get, list
+(whole or in pages), and watches. After every step the server's answer equals the model's
+(status, revision, value; a stale revision is 409, a missing object 404), revisions of writes
+strictly increase, a list shows the model's objects at a revision not older than the last
+write (a paged list: in name order, every page at the first page's revision), a watch opened
+when the namespace was empty delivers exactly the model's history, and a watch opened at any
+revision of that history delivers exactly the rest of it.
 
 Example counts are CI-sized (well under a minute); ``KSTORE_LONG=1`` runs many more.
 """
@@ -74,7 +74,7 @@ class ApiMachine(RuleBasedStateMachine):
         self.client = httpx.Client(base_url=self.url, timeout=10)
         self.api = ConfigMapApi(self.client, f"sm-{os.getpid()}-{next(_namespaces)}")
         assert self.api.create_namespace() == 201
-        self.start, items = self.api.list()
+        self.start, items = self.api.list_all()
         assert items == {}
         self.model = ConfigMapModel()
         self.values = itertools.count()
@@ -94,12 +94,14 @@ class ApiMachine(RuleBasedStateMachine):
             assert revision is not None
             assert self.model.created(name, value, revision) == []
 
-    @rule(name=st.sampled_from(NAMES), stale=st.booleans())
-    def update(self, name: str, stale: bool) -> None:
+    @rule(name=st.sampled_from(NAMES), precondition=st.sampled_from(["current", "stale", "none"]))
+    def update(self, name: str, precondition: str) -> None:
         current = self.model.objects.get(name)
-        revision = current[0] if current else max(self.model.last_revision, self.start)
-        if stale:
-            revision -= 1
+        revision: int | None = current[0] if current else max(self.model.last_revision, self.start)
+        if precondition == "stale":
+            revision = (revision or 1) - 1
+        elif precondition == "none":
+            revision = None  # an unconditional update (ConfigMaps allow it)
         value = self._value()
         expected = self.model.expect_update(name, revision)
         status, new = self.api.update(name, value, revision)
@@ -133,9 +135,21 @@ class ApiMachine(RuleBasedStateMachine):
 
     @rule()
     def list_all(self) -> None:
-        revision, items = self.api.list()
+        revision, items = self.api.list_all()
         assert {n: (c.revision, c.value) for n, c in items.items()} == self.model.objects
         assert revision >= self.model.last_revision
+
+    @rule(limit=st.integers(min_value=1, max_value=3))
+    def list_in_pages(self, limit: int) -> None:
+        """Pages of ``limit`` items, following ``continue``, add up to the model's objects, in
+        name order, every page at the first page's revision."""
+        pages = self.api.list_pages(limit)
+        items = [item for _, page in pages for item in page]
+        assert [item.name for item in items] == sorted(self.model.objects)
+        assert {i.name: (i.revision, i.value) for i in items} == self.model.objects
+        assert all(0 < len(page) <= limit for _, page in pages[:-1])
+        assert len({revision for revision, _ in pages}) == 1
+        assert pages[0][0] >= self.model.last_revision
 
     @rule()
     def watch_catches_up(self) -> None:

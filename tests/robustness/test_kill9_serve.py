@@ -80,7 +80,7 @@ def test_kill9_under_load_loses_no_acknowledged_write_and_no_watch_event(
         with httpx.Client(base_url=server.url, timeout=30) as client:
             api = ConfigMapApi(client, NAMESPACE)
             assert api.create_namespace() == 201
-            start, _ = api.list()
+            start, _ = api.list_all()
         interner = Interner()
         watchers = [
             HttpWatcher(
@@ -113,7 +113,7 @@ def test_kill9_under_load_loses_no_acknowledged_write_and_no_watch_event(
             server.start()
             ready_times.append(server.ready_seconds)
             with httpx.Client(base_url=server.url, timeout=30) as client:
-                revision, _ = ConfigMapApi(client, NAMESPACE).list()
+                revision, _ = ConfigMapApi(client, NAMESPACE).list_all()
             assert revision >= highest_acked, "the revision went back after the restart"
         time.sleep(1.0)
         for writer in writers:
@@ -122,7 +122,7 @@ def test_kill9_under_load_loses_no_acknowledged_write_and_no_watch_event(
             writer.join(60)
             assert not writer.is_alive()
         with httpx.Client(base_url=server.url, timeout=30) as client:
-            final_revision, listed = ConfigMapApi(client, NAMESPACE).list()
+            final_revision, listed = ConfigMapApi(client, NAMESPACE).list_all()
         caught_up = [w.wait_reached(final_revision, timeout=30) for w in watchers]
         for watcher in watchers:
             watcher.request_stop()
@@ -204,7 +204,7 @@ def test_a_watch_from_before_a_kill_resumes_exactly_or_gets_410(
         with httpx.Client(base_url=server.url, timeout=30) as client:
             api = ConfigMapApi(client, NAMESPACE)
             assert api.create_namespace() == 201
-            start, _ = api.list()
+            start, _ = api.list_all()
             _, first = api.create("a", "a1")
             assert first is not None
             _, second = api.update("a", "a2", first)
@@ -215,7 +215,7 @@ def test_a_watch_from_before_a_kill_resumes_exactly_or_gets_410(
             api = ConfigMapApi(client, NAMESPACE)
             _, fourth = api.create("c", "c1")
             assert api.delete("a") == 200
-            final, _ = api.list()
+            final, _ = api.list_all()
         assert second is not None and third is not None and fourth is not None
         outcomes = {point: _watch_from(server.url, point, final) for point in (start, first, third)}
         server.stop()
