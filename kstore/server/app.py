@@ -31,6 +31,7 @@ from kstore.server.filters.authorization import (
     parse_authorization_modes,
 )
 from kstore.server.filters.bootstrap_policy import ensure_bootstrap_policy
+from kstore.server.filters.policy_cache import PolicyCache
 from kstore.server.filters.rbac import RBACAuthorizer
 from kstore.server.handlers.scope import error_reply
 from kstore.server.metrics import FigureSource, Metrics
@@ -47,6 +48,10 @@ def _status_response(error: Exception) -> Response:
 
 async def _not_found(request: Request, exc: Exception) -> Response:
     return _status_response(NotFound("the server could not find the requested resource"))
+
+
+#: How long start-up waits for the RBAC cache's first lists.
+_RBAC_SYNC_SECONDS = 10.0
 
 
 def build_authenticator(config: FilterConfig) -> Authenticator | None:
@@ -72,7 +77,11 @@ def build_authorizer(config: FilterConfig, registry: Registry) -> Authorizer | N
             authorizers.append(AlwaysDeny())
         else:
             ensure_bootstrap_policy(registry)
-            authorizers.append(RBACAuthorizer(registry))
+            cache = PolicyCache(registry)
+            cache.start()
+            # Serving before the first lists only sends more requests the slow way.
+            cache.wait_synced(_RBAC_SYNC_SECONDS)
+            authorizers.append(RBACAuthorizer(registry, cache))
     return authorizers[0] if len(authorizers) == 1 else Union(authorizers)
 
 

@@ -20,20 +20,26 @@ it (``plugin/pkg/auth/authorizer/rbac``); nothing is ever denied explicitly, so 
 - A binding whose role is missing contributes nothing; its error is the reason given with the
   denial (``RBAC: role.rbac.authorization.k8s.io "x" not found``), as Kubernetes reports it.
 
-Objects are read from the registry on each decision (a consistent read: a binding created
-before a request is always seen by it), on the worker thread the authorization filter uses.
+:meth:`RBACAuthorizer.authorize` reads the objects from the registry (a consistent read: a
+binding created before a request is always seen by it), on the worker thread the authorization
+filter uses. In front of it, :class:`~kstore.server.filters.policy_cache.PolicyCache` allows
+what its watch-fed copy allows without any read; only what it does not allow reaches the
+registry, so a grant is honoured at once and a revocation within the watch delay.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from kstore.api.kinds.rbac import GROUP
 from kstore.errors import NotFound
 from kstore.registry.interface import Registry, RequestContext, UserInfo
 from kstore.server.filters.authorization import ALLOW, Attributes, Authorizer, Decision
 from kstore.storage.interface import ListOptions
+
+if TYPE_CHECKING:
+    from kstore.server.filters.policy_cache import PolicyCache
 
 __all__ = ["RBACAuthorizer", "applies_to", "rule_allows", "rules_allow"]
 
@@ -122,10 +128,15 @@ def _role_ref(binding: Mapping[str, Any]) -> tuple[str, str]:
 
 
 class RBACAuthorizer(Authorizer):
-    """Allows what the RBAC objects stored in ``registry`` grant; no opinion otherwise."""
+    """Allows what the RBAC objects stored in ``registry`` grant; no opinion otherwise.
+    With a ``cache``, what the cache allows is allowed without blocking."""
 
-    def __init__(self, registry: Registry) -> None:
+    def __init__(self, registry: Registry, cache: PolicyCache | None = None) -> None:
         self._registry = registry
+        self._cache = cache
+
+    def allows_without_blocking(self, attributes: Attributes) -> bool:
+        return self._cache is not None and self._cache.allows(attributes)
 
     def _list(self, resource: str, namespace: str) -> list[Any]:
         store = self._registry.store(GROUP, resource)
