@@ -1,21 +1,40 @@
-"""Unknown-field detection and pruning against a structural schema (``fieldValidation``).
+"""The schema walk of a decoded body: unknown fields (``fieldValidation``) and wrong JSON types.
 
 Kubernetes decodes built-in kinds into typed structs, so fields the schema does not know are
-dropped (Ignore), reported as warnings (Warn) or fail the request (Strict). Objects here are
-dicts, so the same effect needs a walk: :func:`unknown_fields` reports paths such as
-``spec.containers[0].foo`` and, with ``prune``, deletes those fields from the object (which the
-caller owns).
+dropped (Ignore), reported as warnings (Warn) or fail the request (Strict), and a value of the
+wrong JSON type fails the decode whatever ``fieldValidation`` says (400). Objects here are
+dicts, so the same effect needs a walk over the decoded object; one walk does both:
+
+- :func:`unknown_fields` reports paths such as ``spec.containers[0].foo`` and, with ``prune``,
+  deletes those fields from the object (which the caller owns);
+- :func:`check_fields` does the same and, for a schema bound to the kind's protobuf message
+  (which knows the scalar types), also finds the first value Go's decoder would refuse, with
+  Go's message: ``json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas
+  of type int32``, ``illegal base64 data at input byte 0``.
+
+Invariants: ``null`` is accepted anywhere (Go leaves the zero value); a value the schema leaves
+open (``ANY``, and the special JSON forms Time, Quantity, IntOrString...) is never judged; the
+walk visits objects in document order, so among several wrong values the first one Go meets is
+usually the one reported (a wrong scalar of an object is found before the objects it holds).
+The per-schema plans are computed once; checking costs one set intersection per object and one
+type test per scalar field present.
 """
 
 from __future__ import annotations
 
-from enum import StrEnum
+import binascii
+import threading
+from dataclasses import dataclass
+from enum import Enum, StrEnum
 from typing import Any, Final
 
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
+
+from kstore.api.proto_schema import JsonKind, field_inline, json_kind
 from kstore.api.schema import FieldSchema, SchemaType
 from kstore.errors import BadRequest
 
-__all__ = ["FieldValidation", "unknown_fields"]
+__all__ = ["FieldCheck", "FieldValidation", "check_fields", "unknown_fields"]
 
 
 class FieldValidation(StrEnum):
@@ -37,58 +56,172 @@ class FieldValidation(StrEnum):
             ) from None
 
 
+@dataclass(frozen=True, slots=True)
+class FieldCheck:
+    """What one walk found: unknown field paths (parents first) and Go's message for the first
+    value of the wrong type (None when every value has its field's type)."""
+
+    unknown: list[str]
+    type_error: str | None = None
+
+
 def unknown_fields(obj: dict[str, Any], schema: FieldSchema, *, prune: bool) -> list[str]:
     """Paths of every field of ``obj`` that ``schema`` does not define (parents first).
 
-    With ``prune`` the unknown fields are removed from ``obj`` in place.
+    With ``prune`` the unknown fields are removed from ``obj`` in place. Types are not judged.
     """
-    found: list[str] = []
-    stack: list[tuple[Any, FieldSchema, str]] = [(obj, schema, "")]
-    plans = _PLANS
-    while stack:
-        node, node_schema, path = stack.pop()
-        kind = node_schema.type
-        if kind is SchemaType.OBJECT and isinstance(node, dict):
-            entry = plans.get(node_schema)
-            if entry is None or entry[0] != len(node_schema.fields):
-                entry = _plan(node_schema)
-            _, known, nested = entry
-            if not known.issuperset(node):
-                unknown = [key for key in node if key not in known]
-                found.extend(f"{path}.{key}" if path else key for key in unknown)
-                if prune:
-                    for key in unknown:
-                        del node[key]
-            if nested:
-                # Paths are built only for the fields that lead somewhere (most are scalars).
-                children = [
-                    (value, nested[key], f"{path}.{key}" if path else key)
-                    for key, value in node.items()
-                    if key in nested
-                ]
-                stack.extend(reversed(children))
-        elif kind is SchemaType.LIST and isinstance(node, list) and node_schema.items is not None:
-            item = node_schema.items
-            if item.type is not SchemaType.SCALAR and item.type is not SchemaType.ANY:
-                stack.extend((v, item, f"{path}[{i}]") for i, v in reversed(list(enumerate(node))))
-        elif kind is SchemaType.MAP and isinstance(node, dict) and node_schema.items is not None:
-            item = node_schema.items
-            if item.type is not SchemaType.SCALAR and item.type is not SchemaType.ANY:
-                stack.extend((v, item, f"{path}[{k}]") for k, v in reversed(list(node.items())))
-    return found
+    return _walk(obj, schema, prune, False).unknown
 
 
-# Object schema -> (its field count, its field names, the fields worth descending into).
-# Schemas are shared and live as long as their scheme; bounded for embedders that build
-# schemas on the fly. A schema's fields are filled once, possibly after it is built (recursive
-# types): a plan made before that is stale, which the field count tells.
-_Plan = tuple[int, frozenset[str], dict[str, FieldSchema]]
+def check_fields(
+    obj: dict[str, Any],
+    schema: FieldSchema,
+    *,
+    prune: bool,
+    message: Descriptor | None = None,
+) -> FieldCheck:
+    """Unknown fields as :func:`unknown_fields`, and the first value of the wrong type.
+
+    ``message`` is the protobuf message of the kind ``schema`` was built from; it gives the
+    scalar types (once per schema, remembered). Without it, only containers are judged
+    (an object where a list belongs...) as far as the schema alone tells.
+    """
+    if message is not None and schema not in _MESSAGES:
+        _bind(schema, message)
+    return _walk(obj, schema, prune, True)
+
+
+# ------------------------------------------------------------------------------- scalar types
+
+
+class _Scalar(Enum):
+    STRING = "string"
+    BYTES = "[]uint8"
+    BOOL = "bool"
+    INT32 = "int32"
+    INT64 = "int64"
+    UINT32 = "uint32"
+    UINT64 = "uint64"
+    FLOAT = "float64"
+
+
+_T = FieldDescriptor
+_PROTO_SCALARS: Final = {
+    _T.TYPE_STRING: _Scalar.STRING,
+    _T.TYPE_BYTES: _Scalar.BYTES,
+    _T.TYPE_BOOL: _Scalar.BOOL,
+    _T.TYPE_INT32: _Scalar.INT32,
+    _T.TYPE_SINT32: _Scalar.INT32,
+    _T.TYPE_SFIXED32: _Scalar.INT32,
+    _T.TYPE_INT64: _Scalar.INT64,
+    _T.TYPE_SINT64: _Scalar.INT64,
+    _T.TYPE_SFIXED64: _Scalar.INT64,
+    _T.TYPE_UINT32: _Scalar.UINT32,
+    _T.TYPE_FIXED32: _Scalar.UINT32,
+    _T.TYPE_UINT64: _Scalar.UINT64,
+    _T.TYPE_FIXED64: _Scalar.UINT64,
+    _T.TYPE_DOUBLE: _Scalar.FLOAT,
+    _T.TYPE_FLOAT: _Scalar.FLOAT,
+}
+_INT_RANGES: Final = {
+    _Scalar.INT32: (-(2**31), 2**31 - 1),
+    _Scalar.INT64: (-(2**63), 2**63 - 1),
+    _Scalar.UINT32: (0, 2**32 - 1),
+    _Scalar.UINT64: (0, 2**64 - 1),
+}
+_NONE = type(None)
+
+
+def _json_value(value: Any) -> str:
+    """How Go's decoder names a JSON value it cannot store (``UnmarshalTypeError.Value``)."""
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "bool"
+    return "number"
+
+
+def _scalar_problem(value: Any, scalar: _Scalar) -> tuple[str, str] | None:
+    """(JSON value description, or a whole message) when ``value`` does not fit ``scalar``."""
+    kind = type(value)
+    if scalar is _Scalar.STRING:
+        return None if kind is str else (_json_value(value), "")
+    if scalar is _Scalar.BOOL:
+        return None if kind is bool else (_json_value(value), "")
+    if scalar is _Scalar.FLOAT:
+        return None if kind is float or kind is int else (_json_value(value), "")
+    if scalar is _Scalar.BYTES:
+        if kind is not str:
+            return (_json_value(value), "")
+        bad = _base64_error_offset(value)
+        return None if bad is None else ("", f"illegal base64 data at input byte {bad}")
+    if kind is int:
+        low, high = _INT_RANGES[scalar]
+        if low <= value <= high:
+            return None
+        return (f"number {value}", "")
+    if kind is float:
+        # Go parses the literal as an integer and fails; its text is gone, Python's repr is
+        # the same for the usual cases (1.5, 2.0).
+        return (f"number {value!r}", "")
+    return (_json_value(value), "")
+
+
+_BASE64_ALPHABET: Final = frozenset(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="
+)
+
+
+def _base64_error_offset(text: str) -> int | None:
+    """Where Go's ``base64.StdEncoding`` stops on ``text`` (it skips CR and LF), or None."""
+    stripped = text.replace("\r", "").replace("\n", "") if "\r" in text or "\n" in text else text
+    try:
+        binascii.a2b_base64(stripped, strict_mode=True)
+        return None
+    except (binascii.Error, ValueError):
+        pass
+    for index, char in enumerate(text):
+        if char not in _BASE64_ALPHABET and char not in "\r\n":
+            return index
+    # Every character is of the alphabet: padding or length is wrong; Go reports the start
+    # of the incomplete quantum.
+    return len(stripped) - len(stripped) % 4
+
+
+# ------------------------------------------------------------------------------------ plans
+
+# Object schema -> its protobuf message, for the schemas bound through check_fields.
+_MESSAGES: dict[FieldSchema, Descriptor] = {}
+_BIND_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True, slots=True)
+class _Types:
+    """What a bound object schema knows beyond field names."""
+
+    struct: str  # Go's struct name (UnmarshalTypeError.Struct)
+    strings: frozenset[str]  # string fields: the common case, tested in one pass
+    scalars: dict[str, _Scalar]  # every other typed scalar field
+    items: dict[str, tuple[_Scalar, type]]  # maps/lists of typed scalars: element, container
+    go_types: dict[str, str]  # Go type of every field, for messages
+
+
+# Object schema -> (its field count, its field names, the fields worth descending into,
+# types when bound). Schemas are shared and live as long as their scheme; bounded for
+# embedders that build schemas on the fly. A schema's fields are filled once, possibly after
+# it is built (recursive types): a plan made before that is stale, which the field count tells.
+_Plan = tuple[int, frozenset[str], dict[str, FieldSchema], _Types | None]
 _PLANS: dict[FieldSchema, _Plan] = {}
 _PLANS_SIZE: Final = 4096
 
 
 def _plan(schema: FieldSchema) -> _Plan:
     fields = schema.fields
+    message = _MESSAGES.get(schema)
     plan = (
         len(fields),
         frozenset(fields),
@@ -97,7 +230,218 @@ def _plan(schema: FieldSchema) -> _Plan:
             for name, child in fields.items()
             if child.type is not SchemaType.SCALAR and child.type is not SchemaType.ANY
         },
+        None if message is None else _types(message),
     )
     if len(_PLANS) < _PLANS_SIZE:
         _PLANS[schema] = plan
     return plan
+
+
+def _go_package(desc: Descriptor) -> str:
+    return desc.file.package.rsplit(".", 1)[-1]
+
+
+def _go_type(fd: FieldDescriptor) -> str:
+    desc = fd.message_type
+    if desc is not None and desc.GetOptions().map_entry:
+        return f"map[string]{_go_type(desc.fields_by_name['value'])}"
+    if desc is None:
+        scalar = _PROTO_SCALARS.get(fd.type)
+        element = scalar.value if scalar is not None else "string"
+    else:
+        element = f"{_go_package(desc)}.{desc.name}"
+    return f"[]{element}" if fd.is_repeated else element
+
+
+def _flat_fields(desc: Descriptor) -> list[FieldDescriptor]:
+    out: list[FieldDescriptor] = []
+    for fd in desc.fields:
+        if fd.message_type is not None and field_inline(fd):
+            out.extend(_flat_fields(fd.message_type))
+        else:
+            out.append(fd)
+    return out
+
+
+def _types(desc: Descriptor) -> _Types:
+    strings: set[str] = set()
+    scalars: dict[str, _Scalar] = {}
+    items: dict[str, tuple[_Scalar, type]] = {}
+    go_types: dict[str, str] = {}
+    for fd in _flat_fields(desc):
+        go_types[fd.name] = _go_type(fd)
+        element = fd
+        entry = fd.message_type
+        if entry is not None and entry.GetOptions().map_entry:
+            element = entry.fields_by_name["value"]
+        if element.message_type is not None:
+            continue  # objects are walked; special JSON forms are not judged
+        scalar = _PROTO_SCALARS.get(element.type)
+        if scalar is None:
+            continue
+        if element is not fd:
+            items[fd.name] = (scalar, dict)
+        elif fd.is_repeated:
+            items[fd.name] = (scalar, list)
+        elif scalar is _Scalar.STRING:
+            strings.add(fd.name)
+        else:
+            scalars[fd.name] = scalar
+    return _Types(desc.name, frozenset(strings), scalars, items, go_types)
+
+
+def _bind(schema: FieldSchema, message: Descriptor) -> None:
+    """Remember the message of ``schema`` and of every object schema it reaches."""
+    with _BIND_LOCK:
+        pending = [(schema, message)]
+        while pending:
+            node, desc = pending.pop()
+            if node.type is not SchemaType.OBJECT or node in _MESSAGES:
+                continue
+            _MESSAGES[node] = desc
+            _PLANS.pop(node, None)
+            for fd in _flat_fields(desc):
+                child = node.fields.get(fd.name)
+                sub = fd.message_type
+                if child is None or sub is None:
+                    continue
+                if sub.GetOptions().map_entry:
+                    sub = sub.fields_by_name["value"].message_type
+                    child = child.items if child.type is SchemaType.MAP else None
+                elif fd.is_repeated:
+                    child = child.items if child.type is SchemaType.LIST else None
+                if child is None or sub is None:
+                    continue
+                if json_kind(sub) == JsonKind.ITEMS_LIST and child.type is SchemaType.LIST:
+                    items_fd = sub.fields_by_name["items"]
+                    child, sub = child.items, items_fd.message_type
+                    if child is None or sub is None:
+                        continue
+                if json_kind(sub) == JsonKind.OBJECT:
+                    pending.append((child, sub))
+
+
+# ------------------------------------------------------------------------------------- walk
+
+
+def _mismatch(value: Any, where: str, struct: str, go_type: str) -> str:
+    return f"json: cannot unmarshal {value} into Go struct field {struct}.{where} of type {go_type}"
+
+
+def _check_scalars(node: dict[str, Any], types: _Types, gopath: str) -> str | None:
+    """Go's message for the first scalar of ``node`` of the wrong type, or None."""
+    for key in types.strings.intersection(node):
+        value = node[key]
+        if type(value) is not str and value is not None:
+            where = f"{gopath}.{key}" if gopath else key
+            return _mismatch(_json_value(value), where, types.struct, "string")
+    for key in types.scalars.keys() & node.keys():
+        value = node[key]
+        if value is None:
+            continue
+        problem = _scalar_problem(value, types.scalars[key])
+        if problem is not None:
+            described, message = problem
+            where = f"{gopath}.{key}" if gopath else key
+            return message or _mismatch(described, where, types.struct, types.go_types[key])
+    for key in types.items.keys() & node.keys():
+        container = node[key]
+        scalar, container_type = types.items[key]
+        values: Any
+        # A container of the wrong kind is judged by the walk.
+        if container_type is dict:
+            if not isinstance(container, dict):
+                continue
+            values = container.values()
+        elif isinstance(container, list):
+            values = container
+        else:
+            continue
+        if scalar is _Scalar.STRING and set(map(type, values)) <= {str, _NONE}:
+            continue
+        for value in values:
+            if value is None:
+                continue
+            problem = _scalar_problem(value, scalar)
+            if problem is not None:
+                described, message = problem
+                where = f"{gopath}.{key}" if gopath else key
+                return message or _mismatch(described, where, types.struct, scalar.value)
+    return None
+
+
+_CONTAINERS: Final = {SchemaType.OBJECT: dict, SchemaType.MAP: dict, SchemaType.LIST: list}
+
+
+def _walk(obj: dict[str, Any], schema: FieldSchema, prune: bool, typed: bool) -> FieldCheck:
+    found: list[str] = []
+    error: str | None = None
+    # (node, its schema, JSON path with indexes and keys, Go's field path (names only), and for
+    # lists and maps: the Go struct holding them and their Go type, for messages)
+    stack: list[tuple[Any, FieldSchema, str, str, str, str]] = [(obj, schema, "", "", "", "")]
+    plans = _PLANS
+    while stack:
+        node, node_schema, path, gopath, struct, go_type = stack.pop()
+        kind = node_schema.type
+        if kind is SchemaType.OBJECT and isinstance(node, dict):
+            entry = plans.get(node_schema)
+            if entry is None or entry[0] != len(node_schema.fields):
+                entry = _plan(node_schema)
+            _, known, nested, types = entry
+            if not known.issuperset(node):
+                unknown = [key for key in node if key not in known]
+                found.extend(f"{path}.{key}" if path else key for key in unknown)
+                if prune:
+                    for key in unknown:
+                        del node[key]
+            if typed and error is None and types is not None:
+                error = _check_scalars(node, types, gopath)
+            if nested:
+                children = []
+                # Paths are built only for the fields that lead somewhere (most are scalars).
+                for key, value in node.items():
+                    child = nested.get(key)
+                    if child is None:
+                        continue
+                    child_path = f"{path}.{key}" if path else key
+                    child_gopath = f"{gopath}.{key}" if gopath else key
+                    owner = types.struct if types is not None else ""
+                    child_type = types.go_types.get(key, "") if types is not None else ""
+                    if typed and error is None and _wrong_container(value, child):
+                        error = _mismatch(_json_value(value), child_gopath, owner, child_type)
+                        continue
+                    children.append((value, child, child_path, child_gopath, owner, child_type))
+                stack.extend(reversed(children))
+        elif kind is SchemaType.LIST and isinstance(node, list) and node_schema.items is not None:
+            item = node_schema.items
+            if item.type is not SchemaType.SCALAR and item.type is not SchemaType.ANY:
+                element = go_type.removeprefix("[]")
+                if typed and error is None:
+                    wrong = next((v for v in node if _wrong_container(v, item)), None)
+                    if wrong is not None:
+                        error = _mismatch(_json_value(wrong), gopath, struct, element)
+                        continue
+                stack.extend(
+                    (v, item, f"{path}[{i}]", gopath, struct, element)
+                    for i, v in reversed(list(enumerate(node)))
+                )
+        elif kind is SchemaType.MAP and isinstance(node, dict) and node_schema.items is not None:
+            item = node_schema.items
+            if item.type is not SchemaType.SCALAR and item.type is not SchemaType.ANY:
+                element = go_type.removeprefix("map[string]")
+                if typed and error is None:
+                    wrong = next((v for v in node.values() if _wrong_container(v, item)), None)
+                    if wrong is not None:
+                        error = _mismatch(_json_value(wrong), gopath, struct, element)
+                        continue
+                stack.extend(
+                    (v, item, f"{path}[{k}]", gopath, struct, element)
+                    for k, v in reversed(list(node.items()))
+                )
+    return FieldCheck(found, error)
+
+
+def _wrong_container(value: Any, schema: FieldSchema) -> bool:
+    """``value`` cannot be decoded as the object, map or list ``schema`` describes."""
+    expected = _CONTAINERS.get(schema.type)
+    return expected is not None and value is not None and not isinstance(value, expected)

@@ -3,10 +3,14 @@
 The endpoint decides the kind and version: a body may omit ``apiVersion`` and ``kind`` (the
 Python client sends neither unless the user sets them) and gets the path's; a body naming
 another version of the group is a 400 (``the API version in the data (apps/v1beta1) does not
-match the expected API version (apps/v1)``), another kind too. Then, per ``fieldValidation``:
-unknown fields (against the kind's schema) and duplicate fields fail the request (Strict,
-400 ``strict decoding error``), come back as warnings (Warn) or are dropped (Ignore); unknown
-fields are pruned in every case, defaults are applied and the object is converted to the hub.
+match the expected API version (apps/v1)``), another kind too. A value of the wrong JSON type
+for its field (a string in ``spec.replicas``, bad base64 in a Secret's ``data``) fails the
+decode whatever ``fieldValidation`` says: 400 with Go's unmarshal message, as the typed decode
+of the API server answers it. Then, per ``fieldValidation``: unknown fields (against the kind's
+schema) and duplicate fields fail the request (Strict, 400 ``strict decoding error``), come
+back as warnings (Warn) or are dropped (Ignore); unknown fields are pruned in every case,
+defaults are applied and the object is converted to the hub. Unknown fields and types are
+found in one walk (:func:`kstore.codec.strict.check_fields`).
 """
 
 from __future__ import annotations
@@ -14,9 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kstore.api.gvk import GroupVersionKind, Object
+from kstore.api.proto_schema import message_for_gvk
 from kstore.api.scheme import Scheme
 from kstore.codec.serializer import Serializer
-from kstore.codec.strict import FieldValidation, unknown_fields
+from kstore.codec.strict import FieldValidation, check_fields
 from kstore.errors import BadRequest
 
 __all__ = ["DecodedBody", "decode_body"]
@@ -69,9 +74,15 @@ def decode_body(
         )
     schema = scheme.kind_version(expected).schema
     if schema is not None:
-        unknown = unknown_fields(obj, schema, prune=True)
+        checked = check_fields(obj, schema, prune=True, message=message_for_gvk(expected))
+        if checked.type_error is not None:
+            # Go's decoder keeps the first type error and drops the strict ones.
+            raise BadRequest(
+                f'{kind} in version "{expected.version}" cannot be handled as a {kind}: '
+                f"{checked.type_error}"
+            )
         if validation is not FieldValidation.IGNORE:
-            problems.extend(f'unknown field "{path}"' for path in unknown)
+            problems.extend(f'unknown field "{path}"' for path in checked.unknown)
     if problems and validation is FieldValidation.STRICT:
         raise BadRequest(
             f'{kind} in version "{expected.version}" cannot be handled as a {kind}: '
