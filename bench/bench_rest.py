@@ -3,7 +3,8 @@ beside a trivial endpoint of the same server in the same run.
 
 Run: ``python -m bench.bench_rest`` (the same report as ``kstore bench rest``). Options:
 ``--clients`` concurrent keep-alive connections, ``--requests`` per figure and round,
-``--watchers`` watch streams during the creates, ``--repeats`` rounds (medians). Goals
+``--watchers`` watch streams during the watched creates, ``--repeats`` rounds (medians),
+``--kind`` the object created (``pod``, a realistic ~5 KiB Pod, or ``configmap``). Goals
 (issue 7): create >= 0.4x and get >= 0.5x the trivial endpoint's rate, create p99 <= 25 ms at
 16 concurrent clients. Prints figures and ratios; gates nothing.
 """
@@ -21,12 +22,14 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--watchers", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--kind", choices=["pod", "configmap"], default="pod")
     args = parser.parse_args()
     result = run_rest_bench(
         clients=args.clients,
         requests=args.requests,
         watchers=args.watchers,
         repeats=args.repeats,
+        kind=args.kind,
     )
     print(result.report())
 

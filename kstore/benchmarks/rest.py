@@ -1,19 +1,33 @@
 """The REST benchmark: kstore's API over HTTP beside a trivial endpoint of the same server.
 
 ``run_rest_bench()`` starts a real ``kstore serve`` process on LMDB (a fresh directory, a free
-loopback port, durable commits) and drives it from ``clients`` threads, each with its own
-keep-alive connection (``http.client``: the cheapest client in the standard library, so the
-client's CPU weighs as little as possible on the shared machine). Figures, each the median of
-``repeats`` rounds, trivial endpoint and kstore interleaved so both see the same load:
+loopback port, durable commits) and drives it from another process (this one, so the load
+generator never shares the server's GIL) with ``clients`` threads, each with its own keep-alive
+connection (``http.client``: the cheapest client in the standard library, so the client's CPU
+weighs as little as possible on the shared machine). The object created is a realistic ~5 KiB
+Pod (three containers, probes, volumes; :func:`kstore.benchmarks.storage.sample_pod` without
+its status and system fields) unless ``kind="configmap"`` asks for a small ConfigMap. The
+first requests of every path (imports, compiled plans, caches) are made before any timing.
+
+Each round measures, in this order, the trivial endpoint, creates, gets, the trivial endpoint
+again, lists, and finally creates with ``watchers`` watch streams open. Every figure is the
+median over ``repeats`` rounds; each ratio is the median over rounds of the round's own ratio
+(kstore over the mean of that round's two trivial runs), so a load swing between rounds moves
+both sides of a ratio alike. Beside each rate, the server process's CPU time per request
+(user + system, all its threads, from ``/proc``) and its multiple of the trivial endpoint's:
+on a shared machine the steadier figure, and what the rate ratio tends to when the server is
+CPU-bound.
 
 - trivial: ``GET /version`` (a constant JSON document; the server stack's own cost);
-- create: ``POST`` of a ConfigMap, requests/s and latency percentiles (goal: >= 0.4x the
-  trivial rate, p99 <= 25 ms at 16 concurrent clients);
-- get: ``GET`` of one ConfigMap (goal: >= 0.5x the trivial rate);
-- list: ``GET`` of a page of 100 ConfigMaps;
-- watch: events per second delivered to ``watchers`` watch streams while the creates run.
+- create: ``POST`` of the object with no watch open, requests/s and latency percentiles
+  (goal: >= 0.4x the trivial rate, p99 <= 25 ms at 16 concurrent clients);
+- get: ``GET`` of one of the created objects (goal: >= 0.5x the trivial rate);
+- list: ``GET`` of a page of ``listed`` objects by label;
+- watch: events per second delivered to ``watchers`` watch streams while another batch of
+  creates runs, and the create rate with those watchers attached (every create is then also
+  encoded and sent ``watchers`` times, so it is reported apart from the plain create rate).
 
-The report is a plain-text table.
+The report is a plain-text table with the load average at the start and the end of the run.
 """
 
 from __future__ import annotations
@@ -30,59 +44,100 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import orjson
 
+from kstore.benchmarks.storage import sample_pod
+
 __all__ = ["RestBenchResult", "run_rest_bench"]
 
-_CMS = "/api/v1/namespaces/default/configmaps"
+_NAMESPACE = "default"
 _HEADERS = {"Content-Type": "application/json", "Accept": "application/json"}
+_KINDS = {"pod": "pods", "configmap": "configmaps"}
 
 
 @dataclass(frozen=True, slots=True)
 class RestBenchResult:
+    kind: str
     trivial_rate: float
     create_rate: float
+    create_ratio: float
     create_p50_ms: float
     create_p99_ms: float
     get_rate: float
+    get_ratio: float
     list_rate: float
+    list_ratio: float
+    watched_create_rate: float
     watch_events_rate: float
     clients: int
     watchers: int
+    load_before: tuple[float, float, float]
+    load_after: tuple[float, float, float]
+    #: The server's CPU microseconds per request (median over rounds) by figure: steadier
+    #: than rates on a shared machine, and the ratio a CPU-bound server's rates tend to.
+    cpu_us: dict[str, float]
 
     def report(self) -> str:
-        def row(name: str, value: float, unit: str, ratio: str, goal: str) -> str:
-            return f"{name:<34} {value:>12,.1f} {unit:<10} {ratio:>8}  {goal}"
+        trivial_cpu = self.cpu_us.get("trivial")
 
+        def row(name: str, value: float, unit: str, ratio: str, goal: str, cpu: str = "") -> str:
+            return f"{name:<34} {value:>10,.1f} {unit:<9} {ratio:>8} {cpu:>16}  {goal}"
+
+        def cpu(figure: str) -> str:
+            value = self.cpu_us.get(figure)
+            if value is None:
+                return ""
+            times = f" ({value / trivial_cpu:.1f}x)" if trivial_cpu else ""
+            return f"{value:,.0f}{times}"
+
+        def load(figures: tuple[float, float, float]) -> str:
+            return " ".join(f"{f:.2f}" for f in figures)
+
+        label = "Pod ~5 KiB" if self.kind == "pod" else "ConfigMap"
         t = self.trivial_rate
         lines = [
-            f"kstore bench rest: LMDB, {self.clients} concurrent HTTP clients (keep-alive)",
-            f"{'figure':<34} {'value':>12} {'unit':<10} {'vs triv.':>8}  goal",
-            row("trivial endpoint (GET /version)", t, "req/s", "1.00x", ""),
+            f"kstore bench rest: LMDB (durable), {self.clients} concurrent HTTP clients "
+            f"(keep-alive), {label}",
+            f"load average before: {load(self.load_before)}; after: {load(self.load_after)}",
+            f"{'figure':<34} {'value':>10} {'unit':<9} {'vs triv.':>8} "
+            f"{'server CPU us/req':>16}  goal",
+            row("trivial endpoint (GET /version)", t, "req/s", "1.00x", "", cpu("trivial")),
             row(
-                "create (POST ConfigMap)",
+                f"create (POST {self.kind})",
                 self.create_rate,
                 "req/s",
-                f"{self.create_rate / t:.2f}x",
+                f"{self.create_ratio:.2f}x",
                 ">= 0.40x",
+                cpu("create"),
             ),
             row("create latency p50", self.create_p50_ms, "ms", "", ""),
             row("create latency p99", self.create_p99_ms, "ms", "", "<= 25 ms"),
             row(
-                "get (GET ConfigMap)",
+                f"get (GET {self.kind})",
                 self.get_rate,
                 "req/s",
-                f"{self.get_rate / t:.2f}x",
+                f"{self.get_ratio:.2f}x",
                 ">= 0.50x",
+                cpu("get"),
             ),
             row(
-                "list (100 ConfigMaps a page)",
+                "list (100 a page, by label)",
                 self.list_rate,
                 "req/s",
-                f"{self.list_rate / t:.2f}x",
+                f"{self.list_ratio:.2f}x",
                 "",
+                cpu("list"),
+            ),
+            row(
+                f"create, {self.watchers} watchers open",
+                self.watched_create_rate,
+                "req/s",
+                f"{self.watched_create_rate / t:.2f}x",
+                "",
+                cpu("watched_create"),
             ),
             row(
                 f"watch events ({self.watchers} watchers)",
@@ -93,6 +148,23 @@ class RestBenchResult:
             ),
         ]
         return "\n".join(lines)
+
+
+def _new_object(kind: str, name: str, label: str, index: int) -> bytes:
+    """The body a client would POST: no status, no system fields."""
+    if kind == "configmap":
+        obj: dict[str, Any] = {
+            "metadata": {"name": name, "labels": {"run": label}},
+            "data": {"key": "value", "index": str(index)},
+        }
+    else:
+        obj = sample_pod(_NAMESPACE, name)
+        obj.pop("status", None)
+        meta = obj["metadata"]
+        for field in ("uid", "creationTimestamp", "resourceVersion", "managedFields"):
+            meta.pop(field, None)
+        meta["labels"] = {**(meta.get("labels") or {}), "run": label}
+    return orjson.dumps(obj)
 
 
 class _Server:
@@ -124,6 +196,16 @@ class _Server:
             raise RuntimeError(f"kstore serve did not start: {line!r}")
         url = urlsplit(line.split()[3])
         self.host, self.port = url.hostname or "127.0.0.1", url.port or 80
+
+    def cpu_seconds(self) -> float | None:
+        """The server process's CPU time so far (user + system, all threads); None where
+        ``/proc`` is missing."""
+        try:
+            with open(f"/proc/{self.process.pid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            return None
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def connection(self) -> http.client.HTTPConnection:
         return http.client.HTTPConnection(self.host, self.port, timeout=60)
@@ -179,28 +261,47 @@ def _parallel(
     return elapsed
 
 
+def _measure(
+    server: _Server,
+    clients: int,
+    total: int,
+    work: Callable[[http.client.HTTPConnection, int], None],
+) -> tuple[float, float | None]:
+    """(requests per second, the server's CPU microseconds per request) of ``total`` calls."""
+    before = server.cpu_seconds()
+    rate = total / _parallel(server, clients, total, work)
+    after = server.cpu_seconds()
+    cpu = None if before is None or after is None else (after - before) / total * 1e6
+    return rate, cpu
+
+
 def _expect(status: int, body: bytes, want: int) -> None:
     if status != want:
         raise RuntimeError(f"unexpected HTTP {status}: {body[:300]!r}")
 
 
 class _Watchers:
-    """``count`` watch streams on the ConfigMaps of one label, counting the events they get."""
+    """``count`` watch streams on the objects of one label, counting the events they get."""
 
-    def __init__(self, server: _Server, count: int, label: str, expected: int) -> None:
+    def __init__(
+        self, server: _Server, collection: str, count: int, label: str, expected: int
+    ) -> None:
         self.expected = expected
         self.done: queue.Queue[float] = queue.Queue()
         self.threads = []
         ready = threading.Barrier(count + 1)
+        path = (
+            f"{collection}?watch=true&resourceVersion=0&labelSelector=run%3D{label}"
+            "&timeoutSeconds=300"
+        )
         for _ in range(count):
-            t = threading.Thread(target=self._run, args=(server, label, ready), daemon=True)
+            t = threading.Thread(target=self._run, args=(server, path, ready), daemon=True)
             t.start()
             self.threads.append(t)
         ready.wait()
 
-    def _run(self, server: _Server, label: str, ready: threading.Barrier) -> None:
+    def _run(self, server: _Server, path: str, ready: threading.Barrier) -> None:
         conn = server.connection()
-        path = f"{_CMS}?watch=true&resourceVersion=0&labelSelector=run%3D{label}&timeoutSeconds=120"
         conn.request("GET", path, headers=_HEADERS)
         response = conn.getresponse()
         ready.wait()
@@ -222,6 +323,10 @@ class _Watchers:
         return last
 
 
+def _load() -> tuple[float, float, float]:
+    return os.getloadavg()
+
+
 def run_rest_bench(
     *,
     clients: int = 16,
@@ -229,54 +334,83 @@ def run_rest_bench(
     watchers: int = 10,
     repeats: int = 3,
     listed: int = 100,
+    kind: str = "pod",
 ) -> RestBenchResult:
     """Start a server, measure, stop it; see the module docstring for the figures."""
+    if kind not in _KINDS:
+        raise ValueError(f"kind must be one of {sorted(_KINDS)}, not {kind!r}")
+    collection = f"/api/v1/namespaces/{_NAMESPACE}/{_KINDS[kind]}"
     samples: dict[str, list[float]] = {}
     latencies: list[float] = []
+    load_before = _load()
 
     def add(name: str, value: float) -> None:
         samples.setdefault(name, []).append(value)
 
+    def measure(
+        name: str, total: int, work: Callable[[http.client.HTTPConnection, int], None]
+    ) -> float:
+        rate, cpu = _measure(server, clients, total, work)
+        add(name, rate)
+        if cpu is not None:
+            add(f"{name}_cpu", cpu)
+        return rate
+
+    def trivial(c: http.client.HTTPConnection, i: int) -> None:
+        _expect(*_request(c, "GET", "/version"), 200)
+
+    def creator(label: str, timed: bool) -> Callable[[http.client.HTTPConnection, int], None]:
+        bodies = [_new_object(kind, f"{label}-{i:06d}", label, i) for i in range(requests)]
+
+        def create(c: http.client.HTTPConnection, i: int) -> None:
+            started = time.perf_counter()
+            status, data = _request(c, "POST", collection, bodies[i])
+            if timed:
+                latencies.append(time.perf_counter() - started)
+            _expect(status, data, 201)
+
+        return create
+
+    def getter(label: str) -> Callable[[http.client.HTTPConnection, int], None]:
+        def get(c: http.client.HTTPConnection, i: int) -> None:
+            _expect(*_request(c, "GET", f"{collection}/{label}-{i:06d}"), 200)
+
+        return get
+
+    def lister(path: str) -> Callable[[http.client.HTTPConnection, int], None]:
+        def list_page(c: http.client.HTTPConnection, i: int) -> None:
+            _expect(*_request(c, "GET", path), 200)
+
+        return list_page
+
     with tempfile.TemporaryDirectory(prefix="kstore-bench-rest-") as tmp:
         server = _Server(Path(tmp) / "data")
         try:
-            # Warm up: first requests import and compile lazily on the server.
-            _parallel(server, 2, 50, lambda c, i: _expect(*_request(c, "GET", "/version"), 200))
+            # Warm up every path: first requests import and compile lazily on the server.
+            warm = min(requests, 100)
+            _parallel(server, 2, warm, trivial)
+            _parallel(server, 2, warm, creator("warm", False))
+            _parallel(server, 2, warm, getter("warm"))
+            lists = max(50, requests // 10)
             for rep in range(repeats):
-                add("trivial", requests / _parallel(
-                    server, clients, requests,
-                    lambda c, i: _expect(*_request(c, "GET", "/version"), 200),
-                ))  # fmt: skip
                 label = f"r{rep}"
-                watch = _Watchers(server, watchers, label, requests)
-
-                def create(c: http.client.HTTPConnection, i: int, label: str = label) -> None:
-                    body = orjson.dumps(
-                        {
-                            "metadata": {"name": f"{label}-{i:06d}", "labels": {"run": label}},
-                            "data": {"key": "value", "index": str(i)},
-                        }
-                    )
-                    started = time.perf_counter()
-                    status, data = _request(c, "POST", _CMS, body)
-                    latencies.append(time.perf_counter() - started)
-                    _expect(status, data, 201)
-
+                before = measure("trivial", requests, trivial)
+                measure("create", requests, creator(label, True))
+                measure("get", requests, getter(label))
+                after = measure("trivial", requests, trivial)
+                base = (before + after) / 2
+                add("trivial_pair", base)
+                add("create_ratio", samples["create"][-1] / base)
+                add("get_ratio", samples["get"][-1] / base)
+                list_path = f"{collection}?labelSelector=run%3D{label}&limit={listed}"
+                measure("list", lists, lister(list_path))
+                add("list_ratio", samples["list"][-1] / base)
+                watched = f"w{rep}"
+                create = creator(watched, False)
+                watch = _Watchers(server, collection, watchers, watched, requests)
                 began = time.perf_counter()
-                add("create", requests / _parallel(server, clients, requests, create))
-                add("watch", watchers * requests / (watch.wait(120) - began))
-
-                def get(c: http.client.HTTPConnection, i: int, label: str = label) -> None:
-                    _expect(*_request(c, "GET", f"{_CMS}/{label}-{i:06d}"), 200)
-
-                add("get", requests / _parallel(server, clients, requests, get))
-                list_path = f"{_CMS}?labelSelector=run%3D{label}&limit={listed}"
-                lists = max(50, requests // 10)
-
-                def list_page(c: http.client.HTTPConnection, i: int, path: str = list_path) -> None:
-                    _expect(*_request(c, "GET", path), 200)
-
-                add("list", lists / _parallel(server, clients, lists, list_page))
+                measure("watched_create", requests, create)
+                add("watch", watchers * requests / (watch.wait(300) - began))
         finally:
             server.stop()
     latencies.sort()
@@ -284,14 +418,33 @@ def run_rest_bench(
     def pct(p: float) -> float:
         return latencies[min(len(latencies) - 1, int(len(latencies) * p))] * 1000
 
+    def median(name: str) -> float:
+        return statistics.median(samples[name])
+
+    def cpu(name: str) -> float | None:
+        values = samples.get(f"{name}_cpu")
+        return statistics.median(values) if values else None
+
     return RestBenchResult(
-        trivial_rate=statistics.median(samples["trivial"]),
-        create_rate=statistics.median(samples["create"]),
+        kind=kind,
+        trivial_rate=median("trivial_pair"),
+        create_rate=median("create"),
+        create_ratio=median("create_ratio"),
         create_p50_ms=pct(0.50),
         create_p99_ms=pct(0.99),
-        get_rate=statistics.median(samples["get"]),
-        list_rate=statistics.median(samples["list"]),
-        watch_events_rate=statistics.median(samples["watch"]),
+        get_rate=median("get"),
+        get_ratio=median("get_ratio"),
+        list_rate=median("list"),
+        list_ratio=median("list_ratio"),
+        watched_create_rate=median("watched_create"),
+        watch_events_rate=median("watch"),
         clients=clients,
         watchers=watchers,
+        load_before=load_before,
+        load_after=_load(),
+        cpu_us={
+            name: value
+            for name in ("trivial", "create", "get", "list", "watched_create")
+            if (value := cpu(name)) is not None
+        },
     )
