@@ -1,10 +1,12 @@
-"""kill -9 of ``kstore serve`` (LMDB) under write and watch load over HTTP, then a restart.
+"""kill -9 of ``kstore serve`` under write and watch load over HTTP, then a restart.
 
 Writers create, update (compare-and-swap) and delete ConfigMaps of their own with unique
 values; watchers watch the namespace and resume from the last revision they received whenever
-their connection ends. The server is killed with SIGKILL several times and started again on
-the same data directory and port. Afterwards the whole history is read back with one watch
-from the start revision (on a server without the watch cache, so from storage), and:
+their connection ends. The server is killed with SIGKILL several times (many with
+``KSTORE_LONG=1``) and started again on the same port and the same data directory (LMDB, with
+and without the watch cache) or etcd prefix (etcd, watch cache on). Afterwards the whole
+history is read back with one watch from the start revision (on a server without the watch
+cache, so from storage), and:
 
 - every acknowledged create and update is in it at the revision it returned (none lost), and
   no revision is used twice, before or after a crash; each acknowledged conditional update
@@ -52,10 +54,13 @@ from kstore.testing.watch_history import (
     final_state,
 )
 from kstore.testing.writers import MixedWriter
+from tests.clients.servers import storage_args
 
 pytestmark = [pytest.mark.fault, pytest.mark.slow]
 
-KILLS = 3
+LONG = os.environ.get("KSTORE_LONG") == "1"
+#: kill -9s per run: a few in CI, many in the opt-in long form.
+KILLS = 20 if LONG else 3
 WRITERS = 4
 WATCHERS = 4
 NAMESPACE = "robust"
@@ -63,16 +68,34 @@ NAMESPACE = "robust"
 READY_WITHIN = 5.0
 
 
-@pytest.mark.parametrize("watch_cache", [True, False], ids=["watch-cache", "no-watch-cache"])
+@pytest.mark.parametrize(
+    ("backend", "watch_cache"),
+    [
+        pytest.param("lmdb", True, id="lmdb-watch-cache"),
+        pytest.param("lmdb", False, id="lmdb-no-watch-cache"),
+        pytest.param("etcd", True, id="etcd-watch-cache", marks=pytest.mark.etcd),
+    ],
+)
+@pytest.mark.timeout(120 + KILLS * 30)
 def test_kill9_under_load_loses_no_acknowledged_write_and_no_watch_event(
-    tmp_path: Path, watch_cache: bool
+    request: pytest.FixtureRequest, tmp_path: Path, backend: str, watch_cache: bool
 ) -> None:
+    with storage_args(request.config, backend) as backend_args:
+        _kill_under_load(tmp_path, [*backend_args], watch_cache)
+
+
+def _kill_under_load(tmp_path: Path, backend_args: list[str], watch_cache: bool) -> None:
     rng = random.Random(8)
     # No compaction during the run: the history read at the end must still be there.
-    args = ["--etcd-compaction-interval", "0", f"--watch-cache={str(watch_cache).lower()}"]
+    args = [
+        *backend_args,
+        "--etcd-compaction-interval",
+        "0",
+        f"--watch-cache={str(watch_cache).lower()}",
+    ]
     server = ServeProcess(tmp_path / "data", args).start()
     cold_start = server.ready_seconds
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 60 + KILLS * 20
     writers: list[MixedWriter] = []
     watchers: list[HttpWatcher] = []
     ready_times: list[float] = []
@@ -149,7 +172,8 @@ def test_kill9_under_load_loses_no_acknowledged_write_and_no_watch_event(
             problems.append(f"{watcher.name}: 410 although storage holds the whole history")
     errors = [error for writer in writers for error in writer.tally.errors]
     print(
-        f"\nkill -9 x{KILLS} (watch cache {watch_cache}): {len(acks)} writes acknowledged, "
+        f"\nkill -9 x{KILLS} ({' '.join(backend_args[:2]) or 'lmdb'}, watch cache "
+        f"{watch_cache}): {len(acks)} writes acknowledged, "
         f"{sum(w.tally.unknown for w in writers)} unknown, "
         f"{sum(w.tally.refused for w in writers)} refused, {len(history)} in history, "
         f"ready after restart {[f'{t:.2f}s' for t in ready_times]} (cold start "
