@@ -5,6 +5,7 @@
 - A token file with the default ``AlwaysAllow``: every authenticated or anonymous request is
   allowed, an unknown token is still 401.
 - No flags at all: a Bearer header is ignored (no authenticator claims it), as before.
+- RBAC without a token file: everyone is anonymous, and RBAC decides for them.
 """
 
 from __future__ import annotations
@@ -91,3 +92,22 @@ def test_default_server_ignores_bearer_tokens(tmp_path_factory: pytest.TempPathF
             assert client.get("/api/v1/configmaps").status_code == 200
     finally:
         server.stop()
+
+
+def test_rbac_without_token_file_authorizes_everyone_as_anonymous(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    server = start_server(
+        tmp_path_factory.mktemp("anonymous-rbac") / "data", "--authorization-mode", "RBAC"
+    )
+    try:
+        with server.client() as client:
+            assert client.get("/healthz").status_code == 200
+            denied = client.get("/api/v1/configmaps", headers=bearer("ignored"))
+    finally:
+        server.stop()
+    assert denied.status_code == 403
+    assert denied.json()["message"] == (
+        'configmaps is forbidden: User "system:anonymous" cannot list resource "configmaps" in'
+        ' API group "" at the cluster scope'
+    )

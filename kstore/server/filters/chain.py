@@ -11,8 +11,9 @@ then the request body limit.
 Audit sits outside authentication yet records the authenticated user: it reads the user from
 the request's scope when the request ends, after authentication has run (a request that
 authentication refused is recorded with an empty user, as the API server's failed-authentication
-audit does). Authentication is installed only when it can change anything (a token file, or
-anonymous requests refused); without it every request is ``system:anonymous``. Authorization
+audit does). Authentication is installed only when it can change anything (a token file,
+anonymous requests refused, or an authorizer that asks who the user is); without it every
+request is ``system:anonymous``. Authorization
 is installed only when some mode is not ``AlwaysAllow``; it runs inside the in-flight limits,
 as in the API server, so its registry reads count against them.
 """
@@ -57,8 +58,9 @@ class FilterConfig:
 
     @property
     def authenticates(self) -> bool:
-        """Whether the authentication filter is needed (it can tell users apart or refuse)."""
-        return self.token_auth_file is not None or not self.anonymous_auth
+        """Whether the authentication filter is needed: it can tell users apart or refuse,
+        or an authorizer needs to know the user (anonymous, then)."""
+        return self.token_auth_file is not None or not self.anonymous_auth or self.authorizes
 
     @property
     def authorizes(self) -> bool:
