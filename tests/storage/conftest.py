@@ -94,6 +94,8 @@ class PausedWriter:
 
     def __init__(self, backend: LmdbBackend, monkeypatch: pytest.MonkeyPatch) -> None:
         self._backend = backend
+        # Every write goes through the writer thread, even a lone one.
+        monkeypatch.setattr(backend, "_inline_ok", False)
         self.entered = threading.Event()
         self._gate = threading.Event()
         self.batches: list[int] = []
