@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from kstore.benchmarks import storage as bench
+from kstore.storage.lmdb import LmdbConfig, RawLmdbBaseline
 
 
 def test_interleaving_alternates_chunks_and_which_side_goes_first(
@@ -49,7 +50,19 @@ def test_a_small_run_reports_every_row_and_the_creates_per_commit(tmp_path: Path
     ):
         assert row in report
     assert "creates per commit" in report
+    assert "raw group commit" in report
     assert "bytes of JSON" in report
+
+
+def test_raw_group_commit_stores_every_key_in_fewer_commits_than_puts(tmp_path: Path) -> None:
+    raw = RawLmdbBaseline(LmdbConfig(path=tmp_path / "raw", durable=False))
+    try:
+        keys = [f"/registry/pods/k{i:04d}".encode() for i in range(400)]
+        commits = raw.put_from_threads(keys, b"v" * 100, 8)
+        assert raw.scan(b"/registry/pods/") == 400
+        assert 1 <= commits <= 400
+    finally:
+        raw.close()
 
 
 def test_only_lmdb_is_known() -> None:
