@@ -14,6 +14,9 @@ kstore keeps the package for its generated stubs and messages and owns the calli
   :class:`~kstore.errors.Timeout`, since it may or may not have been applied;
 - **require a leader**: calls and watch streams carry etcd's ``hasleader`` metadata, so a member
   cut off from its quorum refuses at once instead of hanging, and cancels its watch streams;
+- **overlapping calls pipelined**: KV calls made while others are in flight are issued as
+  gRPC futures by one sender thread per member (:mod:`._etcd_pipeline`), which is cheaper
+  than many threads blocking in gRPC at once;
 - **typed errors**: gRPC errors become kstore errors at this one boundary, except the two that
   callers interpret by context (compacted and future revisions), which are
   :class:`CompactedError` and :class:`FutureRevisionError`.
@@ -40,6 +43,7 @@ from kstore.errors import (
     Unavailable,
 )
 from kstore.storage._etcd_config import EtcdConfig
+from kstore.storage._etcd_pipeline import Pipeline, PipelineClosed, PipelineTimeout
 
 __all__ = [
     "CompactedError",
@@ -133,7 +137,17 @@ def prefix_range_end(prefix: bytes) -> bytes:
 class _Endpoint:
     """One member: its channel and the stubs on it."""
 
-    __slots__ = ("channel", "failed_at", "kv", "lease", "maintenance", "target", "watch")
+    __slots__ = (
+        "channel",
+        "failed_at",
+        "kv",
+        "lease",
+        "maintenance",
+        "pipeline",
+        "target",
+        "txn_bytes",
+        "watch",
+    )
 
     def __init__(self, target: str, credentials: Any) -> None:
         self.target = target
@@ -145,6 +159,13 @@ class _Endpoint:
         self.lease = etcdrpc.LeaseStub(self.channel)
         self.watch = etcdrpc.WatchStub(self.channel)
         self.maintenance = etcdrpc.MaintenanceStub(self.channel)
+        # KV.Txn taking a request already encoded (:mod:`._etcd_wire`): no serializer.
+        self.txn_bytes = self.channel.unary_unary(
+            "/etcdserverpb.KV/Txn",
+            request_serializer=None,
+            response_deserializer=etcdrpc.TxnResponse.FromString,
+        )
+        self.pipeline = Pipeline(target)
         self.failed_at = 0.0
 
 
@@ -265,6 +286,10 @@ class EtcdClient:
                 return invoke(endpoint, max(0.001, min(remaining, config.attempt_timeout)))
             except grpc.RpcError as exc:
                 outcome, error = _classify(exc)
+            except PipelineClosed:
+                raise Unavailable("the etcd client is closed") from None
+            except PipelineTimeout as exc:
+                outcome, error = _Outcome.AMBIGUOUS, Timeout(f"etcd: {exc}")
             if outcome == _Outcome.FATAL:
                 raise error
             self.endpoint_failed(endpoint)
@@ -278,14 +303,33 @@ class EtcdClient:
     def txn(self, request: Any) -> Any:
         """Run a transaction (a write unless it only reads); see the retry policy."""
         return self._call(
-            lambda ep, timeout: ep.kv.Txn(request, timeout=timeout, metadata=REQUIRE_LEADER),
+            lambda ep, timeout: ep.pipeline.call(
+                ep.kv.Txn, request, timeout=timeout, metadata=REQUIRE_LEADER
+            ),
+            mutating=True,
+        )
+
+    def txn_encoded(self, request: bytes, meanwhile: Callable[[], None] | None = None) -> Any:
+        """:meth:`txn` for a ``TxnRequest`` already serialized (:mod:`._etcd_wire`).
+        ``meanwhile`` runs while the request is in flight (see :mod:`._etcd_pipeline`); it
+        may run again when an attempt is retried, and must not raise."""
+        return self._call(
+            lambda ep, timeout: ep.pipeline.call(
+                ep.txn_bytes,
+                request,
+                timeout=timeout,
+                metadata=REQUIRE_LEADER,
+                meanwhile=meanwhile,
+            ),
             mutating=True,
         )
 
     def range(self, request: Any) -> Any:
         """A Range read, retried on another member when one cannot answer."""
         return self._call(
-            lambda ep, timeout: ep.kv.Range(request, timeout=timeout, metadata=REQUIRE_LEADER),
+            lambda ep, timeout: ep.pipeline.call(
+                ep.kv.Range, request, timeout=timeout, metadata=REQUIRE_LEADER
+            ),
             mutating=False,
         )
 
@@ -321,6 +365,7 @@ class EtcdClient:
         """Close every channel; running calls and watch streams end with CANCELLED."""
         self._closed = True
         for endpoint in self._endpoints:
+            endpoint.pipeline.close()
             endpoint.channel.close()
 
 

@@ -9,6 +9,8 @@ kube-apiserver can read each other's etcd.
 Each operation is Kubernetes' etcd3 store (``pkg/storage/etcd3/store.go``):
 
 - **create**: one transaction ``If(mod_revision(key) == 0) Then(Put)``; AlreadyExists otherwise;
+  writes send hand-encoded transactions (:mod:`._etcd_wire`) and decode their result from the
+  bytes they write while the transaction is in flight;
 - **guaranteed_update**: start from the caller's cached object or a read, apply ``try_update``,
   then ``If(mod_revision == expected) Then(Put) Else(Get)``: one round trip when the expected
   revision is right, and on conflict the else-branch already holds the current value for the
@@ -61,6 +63,7 @@ from kstore.storage._etcd_layout import kubernetes_resource_prefix
 from kstore.storage._etcd_leases import LeaseManager
 from kstore.storage._etcd_list import read_list
 from kstore.storage._etcd_watch import EtcdWatcher, WatchStart
+from kstore.storage._etcd_wire import delete_txn, put_txn
 from kstore.storage._watch_hub import error_watcher
 from kstore.storage.interface import (
     Backend,
@@ -96,8 +99,6 @@ __all__ = [
     "kubernetes_resource_prefix",
 ]
 
-_EQUAL = etcdrpc.Compare.EQUAL
-_MOD = etcdrpc.Compare.MOD
 _WATCH_EXPIRED = "The resourceVersion for the provided watch is too old."
 _GET_DEFAULTS = GetOptions()
 _LIST_DEFAULTS = ListOptions()
@@ -114,6 +115,35 @@ class _State:
         self.rev = rev
         self.data = data
         self.stale = stale
+
+
+class _DecodeAhead:
+    """The decode of the bytes a write sends, run while its transaction is in flight (the
+    result is decoded from them, as Kubernetes' store does): called as the client's
+    ``meanwhile``, at most once; an error is kept for :meth:`result`, never raised there."""
+
+    __slots__ = ("_data", "_decode", "_error", "_obj")
+
+    def __init__(self, decode: Callable[[bytes], Object], data: bytes) -> None:
+        self._decode = decode
+        self._data = data
+        self._obj: Object | None = None
+        self._error: Exception | None = None
+
+    def __call__(self) -> None:
+        if self._obj is None and self._error is None:
+            try:
+                self._obj = self._decode(self._data)
+            except Exception as exc:
+                self._error = exc
+
+    def result(self, revision: int) -> Object:
+        """The decoded object with ``revision`` (decoding now if not done yet)."""
+        self()
+        if self._error is not None:
+            raise self._error
+        assert self._obj is not None
+        return with_resource_version(self._obj, revision)
 
 
 def _path_prefix(prefix: str) -> str:
@@ -171,11 +201,16 @@ class EtcdStorage(Storage):
             raise CorruptObject(f'unable to transform key "{etcd_key}": {exc}') from exc
 
     def _decode(self, data: bytes, etcd_key: str, revision: int) -> Object:
+        return with_resource_version(self._decode_plain(data, etcd_key), revision)
+
+    def _decode_plain(self, data: bytes, etcd_key: str) -> Object:
         try:
-            obj = self._codec.decode(data)
+            return self._codec.decode(data)
         except Exception as exc:
             raise CorruptObject(f'unable to decode key "{etcd_key}": {exc}') from exc
-        return with_resource_version(obj, revision)
+
+    def _decode_ahead(self, data: bytes, etcd_key: str) -> _DecodeAhead:
+        return _DecodeAhead(lambda plain: self._decode_plain(plain, etcd_key), data)
 
     def decode_value(self, key: bytes, value: bytes) -> Object:
         """Stored bytes of ``key`` as an object (without a resourceVersion): for watches."""
@@ -203,32 +238,24 @@ class EtcdStorage(Storage):
         return _State(obj, object_resource_version(obj), self._encode(obj), False)
 
     def _put_txn(
-        self, etcd_key: bytes, value: bytes, expected_rev: int, ttl: int | None, *, read: bool
+        self,
+        etcd_key: bytes,
+        value: bytes,
+        expected_rev: int,
+        ttl: int | None,
+        *,
+        read: bool,
+        meanwhile: Callable[[], None] | None = None,
     ) -> Any:
         """``If(mod_revision == expected_rev) Then(Put) [Else(Get)]``, with a lease for
-        ``ttl``; a lease that vanished before the put is replaced once."""
+        ``ttl``; a lease that vanished before the put is replaced once. ``meanwhile`` runs
+        while the transaction is in flight."""
         leases = self._backend._leases
         for attempt in range(2):
             lease = leases.get_lease(ttl) if ttl else 0
-            request = etcdrpc.TxnRequest(
-                compare=[
-                    etcdrpc.Compare(
-                        result=_EQUAL, target=_MOD, key=etcd_key, mod_revision=expected_rev
-                    )
-                ],
-                success=[
-                    etcdrpc.RequestOp(
-                        request_put=etcdrpc.PutRequest(key=etcd_key, value=value, lease=lease)
-                    )
-                ],
-                failure=(
-                    [etcdrpc.RequestOp(request_range=etcdrpc.RangeRequest(key=etcd_key))]
-                    if read
-                    else []
-                ),
-            )
+            request = put_txn(etcd_key, value, expected_rev, lease, read=read)
             try:
-                return self._client.txn(request)
+                return self._client.txn_encoded(request, meanwhile)
             except LeaseNotFoundError:
                 leases.forget(lease)
                 if attempt:
@@ -243,7 +270,10 @@ class EtcdStorage(Storage):
             raise BadRequest("resourceVersion should not be set on objects to be created")
         data = self._encode(obj)
         value = self._to_storage(data, etcd_key)
-        response = self._put_txn(etcd_key.encode(), value, 0, ttl_seconds, read=False)
+        result = self._decode_ahead(data, etcd_key)
+        response = self._put_txn(
+            etcd_key.encode(), value, 0, ttl_seconds, read=False, meanwhile=result
+        )
         if not response.succeeded:
             name = name_of_key(key)
             raise AlreadyExists(
@@ -252,7 +282,7 @@ class EtcdStorage(Storage):
                 group=self._group,
                 name=name,
             )
-        return self._decode(data, etcd_key, int(response.header.revision))
+        return result.result(int(response.header.revision))
 
     def get(self, key: str, opts: GetOptions = _GET_DEFAULTS) -> Object:
         etcd_key = self._etcd_key(key, recursive=False)
@@ -318,13 +348,16 @@ class EtcdStorage(Storage):
                 if not state.stale:
                     return self._decode(state.data, etcd_key, state.rev)
             value = self._to_storage(data, etcd_key)
-            response = self._put_txn(raw_key, value, state.rev, ttl_seconds, read=True)
+            result = self._decode_ahead(data, etcd_key)
+            response = self._put_txn(
+                raw_key, value, state.rev, ttl_seconds, read=True, meanwhile=result
+            )
             if not response.succeeded:
                 kvs = response.responses[0].response_range.kvs
                 state = self._state_from_kvs(kvs, etcd_key, key, ignore_not_found)
                 current = True
                 continue
-            return self._decode(data, etcd_key, int(response.header.revision))
+            return result.result(int(response.header.revision))
 
     def delete(
         self,
@@ -357,16 +390,7 @@ class EtcdStorage(Storage):
                 if state.rev == cached_rev:
                     raise
                 continue
-            request = etcdrpc.TxnRequest(
-                compare=[
-                    etcdrpc.Compare(result=_EQUAL, target=_MOD, key=raw_key, mod_revision=state.rev)
-                ],
-                success=[
-                    etcdrpc.RequestOp(request_delete_range=etcdrpc.DeleteRangeRequest(key=raw_key))
-                ],
-                failure=[etcdrpc.RequestOp(request_range=etcdrpc.RangeRequest(key=raw_key))],
-            )
-            response = self._client.txn(request)
+            response = self._client.txn_encoded(delete_txn(raw_key, state.rev))
             if not response.succeeded:
                 kvs = response.responses[0].response_range.kvs
                 state = self._state_from_kvs(kvs, etcd_key, key, False)

@@ -53,13 +53,14 @@ class _Calls:
     def __init__(self, backend: EtcdBackend, monkeypatch: pytest.MonkeyPatch) -> None:
         self.counts = {"txn": 0, "range": 0}
         client = backend._client
-        for name in self.counts:
-            monkeypatch.setattr(client, name, self._counting(name, getattr(client, name)))
+        # Writes send their transactions already encoded: those are transactions too.
+        for method, name in (("txn", "txn"), ("txn_encoded", "txn"), ("range", "range")):
+            monkeypatch.setattr(client, method, self._counting(name, getattr(client, method)))
 
-    def _counting(self, name: str, call: Callable[[Any], Any]) -> Callable[[Any], Any]:
-        def counted(request: Any) -> Any:
+    def _counting(self, name: str, call: Callable[..., Any]) -> Callable[..., Any]:
+        def counted(request: Any, *args: Any) -> Any:
             self.counts[name] += 1
-            return call(request)
+            return call(request, *args)
 
         return counted
 
