@@ -561,6 +561,77 @@ def _lease(version: str) -> st.SearchStrategy[Obj]:
     return _fields({"metadata": object_meta(namespaced=True)}, {"spec": spec})
 
 
+def _policy_rule() -> st.SearchStrategy[Obj]:
+    verbs = st.lists(
+        st.sampled_from(["get", "list", "watch", "create", "*"]), min_size=1, max_size=3
+    )
+    resource_rule = _fields(
+        {
+            "verbs": verbs,
+            "apiGroups": st.lists(st.sampled_from(["", "apps", "*"]), min_size=1, max_size=2),
+            "resources": st.lists(
+                st.sampled_from(["pods", "pods/status", "configmaps", "*"]), min_size=1, max_size=2
+            ),
+        },
+        {"resourceNames": st.lists(dns_subdomain(), max_size=2)},
+    )
+    url_rule = _fields(
+        {
+            "verbs": verbs,
+            "nonResourceURLs": st.lists(st.sampled_from(["/healthz", "/api/*"]), min_size=1),
+        },
+        {},
+    )
+    return st.one_of(resource_rule, url_rule)
+
+
+def _rbac_role(namespaced: bool) -> StrategyFor:
+    def strategy(version: str) -> st.SearchStrategy[Obj]:
+        return _fields(
+            {"metadata": object_meta(namespaced=namespaced)},
+            {"rules": st.lists(_policy_rule(), max_size=2)},
+        )
+
+    return strategy
+
+
+def _rbac_subject() -> st.SearchStrategy[Obj]:
+    return st.one_of(
+        _fields(
+            {
+                "kind": st.sampled_from(["User", "Group"]),
+                "apiGroup": st.just("rbac.authorization.k8s.io"),
+                "name": dns_subdomain(),
+            },
+            {},
+        ),
+        _fields(
+            {"kind": st.just("ServiceAccount"), "name": dns_subdomain(), "namespace": dns_label()},
+            {},
+        ),
+    )
+
+
+def _rbac_binding(namespaced: bool) -> StrategyFor:
+    kinds = ["Role", "ClusterRole"] if namespaced else ["ClusterRole"]
+
+    def strategy(version: str) -> st.SearchStrategy[Obj]:
+        role_ref = _fields(
+            {
+                "apiGroup": st.just("rbac.authorization.k8s.io"),
+                "kind": st.sampled_from(kinds),
+                "name": dns_subdomain(),
+            },
+            {},
+        )
+        return _fields(
+            {"metadata": object_meta(namespaced=namespaced), "roleRef": role_ref},
+            {"subjects": st.lists(_rbac_subject(), max_size=2)},
+        )
+
+    return strategy
+
+
 # ------------------------------------------------------------------------------- meta kinds
 
 
@@ -771,6 +842,10 @@ _BY_KIND: dict[tuple[str, str], StrategyFor] = {
     ("", "Service"): _service,
     ("apps", "Deployment"): _deployment,
     ("coordination.k8s.io", "Lease"): _lease,
+    ("rbac.authorization.k8s.io", "Role"): _rbac_role(namespaced=True),
+    ("rbac.authorization.k8s.io", "ClusterRole"): _rbac_role(namespaced=False),
+    ("rbac.authorization.k8s.io", "RoleBinding"): _rbac_binding(namespaced=True),
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): _rbac_binding(namespaced=False),
 }
 
 #: Meta kinds, the same shape in whichever group they are registered.

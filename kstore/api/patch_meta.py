@@ -250,6 +250,8 @@ _TAGS: dict[str, dict[str, dict[str, _Tags]]] = {
     "k8s.io.api.apps.v1beta1": _APPS,
     "k8s.io.api.apps.v1beta2": _APPS,
     "k8s.io.api.coordination.v1": {},
+    # RBAC declares no patch strategy: every list of it is atomic.
+    "k8s.io.api.rbac.v1": {},
     META_V1_PACKAGE: _META_V1,
 }
 

@@ -27,6 +27,7 @@ from kstore.api.pb import (
     core_v1_pb2,
     meta_v1_pb2,
     options_pb2,
+    rbac_v1_pb2,
     runtime_pb2,
 )
 from kstore.api.schema import ANY, SCALAR, FieldSchema
@@ -88,6 +89,19 @@ _GROUP_VERSIONS: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {
     ("apps", "v1beta2"): ("k8s.io.api.apps.v1beta2", ("Deployment", "DeploymentList")),
     ("apps", "v1beta1"): ("k8s.io.api.apps.v1beta1", ("Deployment", "DeploymentList")),
     ("coordination.k8s.io", "v1"): ("k8s.io.api.coordination.v1", ("Lease", "LeaseList")),
+    ("rbac.authorization.k8s.io", "v1"): (
+        "k8s.io.api.rbac.v1",
+        (
+            "Role",
+            "RoleList",
+            "ClusterRole",
+            "ClusterRoleList",
+            "RoleBinding",
+            "RoleBindingList",
+            "ClusterRoleBinding",
+            "ClusterRoleBindingList",
+        ),
+    ),
     ("meta.k8s.io", "v1"): (
         META_V1_PACKAGE,
         ("PartialObjectMetadata", "PartialObjectMetadataList"),
@@ -129,6 +143,7 @@ _FILES = (
     apps_v1beta1_pb2,
     apps_v1beta2_pb2,
     coordination_v1_pb2,
+    rbac_v1_pb2,
 )
 
 
