@@ -186,8 +186,9 @@ def open_registry(config: ServeConfig) -> tuple[Registry, Backend]:
         transformer_for = load_encryption_config(config.encryption_provider_config).transformer_for
     registry_config = RegistryConfig(
         watch_cache=config.watch_cache,
-        # etcd 3.4 reports watch progress only at its notify interval (see RegistryConfig).
-        consistent_reads_from_cache=config.storage_backend != "etcd",
+        # On etcd the cache confirms freshness by one quorum range over the resource's prefix
+        # (kstore/cache/freshness.py), not by progress notifications.
+        consistent_reads_from_cache=True,
         storage_media_type=config.storage_media_type,
         event_ttl_seconds=int(config.event_ttl_seconds),
         transformer_for=transformer_for,
