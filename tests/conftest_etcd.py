@@ -39,9 +39,9 @@ __all__ = [
 ]
 
 #: etcd's progress-notify interval in the shared cluster: watches that ask for progress
-#: notifications get a bookmark about this often. A watch cache confirms consistent reads with
-#: them, so this bounds how long such a read waits (0.2 s: the cache suite on etcd takes
-#: 105 s instead of 145 s at 0.5 s).
+#: notifications get a bookmark about this often, so a watch cache's bookmarks advance quickly.
+#: Consistent reads do not depend on it (the cache proves freshness by a quorum range, see
+#: kstore/cache/freshness.py); tests of that run on a member with etcd's default interval.
 PROGRESS_NOTIFY_INTERVAL = 0.2
 
 #: Single-member test clusters elect themselves sooner with a short election timeout; one member
