@@ -43,7 +43,7 @@ from kstore.storage.interface import (
     Storage,
 )
 
-__all__ = ["BenchRow", "interleaved", "run_storage_bench", "sample_pod"]
+__all__ = ["BenchRow", "interleaved", "on_worker", "run_storage_bench", "sample_pod"]
 
 T = TypeVar("T")
 
@@ -293,7 +293,7 @@ def interleaved(
     return spent[0], spent[1]
 
 
-def _on_worker(fn: Callable[[], T]) -> T:
+def on_worker(fn: Callable[[], T]) -> T:
     """``fn()`` run on a worker thread (see the module docstring); its exception re-raised."""
     box: list[T] = []
     failure: list[BaseException] = []
@@ -425,7 +425,7 @@ class _LmdbBench:
         def create(i: int) -> None:
             storage.create(f"/pods/seq/{names[i]}", pods.make("seq", names[i]))
 
-        raw_s, kstore_s = _on_worker(lambda: interleaved(raw_put, create, sequential))
+        raw_s, kstore_s = on_worker(lambda: interleaved(raw_put, create, sequential))
         self.add("raw_seq", sequential / raw_s)
         self.add("seq", sequential / kstore_s)
         self.add("seq_ratio", raw_s / kstore_s)
@@ -510,7 +510,7 @@ class _LmdbBench:
                 "/pods/list/pod-000000", _with_generation(rep * 1_000_000 + i + 1)
             )
 
-        raw_s, kstore_s = _on_worker(lambda: interleaved(raw_put, update, updates))
+        raw_s, kstore_s = on_worker(lambda: interleaved(raw_put, update, updates))
         self.add("raw_update", updates / raw_s)
         self.add("update", updates / kstore_s)
         self.add("update_ratio", raw_s / kstore_s)
