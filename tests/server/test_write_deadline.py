@@ -17,6 +17,7 @@ from kstore.server.handlers.deadline import (
     parse_go_duration,
     request_timeout,
     run_before,
+    write_budget_seconds,
     write_deadline,
 )
 
@@ -79,6 +80,14 @@ def test_a_write_deadline_is_the_clients_timeout_capped_at_34_seconds() -> None:
     assert write_deadline({"timeout": "2s"}) - now == pytest.approx(2.0, abs=0.5)
     assert write_deadline({"timeout": "1h"}) - now == pytest.approx(34.0, abs=0.5)
     assert write_deadline({}) - now == pytest.approx(REQUEST_TIMEOUT_UPPER_BOUND, abs=0.5)
+
+
+def test_a_write_budget_is_the_clients_timeout_capped_at_34_seconds() -> None:
+    assert write_budget_seconds({"timeout": "1500ms"}) == 1.5
+    assert write_budget_seconds({"timeout": "35s"}) == 34.0
+    assert write_budget_seconds({"timeout": "0"}) == 34.0
+    with pytest.raises(BadRequest):
+        write_budget_seconds({"timeout": "1.5"})
 
 
 def test_work_done_before_the_deadline_returns_its_result_or_its_error() -> None:

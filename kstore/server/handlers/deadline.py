@@ -35,6 +35,7 @@ __all__ = [
     "parse_go_duration",
     "request_timeout",
     "run_before",
+    "write_budget_seconds",
     "write_deadline",
 ]
 
@@ -120,11 +121,17 @@ def request_timeout(query: Mapping[str, str]) -> float | None:
     return seconds if seconds > 0 else None
 
 
+def write_budget_seconds(query: Mapping[str, str]) -> float:
+    """How long a write's registry call may take: the client's timeout, at most 34 s."""
+    timeout = request_timeout(query)
+    if timeout is None:
+        return REQUEST_TIMEOUT_UPPER_BOUND
+    return min(timeout, REQUEST_TIMEOUT_UPPER_BOUND)
+
+
 def write_deadline(query: Mapping[str, str]) -> float:
     """The monotonic time by which a write's registry call must be done."""
-    timeout = request_timeout(query)
-    budget = REQUEST_TIMEOUT_UPPER_BOUND if timeout is None else timeout
-    return time.monotonic() + min(budget, REQUEST_TIMEOUT_UPPER_BOUND)
+    return time.monotonic() + write_budget_seconds(query)
 
 
 def _log_late(future: Future[Any]) -> None:
