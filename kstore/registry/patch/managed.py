@@ -37,7 +37,7 @@ from typing import Any, Final
 import orjson
 
 from kstore.api.gvk import Object
-from kstore.api.patch_meta import TypeNode
+from kstore.api.patch_meta import DEDUCED, ListType, NodeKind, TypeNode
 from kstore.errors import BadRequest
 from kstore.registry.patch.fieldsets import FieldSet, PathElement, path_element_order
 from kstore.registry.patch.typed import (
@@ -543,32 +543,51 @@ def _created(lhs: Any, rhs: Any, node: TypeNode) -> tuple[dict[str, Any] | None,
     return None, not json_equal(lhs, rhs)
 
 
+_CONTAINERS = (dict, list)
+
+
 def _added(value: Any, node: TypeNode) -> dict[str, Any] | None:
     """The FieldsV1 entries under a value whose own path is new (None when there are none):
     every field of a granular object, every element of a set or keyed list, recursively;
-    scalars, nulls, empty containers and atomic values are leaves."""
-    if not value or not isinstance(value, dict | list) or _is_atomic(node):
+    scalars, nulls, empty containers and atomic values are leaves.
+
+    The hot part of a create's bookkeeping (every field of the object passes here once), so
+    ``_atom``, ``_is_atomic`` and ``_child`` are inlined: a ~5 KiB Pod's walk took 230-340 us
+    with the calls."""
+    if not value or not isinstance(value, _CONTAINERS):
         return None
-    atom = _atom(node, value)
-    if atom == _MAP:
-        if not isinstance(value, dict):
+    kind = node.kind
+    if kind is NodeKind.LIST:
+        if node.list_type is ListType.ATOMIC or not isinstance(value, list):
             return None
+        return _added_items(value, node)
+    if node.atomic or not isinstance(value, dict):
+        return None
+    if kind is NodeKind.STRUCT:
+        fields = node.fields
         # Walked in the object's order (compare's: the same error first), written in
-        # FieldsV1's (field elements order by name).
+        # FieldsV1's (field elements order by name). Undeclared fields are deduced.
+        subs: dict[str, dict[str, Any] | None] = {}
+        for key, child in value.items():
+            if child and isinstance(child, _CONTAINERS):
+                meta = fields.get(key)
+                subs[key] = _added(child, DEDUCED if meta is None else meta.type)
+            else:
+                subs[key] = None
+    elif kind is NodeKind.MAP or kind is NodeKind.DEDUCED:
+        item = node.item if kind is NodeKind.MAP else DEDUCED
+        assert item is not None
         subs = {
-            key: _added(child, _child(node, key)[0])
-            if child and isinstance(child, dict | list)
-            else None
+            key: _added(child, item) if child and isinstance(child, _CONTAINERS) else None
             for key, child in value.items()
         }
-        out: dict[str, Any] = {}
-        for key in sorted(subs):
-            sub = subs[key]
-            out["f:" + key] = {".": {}, **sub} if sub else {}
-        return out
-    if atom == _LIST and isinstance(value, list):
-        return _added_items(value, node)
-    return None
+    else:  # scalar and untyped nodes are leaves
+        return None
+    out: dict[str, Any] = {}
+    for key in sorted(subs):
+        sub = subs[key]
+        out["f:" + key] = {".": {}, **sub} if sub else {}
+    return out
 
 
 def _added_items(items: list[Any], node: TypeNode) -> dict[str, Any]:
