@@ -25,7 +25,7 @@ from __future__ import annotations
 import binascii
 import threading
 from dataclasses import dataclass
-from enum import Enum, StrEnum
+from enum import StrEnum
 from typing import Any, Final
 
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
@@ -94,19 +94,22 @@ def check_fields(
 # ------------------------------------------------------------------------------- scalar types
 
 
-class _Scalar(Enum):
-    STRING = "string"
-    BYTES = "[]uint8"
-    BOOL = "bool"
-    INT32 = "int32"
-    INT64 = "int64"
-    UINT32 = "uint32"
-    UINT64 = "uint64"
-    FLOAT = "float64"
+class _Scalar:
+    """Scalar kinds, named as Go names their types (plain strings: an Enum's Python-level hash
+    would cost more than the check it keys)."""
+
+    STRING: Final = "string"
+    BYTES: Final = "[]uint8"
+    BOOL: Final = "bool"
+    INT32: Final = "int32"
+    INT64: Final = "int64"
+    UINT32: Final = "uint32"
+    UINT64: Final = "uint64"
+    FLOAT: Final = "float64"
 
 
 _T = FieldDescriptor
-_PROTO_SCALARS: Final = {
+_PROTO_SCALARS: Final[dict[int, str]] = {
     _T.TYPE_STRING: _Scalar.STRING,
     _T.TYPE_BYTES: _Scalar.BYTES,
     _T.TYPE_BOOL: _Scalar.BOOL,
@@ -145,7 +148,7 @@ def _json_value(value: Any) -> str:
     return "number"
 
 
-def _scalar_problem(value: Any, scalar: _Scalar) -> tuple[str, str] | None:
+def _scalar_problem(value: Any, scalar: str) -> tuple[str, str] | None:
     """(JSON value description, or a whole message) when ``value`` does not fit ``scalar``."""
     kind = type(value)
     if scalar is _Scalar.STRING:
@@ -204,14 +207,20 @@ class _Types:
     """What a bound object schema knows beyond field names."""
 
     struct: str  # Go's struct name (UnmarshalTypeError.Struct)
-    strings: frozenset[str]  # string fields: the common case, tested in one pass
-    scalars: dict[str, _Scalar]  # every other typed scalar field
-    items: dict[str, tuple[_Scalar, type]]  # maps/lists of typed scalars: element, container
     go_types: dict[str, str]  # Go type of every field, for messages
+    scalars: dict[str, str]  # every typed scalar field: its _Scalar
+    scalar_names: frozenset[str]
+    # Per scalar kind present: (its fields, the Python types a value may have), tested with one
+    # C-level superset check per kind; values that need more (int32 range, base64) are listed.
+    groups: tuple[tuple[frozenset[str], frozenset[type]], ...]
+    valued: frozenset[str]
+    items: dict[str, tuple[str, type]]  # maps/lists of typed scalars: element, container
+    item_names: frozenset[str]
 
 
 # Object schema -> (its field count, its field names, the fields worth descending into,
-# types when bound). Schemas are shared and live as long as their scheme; bounded for
+# types when bound).
+# Schemas are shared and live as long as their scheme; bounded for
 # embedders that build schemas on the fly. A schema's fields are filled once, possibly after
 # it is built (recursive types): a plan made before that is stale, which the field count tells.
 _Plan = tuple[int, frozenset[str], dict[str, FieldSchema], _Types | None]
@@ -222,14 +231,15 @@ _PLANS_SIZE: Final = 4096
 def _plan(schema: FieldSchema) -> _Plan:
     fields = schema.fields
     message = _MESSAGES.get(schema)
+    nested = {
+        name: child
+        for name, child in fields.items()
+        if child.type is not SchemaType.SCALAR and child.type is not SchemaType.ANY
+    }
     plan = (
         len(fields),
         frozenset(fields),
-        {
-            name: child
-            for name, child in fields.items()
-            if child.type is not SchemaType.SCALAR and child.type is not SchemaType.ANY
-        },
+        nested,
         None if message is None else _types(message),
     )
     if len(_PLANS) < _PLANS_SIZE:
@@ -247,7 +257,7 @@ def _go_type(fd: FieldDescriptor) -> str:
         return f"map[string]{_go_type(desc.fields_by_name['value'])}"
     if desc is None:
         scalar = _PROTO_SCALARS.get(fd.type)
-        element = scalar.value if scalar is not None else "string"
+        element = scalar if scalar is not None else "string"
     else:
         element = f"{_go_package(desc)}.{desc.name}"
     return f"[]{element}" if fd.is_repeated else element
@@ -263,10 +273,24 @@ def _flat_fields(desc: Descriptor) -> list[FieldDescriptor]:
     return out
 
 
+_ALLOWED: Final[dict[str, frozenset[type]]] = {
+    _Scalar.STRING: frozenset((str, _NONE)),
+    _Scalar.BYTES: frozenset((str, _NONE)),
+    _Scalar.BOOL: frozenset((bool, _NONE)),
+    _Scalar.INT32: frozenset((int, _NONE)),
+    _Scalar.INT64: frozenset((int, _NONE)),
+    _Scalar.UINT32: frozenset((int, _NONE)),
+    _Scalar.UINT64: frozenset((int, _NONE)),
+    _Scalar.FLOAT: frozenset((int, float, _NONE)),
+}
+# Kinds whose values need a check beyond their Python type. int64 needs none: the JSON
+# decoder already refuses integers outside int64.
+_VALUED: Final = frozenset((_Scalar.BYTES, _Scalar.INT32, _Scalar.UINT32, _Scalar.UINT64))
+
+
 def _types(desc: Descriptor) -> _Types:
-    strings: set[str] = set()
-    scalars: dict[str, _Scalar] = {}
-    items: dict[str, tuple[_Scalar, type]] = {}
+    scalars: dict[str, str] = {}
+    items: dict[str, tuple[str, type]] = {}
     go_types: dict[str, str] = {}
     for fd in _flat_fields(desc):
         go_types[fd.name] = _go_type(fd)
@@ -283,11 +307,23 @@ def _types(desc: Descriptor) -> _Types:
             items[fd.name] = (scalar, dict)
         elif fd.is_repeated:
             items[fd.name] = (scalar, list)
-        elif scalar is _Scalar.STRING:
-            strings.add(fd.name)
         else:
             scalars[fd.name] = scalar
-    return _Types(desc.name, frozenset(strings), scalars, items, go_types)
+    kinds = sorted(set(scalars.values()))
+    groups = tuple(
+        (frozenset(k for k, v in scalars.items() if v == kind), _ALLOWED[kind]) for kind in kinds
+    )
+    valued = frozenset(k for k, v in scalars.items() if v in _VALUED)
+    return _Types(
+        desc.name,
+        go_types,
+        scalars,
+        frozenset(scalars),
+        groups,
+        valued,
+        items,
+        frozenset(items),
+    )
 
 
 def _bind(schema: FieldSchema, message: Descriptor) -> None:
@@ -330,21 +366,17 @@ def _mismatch(value: Any, where: str, struct: str, go_type: str) -> str:
 
 def _check_scalars(node: dict[str, Any], types: _Types, gopath: str) -> str | None:
     """Go's message for the first scalar of ``node`` of the wrong type, or None."""
-    for key in types.strings.intersection(node):
-        value = node[key]
-        if type(value) is not str and value is not None:
-            where = f"{gopath}.{key}" if gopath else key
-            return _mismatch(_json_value(value), where, types.struct, "string")
-    for key in types.scalars.keys() & node.keys():
-        value = node[key]
-        if value is None:
-            continue
-        problem = _scalar_problem(value, types.scalars[key])
-        if problem is not None:
-            described, message = problem
-            where = f"{gopath}.{key}" if gopath else key
-            return message or _mismatch(described, where, types.struct, types.go_types[key])
-    for key in types.items.keys() & node.keys():
+    get = node.__getitem__
+    for names, allowed in types.groups:
+        present = names.intersection(node)
+        if present and not allowed.issuperset(map(type, map(get, present))):
+            return _first_scalar_problem(node, types, gopath)
+    if types.valued:
+        for key in types.valued.intersection(node):
+            value = node[key]
+            if value is not None and _scalar_problem(value, types.scalars[key]) is not None:
+                return _first_scalar_problem(node, types, gopath)
+    for key in types.item_names.intersection(node):
         container = node[key]
         scalar, container_type = types.items[key]
         values: Any
@@ -357,7 +389,7 @@ def _check_scalars(node: dict[str, Any], types: _Types, gopath: str) -> str | No
             values = container
         else:
             continue
-        if scalar is _Scalar.STRING and set(map(type, values)) <= {str, _NONE}:
+        if scalar not in _VALUED and _ALLOWED[scalar].issuperset(map(type, values)):
             continue
         for value in values:
             if value is None:
@@ -366,22 +398,36 @@ def _check_scalars(node: dict[str, Any], types: _Types, gopath: str) -> str | No
             if problem is not None:
                 described, message = problem
                 where = f"{gopath}.{key}" if gopath else key
-                return message or _mismatch(described, where, types.struct, scalar.value)
+                return message or _mismatch(described, where, types.struct, scalar)
     return None
 
 
-_CONTAINERS: Final = {SchemaType.OBJECT: dict, SchemaType.MAP: dict, SchemaType.LIST: list}
+def _first_scalar_problem(node: dict[str, Any], types: _Types, gopath: str) -> str | None:
+    """The slow path of :func:`_check_scalars`: each typed scalar in document order."""
+    for key, value in node.items():
+        scalar = types.scalars.get(key)
+        if scalar is None or value is None:
+            continue
+        problem = _scalar_problem(value, scalar)
+        if problem is not None:
+            described, message = problem
+            where = f"{gopath}.{key}" if gopath else key
+            return message or _mismatch(described, where, types.struct, types.go_types[key])
+    return None
 
 
 def _walk(obj: dict[str, Any], schema: FieldSchema, prune: bool, typed: bool) -> FieldCheck:
     found: list[str] = []
     error: str | None = None
-    # (node, its schema, JSON path with indexes and keys, Go's field path (names only), and for
-    # lists and maps: the Go struct holding them and their Go type, for messages)
-    stack: list[tuple[Any, FieldSchema, str, str, str, str]] = [(obj, schema, "", "", "", "")]
+    # (node, its schema, JSON path with indexes and keys, Go's field path (names only), the
+    # types of the object whose field holds it and how its Go type reads from the field's:
+    # "" for the field itself, "[]" or "map[string]" for an element), the last two for messages
+    stack: list[tuple[Any, FieldSchema, str, str, _Types | None, str]] = [
+        (obj, schema, "", "", None, "")
+    ]
     plans = _PLANS
     while stack:
-        node, node_schema, path, gopath, struct, go_type = stack.pop()
+        node, node_schema, path, gopath, owner, prefix = stack.pop()
         kind = node_schema.type
         if kind is SchemaType.OBJECT and isinstance(node, dict):
             entry = plans.get(node_schema)
@@ -397,51 +443,49 @@ def _walk(obj: dict[str, Any], schema: FieldSchema, prune: bool, typed: bool) ->
             if typed and error is None and types is not None:
                 error = _check_scalars(node, types, gopath)
             if nested:
-                children = []
                 # Paths are built only for the fields that lead somewhere (most are scalars).
-                for key, value in node.items():
-                    child = nested.get(key)
-                    if child is None:
-                        continue
-                    child_path = f"{path}.{key}" if path else key
-                    child_gopath = f"{gopath}.{key}" if gopath else key
-                    owner = types.struct if types is not None else ""
-                    child_type = types.go_types.get(key, "") if types is not None else ""
-                    if typed and error is None and _wrong_container(value, child):
-                        error = _mismatch(_json_value(value), child_gopath, owner, child_type)
-                        continue
-                    children.append((value, child, child_path, child_gopath, owner, child_type))
-                stack.extend(reversed(children))
-        elif kind is SchemaType.LIST and isinstance(node, list) and node_schema.items is not None:
-            item = node_schema.items
-            if item.type is not SchemaType.SCALAR and item.type is not SchemaType.ANY:
-                element = go_type.removeprefix("[]")
-                if typed and error is None:
-                    wrong = next((v for v in node if _wrong_container(v, item)), None)
-                    if wrong is not None:
-                        error = _mismatch(_json_value(wrong), gopath, struct, element)
-                        continue
                 stack.extend(
-                    (v, item, f"{path}[{i}]", gopath, struct, element)
+                    reversed(
+                        [
+                            (
+                                value,
+                                nested[key],
+                                f"{path}.{key}" if path else key,
+                                f"{gopath}.{key}" if gopath else key,
+                                types,
+                                "",
+                            )
+                            for key, value in node.items()
+                            if key in nested
+                        ]
+                    )
+                )
+        elif kind is SchemaType.LIST and isinstance(node, list):
+            item = node_schema.items
+            if (
+                item is not None
+                and item.type is not SchemaType.SCALAR
+                and item.type is not SchemaType.ANY
+            ):
+                stack.extend(
+                    (v, item, f"{path}[{i}]", gopath, owner, "[]")
                     for i, v in reversed(list(enumerate(node)))
                 )
-        elif kind is SchemaType.MAP and isinstance(node, dict) and node_schema.items is not None:
+        elif kind is SchemaType.MAP and isinstance(node, dict):
             item = node_schema.items
-            if item.type is not SchemaType.SCALAR and item.type is not SchemaType.ANY:
-                element = go_type.removeprefix("map[string]")
-                if typed and error is None:
-                    wrong = next((v for v in node.values() if _wrong_container(v, item)), None)
-                    if wrong is not None:
-                        error = _mismatch(_json_value(wrong), gopath, struct, element)
-                        continue
+            if (
+                item is not None
+                and item.type is not SchemaType.SCALAR
+                and item.type is not SchemaType.ANY
+            ):
                 stack.extend(
-                    (v, item, f"{path}[{k}]", gopath, struct, element)
+                    (v, item, f"{path}[{k}]", gopath, owner, "map[string]")
                     for k, v in reversed(list(node.items()))
                 )
+        elif typed and error is None and node is not None and kind is not SchemaType.ANY:
+            # An object, list or map where the schema wants another (scalars never get here).
+            field = gopath.rpartition(".")[2]
+            struct = owner.struct if owner is not None else ""
+            go_type = owner.go_types.get(field, "") if owner is not None else ""
+            error = _mismatch(_json_value(node), gopath, struct, go_type.removeprefix(prefix))
     return FieldCheck(found, error)
-
-
-def _wrong_container(value: Any, schema: FieldSchema) -> bool:
-    """``value`` cannot be decoded as the object, map or list ``schema`` describes."""
-    expected = _CONTAINERS.get(schema.type)
-    return expected is not None and value is not None and not isinstance(value, expected)
