@@ -33,6 +33,7 @@ from kstore.server.filters.authorization import (
 from kstore.server.filters.bootstrap_policy import ensure_bootstrap_policy
 from kstore.server.filters.policy_cache import PolicyCache
 from kstore.server.filters.rbac import RBACAuthorizer
+from kstore.server.filters.rbac_escalation import escalation_check
 from kstore.server.handlers.scope import error_reply
 from kstore.server.metrics import FigureSource, Metrics
 from kstore.server.routes import build_routes
@@ -65,7 +66,8 @@ def build_authenticator(config: FilterConfig) -> Authenticator | None:
 
 def build_authorizer(config: FilterConfig, registry: Registry) -> Authorizer | None:
     """The authorizer of ``--authorization-mode`` (None for ``AlwaysAllow`` alone). With
-    ``RBAC`` the bootstrap policy is created in ``registry`` first."""
+    ``RBAC`` the bootstrap policy is created in ``registry`` first, and RBAC's
+    privilege-escalation check is added to its validating admission."""
     modes = parse_authorization_modes(",".join(config.authorization_modes))
     if not config.authorizes:
         return None
@@ -81,7 +83,9 @@ def build_authorizer(config: FilterConfig, registry: Registry) -> Authorizer | N
             cache.start()
             # Serving before the first lists only sends more requests the slow way.
             cache.wait_synced(_RBAC_SYNC_SECONDS)
-            authorizers.append(RBACAuthorizer(registry, cache))
+            rbac = RBACAuthorizer(registry, cache)
+            registry.add_admission(validating=escalation_check(rbac))
+            authorizers.append(rbac)
     return authorizers[0] if len(authorizers) == 1 else Union(authorizers)
 
 

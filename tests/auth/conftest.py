@@ -2,7 +2,8 @@
 
 The token file (:data:`TOKENS`) names the users of every scenario: ``admin`` (in
 ``system:masters``), ``alice`` (no groups: everything she may do comes from RoleBindings),
-``bob`` (in the group ``dev``) and a ServiceAccount user. :func:`rbac_server` serves with
+``bob`` (in the group ``dev``), ``carol`` (nothing bound by :func:`seed_policy`) and a
+ServiceAccount user. :func:`rbac_server` serves with
 ``--authorization-mode RBAC``; :func:`seed_policy` creates, as ``admin``, the namespaces,
 objects, roles and bindings the matrix is about.
 """
@@ -28,6 +29,7 @@ ADMIN = "admin-token-0f3b"
 ALICE = "alice-token-9c1d"
 BOB = "bob-token-77e2"
 ROBOT = "robot-token-41aa"
+CAROL = "carol-token-5b06"
 
 #: token,user,uid,"groups" as Kubernetes' static token file.
 TOKENS = (
@@ -35,6 +37,7 @@ TOKENS = (
     f"{ALICE},alice,uid-alice\n"
     f'{BOB},bob,uid-bob,"dev,qa"\n'
     f"{ROBOT},system:serviceaccount:team-a:robot,uid-robot\n"
+    f"{CAROL},carol,uid-carol\n"
 )
 
 RBAC = "rbac.authorization.k8s.io"

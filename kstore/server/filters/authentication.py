@@ -17,7 +17,8 @@ Tokens are compared in constant time: the table is keyed by a SHA-256 digest of 
 token found is then confirmed with :func:`hmac.compare_digest`.
 
 The user is left in the ASGI scope under :data:`USER_KEY` for audit, authorization and the
-handlers. Invariant: every request that passes this filter has a user there.
+handlers, and in a context variable (:func:`current_user`) for admission, which sees no scope.
+Invariant: every request that passes this filter has a user in both.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import csv
 import hashlib
 import hmac
 import logging
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -43,6 +45,7 @@ __all__ = [
     "Authentication",
     "Authenticator",
     "TokenFile",
+    "current_user",
     "load_token_file",
     "request_user",
 ]
@@ -176,6 +179,17 @@ class Authenticator:
         raise Unauthorized(UNAUTHORIZED_MESSAGE)
 
 
+#: The user of the request being served, for code below the handlers that is given no scope
+#: (admission): worker threads started with ``anyio.to_thread`` inherit it.
+_current_user: ContextVar[UserInfo | None] = ContextVar("kstore_current_user", default=None)
+
+
+def current_user() -> UserInfo | None:
+    """The authenticated user of the request this code serves (None outside a request, or
+    when no authentication filter is installed)."""
+    return _current_user.get()
+
+
 def request_user(scope: Scope) -> UserInfo | None:
     """The user authentication found for a request (None before or without it)."""
     user = scope.get(USER_KEY)
@@ -201,4 +215,8 @@ class Authentication:
             await send_status(send, exc)
             return
         scope[USER_KEY] = user
-        await self.app(scope, receive, send)
+        token = _current_user.set(user)
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            _current_user.reset(token)

@@ -29,7 +29,7 @@ registry, so a grant is honoured at once and a revocation within the watch delay
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from kstore.api.kinds.rbac import GROUP
@@ -142,6 +142,10 @@ class RBACAuthorizer(Authorizer):
         store = self._registry.store(GROUP, resource)
         return list(store.list(RequestContext(namespace=namespace), ListOptions()).items)
 
+    def role_rules(self, kind: str, name: str, namespace: str) -> Sequence[Any]:
+        """The rules of a Role (in ``namespace``) or ClusterRole; NotFound when missing."""
+        return self._rules(kind, name, namespace)
+
     def _rules(self, kind: str, name: str, namespace: str) -> Sequence[Any]:
         """The rules of the role a binding names; NotFound when it does not exist."""
         if kind == "ClusterRole":
@@ -158,25 +162,30 @@ class RBACAuthorizer(Authorizer):
         rules = role.get("rules")
         return rules if isinstance(rules, list) else ()
 
-    def authorize(self, attributes: Attributes) -> Decision:
-        errors: list[str] = []
-        user = attributes.user
+    def visit_rules(self, user: UserInfo, namespace: str) -> Iterator[tuple[Sequence[Any], str]]:
+        """``VisitRulesFor``: the rules of every role bound to ``user`` that apply in
+        ``namespace`` ("": cluster-wide bindings only), one role at a time, as (rules, "");
+        a binding whose role is missing gives ((), its error)."""
         bindings = [("", b) for b in self._list("clusterrolebindings", "")]
-        if attributes.namespace:
-            namespace = attributes.namespace
+        if namespace:
             bindings += [(namespace, b) for b in self._list("rolebindings", namespace)]
-        for namespace, binding in bindings:
-            if not _binds(binding, user, namespace):
+        for binding_namespace, binding in bindings:
+            if not _binds(binding, user, binding_namespace):
                 continue
             kind, name = _role_ref(binding)
-            if not namespace and kind != "ClusterRole":
+            if not binding_namespace and kind != "ClusterRole":
                 continue
             try:
-                rules = self._rules(kind, name, namespace)
+                yield self._rules(kind, name, binding_namespace), ""
             except NotFound as exc:
-                errors.append(exc.message)
-                continue
-            if rules_allow(attributes, rules):
+                yield (), exc.message
+
+    def authorize(self, attributes: Attributes) -> Decision:
+        errors: list[str] = []
+        for rules, error in self.visit_rules(attributes.user, attributes.namespace):
+            if error:
+                errors.append(error)
+            elif rules_allow(attributes, rules):
                 return ALLOW
         if not errors:
             return Decision(False, False)
