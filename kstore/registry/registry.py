@@ -105,10 +105,9 @@ class RegistryConfig:
     defaults, by (group, kind). ``namespace_retry_seconds`` / ``namespace_rescan_seconds``:
     the namespace finalizer's first retry delay and rescan period.
     ``consistent_reads_from_cache``: serve consistent LISTs from the watch cache once it has
-    caught up with the backend's current revision. That needs a backend whose watch reports
-    progress promptly when nothing changes (LMDB does); on etcd 3.4 progress only comes at the
-    server's notify interval, so a cache that saw no event for its resource would wait its 3 s
-    and fall back: turn it off there and consistent LISTs go to etcd, as Kubernetes does.
+    caught up with the backend's current revision (on etcd the cache proves it is current by
+    one quorum range over the resource's prefix, see :mod:`kstore.cache.freshness`); off,
+    consistent LISTs go to the backend.
     """
 
     watch_cache: bool = True
