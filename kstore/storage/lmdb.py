@@ -432,10 +432,11 @@ class LmdbBackend(Backend):
         if threading.current_thread() is not self._writer:
             self._writer.join()
         self._housekeeper.join()
-        self.hub.close()
-        # A lone writer may still be committing on its own thread.
+        # A lone writer may still be committing on its own thread: its changes are published
+        # before the watchers are ended.
         self._commit_lock.acquire()
         self._commit_lock.release()
+        self.hub.close()
         self._gate.hold_exclusive()
         try:
             if not self._forked:
