@@ -1,5 +1,5 @@
 """The RBAC kinds as served objects: discovery, defaults, validation, roleRef immutability,
-and the bootstrap policy the server creates in RBAC mode."""
+the protobuf wire, and the bootstrap policy the server creates in RBAC mode."""
 
 from __future__ import annotations
 
@@ -7,10 +7,12 @@ from typing import Any
 
 import httpx
 
+from kstore.codec.protobuf import ProtobufSerializer
 from tests.auth.conftest import ADMIN, RBAC, bearer
 from tests.server.harness import RunningServer
 
 BASE = f"/apis/{RBAC}/v1"
+PROTOBUF = "application/vnd.kubernetes.protobuf"
 
 
 def _admin(server: RunningServer) -> httpx.Client:
@@ -136,3 +138,31 @@ def test_role_ref_cannot_change(rbac_server: RunningServer) -> None:
     )
     assert [c["field"] for c in causes] == ["roleRef"]
     assert allowed.status_code == 200, allowed.text
+
+
+def test_rbac_objects_on_the_protobuf_wire(rbac_server: RunningServer) -> None:
+    path = f"{BASE}/namespaces/team-a/rolebindings/cm-reader"
+    with _admin(rbac_server) as client:
+        as_json = client.get(path).json()
+        response = client.get(path, headers={"Accept": PROTOBUF})
+        listed = client.get(f"{BASE}/clusterroles", headers={"Accept": PROTOBUF})
+        created = client.post(
+            f"{BASE}/namespaces/team-a/roles?dryRun=All",
+            content=ProtobufSerializer().encode(
+                {
+                    "apiVersion": f"{RBAC}/v1",
+                    "kind": "Role",
+                    "metadata": {"name": "from-protobuf"},
+                    "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}],
+                }
+            ),
+            headers={"Content-Type": PROTOBUF},
+        )
+    assert response.headers["content-type"] == PROTOBUF
+    assert response.content.startswith(b"k8s\x00")
+    assert ProtobufSerializer().decode(response.content) == as_json
+    assert listed.status_code == 200
+    names = {i["metadata"]["name"] for i in ProtobufSerializer().decode(listed.content)["items"]}
+    assert {"cluster-admin", "system:discovery"} <= names
+    assert created.status_code == 201, created.text
+    assert created.json()["rules"] == [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]
