@@ -103,8 +103,10 @@ class AlwaysAllow(Authorizer):
 
 
 class AlwaysDeny(Authorizer):
+    """Has no opinion on anything, with a reason (as Kubernetes': a later mode may allow)."""
+
     def authorize(self, attributes: Attributes) -> Decision:
-        return Decision(False, True, "Everything is forbidden.")
+        return Decision(False, False, "Everything is forbidden.")
 
 
 class Union(Authorizer):
