@@ -257,7 +257,8 @@ def to_status(error: BaseException) -> dict[str, Any]:
         details["causes"] = [c.to_dict() for c in error.causes]
     if error.retry_after_seconds:
         details["retryAfterSeconds"] = error.retry_after_seconds
-    if details:
+    # Kubernetes' NewTimeoutError always sets details (retryAfterSeconds, omitted when 0).
+    if details or isinstance(error, Timeout):
         status["details"] = details
     if isinstance(error, Expired) and error.continue_token:
         status["metadata"] = {"continue": error.continue_token}
