@@ -64,6 +64,9 @@ class LoadReport:
     rss_after_warmup: int
     rss_end: int
     rss_peak: int
+    #: The server's RSS at each quarter of the run (where it plateaus shows whether growth
+    #: is the watch cache's window filling or a leak).
+    rss_quarters: tuple[int, ...] = ()
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -80,7 +83,8 @@ class LoadReport:
             f"write latency p50 {self.write_p50 * 1000:.1f} ms p99 {self.write_p99 * 1000:.1f} "
             f"ms; watch lag p50 {self.lag_p50 * 1000:.1f} ms p99 {self.lag_p99 * 1000:.1f} ms; "
             f"server RSS {self.rss_after_warmup / mib:.1f} -> {self.rss_end / mib:.1f} MiB "
-            f"({self.rss_growth:+.1%}, peak {self.rss_peak / mib:.1f} MiB)"
+            f"({self.rss_growth:+.1%}, peak {self.rss_peak / mib:.1f} MiB; by quarter "
+            f"{' '.join(f'{rss / mib:.1f}' for rss in self.rss_quarters)} MiB)"
         )
 
 
@@ -233,5 +237,6 @@ def run_load(
         rss_after_warmup=sampler.at(warmup_end),
         rss_end=rss_values[-1],
         rss_peak=max(rss_values),
+        rss_quarters=tuple(sampler.at(began + duration * q / 4) for q in range(1, 5)),
         problems=problems,
     )
