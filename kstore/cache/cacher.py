@@ -84,6 +84,12 @@ __all__ = ["CacheConfig", "Cacher"]
 _log = logging.getLogger(__name__)
 
 _GET_DEFAULTS = GetOptions()
+#: A consistent list of part of a resource probes the whole resource (which also moves the
+#: cache's revision, so later "0" reads see it) unless the resource holds more than 4x the
+#: part's objects plus 1,000: etcd reads every value of the probed range, a few ms for 1,000
+#: objects of 5 KiB, while 10,000 took 350 ms under load (16 on 2 cores).
+_WHOLE_PREFIX_FACTOR = 4
+_WHOLE_PREFIX_SMALL = 1000
 _LIST_DEFAULTS = ListOptions()
 
 
@@ -334,6 +340,41 @@ class Cacher(Storage):
             self.probe_hits += 1
         return current
 
+    def _confirm_range(self, probe: UnchangedProbe, key: str) -> int:
+        """For a consistent list of ``key`` (a prefix ending in ``/`` or one key): a revision
+        R read linearizably after the call began such that the cache's state of that range,
+        at whatever revision the cache has reached, is the backend's at R or later (see
+        :mod:`.freshness`). Probes the range itself; while writes to it are in flight, waits
+        for their events and probes again, up to the fresh timeout (then
+        TooLargeResourceVersion). A probe of the whole prefix also advances the cache, so the
+        whole prefix is probed unless the range is a small part of a large resource."""
+        config = self._config
+        deadline = time.monotonic() + config.fresh_timeout_seconds
+        if key != self._prefix:
+            _, in_range, _ = self._cache.probe_point(key)
+            if len(self._cache) <= _WHOLE_PREFIX_FACTOR * in_range + _WHOLE_PREFIX_SMALL:
+                key = self._prefix
+        target = 0
+        while True:
+            base, count, epoch = self._cache.probe_point(key)
+            current, unchanged = probe.confirm_unchanged(key, base, count)
+            target = target or current
+            if unchanged:
+                if key == self._prefix and self._cache.advance_confirmed(epoch, base, current):
+                    self.probe_hits += 1
+                return current
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TooLargeResourceVersion(target, self._cache.resource_version)
+            try:
+                # Events in flight may bring the whole cache to the target meanwhile.
+                self._cache.wait_fresh(
+                    target, min(remaining, config.freshness_probe_interval_seconds)
+                )
+                return target
+            except TooLargeResourceVersion:
+                continue
+
     def _sync_to_current(self) -> int:
         """Wait until the cache has reached the backend's current revision (read now,
         linearizably); that revision. TooLargeResourceVersion after the fresh timeout,
@@ -374,8 +415,11 @@ class Cacher(Storage):
         )
         if consistent and not self._config.consistent_reads_from_cache:
             return self._storage.list(key, opts)
+        confirmed = 0
         try:
-            if consistent:
+            if consistent and self._probe is not None:
+                confirmed = self._confirm_range(self._probe, prepared)
+            elif consistent:
                 self._sync_to_current()
             elif revision:
                 self._wait_fresh(revision)
@@ -395,15 +439,17 @@ class Cacher(Storage):
             limit=limit,
             namespaced_keys=self._namespaced,
         )
+        # The range is the backend's at ``confirmed`` (or at the cache's revision, if newer).
+        list_revision = max(confirmed, found.resource_version)
         token = ""
         remaining = None
         if found.has_more:
-            token = encode_continue(found.last_key + "\x00", prepared, found.resource_version)
+            token = encode_continue(found.last_key + "\x00", prepared, list_revision)
             if opts.label_selector.empty() and opts.field_selector.empty():
                 remaining = found.total - limit
         return CachedListResult(
             items=found.objects,
-            resource_version=found.resource_version,
+            resource_version=list_revision,
             continue_token=token,
             remaining_item_count=remaining,
             item_encodings=found.encodings,

@@ -20,6 +20,13 @@ event for the prefix can have a revision in (L, R], so the cache never drops one
 of it. If the probe sees a change, the events are in flight on the backend watch: the reader
 waits for them and probes again from the cache's newer revision, up to the fresh timeout.
 
+The same argument holds for any key range, not only the whole prefix: a consistent LIST of one
+namespace of a large resource probes that namespace's range only (an etcd range with a revision
+filter reads every value in its range, so probing the whole resource for a small list could
+cost more than the list). The range's state at the cache's revision M >= L is then its state
+at R, so the list is served from memory with resourceVersion max(R, M); only a probe of the
+whole prefix moves the cache's own revision (later "0" reads may lag behind such a list).
+
 A count that differs for another reason (keys under the prefix the cache does not hold) only
 ever makes the probe fail: reads then fall back to the backend after the timeout, never stale.
 """
@@ -36,8 +43,8 @@ class UnchangedProbe(Protocol):
     """A storage that can tell, in one linearizable read, whether a prefix is unchanged."""
 
     def confirm_unchanged(self, key: str, revision: int, count: int) -> tuple[int, bool]:
-        """Read every key under ``key`` (a resource prefix ending in ``/``) at the latest
-        revision R, linearizably. Return R and whether no key there has a modification
-        revision above ``revision`` and the prefix holds exactly ``count`` keys. When the
-        prefix held ``count`` keys at ``revision``, True proves it is identical at R."""
+        """Read every key under ``key`` (a prefix ending in ``/``, or one exact key) at the
+        latest revision R, linearizably. Return R and whether no key there has a modification
+        revision above ``revision`` and the range holds exactly ``count`` keys. When the
+        range held ``count`` keys at ``revision``, True proves it is identical at R."""
         ...

@@ -313,13 +313,23 @@ class WatchCache:
             self.resource_version = revision
             return True
 
-    def probe_point(self) -> tuple[int, int, int]:
+    def probe_point(self, key: str | None = None) -> tuple[int, int, int]:
         """``(revision, object count, epoch)`` read together, for a freshness probe
-        (:mod:`kstore.cache.freshness`); CacheUnavailable while the cache is not usable."""
+        (:mod:`kstore.cache.freshness`); the count of the objects under ``key`` (a prefix
+        ending in ``/``, or one exact key), or of all of them. CacheUnavailable while the
+        cache is not usable."""
         with self.lock:
             if not self.usable:
                 raise CacheUnavailable
-            return self.resource_version, len(self._keys), self._epoch
+            if key is None or key == self.resource_prefix:
+                count = len(self._keys)
+            elif key.endswith("/"):
+                lo = bisect.bisect_left(self._keys, key)
+                hi = bisect.bisect_left(self._keys, key[:-1] + chr(ord(key[-1]) + 1), lo)
+                count = hi - lo
+            else:
+                count = 1 if key in self._by_key else 0
+            return self.resource_version, count, self._epoch
 
     def advance_confirmed(self, epoch: int, base: int, revision: int) -> bool:
         """Claim ``revision`` after a probe proved the backend unchanged in (``base``,

@@ -472,15 +472,16 @@ class EtcdStorage(Storage):
 
     def confirm_unchanged(self, key: str, revision: int, count: int) -> tuple[int, bool]:
         """The watch cache's freshness probe (:mod:`kstore.cache.freshness`), in one
-        linearizable Range over the prefix: ``min_mod_revision`` keeps only the keys written
-        after ``revision`` (etcd drops the limit and reads the whole range when such a filter
-        is set, and prunes after counting, so ``count`` stays the number of keys in the
-        range); ``keys_only`` leaves the values on the server."""
-        prefix = self._etcd_key(key, recursive=True).encode()
+        linearizable Range over the prefix (or the one key): ``min_mod_revision`` keeps only
+        the keys written after ``revision`` (etcd drops the limit and reads the whole range
+        when such a filter is set, and prunes after counting, so ``count`` stays the number
+        of keys in the range); ``keys_only`` leaves the values on the server."""
+        recursive = key.endswith("/")
+        start = self._etcd_key(key, recursive=recursive).encode()
         response = self._client.range(
             etcdrpc.RangeRequest(
-                key=prefix,
-                range_end=prefix_range_end(prefix),
+                key=start,
+                range_end=prefix_range_end(start) if recursive else b"",
                 keys_only=True,
                 min_mod_revision=revision + 1,
             )

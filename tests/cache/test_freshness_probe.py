@@ -70,3 +70,14 @@ def test_events_applied_after_the_probe_began_do_not_void_the_claim() -> None:
     cache.apply(EventType.ADDED, with_rv(pod("z", "ns"), 15), 15)
     assert not cache.advance_confirmed(epoch, 12, 14)
     assert cache.resource_version == 15
+
+
+def test_probe_point_counts_a_namespace_or_one_key() -> None:
+    cache = _cache()
+    cache.apply(EventType.ADDED, with_rv(pod("c", "other"), 6), 6)
+    assert cache.probe_point("/pods/ns/")[:2] == (6, 2)
+    assert cache.probe_point("/pods/other/")[:2] == (6, 1)
+    assert cache.probe_point("/pods/n/")[:2] == (6, 0)
+    assert cache.probe_point("/pods/ns/a")[:2] == (6, 1)
+    assert cache.probe_point("/pods/ns/zz")[:2] == (6, 0)
+    assert cache.probe_point("/pods/")[:2] == (6, 3)

@@ -47,10 +47,15 @@ class _CountingEtcdStorage(EtcdStorage):
     def __init__(self, backend: EtcdBackend, config: ResourceStorageConfig) -> None:
         super().__init__(backend, config)
         self.lists = 0
+        self.probed: list[str] = []
 
     def list(self, key: str, opts: ListOptions = _CONSISTENT) -> ListResult:
         self.lists += 1
         return super().list(key, opts)
+
+    def confirm_unchanged(self, key: str, revision: int, count: int) -> tuple[int, bool]:
+        self.probed.append(key)
+        return super().confirm_unchanged(key, revision, count)
 
 
 @pytest.fixture(scope="module")
@@ -248,3 +253,44 @@ def test_consistent_lists_under_churn_equal_the_backend_at_their_revision(
     assert served_by_backend < checked / 4, (
         f"{served_by_backend} of {checked} consistent lists fell back to the backend"
     )
+
+
+def test_a_namespace_list_of_a_large_resource_probes_only_its_namespace(
+    backends: tuple[EtcdBackend, EtcdBackend], cached: tuple[Cacher, _CountingEtcdStorage]
+) -> None:
+    cache, storage = cached
+    behind = backends[1].storage_for(_CONFIG)
+    for index in range(10):
+        behind.create(f"/pods/a/p{index}", pod(f"p{index}", "a"))
+
+    def fill(first: int) -> None:
+        # Large enough that probing the whole resource is not worth it (> 4 x 20 + 1,000).
+        for index in range(first, 1100, 4):
+            behind.create(f"/pods/b/p{index}", pod(f"p{index}", "b"))
+
+    fillers = [threading.Thread(target=fill, args=(k,)) for k in range(4)]
+    for filler in fillers:
+        filler.start()
+    for filler in fillers:
+        filler.join(60)
+    assert len(cache.list("/pods/", _CONSISTENT).items) == 1110
+    storage.probed.clear()
+    for round_ in range(10):
+        # Writes to the other namespace, then to this one, behind the cache's back.
+        behind.guaranteed_update(
+            "/pods/b/p0", lambda cur: {**cur, "metadata": {**cur["metadata"], "labels": {}}}
+        )
+        written = rv_of(behind.create(f"/pods/a/new{round_}", pod(f"new{round_}", "a")))
+        result = cache.list("/pods/a", _CONSISTENT)
+        assert result.resource_version >= written
+        assert len(result.items) == 11 + round_
+        exact = behind.list(
+            "/pods/a",
+            ListOptions(
+                resource_version=str(result.resource_version),
+                resource_version_match=ResourceVersionMatch.EXACT,
+            ),
+        )
+        assert [item_identity(o) for o in result.items] == [item_identity(o) for o in exact.items]
+    assert storage.lists == 0
+    assert storage.probed and set(storage.probed) == {"/pods/a/"}
