@@ -67,10 +67,14 @@ _VOLUME_SOURCES: Final = (
 )  # fmt: skip
 
 
+# Decoded objects hold plain dicts only (every codec builds them), and on the defaulting path
+# a dict check costs ~30 ns where an ABC check costs ~300-900 ns; a Pod makes ~70 of them.
+
+
 def _child(parent: MutableMapping[str, Any], key: str) -> MutableMapping[str, Any]:
     """The map at ``parent[key]``, created when absent or null (a Go struct is never nil)."""
     value = parent.get(key)
-    if not isinstance(value, MutableMapping):
+    if not isinstance(value, dict):
         value = {}
         parent[key] = value
     return value
@@ -79,14 +83,14 @@ def _child(parent: MutableMapping[str, Any], key: str) -> MutableMapping[str, An
 def _present(parent: Mapping[str, Any], key: str) -> MutableMapping[str, Any] | None:
     """The map at ``parent[key]`` when set (a Go pointer that is not nil), else None."""
     value = parent.get(key)
-    return value if isinstance(value, MutableMapping) else None
+    return value if isinstance(value, dict) else None
 
 
 def _items(parent: Mapping[str, Any], key: str) -> list[MutableMapping[str, Any]]:
     value = parent.get(key)
     if not isinstance(value, list):
         return []
-    return [item for item in value if isinstance(item, MutableMapping)]
+    return [item for item in value if isinstance(item, dict)]
 
 
 def _set_default(obj: MutableMapping[str, Any], key: str, value: Any) -> None:
