@@ -39,7 +39,7 @@ def ensure_namespace(scope: ResourceScope, obj: Object, request_namespace: str) 
 
 
 def create(scope: ResourceScope, call: Call) -> Reply:
-    deadline = write_deadline(call.query)
+    deadline = write_deadline(call.query, writes_may_stall=scope.writes_may_stall)
     fmt = negotiate(call.accept)
     validation = field_validation(call.query)
     options = create_options(call.query, call.dry_run, call.user_agent)

@@ -33,7 +33,7 @@ def _options(call: Call) -> DeleteOptions:
 
 
 def delete(scope: ResourceScope, call: Call) -> Reply:
-    deadline = write_deadline(call.query)
+    deadline = write_deadline(call.query, writes_may_stall=scope.writes_may_stall)
     fmt = negotiate(call.accept)
     options = _options(call)
     ctx = scope.context(call.info)
@@ -47,7 +47,7 @@ def delete(scope: ResourceScope, call: Call) -> Reply:
 
 
 def delete_collection(scope: ResourceScope, call: Call) -> Reply:
-    deadline = write_deadline(call.query)
+    deadline = write_deadline(call.query, writes_may_stall=scope.writes_may_stall)
     fmt = negotiate(call.accept)
     request = list_request(
         call.query, name="", watch=False, selectable_fields=scope.selectable_fields

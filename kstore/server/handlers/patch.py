@@ -35,7 +35,7 @@ def _reset_fields(scope: ResourceScope, subresource: str) -> list[tuple[str, ...
 
 
 def patch(scope: ResourceScope, call: Call) -> Reply:
-    deadline = write_deadline(call.query)
+    deadline = write_deadline(call.query, writes_may_stall=scope.writes_may_stall)
     fmt = negotiate(call.accept)
     gvk = scope.gvk
     patch_type = parse_patch_type(call.content_type or "", gvk)

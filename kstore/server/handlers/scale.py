@@ -126,7 +126,7 @@ def _write(
     new_scale: Callable[[Object], Object],
 ) -> Reply:
     """Update the Deployment with the Scale ``new_scale`` makes of the current one."""
-    deadline = write_deadline(call.query)
+    deadline = write_deadline(call.query, writes_may_stall=scope.writes_may_stall)
     fmt = _output(call.accept)
     gvk = scale_gvk(scope.gv)
 

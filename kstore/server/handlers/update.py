@@ -25,7 +25,7 @@ __all__ = ["update"]
 
 
 def update(scope: ResourceScope, call: Call) -> Reply:
-    deadline = write_deadline(call.query)
+    deadline = write_deadline(call.query, writes_may_stall=scope.writes_may_stall)
     fmt = negotiate(call.accept)
     validation = field_validation(call.query)
     options = update_options(
