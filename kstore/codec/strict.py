@@ -216,6 +216,7 @@ class _Types:
     valued: frozenset[str]
     items: dict[str, tuple[str, type]]  # maps/lists of typed scalars: element, container
     item_names: frozenset[str]
+    checks: bool  # anything to check at all (many messages hold only objects)
 
 
 # Object schema -> (its field count, its field names, the fields worth descending into,
@@ -323,6 +324,7 @@ def _types(desc: Descriptor) -> _Types:
         valued,
         items,
         frozenset(items),
+        bool(groups or items),
     )
 
 
@@ -440,7 +442,7 @@ def _walk(obj: dict[str, Any], schema: FieldSchema, prune: bool, typed: bool) ->
                 if prune:
                     for key in unknown:
                         del node[key]
-            if typed and error is None and types is not None:
+            if typed and error is None and types is not None and types.checks:
                 error = _check_scalars(node, types, gopath)
             if nested:
                 # Paths are built only for the fields that lead somewhere (most are scalars).
