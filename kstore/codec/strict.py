@@ -210,9 +210,9 @@ class _Types:
     go_types: dict[str, str]  # Go type of every field, for messages
     scalars: dict[str, str]  # every typed scalar field: its _Scalar
     scalar_names: frozenset[str]
-    # Per scalar kind present: (its fields, the Python types a value may have), tested with one
-    # C-level superset check per kind; values that need more (int32 range, base64) are listed.
-    groups: tuple[tuple[frozenset[str], frozenset[type]], ...]
+    # Every (field, Python type its value may have): the fields present are tested with one
+    # C-level superset check; values that need more (int32 range, base64) are listed.
+    allowed: frozenset[tuple[str, type]]
     valued: frozenset[str]
     items: dict[str, tuple[str, type]]  # maps/lists of typed scalars: element, container
     item_names: frozenset[str]
@@ -310,21 +310,18 @@ def _types(desc: Descriptor) -> _Types:
             items[fd.name] = (scalar, list)
         else:
             scalars[fd.name] = scalar
-    kinds = sorted(set(scalars.values()))
-    groups = tuple(
-        (frozenset(k for k, v in scalars.items() if v == kind), _ALLOWED[kind]) for kind in kinds
-    )
+    allowed = frozenset((k, t) for k, v in scalars.items() for t in _ALLOWED[v])
     valued = frozenset(k for k, v in scalars.items() if v in _VALUED)
     return _Types(
         desc.name,
         go_types,
         scalars,
         frozenset(scalars),
-        groups,
+        allowed,
         valued,
         items,
         frozenset(items),
-        bool(groups or items),
+        bool(scalars or items),
     )
 
 
@@ -368,16 +365,18 @@ def _mismatch(value: Any, where: str, struct: str, go_type: str) -> str:
 
 def _check_scalars(node: dict[str, Any], types: _Types, gopath: str) -> str | None:
     """Go's message for the first scalar of ``node`` of the wrong type, or None."""
-    get = node.__getitem__
-    for names, allowed in types.groups:
-        present = names.intersection(node)
-        if present and not allowed.issuperset(map(type, map(get, present))):
-            return _first_scalar_problem(node, types, gopath)
+    present = types.scalar_names.intersection(node)
+    if present and not types.allowed.issuperset(
+        zip(present, map(type, map(node.__getitem__, present)), strict=True)
+    ):
+        return _first_scalar_problem(node, types, gopath)
     if types.valued:
         for key in types.valued.intersection(node):
             value = node[key]
             if value is not None and _scalar_problem(value, types.scalars[key]) is not None:
                 return _first_scalar_problem(node, types, gopath)
+    if not types.item_names:
+        return None
     for key in types.item_names.intersection(node):
         container = node[key]
         scalar, container_type = types.items[key]
