@@ -16,8 +16,10 @@ Invariants: ``null`` is accepted anywhere (Go leaves the zero value); a value th
 open (``ANY``, and the special JSON forms Time, Quantity, IntOrString...) is never judged; the
 walk visits objects in document order, so among several wrong values the first one Go meets is
 usually the one reported (a wrong scalar of an object is found before the objects it holds).
-The per-schema plans are computed once; checking costs one set intersection per object and one
-type test per scalar field present.
+The per-schema plans are computed once. Checking an object costs one set intersection and one
+C-level superset test of (field, type) pairs; Python looks at single values only for int32
+ranges, base64 and to word an error (bench/bench_strict_decode.py: the typed walk of a 5.8 KiB
+Pod costs about twice the unknown-field walk alone).
 """
 
 from __future__ import annotations
