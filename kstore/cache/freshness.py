@@ -29,6 +29,12 @@ whole prefix moves the cache's own revision (later "0" reads may lag behind such
 
 A count that differs for another reason (keys under the prefix the cache does not hold) only
 ever makes the probe fail: reads then fall back to the backend after the timeout, never stale.
+
+Assumption: the cache keys each object as the backend does (``<prefix><namespace>/<name>`` from
+its metadata is its storage key), so the cache's count of a range is the backend's count at L.
+Every writer through kstore or Kubernetes stores objects so; an object written by hand under a
+key that does not match its metadata could make a delete in the same range go unnoticed until
+its event arrives.
 """
 
 from __future__ import annotations
