@@ -1,10 +1,8 @@
 """The bad-input corpus against one real ``kstore serve`` process (LMDB, temporary directory).
 
 Each case of :mod:`tests.badinput.corpus` must get its specific 4xx ``Status`` (code, reason,
-message fragment) and never a 5xx. Cases where kstore still answers differently from
-kube-apiserver are listed in :data:`KNOWN_GAPS` with what kstore answers and what Kubernetes
-answers; they run as strict xfails, so fixing one makes the suite say so. After the corpus the
-server must still be healthy, and every stored object must sit under its own key: listing every
+message fragment), the one kube-apiserver answers it with, and never a 5xx. After the corpus
+the server must still be healthy, and every stored object must sit under its own key: listing every
 resource of every namespace through the API, each object's namespace and name match the
 collection it was listed from, and no name holds a path separator or a traversal sequence.
 """
@@ -19,7 +17,6 @@ import httpx
 import pytest
 
 from tests.badinput.corpus import CASES, NS, NS_PREFIXED, SETUP, Case, configmap
-from tests.badinput.known_gaps import KNOWN_GAPS
 from tests.server.harness import RunningServer
 
 
@@ -102,42 +99,15 @@ def _check(client: httpx.Client, case: Case) -> None:
         assert case.message in status.get("message", ""), summary
 
 
-def _params() -> list[Any]:
-    out = []
-    for case in CASES:
-        marks = []
-        if case.id in KNOWN_GAPS:
-            observed, expected = KNOWN_GAPS[case.id]
-            marks.append(
-                pytest.mark.xfail(strict=True, reason=f"kstore: {observed}; k8s: {expected}")
-            )
-        out.append(pytest.param(case, id=case.id, marks=marks))
-    return out
-
-
 def test_corpus_is_large_and_ids_unique() -> None:
     ids = [case.id for case in CASES]
     assert len(ids) >= 200
     assert len(set(ids)) == len(ids), sorted(i for i in ids if ids.count(i) > 1)
-    assert set(KNOWN_GAPS) <= set(ids)
 
 
-@pytest.mark.parametrize("case", _params())
+@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
 def test_bad_input_gets_its_status(seeded: httpx.Client, case: Case) -> None:
     _check(seeded, case)
-
-
-@pytest.mark.parametrize("case_id", sorted(KNOWN_GAPS))
-def test_known_gap_is_still_not_a_server_error(seeded: httpx.Client, case_id: str) -> None:
-    """The xfails above absorb any failure; this keeps "never a 5xx" binding for them too."""
-    case = next(c for c in CASES if c.id == case_id)
-    response = _send(seeded, case)
-    if response.status_code < 300:
-        _undo(seeded, case, response)
-        return
-    assert response.status_code < 500, response.text[:300]
-    status = _status(response)
-    assert (status.get("kind"), status.get("code")) == ("Status", response.status_code), status
 
 
 def test_namespace_prefix_does_not_leak(seeded: httpx.Client) -> None:

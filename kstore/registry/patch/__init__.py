@@ -38,10 +38,11 @@ import orjson
 
 from kstore.api.gvk import GroupVersionKind, Object
 from kstore.api.patch_meta import DEDUCED, TypeNode, type_for_gvk, zero_object
+from kstore.api.proto_schema import message_for_gvk
 from kstore.api.schema import FieldSchema
 from kstore.api.validation.field import Path as FieldPath
 from kstore.api.validation.field import forbidden, invalid, required, too_long
-from kstore.codec.strict import FieldValidation, unknown_fields
+from kstore.codec.strict import FieldValidation, check_fields, unknown_fields
 from kstore.codec.yaml import load_yaml
 from kstore.errors import (
     BadRequest,
@@ -368,7 +369,7 @@ def _patched(
                 )
             ],
         )
-    _report(problems, _unknown(result, options), options, warnings, shown)
+    _report(problems, _typed_unknown(result, options, shown), options, warnings, shown)
     return result
 
 
@@ -382,6 +383,18 @@ def _json_kind(value: Any) -> str:
     if isinstance(value, int | float):
         return "number"
     return "object" if isinstance(value, dict) else "null"
+
+
+def _typed_unknown(result: Object, options: PatchOptions, shown: Callable[[], str]) -> list[str]:
+    """Unknown fields of a patched object, after its values' types are checked: a value of
+    the wrong type is a 422 on the field "patch", as when kube-apiserver decodes the patched
+    JSON into the kind (Go's typed decode fails, and non-strict errors trump strict ones)."""
+    if options.schema is None:
+        return []
+    checked = check_fields(result, options.schema, prune=True, message=message_for_gvk(options.gvk))
+    if checked.type_error is not None:
+        raise Invalid.for_object("", "", [invalid(FieldPath("patch"), shown(), checked.type_error)])
+    return [f'unknown field "{p}"' for p in checked.unknown]
 
 
 def _unknown(result: Object, options: PatchOptions) -> list[str]:
