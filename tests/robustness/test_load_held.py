@@ -5,7 +5,7 @@ errors, every watcher's stream equal to the acknowledged writes (none lost, none
 order), the final list equal to their final state. It prints the p99 write latency, the p99
 watch lag and the server's RSS growth. ``KSTORE_LONG=1`` runs five minutes per backend (P1 of
 reliability.md) and also holds goal G11: p99 write < 250 ms, watch lag p99 < 1 s, RSS growth
-< 20 %.
+< 20 % (from the end of the watch cache's warm-up, see WARMUP).
 """
 
 from __future__ import annotations
@@ -25,6 +25,11 @@ DURATION = 300.0 if LONG else 12.0
 #: all, each delivered to 50 watchers), which a 2-core machine shared with the tests holds.
 WRITER_RATE = 5.0
 
+#: RSS growth is measured from here in the long form: the watch cache keeps a 75 s window of
+#: events and doubles its ring when it fills, so it reaches its size by twice the window.
+#: Measured (LMDB, 66 writes/s): RSS 94, 116, 119, 122 MiB at 75, 150, 225, 300 s.
+WARMUP = 150.0
+
 pytestmark = [pytest.mark.slow]
 
 
@@ -43,7 +48,7 @@ def test_cas_writers_and_watchers_lose_nothing(
                 rss=server.rss_bytes,
                 duration=DURATION,
                 writer_rate=WRITER_RATE,
-                warmup=60.0 if LONG else None,
+                warmup=WARMUP if LONG else None,
             )
             status = server.stop()
     load = os.getloadavg()
