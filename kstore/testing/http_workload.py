@@ -141,8 +141,9 @@ def _revision(response: httpx.Response) -> int | None:
 
 
 class HttpWatcher(threading.Thread):
-    """Watches ConfigMaps of ``namespace`` from ``start`` until :meth:`finish` (or
-    ``deadline``), resuming across connection ends; see the module docstring."""
+    """Watches ConfigMaps of ``namespace`` from ``start`` until :meth:`request_stop` (or
+    ``deadline``, a ``time.monotonic()`` value), resuming across connection ends; see the
+    module docstring. ``record`` holds every connection's events."""
 
     def __init__(
         self,

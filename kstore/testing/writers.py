@@ -10,9 +10,11 @@
   retry (a bounded number of times).
 
 Both record acknowledged writes (:class:`~kstore.testing.watch_history.Acknowledged`, with the
-time the answer arrived and the request's latency) and count every other outcome; every value
-written is unique (``<writer>-<sequence>``). Each loop is bounded by a deadline and an
-operation count, and may be paced to a rate, so a run on a shared machine stays bounded.
+precondition, when the request was sent and when its answer arrived) and count every other
+outcome (a request that got no answer is *unknown*; one that found no server to connect to is
+*refused*, a definite failure: nothing was sent). Every value written is unique
+(``<writer>-<sequence>``). Each loop is bounded by a deadline and an operation count, and may be
+paced to a rate, so a run on a shared machine stays bounded.
 """
 
 from __future__ import annotations
