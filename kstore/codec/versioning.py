@@ -11,11 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kstore.api.gvk import HUB_VERSION, GroupVersionKind, Object, gvk_of
+from kstore.api.proto_schema import message_for_gvk
 from kstore.api.scheme import Scheme
 from kstore.codec.json import MEDIA_TYPE_JSON, JsonSerializer
 from kstore.codec.recognizer import serializer_for_content, serializer_for_media_type
 from kstore.codec.serializer import Serializer
-from kstore.codec.strict import FieldValidation, unknown_fields
+from kstore.codec.strict import FieldValidation, check_fields
 from kstore.errors import BadRequest
 
 __all__ = ["DecodedRequest", "VersioningCodec", "decode_request", "storage_codec"]
@@ -115,8 +116,10 @@ def decode_request(
     """Decode a request body as the API server does: strict checks per ``field_validation``,
     unknown fields dropped, defaults applied, converted to the hub.
 
-    Strict: any problem is a BadRequest ``<Kind> in version "<v>" cannot be handled as a
-    <Kind>: strict decoding error: ...``. Warn: problems come back as warnings. Ignore: dropped.
+    A value of the wrong type is a BadRequest naming it as Go's decoder does, whatever
+    ``field_validation`` says. Strict: any problem is a BadRequest ``<Kind> in version "<v>"
+    cannot be handled as a <Kind>: strict decoding error: ...``. Warn: problems come back as
+    warnings. Ignore: dropped.
     """
     if field_validation is FieldValidation.IGNORE:
         obj = serializer.decode(data)
@@ -127,9 +130,15 @@ def decode_request(
     gvk = gvk_of(obj)
     schema = scheme.kind_version(gvk).schema
     if schema is not None:
-        unknown = unknown_fields(obj, schema, prune=True)
+        checked = check_fields(obj, schema, prune=True, message=message_for_gvk(gvk))
+        if checked.type_error is not None:
+            # Go's typed decode fails first: a wrong type is an error whatever the validation.
+            raise BadRequest(
+                f'{gvk.kind} in version "{gvk.version}" cannot be handled as a {gvk.kind}: '
+                f"{checked.type_error}"
+            )
         if field_validation is not FieldValidation.IGNORE:
-            problems.extend(f'unknown field "{path}"' for path in unknown)
+            problems.extend(f'unknown field "{path}"' for path in checked.unknown)
     if problems and field_validation is FieldValidation.STRICT:
         raise BadRequest(
             f'{gvk.kind} in version "{gvk.version}" cannot be handled as a {gvk.kind}: '

@@ -187,3 +187,23 @@ def test_storage_codec_gives_equal_bytes_for_equal_objects_in_any_key_order() ->
     two.update(kind="ConfigMap", apiVersion="v1")
     assert one == two
     assert codec.encode(one) == codec.encode(two)
+
+
+@pytest.mark.parametrize("validation", list(FieldValidation))
+def test_a_value_of_the_wrong_type_fails_whatever_the_validation(
+    validation: FieldValidation,
+) -> None:
+    body = orjson.dumps(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "d"},
+            "spec": {"replicas": "3"},
+        }
+    )
+    with pytest.raises(BadRequest) as raised:
+        decode_request(SCHEME, body, JsonSerializer(), field_validation=validation)
+    assert raised.value.message == (
+        'Deployment in version "v1" cannot be handled as a Deployment: json: cannot unmarshal '
+        "string into Go struct field DeploymentSpec.spec.replicas of type int32"
+    )
