@@ -24,6 +24,7 @@ and runs on the handler's thread (``--request-timeout``, enforced separately by
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import re
 import time
@@ -164,7 +165,9 @@ def run_before(deadline: WriteDeadline, work: Callable[[], T]) -> T:
     is not enforced runs ``work`` here and waits for it."""
     if not deadline.enforced:
         return work()
-    future = _WRITERS.submit(work)
+    # The caller's context variables (the authenticated user among them) go with the work, as
+    # anyio's thread hop carries them: admission hooks must see who asks.
+    future = _WRITERS.submit(contextvars.copy_context().run, work)
     try:
         return future.result(max(0.0, deadline.at - time.monotonic()))
     except FutureTimeout:
