@@ -2,11 +2,13 @@
 
 Run: ``pytest bench/bench_protobuf.py --benchmark-only``. Objects: Kubernetes' Pod fixture and a
 realistic ~5 KiB Deployment-managed Pod (:func:`bench.objects.realistic_pod`). For each, kstore's
-protobuf encode (dict -> bytes) and decode (bytes -> dict), raw ``orjson`` dumps/loads of the
-same object, and ``google.protobuf.json_format`` (ParseDict + SerializeToString,
-FromString + MessageToDict, on the message's proto-JSON form). Goals (issue 3): a protobuf
-round trip within 5x of an orjson round trip, and at least 8x faster than json_format. The
-medians and ratios are printed at the end of the run.
+protobuf encode (dict -> bytes) and decode (bytes -> dict) on both converter paths (``compiled``:
+the Cython extension modules; ``python``: the same converters generated and run as Python, see
+``kstore/codec/_pb_native.py``), raw ``orjson`` dumps/loads of the same object, and
+``google.protobuf.json_format`` (ParseDict + SerializeToString, FromString + MessageToDict, on
+the message's proto-JSON form). Goals (issue 3): a protobuf round trip within 5x of an orjson
+round trip, and at least 8x faster than json_format. The medians and ratios are printed at the
+end of the run, per path; the compiled rows are missing when the extension is not built.
 """
 
 from __future__ import annotations
@@ -21,12 +23,15 @@ from google.protobuf.message import Message
 
 from bench.objects import fixture, realistic_pod
 from kstore.api.pb import core_v1_pb2
+from kstore.codec import _pb_native
+from kstore.codec._pb_decode import decoder_for
 from kstore.codec.protobuf import ProtobufSerializer, read_envelope
 
 OBJECTS: dict[str, Callable[[], dict[str, Any]]] = {
     "pod-fixture": lambda: fixture("core.v1.Pod.json"),
     "pod-5k": realistic_pod,
 }
+PATHS = ("compiled", "python")
 PB = ProtobufSerializer()
 _medians: dict[tuple[str, str, str], float] = {}
 _minimums: dict[tuple[str, str, str], float] = {}
@@ -60,20 +65,22 @@ def _print_ratios(request: pytest.FixtureRequest) -> Iterator[None]:
         reporter.write_line("protobuf codec: round trip = encode + decode, in us")
         for label, table in (("median", _medians), ("min", _minimums)):
             for name in sorted(OBJECTS):
-                line = _ratios(name, table)
-                if line:
-                    reporter.write_line(f"{label:>6} {line}")
+                for path in PATHS:
+                    line = _ratios(name, path, table)
+                    if line:
+                        reporter.write_line(f"{label:>6} {line}")
 
 
-def _ratios(name: str, table: dict[tuple[str, str, str], float]) -> str:
+def _ratios(name: str, path: str, table: dict[tuple[str, str, str], float]) -> str:
     t = {(op, codec): v * 1e6 for (n, op, codec), v in table.items() if n == name}
-    needed = [(op, codec) for op in ("encode", "decode") for codec in ("kstore", "orjson")]
+    ours = f"kstore-{path}"
+    needed = [(op, codec) for op in ("encode", "decode") for codec in (ours, "orjson")]
     if not all(k in t for k in needed):
         return ""
-    kstore = t["encode", "kstore"] + t["decode", "kstore"]
+    kstore = t["encode", ours] + t["decode", ours]
     raw = t["encode", "orjson"] + t["decode", "orjson"]
     line = (
-        f"{name}: kstore {t['encode', 'kstore']:.1f} + {t['decode', 'kstore']:.1f} = "
+        f"{name} {path}: kstore {t['encode', ours]:.1f} + {t['decode', ours]:.1f} = "
         f"{kstore:.1f}; orjson {raw:.1f}; {kstore / raw:.2f}x orjson (goal <= 5x)"
     )
     if ("encode", "json_format") in t and ("decode", "json_format") in t:
@@ -82,23 +89,36 @@ def _ratios(name: str, table: dict[tuple[str, str, str], float]) -> str:
     return line
 
 
+@pytest.fixture(params=PATHS)
+def path(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Select a converter path for one benchmark (the compiled one only where it is built)."""
+    chosen: str = request.param
+    previous = _pb_native.enabled
+    _pb_native.use_native(chosen == "compiled")
+    if chosen == "compiled" and type(decoder_for("k8s.io.api.core.v1.Pod")).__name__ == "function":
+        _pb_native.use_native(previous)
+        pytest.skip("the compiled converters are not built (pip install -e .)")
+    yield chosen
+    _pb_native.use_native(previous)
+
+
 @pytest.mark.parametrize("name", sorted(OBJECTS))
-def test_encode_kstore(benchmark: Any, name: str) -> None:
+def test_encode_kstore(benchmark: Any, name: str, path: str) -> None:
     _group(benchmark, name, "encode")
     obj = OBJECTS[name]()
     PB.encode(obj)  # the converters are generated on first use: not what is measured
     data = benchmark(PB.encode, obj)
-    _record(benchmark, name, "encode", "kstore")
+    _record(benchmark, name, "encode", f"kstore-{path}")
     assert PB.decode(data)["metadata"]["name"] == obj["metadata"]["name"]
 
 
 @pytest.mark.parametrize("name", sorted(OBJECTS))
-def test_decode_kstore(benchmark: Any, name: str) -> None:
+def test_decode_kstore(benchmark: Any, name: str, path: str) -> None:
     _group(benchmark, name, "decode")
     data = PB.encode(OBJECTS[name]())
     PB.decode(data)
     obj = benchmark(PB.decode, data)
-    _record(benchmark, name, "decode", "kstore")
+    _record(benchmark, name, "decode", f"kstore-{path}")
     assert PB.encode(obj) == data
 
 

@@ -26,6 +26,7 @@ The dict is what Kubernetes' JSON encoding of the Go struct would give:
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
 from types import ModuleType
@@ -115,8 +116,12 @@ def _native_helpers(module: ModuleType) -> dict[str, Any]:
     """What the compiled decoders look up by name: the helpers and the plans (for ``_slow``)."""
     helpers = {k: v for k, v in _ns.items() if k.startswith("_") and not k.startswith("__")}
     helpers["_unknown_seen"] = unknown_seen
+    # The compiled module reads the usual map entries itself and hands the rest to these.
+    helpers["_entry_ss_py"] = _entry_ss
+    helpers["_entry_sq_py"] = _entry_sq
     for full_name in module.CONVERTERS:
-        helpers[f"P_{function_name(full_name)}"] = plan_for(full_name)
+        with contextlib.suppress(KeyError):  # a message gone from the schema: never selected
+            helpers[f"P_{function_name(full_name)}"] = plan_for(full_name)
     return helpers
 
 

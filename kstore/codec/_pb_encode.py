@@ -102,6 +102,7 @@ def _first_use(full_name: str) -> Encoder:
 def _native_helpers(module: ModuleType) -> dict[str, Any]:
     """What the compiled encoders look up by name: the helpers and the tag tables."""
     helpers = {k: v for k, v in _ns.items() if k.startswith("_") and not k.startswith("__")}
+    helpers["_not_a_map"] = _not_a_map
     for key in module.TABLES:
         helpers[f"L_{key}"] = tag_table(key)
     return helpers

@@ -29,7 +29,10 @@ from kstore.codec.protobuf import (
 from kstore.codec.recognizer import serializer_for_content, serializer_for_media_type
 from kstore.codec.serializer import Serializer
 from kstore.errors import BadRequest
+from tests.codec._pb_paths import converter_path
 
+# Every test runs on the compiled converters and on the Python ones.
+pytestmark = pytest.mark.usefixtures(converter_path.__name__)
 PB = ProtobufSerializer()
 
 

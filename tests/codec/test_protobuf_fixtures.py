@@ -13,12 +13,14 @@ from pathlib import Path
 import pytest
 
 from kstore.codec.protobuf import ProtobufSerializer, read_envelope
+from tests.codec._pb_paths import converter_path
 from tests.fixtures_path import fixture_files, k8s_testdata
 
 PB_FIXTURES = fixture_files(".pb")
 SERIALIZER = ProtobufSerializer()
 
-pytestmark = pytest.mark.fixtures
+# Every fixture is checked on the compiled converters and on the Python ones.
+pytestmark = [pytest.mark.fixtures, pytest.mark.usefixtures(converter_path.__name__)]
 
 
 def _id(path: Path) -> str:
