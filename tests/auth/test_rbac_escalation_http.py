@@ -102,6 +102,14 @@ def test_binding_to_cluster_admin_is_forbidden(carol: httpx.Client) -> None:
     assert '{APIGroups:["*"], Resources:["*"], Verbs:["*"]}' in message
 
 
+def test_escalation_is_checked_on_writes_with_a_timeout_too(carol: httpx.Client) -> None:
+    # ?timeout= moves the write to a writer thread of its own; the user must follow it there.
+    response = carol.post(
+        f"{BINDINGS}?timeout=30s", json=_binding("dave-admin-t", "ClusterRole", "cluster-admin")
+    )
+    assert response.status_code == 403, response.text
+
+
 def test_bind_verb_allows_binding_a_role_not_held(
     rbac_server: RunningServer, carol: httpx.Client
 ) -> None:
