@@ -194,14 +194,6 @@ class Registry(Protocol):
     @property
     def scheme(self) -> Scheme: ...
 
-    @property
-    def writes_may_stall(self) -> bool:
-        """Whether a write may wait on something outside this process (a network, a quorum)
-        for long: the REST handlers then run every write under its deadline on a thread of
-        its own, so that the deadline can answer first (see
-        :mod:`kstore.server.handlers.deadline`)."""
-        ...
-
     def store(self, group: str, resource: str) -> ResourceStore:
         """The store of a resource by group and plural name; NotFound when not served."""
         ...

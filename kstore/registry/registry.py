@@ -103,9 +103,7 @@ class RegistryConfig:
     ``system_namespaces``: create ``default``, ``kube-system``, ``kube-public`` and
     ``kube-node-lease`` when missing. ``strategies``: strategy factories replacing the
     defaults, by (group, kind). ``namespace_retry_seconds`` / ``namespace_rescan_seconds``:
-    the namespace finalizer's first retry delay and rescan period. ``writes_may_stall``:
-    whether a write may wait on something outside the process for long (true unless the
-    backend is known to be local, like LMDB; see :attr:`Registry.writes_may_stall`).
+    the namespace finalizer's first retry delay and rescan period.
     ``consistent_reads_from_cache``: serve consistent LISTs from the watch cache once it has
     caught up with the backend's current revision (on etcd the cache proves it is current by
     one quorum range over the resource's prefix, see :mod:`kstore.cache.freshness`); off,
@@ -122,7 +120,6 @@ class RegistryConfig:
     strategies: Mapping[tuple[str, str], StrategyFactory] = field(default_factory=dict)
     namespace_retry_seconds: float = 0.5
     namespace_rescan_seconds: float = 30.0
-    writes_may_stall: bool = True
 
     def __post_init__(self) -> None:
         if self.storage_media_type not in (MEDIA_TYPE_JSON, MEDIA_TYPE_PROTOBUF):
@@ -282,10 +279,6 @@ class StoreRegistry(Registry):
     @property
     def scheme(self) -> Scheme:
         return self._scheme
-
-    @property
-    def writes_may_stall(self) -> bool:
-        return self._config.writes_may_stall
 
     @property
     def backend(self) -> Backend:

@@ -3,7 +3,9 @@
 The resource endpoint takes every ``/api/...`` and ``/apis/...`` path with any method, parses
 it into a :class:`~kstore.server.request_info.RequestInfo` (discovery paths are answered here),
 resolves the resource and the verb, reads the body (the body-limit filter holds it to 3 MiB),
-and runs the verb's handler in one worker-thread hop; a watch becomes a streaming response.
+and runs the verb's handler in one worker-thread hop; a write waits for that hop under its
+deadline (``?timeout=`` capped at 34 s, then 504: :mod:`kstore.server.handlers.deadline`); a
+watch becomes a streaming response.
 Every error answers with a ``Status``, routing errors as go-restful and the API server's
 service-error handler answer them: a path no route serves is 404, a method the path has no
 route for (``POST`` with a name, ``PUT``/``PATCH`` on a collection, ``TRACE``...) is 405
@@ -36,6 +38,7 @@ from kstore.api.gvk import GroupVersion
 from kstore.errors import BadRequest, KStoreError, MethodNotAllowed, NotFound, Unavailable
 from kstore.server.discovery import Document, wants_aggregated
 from kstore.server.handlers import create, delete, get, patch, scale, update
+from kstore.server.handlers.deadline import run_write
 from kstore.server.handlers.scope import Call, Reply, ResourceScope, error_reply, warning_header
 from kstore.server.handlers.watch import WatchResponse, open_watch
 from kstore.server.health import run_checks
@@ -76,6 +79,8 @@ _METRIC_VERBS = {
     "deletecollection": "DELETECOLLECTION",
 }
 _READS = frozenset({"get", "list"})
+# Verbs run under the write deadline (the subresource writes are "update" and "patch" too).
+_WRITES = frozenset({"create", "update", "patch", "delete", "deletecollection"})
 _JSON = "application/json"
 _NOT_FOUND = "the server could not find the requested resource"
 _METHOD_NOT_ALLOWED = "the server does not allow this method on the requested resource"
@@ -238,7 +243,10 @@ class _Endpoints:
             if verb not in _READS:
                 body = await request.body()
             call = _call(request, info, body)
-            reply = await anyio.to_thread.run_sync(handler, scope, call)
+            if verb in _WRITES:
+                reply = await run_write(handler, scope, call)
+            else:
+                reply = await anyio.to_thread.run_sync(handler, scope, call)
             response = _reply_response(reply)
         except KStoreError as exc:
             response = _error_response(exc, accept)

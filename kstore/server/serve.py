@@ -192,9 +192,6 @@ def open_registry(config: ServeConfig) -> tuple[Registry, Backend]:
         storage_media_type=config.storage_media_type,
         event_ttl_seconds=int(config.event_ttl_seconds),
         transformer_for=transformer_for,
-        # An LMDB write waits only for this process's own group commit; an etcd write waits
-        # on the network and a quorum.
-        writes_may_stall=config.storage_backend != "lmdb",
     )
     backend = open_backend(config)
     try:

@@ -93,7 +93,6 @@ class ServerState:
                 scheme=scheme,
                 encoder=encoder,
                 selectable_fields=selectable_fields(resource.definition),
-                writes_may_stall=self.registry.writes_may_stall,
             )
         self._shutting_down = threading.Event()
 

@@ -1,4 +1,5 @@
-"""The deadline of a write (``?timeout=`` capped at 34 s) and Go's duration syntax, in-process.
+"""The deadline of a write (``?timeout=`` capped at 34 s) and Go's duration syntax, in-process
+and on an LMDB app whose admission holds a write past its deadline.
 
 The same behaviour through a real ``kstore serve`` on a stopped etcd member is in
 ``test_write_deadline_etcd.py``.
@@ -6,23 +7,35 @@ The same behaviour through a real ``kstore serve`` on a stopped etcd member is i
 
 from __future__ import annotations
 
+import contextvars
+import logging
 import threading
 import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import cast
 
+import anyio
 import httpx
 import orjson
 import pytest
+from starlette.applications import Starlette
 
 from kstore.errors import BadRequest, Timeout, to_status
+from kstore.registry.interface import AdmissionAttributes
+from kstore.server.app import build_app
+from kstore.server.handlers import deadline
 from kstore.server.handlers.deadline import (
     REQUEST_TIMEOUT_UPPER_BOUND,
-    WriteDeadline,
+    Handler,
     parse_go_duration,
     request_timeout,
-    run_before,
+    run_write,
     write_budget_seconds,
-    write_deadline,
 )
+from kstore.server.handlers.scope import Call, Reply, ResourceScope
+from kstore.server.request_info import RequestInfo
+from kstore.server.serve import ServeConfig, open_registry
 
 
 @pytest.mark.parametrize(
@@ -78,61 +91,96 @@ def test_no_zero_or_negative_timeout_means_no_timeout_of_the_clients() -> None:
     assert request_timeout({"timeout": "2s"}) == 2.0
 
 
-def test_a_write_deadline_is_the_clients_timeout_capped_at_34_seconds() -> None:
-    now = time.monotonic()
-    assert write_deadline({"timeout": "2s"}).at - now == pytest.approx(2.0, abs=0.5)
-    assert write_deadline({"timeout": "1h"}).at - now == pytest.approx(34.0, abs=0.5)
-    assert write_deadline({}).at - now == pytest.approx(REQUEST_TIMEOUT_UPPER_BOUND, abs=0.5)
-
-
-def test_a_deadline_is_enforced_where_writes_may_stall_or_the_client_asked_for_one() -> None:
-    assert write_deadline({}).enforced
-    assert write_deadline({}, writes_may_stall=True).enforced
-    assert write_deadline({"timeout": "5s"}, writes_may_stall=False).enforced
-    assert not write_deadline({}, writes_may_stall=False).enforced
-    assert not write_deadline({"timeout": "0s"}, writes_may_stall=False).enforced
-    with pytest.raises(BadRequest):
-        write_deadline({"timeout": "later"}, writes_may_stall=False)
-
-
-def test_a_deadline_not_enforced_runs_the_work_on_the_callers_thread() -> None:
-    caller = threading.get_ident()
-    relaxed = WriteDeadline(time.monotonic() - 1, enforced=False)  # even when past
-    assert run_before(relaxed, threading.get_ident) == caller
-    enforced = WriteDeadline(time.monotonic() + 5)
-    assert run_before(enforced, threading.get_ident) != caller
-
-
 def test_a_write_budget_is_the_clients_timeout_capped_at_34_seconds() -> None:
     assert write_budget_seconds({"timeout": "1500ms"}) == 1.5
     assert write_budget_seconds({"timeout": "35s"}) == 34.0
     assert write_budget_seconds({"timeout": "0"}) == 34.0
+    assert write_budget_seconds({}) == REQUEST_TIMEOUT_UPPER_BOUND
     with pytest.raises(BadRequest):
         write_budget_seconds({"timeout": "1.5"})
 
 
-def test_work_done_before_the_deadline_returns_its_result_or_its_error() -> None:
-    assert run_before(WriteDeadline(time.monotonic() + 5), lambda: 42) == 42
+def _call(query: dict[str, str], name: str = "cm") -> Call:
+    info = RequestInfo("", "v1", "default", "configmaps", name, "", False)
+    return Call(
+        method="POST",
+        info=info,
+        query=query,
+        dry_run=[],
+        accept=None,
+        content_type=None,
+        body=b"",
+        user_agent="",
+    )
 
-    def fails() -> int:
+
+def _reply(text: str) -> Reply:
+    return Reply(201, text.encode(), "text/plain")
+
+
+def _run(handler: Handler, query: dict[str, str]) -> Reply:
+    # The handlers never touch the scope here: run_write only hands it on.
+    scope = cast(ResourceScope, None)
+
+    async def main() -> Reply:
+        return await run_write(handler, scope, _call(query))
+
+    return anyio.run(main)
+
+
+def test_a_write_done_before_its_deadline_answers_with_its_reply_or_its_error() -> None:
+    assert _run(lambda scope, call: _reply("stored"), {"timeout": "5s"}).body == b"stored"
+
+    def fails(scope: ResourceScope, call: Call) -> Reply:
         raise BadRequest("no")
 
-    with pytest.raises(BadRequest):
-        run_before(WriteDeadline(time.monotonic() + 5), fails)
+    with pytest.raises(BadRequest, match=r"^no$"):
+        _run(fails, {})
 
 
-def test_work_past_the_deadline_is_a_timeout_and_still_runs_to_its_end() -> None:
+def test_a_write_runs_on_a_worker_thread_in_the_callers_context() -> None:
+    user: contextvars.ContextVar[str] = contextvars.ContextVar("user")
+    seen: list[tuple[str, int]] = []
+
+    def handler(scope: ResourceScope, call: Call) -> Reply:
+        seen.append((user.get("nobody"), threading.get_ident()))
+        return _reply("ok")
+
+    async def main() -> None:
+        user.set("alice")
+        await run_write(handler, cast(ResourceScope, None), _call({}))
+
+    anyio.run(main)
+    assert seen[0][0] == "alice"
+    assert seen[0][1] != threading.get_ident()
+
+
+def test_a_malformed_timeout_fails_a_write_before_its_handler_runs() -> None:
+    ran = threading.Event()
+
+    def handler(scope: ResourceScope, call: Call) -> Reply:
+        ran.set()
+        return _reply("stored")
+
+    with pytest.raises(BadRequest, match="invalid timeout specified in the request URL"):
+        _run(handler, {"timeout": "1"})
+    assert not ran.is_set()
+
+
+def test_a_write_past_its_deadline_is_a_timeout_and_runs_to_its_end_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     release = threading.Event()
     finished = threading.Event()
 
-    def slow() -> str:
+    def slow(scope: ResourceScope, call: Call) -> Reply:
         release.wait(10)
         finished.set()
-        return "stored"
+        return _reply("stored")
 
     started = time.monotonic()
-    with pytest.raises(Timeout) as caught:
-        run_before(WriteDeadline(started + 0.2), slow)
+    with caplog.at_level(logging.WARNING, logger="kstore.server"), pytest.raises(Timeout) as caught:
+        _run(slow, {"timeout": "200ms"})
     assert 0.15 < time.monotonic() - started < 2
     status = to_status(caught.value)
     assert (status["code"], status["reason"]) == (504, "Timeout")
@@ -140,8 +188,69 @@ def test_work_past_the_deadline_is_a_timeout_and_still_runs_to_its_end() -> None
         "Timeout: request did not complete within requested timeout - context deadline exceeded"
     )
     assert not finished.is_set()
-    release.set()
-    assert finished.wait(5), "the abandoned write did not run to its end"
+    with caplog.at_level(logging.WARNING, logger="kstore.server"):
+        release.set()
+        assert finished.wait(5), "the abandoned write did not run to its end"
+        deadline = time.monotonic() + 5
+        while not caplog.records and time.monotonic() < deadline:
+            time.sleep(0.01)
+    assert [r.getMessage() for r in caplog.records] == [
+        "POST of configmaps default/cm finished successfully after its deadline"
+    ]
+
+
+@pytest.fixture
+def slow_app(tmp_path: Path) -> Iterator[tuple[Starlette, threading.Event]]:
+    """An app on LMDB whose admission holds every write of an object named "slow" until the
+    event is set (a storage call that does not return, as far as the route can tell)."""
+    registry, backend = open_registry(ServeConfig(data_dir=tmp_path / "data"))
+    release = threading.Event()
+
+    def hold_slow(attributes: AdmissionAttributes) -> None:
+        if attributes.name == "slow":
+            release.wait(10)
+
+    registry.add_admission(validating=hold_slow)
+    try:
+        yield build_app(registry), release
+    finally:
+        release.set()
+        registry.close()
+        backend.close()
+
+
+def test_a_write_on_lmdb_past_its_deadline_answers_504_and_the_server_keeps_serving(
+    slow_app: tuple[Starlette, threading.Event],
+) -> None:
+    app, release = slow_app
+    cms = "/api/v1/namespaces/default/configmaps"
+
+    def body(name: str) -> bytes:
+        return orjson.dumps({"metadata": {"name": name}, "data": {"k": "v"}})
+
+    async def main() -> None:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://kstore") as c:
+            started = time.monotonic()
+            r = await c.post(cms, params={"timeout": "500ms"}, content=body("slow"))
+            elapsed = time.monotonic() - started
+            assert r.status_code == 504, r.text
+            assert r.json()["reason"] == "Timeout"
+            assert 0.4 < elapsed < 3, elapsed
+            # The held write still occupies its thread; other requests are served meanwhile.
+            assert (await c.post(cms, content=body("quick"))).status_code == 201
+            assert (await c.get(f"{cms}/quick")).status_code == 200
+            assert (await c.get(f"{cms}/slow")).status_code == 404
+            release.set()
+            # The abandoned write carries on and is stored, as in Kubernetes.
+            for _ in range(500):
+                if (await c.get(f"{cms}/slow")).status_code == 200:
+                    break
+                await anyio.sleep(0.01)
+            else:
+                pytest.fail("the abandoned write was never stored")
+
+    anyio.run(main)
 
 
 def test_writes_on_lmdb_honour_a_timeout_and_reject_a_malformed_one(client: httpx.Client) -> None:
@@ -156,3 +265,24 @@ def test_writes_on_lmdb_honour_a_timeout_and_reject_a_malformed_one(client: http
     assert client.delete(f"{cms}/timed").status_code == 200
     r = client.get(f"{cms}/timed", params={"timeout": "x"})
     assert (r.status_code, r.json()["reason"]) == (400, "BadRequest")
+
+
+def test_a_write_on_lmdb_without_a_timeout_is_held_to_the_upper_bound(
+    slow_app: tuple[Starlette, threading.Event], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The bound itself is 34 s; a shorter one shows that it applies with no ?timeout= at all.
+    monkeypatch.setattr(deadline, "REQUEST_TIMEOUT_UPPER_BOUND", 0.3)
+    app, _ = slow_app
+    cms = "/api/v1/namespaces/default/configmaps"
+    slow = orjson.dumps({"metadata": {"name": "slow"}})
+
+    async def main() -> tuple[int, float]:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://kstore") as c:
+            started = time.monotonic()
+            r = await c.post(cms, content=slow)
+            return r.status_code, time.monotonic() - started
+
+    status, elapsed = anyio.run(main)
+    assert status == 504
+    assert 0.25 < elapsed < 3, elapsed

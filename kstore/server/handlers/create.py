@@ -12,7 +12,6 @@ from __future__ import annotations
 from kstore.api.gvk import Object
 from kstore.errors import BadRequest
 from kstore.server.decoding import decode_body
-from kstore.server.handlers.deadline import run_before, write_deadline
 from kstore.server.handlers.scope import Call, Reply, ResourceScope
 from kstore.server.negotiation import body_serializer, negotiate
 from kstore.server.options import create_options, field_validation
@@ -39,7 +38,6 @@ def ensure_namespace(scope: ResourceScope, obj: Object, request_namespace: str) 
 
 
 def create(scope: ResourceScope, call: Call) -> Reply:
-    deadline = write_deadline(call.query, writes_may_stall=scope.writes_may_stall)
     fmt = negotiate(call.accept)
     validation = field_validation(call.query)
     options = create_options(call.query, call.dry_run, call.user_agent)
@@ -48,6 +46,6 @@ def create(scope: ResourceScope, call: Call) -> Reply:
     )
     ensure_namespace(scope, decoded.hub, call.info.namespace)
     ctx = scope.context(call.info)
-    result = run_before(deadline, lambda: scope.store.create(ctx, decoded.hub, options))
+    result = scope.store.create(ctx, decoded.hub, options)
     body = scope.encoder.object(result.object, scope.gv, fmt)
     return Reply(201, body, fmt.content_type, [*decoded.warnings, *result.warnings])

@@ -2,54 +2,52 @@
 
 As kube-apiserver: the ``timeout`` query parameter is a Go duration (``1s``, ``500ms``,
 ``1m30s``); a malformed one is a 400 ("invalid timeout specified in the request URL - ...",
-as ``WithRequestDeadline`` answers), zero or negative means "no timeout of the client's".
-Create, update, patch and delete then run their registry call under a deadline of the client's
-timeout capped at ``requestTimeoutUpperBound`` (34 s). When the deadline passes first the
-client gets a 504 ``Status`` (reason Timeout, "Timeout: request did not complete within
-requested timeout - context deadline exceeded", the message of Kubernetes' ``FinishRequest``)
-while the write carries on behind it and may still be stored, as in Kubernetes: a storage call
-cannot be interrupted safely half way.
+as ``WithRequestDeadline`` answers) on every request, reads included; zero or negative means
+"no timeout of the client's". Create, update, patch, delete and deletecollection (and the
+writes of the ``status`` and ``scale`` subresources) then run under a deadline of the client's
+timeout capped at ``requestTimeoutUpperBound`` (34 s), on every backend. When the deadline
+passes first the client gets a 504 ``Status`` (reason Timeout, "Timeout: request did not
+complete within requested timeout - context deadline exceeded", the message of Kubernetes'
+``FinishRequest``) while the write carries on behind it and may still be stored, as in
+Kubernetes: a storage call cannot be interrupted safely half way.
 
-The registry call runs on a thread of :data:`_WRITERS` while the handler's thread waits for it
-with the deadline; that is the only way a synchronous handler can answer before a storage call
-that does not return (an etcd member that stopped answering). That hand-off is a second thread
-switch per write, and on a busy server it is dear: ConfigMap creates through ``kstore serve``
-on LMDB, paired A/B rounds, 1,881 against 1,331 us of server CPU per create and 211 against
-295 creates/s. So the deadline is *enforced* (the hand-off made) only where a write may stall
-(:attr:`~kstore.registry.interface.Registry.writes_may_stall`: etcd) or where the client asked
-for a ``?timeout=``; an LMDB write without one waits only for this process's own group commit
-and runs on the handler's thread (``--request-timeout``, enforced separately by
-:mod:`kstore.server.filters.timeout`, still bounds it).
+:func:`run_write` carries the deadline on the one worker-thread hop every handler takes
+anyway: the event loop waits for the handler's thread under the deadline and, when it passes,
+abandons the thread (which runs the write to its end) and answers. A second hand-off inside
+the handler would cost a thread switch per write (measured: 1,881 against 1,331 us of server
+CPU per ConfigMap create on LMDB). The thread starts in a copy of the caller's context, so
+context variables (the authenticated user, read by RBAC's escalation check) reach admission.
+
+Invariant: a write's outcome is reported exactly once: to the client when it is known by the
+deadline (even if the deadline fired in the same instant), else in the log ("finished after
+its deadline").
 """
 
 from __future__ import annotations
 
-import contextvars
 import logging
 import re
-import time
+import threading
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass
-from typing import Any, Final, TypeVar
+from typing import Final
+
+import anyio
+import anyio.to_thread
 
 from kstore.errors import BadRequest, Timeout
+from kstore.server.handlers.scope import Call, Reply, ResourceScope
 
 __all__ = [
     "REQUEST_TIMEOUT_UPPER_BOUND",
     "TIMEOUT_MESSAGE",
-    "WriteDeadline",
+    "Handler",
     "parse_go_duration",
     "request_timeout",
-    "run_before",
+    "run_write",
     "write_budget_seconds",
-    "write_deadline",
 ]
 
 _log = logging.getLogger("kstore.server")
-
-T = TypeVar("T")
 
 #: kube-apiserver's ``requestTimeoutUpperBound``: no write waits on storage longer (seconds).
 REQUEST_TIMEOUT_UPPER_BOUND: Final = 34.0
@@ -72,11 +70,6 @@ _UNITS: Final = {
 }
 _NUMBER = re.compile(r"(\d*)(?:\.(\d*))?")
 _UNIT = re.compile(r"[^\d.]*")
-
-# Threads of abandoned writes stay busy until their storage call returns, so the pool is
-# sized well above the writes one commit usually carries; beyond it writes queue (and a
-# queued write still times out at its own deadline).
-_WRITERS = ThreadPoolExecutor(max_workers=64, thread_name_prefix="kstore-write")
 
 
 def parse_go_duration(text: str) -> float:
@@ -137,41 +130,86 @@ def write_budget_seconds(query: Mapping[str, str]) -> float:
     return min(timeout, REQUEST_TIMEOUT_UPPER_BOUND)
 
 
-@dataclass(frozen=True, slots=True)
-class WriteDeadline:
-    """When a write's registry call must be done (``time.monotonic()``), and whether it runs
-    on a thread of its own so that the deadline can answer first (``enforced``)."""
-
-    at: float
-    enforced: bool = True
+#: A resource handler, as the routes call it.
+Handler = Callable[[ResourceScope, Call], Reply]
 
 
-def write_deadline(query: Mapping[str, str], *, writes_may_stall: bool = True) -> WriteDeadline:
-    """The deadline of a write: enforced when its storage may stall or the client asked for
-    a timeout. A malformed ``?timeout=`` is a 400 either way."""
-    budget = write_budget_seconds(query)
-    enforced = writes_may_stall or request_timeout(query) is not None
-    return WriteDeadline(time.monotonic() + budget, enforced)
+class _Attempt:
+    """One write on its thread, and who reports its outcome: the route, when the write ends
+    by the deadline, else the log. The lock orders the write's end against the deadline."""
+
+    __slots__ = ("_abandoned", "_call", "_done", "_error", "_lock", "_reply")
+
+    def __init__(self, call: Call) -> None:
+        self._call = call
+        self._lock = threading.Lock()
+        self._done = False
+        self._abandoned = False
+        self._reply: Reply | None = None
+        self._error: BaseException | None = None
+
+    def run(self, handler: Handler, scope: ResourceScope, call: Call) -> Reply:
+        """``handler(scope, call)`` on the worker thread, its outcome kept for :meth:`give_up`."""
+        try:
+            reply = handler(scope, call)
+        except BaseException as exc:
+            self._end(None, exc)
+            raise
+        self._end(reply, None)
+        return reply
+
+    def _end(self, reply: Reply | None, error: BaseException | None) -> None:
+        with self._lock:
+            self._done = True
+            self._reply, self._error = reply, error
+            late = self._abandoned
+        if late:
+            self._log_late()
+
+    def abandon(self) -> bool:
+        """Leave the write to end on its own (its outcome then logged); False when it has
+        already ended."""
+        with self._lock:
+            self._abandoned = not self._done
+            return self._abandoned
+
+    def give_up(self) -> Reply:
+        """At the deadline: the write's reply when it has just ended after all (its error
+        raised), else Timeout, the write left to end on its own and be logged."""
+        if self.abandon():
+            raise Timeout(TIMEOUT_MESSAGE)
+        if self._error is not None:
+            raise self._error
+        assert self._reply is not None  # done without an error
+        return self._reply
+
+    def _log_late(self) -> None:
+        info = self._call.info
+        outcome = f"with {self._error!r}" if self._error is not None else "successfully"
+        _log.warning(
+            "%s of %s %s/%s finished %s after its deadline",
+            self._call.method,
+            info.resource,
+            info.namespace,
+            info.name,
+            outcome,
+        )
 
 
-def _log_late(future: Future[Any]) -> None:
-    error = None if future.cancelled() else future.exception()
-    _log.warning("a write finished after its deadline%s", f" with {error!r}" if error else "")
-
-
-def run_before(deadline: WriteDeadline, work: Callable[[], T]) -> T:
-    """``work()``'s result, or :class:`~kstore.errors.Timeout` once an enforced deadline has
-    passed; ``work`` then still runs to its end (its outcome is only logged). A deadline that
-    is not enforced runs ``work`` here and waits for it."""
-    if not deadline.enforced:
-        return work()
-    # The caller's context variables (the authenticated user among them) go with the work, as
-    # anyio's thread hop carries them: admission hooks must see who asks.
-    future = _WRITERS.submit(contextvars.copy_context().run, work)
+async def run_write(handler: Handler, scope: ResourceScope, call: Call) -> Reply:
+    """``handler(scope, call)`` on a worker thread under the write deadline of ``call``'s
+    query: its reply, or Timeout once the deadline has passed (the write then runs on to its
+    end and its outcome is logged). A malformed ``?timeout=`` is a 400 before any work."""
+    budget = write_budget_seconds(call.query)
+    attempt = _Attempt(call)
     try:
-        return future.result(max(0.0, deadline.at - time.monotonic()))
-    except FutureTimeout:
-        # Not yet started (all writer threads busy): it need not run at all.
-        if not future.cancel():
-            future.add_done_callback(_log_late)
-        raise Timeout(TIMEOUT_MESSAGE) from None
+        with anyio.move_on_after(budget):
+            return await anyio.to_thread.run_sync(
+                attempt.run, handler, scope, call, abandon_on_cancel=True
+            )
+    except anyio.get_cancelled_exc_class():
+        # Cancelled from outside (the --request-timeout filter): the write is abandoned all
+        # the same, so its outcome goes to the log.
+        attempt.abandon()
+        raise
+    return attempt.give_up()

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from kstore.api.gvk import Object
 from kstore.registry.interface import DeleteOptions
-from kstore.server.handlers.deadline import run_before, write_deadline
 from kstore.server.handlers.scope import Call, Reply, ResourceScope, status_success
 from kstore.server.negotiation import body_serializer, negotiate
 from kstore.server.options import delete_options, list_request
@@ -33,11 +32,10 @@ def _options(call: Call) -> DeleteOptions:
 
 
 def delete(scope: ResourceScope, call: Call) -> Reply:
-    deadline = write_deadline(call.query, writes_may_stall=scope.writes_may_stall)
     fmt = negotiate(call.accept)
     options = _options(call)
     ctx = scope.context(call.info)
-    result = run_before(deadline, lambda: scope.store.delete(ctx, call.info.name, options))
+    result = scope.store.delete(ctx, call.info.name, options)
     if result.deleted and not scope.returns_deleted_object:
         uid = str((result.object.get("metadata") or {}).get("uid") or "")
         return status_success(scope, call.info.name, uid, fmt)
@@ -47,16 +45,13 @@ def delete(scope: ResourceScope, call: Call) -> Reply:
 
 
 def delete_collection(scope: ResourceScope, call: Call) -> Reply:
-    deadline = write_deadline(call.query, writes_may_stall=scope.writes_may_stall)
     fmt = negotiate(call.accept)
     request = list_request(
         call.query, name="", watch=False, selectable_fields=scope.selectable_fields
     )
     options = _options(call)
     ctx = scope.context(call.info)
-    deleted = run_before(
-        deadline, lambda: list(scope.store.delete_collection(ctx, request.options, options))
-    )
+    deleted = list(scope.store.delete_collection(ctx, request.options, options))
     result = ListResult(items=deleted, resource_version=0)
     body = scope.encoder.list(result, scope.gv, scope.list_kind, fmt, metadata={})
     return Reply(200, body, fmt.content_type)

@@ -17,7 +17,6 @@ from dataclasses import replace
 
 from kstore.api.gvk import Object
 from kstore.registry.patch import PatchOptions, PatchType, apply_patch, parse_patch_type
-from kstore.server.handlers.deadline import run_before, write_deadline
 from kstore.server.handlers.scope import Call, Reply, ResourceScope
 from kstore.server.negotiation import negotiate
 from kstore.server.options import field_validation, update_options
@@ -35,7 +34,6 @@ def _reset_fields(scope: ResourceScope, subresource: str) -> list[tuple[str, ...
 
 
 def patch(scope: ResourceScope, call: Call) -> Reply:
-    deadline = write_deadline(call.query, writes_may_stall=scope.writes_may_stall)
     fmt = negotiate(call.accept)
     gvk = scope.gvk
     patch_type = parse_patch_type(call.content_type or "", gvk)
@@ -75,9 +73,7 @@ def patch(scope: ResourceScope, call: Call) -> Reply:
 
     options = replace(options, apply=patch_type is PatchType.APPLY)
     ctx = scope.context(call.info)
-    written = run_before(
-        deadline, lambda: scope.store.update(ctx, call.info.name, updated, options)
-    )
+    written = scope.store.update(ctx, call.info.name, updated, options)
     body = scope.encoder.object(written.object, scope.gv, fmt)
     status = 201 if written.created else 200
     return Reply(status, body, fmt.content_type, [*warnings, *written.warnings])

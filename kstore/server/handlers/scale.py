@@ -29,7 +29,7 @@ from kstore.errors import BadRequest, Invalid, NotAcceptable
 from kstore.registry.interface import UpdateOptions
 from kstore.registry.patch import PatchOptions, apply_patch, parse_patch_type
 from kstore.server.discovery import scale_gvk
-from kstore.server.handlers.deadline import request_timeout, run_before, write_deadline
+from kstore.server.handlers.deadline import request_timeout
 from kstore.server.handlers.scope import Call, Reply, ResourceScope
 from kstore.server.negotiation import OutputFormat, body_serializer, json_format, negotiate
 from kstore.server.options import field_validation, update_options
@@ -126,7 +126,6 @@ def _write(
     new_scale: Callable[[Object], Object],
 ) -> Reply:
     """Update the Deployment with the Scale ``new_scale`` makes of the current one."""
-    deadline = write_deadline(call.query, writes_may_stall=scope.writes_may_stall)
     fmt = _output(call.accept)
     gvk = scale_gvk(scope.gv)
 
@@ -136,7 +135,7 @@ def _write(
         return _scaled(scope, current, scale, replicas)
 
     ctx = scope.context(call.info)
-    result = run_before(deadline, lambda: scope.store.update(ctx, call.info.name, updated, options))
+    result = scope.store.update(ctx, call.info.name, updated, options)
     scale = scale_of(scope.encoder.external(result.object, scope.gv), gvk)
     return Reply(200, fmt.serializer.encode(scale), fmt.content_type, result.warnings)
 

@@ -62,8 +62,6 @@ class ResourceScope:
     scheme: Scheme
     encoder: ResponseEncoder
     selectable_fields: frozenset[str]
-    #: The registry's :attr:`~kstore.registry.interface.Registry.writes_may_stall`.
-    writes_may_stall: bool = True
 
     @property
     def gv(self) -> GroupVersion:

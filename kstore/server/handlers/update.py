@@ -15,7 +15,6 @@ from kstore.api.gvk import Object
 from kstore.errors import BadRequest
 from kstore.server.decoding import decode_body
 from kstore.server.handlers.create import ensure_namespace
-from kstore.server.handlers.deadline import run_before, write_deadline
 from kstore.server.handlers.scope import Call, Reply, ResourceScope
 from kstore.server.negotiation import body_serializer, negotiate
 from kstore.server.options import field_validation, update_options
@@ -25,7 +24,6 @@ __all__ = ["update"]
 
 
 def update(scope: ResourceScope, call: Call) -> Reply:
-    deadline = write_deadline(call.query, writes_may_stall=scope.writes_may_stall)
     fmt = negotiate(call.accept)
     validation = field_validation(call.query)
     options = update_options(
@@ -53,7 +51,7 @@ def update(scope: ResourceScope, call: Call) -> Reply:
         return {**hub, "metadata": dict(hub["metadata"])}
 
     ctx = scope.context(call.info)
-    result = run_before(deadline, lambda: scope.store.update(ctx, call.info.name, updated, options))
+    result = scope.store.update(ctx, call.info.name, updated, options)
     body = scope.encoder.object(result.object, scope.gv, fmt)
     status = 201 if result.created else 200
     return Reply(status, body, fmt.content_type, [*decoded.warnings, *result.warnings])
