@@ -48,6 +48,8 @@ def test_bootstrap_policy_exists(rbac_server: RunningServer) -> None:
     assert admin["roleRef"] == {"apiGroup": RBAC, "kind": "ClusterRole", "name": "cluster-admin"}
     assert admin["subjects"] == [{"apiGroup": RBAC, "kind": "Group", "name": "system:masters"}]
     assert admin["metadata"]["labels"] == {"kubernetes.io/bootstrapping": "rbac-defaults"}
+    # RBAC strategies set no generation (unlike custom resources).
+    assert "generation" not in admin["metadata"]
     assert "/apis/*" in discovery["rules"][0]["nonResourceURLs"]
     assert [s["name"] for s in public["subjects"]] == [
         "system:authenticated",
