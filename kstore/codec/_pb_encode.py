@@ -396,21 +396,39 @@ def _field_source(f: FieldPlan, getter: str) -> list[str]:
             "if v:",
             "    if v.__class__ is not list:",
             f"        _list({f.name!r}, v)",
-        ] + ["    " + line for line in _repeated_source(f, t)]
+        ] + ["    " + line for line in _repeated_source(f, t, getter)]
     if f.scalar is Scalar.MESSAGE:
         return [get, *_message_value_source(f, t)]
-    return [get, *_scalar_value_source(f, t)]
+    return [get, *_scalar_value_source(f, t, getter)]
 
 
-def _repeated_source(f: FieldPlan, t: str) -> list[str]:
-    if f.scalar is Scalar.STRING:
-        table = _tag_table(f)
+def _string_source(f: FieldPlan, t: str, value: str, getter: str) -> list[str]:
+    """Write the string ``value`` with its tag and length.
+
+    Compiled (``getter`` is ``d.get``), a str is encoded by a C call and the prefix and the
+    bytes are appended in turn; interpreted, one concatenation costs fewer bytecodes.
+    """
+    table = _tag_table(f)
+    if getter == "d.get":
         return [
-            "for x in v:",
-            "    x = x.encode()",
-            "    n = len(x)",
-            f"    w += ({table}[n] + x) if n < 128 else ({t} + _uv(n) + x)",
+            f"x = _utf8({value})",
+            "n = len(x)",
+            "if n < 128:",
+            f"    w += {table}[n]",
+            "else:",
+            f"    w += {t} + _uv(n)",
+            "w += x",
         ]
+    return [
+        f"x = {value}.encode()",
+        "n = len(x)",
+        f"w += ({table}[n] + x) if n < 128 else ({t} + _uv(n) + x)",
+    ]
+
+
+def _repeated_source(f: FieldPlan, t: str, getter: str) -> list[str]:
+    if f.scalar is Scalar.STRING:
+        return ["for x in v:", *("    " + line for line in _string_source(f, t, "x", getter))]
     if f.scalar in (Scalar.INT32, Scalar.INT64):
         conv = "_v32" if f.scalar is Scalar.INT32 else "_v64"
         return ["for x in v:", f"    w += {t} + {conv}(x)"]
@@ -461,7 +479,7 @@ def _message_value_source(f: FieldPlan, t: str) -> list[str]:
     return ["if v is not None:", f"    w += {t} + {helper}(v)"]
 
 
-def _scalar_value_source(f: FieldPlan, t: str) -> list[str]:
+def _scalar_value_source(f: FieldPlan, t: str, getter: str) -> list[str]:
     tag = f.tag
     zero = {
         Scalar.STRING: tag + b"\x00",
@@ -472,13 +490,7 @@ def _scalar_value_source(f: FieldPlan, t: str) -> list[str]:
     }[f.scalar]
     lines = ["if v is None:", f"    {'w += ' + repr(zero) if f.always else 'pass'}"]
     if f.scalar is Scalar.STRING:
-        table = _tag_table(f)
-        lines += [
-            "else:",
-            "    x = v.encode()",
-            "    n = len(x)",
-            f"    w += ({table}[n] + x) if n < 128 else ({t} + _uv(n) + x)",
-        ]
+        lines += ["else:", *("    " + line for line in _string_source(f, t, "v", getter))]
     elif f.scalar is Scalar.BYTES:
         lines += ["else:", "    x = _b64d(v)", f"    w += {t} + _uv(len(x)) + x"]
     elif f.scalar is Scalar.BOOL:

@@ -60,6 +60,15 @@ _v32 = None
 _v64 = None
 
 
+from cpython.unicode cimport PyUnicode_AsUTF8String
+
+
+cdef inline object _utf8(object v):
+    if type(v) is str:
+        return PyUnicode_AsUTF8String(v)
+    return v.encode()
+
+
 cdef bytes _uv(unsigned long long v):
     cdef unsigned char buf[10]
     cdef int i = 0
@@ -153,30 +162,46 @@ cdef int e_k8s_io_api_apps_v1_DeploymentCondition(bytearray w, dict d) except -1
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('status')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('reason')
         if v is None:
             w += b'"\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_34[n] + x) if n < 128 else (b'"' + _uv(n) + x)
+            if n < 128:
+                w += L_34[n]
+            else:
+                w += b'"' + _uv(n)
+            w += x
         v = d.get('message')
         if v is None:
             w += b'*\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_42[n] + x) if n < 128 else (b'*' + _uv(n) + x)
+            if n < 128:
+                w += L_42[n]
+            else:
+                w += b'*' + _uv(n)
+            w += x
         v = d.get('lastUpdateTime')
         w += b'2' + _time(v)
     v = d.get('lastTransitionTime')
@@ -395,9 +420,13 @@ cdef int e_k8s_io_api_apps_v1_DeploymentStrategy(bytearray w, dict d) except -1:
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('rollingUpdate')
         if v is not None:
             w += b'\x12\x00'
@@ -487,30 +516,46 @@ cdef int e_k8s_io_api_apps_v1beta1_DeploymentCondition(bytearray w, dict d) exce
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('status')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('reason')
         if v is None:
             w += b'"\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_34[n] + x) if n < 128 else (b'"' + _uv(n) + x)
+            if n < 128:
+                w += L_34[n]
+            else:
+                w += b'"' + _uv(n)
+            w += x
         v = d.get('message')
         if v is None:
             w += b'*\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_42[n] + x) if n < 128 else (b'*' + _uv(n) + x)
+            if n < 128:
+                w += L_42[n]
+            else:
+                w += b'*' + _uv(n)
+            w += x
         v = d.get('lastUpdateTime')
         w += b'2' + _time(v)
     v = d.get('lastTransitionTime')
@@ -739,9 +784,13 @@ cdef int e_k8s_io_api_apps_v1beta1_DeploymentStrategy(bytearray w, dict d) excep
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('rollingUpdate')
         if v is not None:
             w += b'\x12\x00'
@@ -862,30 +911,46 @@ cdef int e_k8s_io_api_apps_v1beta2_DeploymentCondition(bytearray w, dict d) exce
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('status')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('reason')
         if v is None:
             w += b'"\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_34[n] + x) if n < 128 else (b'"' + _uv(n) + x)
+            if n < 128:
+                w += L_34[n]
+            else:
+                w += b'"' + _uv(n)
+            w += x
         v = d.get('message')
         if v is None:
             w += b'*\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_42[n] + x) if n < 128 else (b'*' + _uv(n) + x)
+            if n < 128:
+                w += L_42[n]
+            else:
+                w += b'*' + _uv(n)
+            w += x
         v = d.get('lastUpdateTime')
         w += b'2' + _time(v)
     v = d.get('lastTransitionTime')
@@ -1104,9 +1169,13 @@ cdef int e_k8s_io_api_apps_v1beta2_DeploymentStrategy(bytearray w, dict d) excep
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('rollingUpdate')
         if v is not None:
             w += b'\x12\x00'
@@ -1212,9 +1281,13 @@ cdef int e_k8s_io_api_coordination_v1_LeaseSpec(bytearray w, dict d) except -1: 
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('leaseDurationSeconds')
         if v is None:
             pass
@@ -1242,16 +1315,24 @@ cdef int e_k8s_io_api_coordination_v1_LeaseSpec(bytearray w, dict d) except -1: 
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_50[n] + x) if n < 128 else (b'2' + _uv(n) + x)
+            if n < 128:
+                w += L_50[n]
+            else:
+                w += b'2' + _uv(n)
+            w += x
         v = d.get('preferredHolder')
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_58[n] + x) if n < 128 else (b':' + _uv(n) + x)
+            if n < 128:
+                w += L_58[n]
+            else:
+                w += b':' + _uv(n)
+            w += x
 
 cdef dict K_e_k8s_io_api_coordination_v1_LeaseSpec = {}
 
@@ -1283,16 +1364,24 @@ cdef int e_k8s_io_api_core_v1_AWSElasticBlockStoreVolumeSource(bytearray w, dict
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('fsType')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('partition')
         if v is None:
             w += b'\x18\x00'
@@ -1376,16 +1465,24 @@ cdef int e_k8s_io_api_core_v1_AppArmorProfile(bytearray w, dict d) except -1:  #
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('localhostProfile')
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
 
 cdef dict K_e_k8s_io_api_core_v1_AppArmorProfile = {}
 
@@ -1417,30 +1514,46 @@ cdef int e_k8s_io_api_core_v1_AzureDiskVolumeSource(bytearray w, dict d) except 
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('diskURI')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('cachingMode')
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
         v = d.get('fsType')
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_34[n] + x) if n < 128 else (b'"' + _uv(n) + x)
+            if n < 128:
+                w += L_34[n]
+            else:
+                w += b'"' + _uv(n)
+            w += x
         v = d.get('readOnly')
         if v is None:
             pass
@@ -1454,9 +1567,13 @@ cdef int e_k8s_io_api_core_v1_AzureDiskVolumeSource(bytearray w, dict d) except 
     if v is None:
         pass
     else:
-        x = v.encode()
+        x = _utf8(v)
         n = len(x)
-        w += (L_50[n] + x) if n < 128 else (b'2' + _uv(n) + x)
+        if n < 128:
+            w += L_50[n]
+        else:
+            w += b'2' + _uv(n)
+        w += x
 
 cdef dict K_e_k8s_io_api_core_v1_AzureDiskVolumeSource = {}
 
@@ -1488,16 +1605,24 @@ cdef int e_k8s_io_api_core_v1_AzureFileVolumeSource(bytearray w, dict d) except 
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('shareName')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('readOnly')
         if v is None:
             w += b'\x18\x00'
@@ -1538,9 +1663,13 @@ cdef int e_k8s_io_api_core_v1_CSIVolumeSource(bytearray w, dict d) except -1:  #
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('readOnly')
         if v is None:
             pass
@@ -1554,9 +1683,13 @@ cdef int e_k8s_io_api_core_v1_CSIVolumeSource(bytearray w, dict d) except -1:  #
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
         v = d.get('volumeAttributes')
         if v:
             _map_ss(w, b'"', v)
@@ -1581,17 +1714,25 @@ cdef int e_k8s_io_api_core_v1_Capabilities(bytearray w, dict d) except -1:  # k8
             if v.__class__ is not list:
                 _list('add', v)
             for x in v:
-                x = x.encode()
+                x = _utf8(x)
                 n = len(x)
-                w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+                if n < 128:
+                    w += L_10[n]
+                else:
+                    w += b'\n' + _uv(n)
+                w += x
         v = d.get('drop')
         if v:
             if v.__class__ is not list:
                 _list('drop', v)
             for x in v:
-                x = x.encode()
+                x = _utf8(x)
                 n = len(x)
-                w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+                if n < 128:
+                    w += L_18[n]
+                else:
+                    w += b'\x12' + _uv(n)
+                w += x
 
 cdef int e_k8s_io_api_core_v1_CephFSVolumeSource(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.CephFSVolumeSource
     cdef Py_ssize_t s, n
@@ -1603,30 +1744,46 @@ cdef int e_k8s_io_api_core_v1_CephFSVolumeSource(bytearray w, dict d) except -1:
             if v.__class__ is not list:
                 _list('monitors', v)
             for x in v:
-                x = x.encode()
+                x = _utf8(x)
                 n = len(x)
-                w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+                if n < 128:
+                    w += L_10[n]
+                else:
+                    w += b'\n' + _uv(n)
+                w += x
         v = d.get('path')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('user')
         if v is None:
             w += b'\x1a\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
         v = d.get('secretFile')
         if v is None:
             w += b'"\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_34[n] + x) if n < 128 else (b'"' + _uv(n) + x)
+            if n < 128:
+                w += L_34[n]
+            else:
+                w += b'"' + _uv(n)
+            w += x
         v = d.get('secretRef')
         if v is not None:
             w += b'*\x00'
@@ -1656,16 +1813,24 @@ cdef int e_k8s_io_api_core_v1_CinderVolumeSource(bytearray w, dict d) except -1:
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('fsType')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('readOnly')
         if v is None:
             w += b'\x18\x00'
@@ -1726,16 +1891,24 @@ cdef int e_k8s_io_api_core_v1_ClusterTrustBundleProjection(bytearray w, dict d) 
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('signerName')
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('labelSelector')
         if v is not None:
             w += b'\x1a\x00'
@@ -1750,9 +1923,13 @@ cdef int e_k8s_io_api_core_v1_ClusterTrustBundleProjection(bytearray w, dict d) 
         if v is None:
             w += b'"\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_34[n] + x) if n < 128 else (b'"' + _uv(n) + x)
+            if n < 128:
+                w += L_34[n]
+            else:
+                w += b'"' + _uv(n)
+            w += x
         v = d.get('optional')
         if v is None:
             pass
@@ -1862,9 +2039,13 @@ cdef int e_k8s_io_api_core_v1_ConfigMapKeySelector(bytearray w, dict d) except -
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('optional')
         if v is None:
             pass
@@ -2020,39 +2201,59 @@ cdef int e_k8s_io_api_core_v1_Container(bytearray w, dict d) except -1:  # k8s.i
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('image')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('command')
         if v:
             if v.__class__ is not list:
                 _list('command', v)
             for x in v:
-                x = x.encode()
+                x = _utf8(x)
                 n = len(x)
-                w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+                if n < 128:
+                    w += L_26[n]
+                else:
+                    w += b'\x1a' + _uv(n)
+                w += x
         v = d.get('args')
         if v:
             if v.__class__ is not list:
                 _list('args', v)
             for x in v:
-                x = x.encode()
+                x = _utf8(x)
                 n = len(x)
-                w += (L_34[n] + x) if n < 128 else (b'"' + _uv(n) + x)
+                if n < 128:
+                    w += L_34[n]
+                else:
+                    w += b'"' + _uv(n)
+                w += x
         v = d.get('workingDir')
         if v is None:
             w += b'*\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_42[n] + x) if n < 128 else (b'*' + _uv(n) + x)
+            if n < 128:
+                w += L_42[n]
+            else:
+                w += b'*' + _uv(n)
+            w += x
     if 'ports' not in d and 'env' not in d:
         pass
     else:
@@ -2143,9 +2344,13 @@ cdef int e_k8s_io_api_core_v1_Container(bytearray w, dict d) except -1:  # k8s.i
         if v is None:
             w += b'j\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_106[n] + x) if n < 128 else (b'j' + _uv(n) + x)
+            if n < 128:
+                w += L_106[n]
+            else:
+                w += b'j' + _uv(n)
+            w += x
     if 'imagePullPolicy' not in d and 'securityContext' not in d and 'stdin' not in d and 'stdinOnce' not in d and 'tty' not in d:
         w += b'r\x00\x80\x01\x00\x88\x01\x00\x90\x01\x00'
     else:
@@ -2153,9 +2358,13 @@ cdef int e_k8s_io_api_core_v1_Container(bytearray w, dict d) except -1:  # k8s.i
         if v is None:
             w += b'r\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_114[n] + x) if n < 128 else (b'r' + _uv(n) + x)
+            if n < 128:
+                w += L_114[n]
+            else:
+                w += b'r' + _uv(n)
+            w += x
         v = d.get('securityContext')
         if v is not None:
             w += b'z\x00'
@@ -2213,9 +2422,13 @@ cdef int e_k8s_io_api_core_v1_Container(bytearray w, dict d) except -1:  # k8s.i
         if v is None:
             w += b'\xa2\x01\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_162[n] + x) if n < 128 else (b'\xa2\x01' + _uv(n) + x)
+            if n < 128:
+                w += L_162[n]
+            else:
+                w += b'\xa2\x01' + _uv(n)
+            w += x
         v = d.get('volumeDevices')
         if v:
             if v.__class__ is not list:
@@ -2259,9 +2472,13 @@ cdef int e_k8s_io_api_core_v1_Container(bytearray w, dict d) except -1:  # k8s.i
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_194[n] + x) if n < 128 else (b'\xc2\x01' + _uv(n) + x)
+            if n < 128:
+                w += L_194[n]
+            else:
+                w += b'\xc2\x01' + _uv(n)
+            w += x
         v = d.get('restartPolicyRules')
         if v:
             if v.__class__ is not list:
@@ -2285,23 +2502,35 @@ cdef int e_k8s_io_api_core_v1_ContainerExtendedResourceRequest(bytearray w, dict
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('resourceName')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('requestName')
         if v is None:
             w += b'\x1a\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
 
 cdef dict K_e_k8s_io_api_core_v1_ContainerExtendedResourceRequest = {}
 
@@ -2333,9 +2562,13 @@ cdef int e_k8s_io_api_core_v1_ContainerPort(bytearray w, dict d) except -1:  # k
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('hostPort')
         if v is None:
             w += b'\x10\x00'
@@ -2354,16 +2587,24 @@ cdef int e_k8s_io_api_core_v1_ContainerPort(bytearray w, dict d) except -1:  # k
         if v is None:
             w += b'"\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_34[n] + x) if n < 128 else (b'"' + _uv(n) + x)
+            if n < 128:
+                w += L_34[n]
+            else:
+                w += b'"' + _uv(n)
+            w += x
         v = d.get('hostIP')
         if v is None:
             w += b'*\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_42[n] + x) if n < 128 else (b'*' + _uv(n) + x)
+            if n < 128:
+                w += L_42[n]
+            else:
+                w += b'*' + _uv(n)
+            w += x
 
 cdef dict K_e_k8s_io_api_core_v1_ContainerPort = {}
 
@@ -2395,16 +2636,24 @@ cdef int e_k8s_io_api_core_v1_ContainerResizePolicy(bytearray w, dict d) except 
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('restartPolicy')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
 
 cdef dict K_e_k8s_io_api_core_v1_ContainerResizePolicy = {}
 
@@ -2436,9 +2685,13 @@ cdef int e_k8s_io_api_core_v1_ContainerRestartRule(bytearray w, dict d) except -
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('exitCodes')
         if v is not None:
             w += b'\x12\x00'
@@ -2459,9 +2712,13 @@ cdef int e_k8s_io_api_core_v1_ContainerRestartRuleOnExitCodes(bytearray w, dict 
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('values')
         if v:
             if v.__class__ is not list:
@@ -2554,16 +2811,24 @@ cdef int e_k8s_io_api_core_v1_ContainerStateTerminated(bytearray w, dict d) exce
         if v is None:
             w += b'\x1a\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
         v = d.get('message')
         if v is None:
             w += b'"\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_34[n] + x) if n < 128 else (b'"' + _uv(n) + x)
+            if n < 128:
+                w += L_34[n]
+            else:
+                w += b'"' + _uv(n)
+            w += x
         v = d.get('startedAt')
         w += b'*' + _time(v)
     if 'finishedAt' not in d and 'containerID' not in d:
@@ -2575,9 +2840,13 @@ cdef int e_k8s_io_api_core_v1_ContainerStateTerminated(bytearray w, dict d) exce
         if v is None:
             w += b':\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_58[n] + x) if n < 128 else (b':' + _uv(n) + x)
+            if n < 128:
+                w += L_58[n]
+            else:
+                w += b':' + _uv(n)
+            w += x
 
 cdef dict K_e_k8s_io_api_core_v1_ContainerStateTerminated = {}
 
@@ -2609,16 +2878,24 @@ cdef int e_k8s_io_api_core_v1_ContainerStateWaiting(bytearray w, dict d) except 
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('message')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
 
 cdef dict K_e_k8s_io_api_core_v1_ContainerStateWaiting = {}
 
@@ -2647,9 +2924,13 @@ cdef int e_k8s_io_api_core_v1_ContainerStatus(bytearray w, dict d) except -1:  #
     if v is None:
         w += b'\n\x00'
     else:
-        x = v.encode()
+        x = _utf8(v)
         n = len(x)
-        w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+        if n < 128:
+            w += L_10[n]
+        else:
+            w += b'\n' + _uv(n)
+        w += x
     v = d.get('state')
     if v is None:
         v = _E
@@ -2695,23 +2976,35 @@ cdef int e_k8s_io_api_core_v1_ContainerStatus(bytearray w, dict d) except -1:  #
         if v is None:
             w += b'2\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_50[n] + x) if n < 128 else (b'2' + _uv(n) + x)
+            if n < 128:
+                w += L_50[n]
+            else:
+                w += b'2' + _uv(n)
+            w += x
         v = d.get('imageID')
         if v is None:
             w += b':\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_58[n] + x) if n < 128 else (b':' + _uv(n) + x)
+            if n < 128:
+                w += L_58[n]
+            else:
+                w += b':' + _uv(n)
+            w += x
         v = d.get('containerID')
         if v is None:
             w += b'B\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_66[n] + x) if n < 128 else (b'B' + _uv(n) + x)
+            if n < 128:
+                w += L_66[n]
+            else:
+                w += b'B' + _uv(n)
+            w += x
     if 'started' not in d and 'allocatedResources' not in d and 'resources' not in d and 'volumeMounts' not in d and 'user' not in d:
         pass
     else:
@@ -2780,9 +3073,13 @@ cdef int e_k8s_io_api_core_v1_ContainerStatus(bytearray w, dict d) except -1:  #
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_122[n] + x) if n < 128 else (b'z' + _uv(n) + x)
+            if n < 128:
+                w += L_122[n]
+            else:
+                w += b'z' + _uv(n)
+            w += x
 
 cdef int e_k8s_io_api_core_v1_ContainerUser(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.ContainerUser
     cdef Py_ssize_t s, n
@@ -2822,9 +3119,13 @@ cdef int e_k8s_io_api_core_v1_DownwardAPIVolumeFile(bytearray w, dict d) except 
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('fieldRef')
         if v is not None:
             w += b'\x12\x00'
@@ -2902,9 +3203,13 @@ cdef int e_k8s_io_api_core_v1_EmptyDirVolumeSource(bytearray w, dict d) except -
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('sizeLimit')
         if v is not None:
             w += b'\x12' + _qty(v)
@@ -2946,9 +3251,13 @@ cdef int e_k8s_io_api_core_v1_EnvFromSource(bytearray w, dict d) except -1:  # k
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('configMapRef')
         if v is not None:
             w += b'\x12\x00'
@@ -2979,16 +3288,24 @@ cdef int e_k8s_io_api_core_v1_EnvVar(bytearray w, dict d) except -1:  # k8s.io.a
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('value')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('valueFrom')
         if v is not None:
             w += b'\x1a\x00'
@@ -3071,9 +3388,13 @@ cdef int e_k8s_io_api_core_v1_EphemeralContainer(bytearray w, dict d) except -1:
     if v is None:
         w += b'\x12\x00'
     else:
-        x = v.encode()
+        x = _utf8(v)
         n = len(x)
-        w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+        if n < 128:
+            w += L_18[n]
+        else:
+            w += b'\x12' + _uv(n)
+        w += x
 
 cdef int e_k8s_io_api_core_v1_EphemeralContainerCommon(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.EphemeralContainerCommon
     cdef Py_ssize_t s, n
@@ -3084,39 +3405,59 @@ cdef int e_k8s_io_api_core_v1_EphemeralContainerCommon(bytearray w, dict d) exce
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('image')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('command')
         if v:
             if v.__class__ is not list:
                 _list('command', v)
             for x in v:
-                x = x.encode()
+                x = _utf8(x)
                 n = len(x)
-                w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+                if n < 128:
+                    w += L_26[n]
+                else:
+                    w += b'\x1a' + _uv(n)
+                w += x
         v = d.get('args')
         if v:
             if v.__class__ is not list:
                 _list('args', v)
             for x in v:
-                x = x.encode()
+                x = _utf8(x)
                 n = len(x)
-                w += (L_34[n] + x) if n < 128 else (b'"' + _uv(n) + x)
+                if n < 128:
+                    w += L_34[n]
+                else:
+                    w += b'"' + _uv(n)
+                w += x
         v = d.get('workingDir')
         if v is None:
             w += b'*\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_42[n] + x) if n < 128 else (b'*' + _uv(n) + x)
+            if n < 128:
+                w += L_42[n]
+            else:
+                w += b'*' + _uv(n)
+            w += x
     if 'ports' not in d and 'env' not in d:
         pass
     else:
@@ -3207,9 +3548,13 @@ cdef int e_k8s_io_api_core_v1_EphemeralContainerCommon(bytearray w, dict d) exce
         if v is None:
             w += b'j\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_106[n] + x) if n < 128 else (b'j' + _uv(n) + x)
+            if n < 128:
+                w += L_106[n]
+            else:
+                w += b'j' + _uv(n)
+            w += x
     if 'imagePullPolicy' not in d and 'securityContext' not in d and 'stdin' not in d and 'stdinOnce' not in d and 'tty' not in d:
         w += b'r\x00\x80\x01\x00\x88\x01\x00\x90\x01\x00'
     else:
@@ -3217,9 +3562,13 @@ cdef int e_k8s_io_api_core_v1_EphemeralContainerCommon(bytearray w, dict d) exce
         if v is None:
             w += b'r\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_114[n] + x) if n < 128 else (b'r' + _uv(n) + x)
+            if n < 128:
+                w += L_114[n]
+            else:
+                w += b'r' + _uv(n)
+            w += x
         v = d.get('securityContext')
         if v is not None:
             w += b'z\x00'
@@ -3277,9 +3626,13 @@ cdef int e_k8s_io_api_core_v1_EphemeralContainerCommon(bytearray w, dict d) exce
         if v is None:
             w += b'\xa2\x01\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_162[n] + x) if n < 128 else (b'\xa2\x01' + _uv(n) + x)
+            if n < 128:
+                w += L_162[n]
+            else:
+                w += b'\xa2\x01' + _uv(n)
+            w += x
         v = d.get('volumeDevices')
         if v:
             if v.__class__ is not list:
@@ -3323,9 +3676,13 @@ cdef int e_k8s_io_api_core_v1_EphemeralContainerCommon(bytearray w, dict d) exce
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_194[n] + x) if n < 128 else (b'\xc2\x01' + _uv(n) + x)
+            if n < 128:
+                w += L_194[n]
+            else:
+                w += b'\xc2\x01' + _uv(n)
+            w += x
         v = d.get('restartPolicyRules')
         if v:
             if v.__class__ is not list:
@@ -3384,16 +3741,24 @@ cdef int e_k8s_io_api_core_v1_Event(bytearray w, dict d) except -1:  # k8s.io.ap
         if v is None:
             w += b'\x1a\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
         v = d.get('message')
         if v is None:
             w += b'"\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_34[n] + x) if n < 128 else (b'"' + _uv(n) + x)
+            if n < 128:
+                w += L_34[n]
+            else:
+                w += b'"' + _uv(n)
+            w += x
     v = d.get('source')
     if v is None:
         v = _E
@@ -3423,9 +3788,13 @@ cdef int e_k8s_io_api_core_v1_Event(bytearray w, dict d) except -1:  # k8s.io.ap
         if v is None:
             w += b'J\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_74[n] + x) if n < 128 else (b'J' + _uv(n) + x)
+            if n < 128:
+                w += L_74[n]
+            else:
+                w += b'J' + _uv(n)
+            w += x
         v = d.get('eventTime')
         w += b'R' + _micro(v)
     if 'series' not in d and 'action' not in d and 'related' not in d and 'reportingComponent' not in d and 'reportingInstance' not in d:
@@ -3445,9 +3814,13 @@ cdef int e_k8s_io_api_core_v1_Event(bytearray w, dict d) except -1:  # k8s.io.ap
         if v is None:
             w += b'b\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_98[n] + x) if n < 128 else (b'b' + _uv(n) + x)
+            if n < 128:
+                w += L_98[n]
+            else:
+                w += b'b' + _uv(n)
+            w += x
         v = d.get('related')
         if v is not None:
             w += b'j\x00'
@@ -3462,16 +3835,24 @@ cdef int e_k8s_io_api_core_v1_Event(bytearray w, dict d) except -1:  # k8s.io.ap
         if v is None:
             w += b'r\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_114[n] + x) if n < 128 else (b'r' + _uv(n) + x)
+            if n < 128:
+                w += L_114[n]
+            else:
+                w += b'r' + _uv(n)
+            w += x
         v = d.get('reportingInstance')
         if v is None:
             w += b'z\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_122[n] + x) if n < 128 else (b'z' + _uv(n) + x)
+            if n < 128:
+                w += L_122[n]
+            else:
+                w += b'z' + _uv(n)
+            w += x
 
 cdef int e_k8s_io_api_core_v1_EventList(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.EventList
     cdef Py_ssize_t s, n
@@ -3545,16 +3926,24 @@ cdef int e_k8s_io_api_core_v1_EventSource(bytearray w, dict d) except -1:  # k8s
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('host')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
 
 cdef dict K_e_k8s_io_api_core_v1_EventSource = {}
 
@@ -3586,9 +3975,13 @@ cdef int e_k8s_io_api_core_v1_EvictionResponder(bytearray w, dict d) except -1: 
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('priority')
         if v is None:
             pass
@@ -3625,9 +4018,13 @@ cdef int e_k8s_io_api_core_v1_ExecAction(bytearray w, dict d) except -1:  # k8s.
         if v.__class__ is not list:
             _list('command', v)
         for x in v:
-            x = x.encode()
+            x = _utf8(x)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
 
 cdef int e_k8s_io_api_core_v1_FCVolumeSource(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.FCVolumeSource
     cdef Py_ssize_t s, n
@@ -3639,9 +4036,13 @@ cdef int e_k8s_io_api_core_v1_FCVolumeSource(bytearray w, dict d) except -1:  # 
             if v.__class__ is not list:
                 _list('targetWWNs', v)
             for x in v:
-                x = x.encode()
+                x = _utf8(x)
                 n = len(x)
-                w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+                if n < 128:
+                    w += L_10[n]
+                else:
+                    w += b'\n' + _uv(n)
+                w += x
         v = d.get('lun')
         if v is None:
             pass
@@ -3653,9 +4054,13 @@ cdef int e_k8s_io_api_core_v1_FCVolumeSource(bytearray w, dict d) except -1:  # 
         if v is None:
             w += b'\x1a\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
         v = d.get('readOnly')
         if v is None:
             w += b' \x00'
@@ -3670,9 +4075,13 @@ cdef int e_k8s_io_api_core_v1_FCVolumeSource(bytearray w, dict d) except -1:  # 
             if v.__class__ is not list:
                 _list('wwids', v)
             for x in v:
-                x = x.encode()
+                x = _utf8(x)
                 n = len(x)
-                w += (L_42[n] + x) if n < 128 else (b'*' + _uv(n) + x)
+                if n < 128:
+                    w += L_42[n]
+                else:
+                    w += b'*' + _uv(n)
+                w += x
 
 cdef int e_k8s_io_api_core_v1_FileKeySelector(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.FileKeySelector
     cdef Py_ssize_t s, n
@@ -3683,23 +4092,35 @@ cdef int e_k8s_io_api_core_v1_FileKeySelector(bytearray w, dict d) except -1:  #
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('path')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('key')
         if v is None:
             w += b'\x1a\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
         v = d.get('optional')
         if v is None:
             pass
@@ -3740,16 +4161,24 @@ cdef int e_k8s_io_api_core_v1_FlexVolumeSource(bytearray w, dict d) except -1:  
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('fsType')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('secretRef')
         if v is not None:
             w += b'\x1a\x00'
@@ -3782,16 +4211,24 @@ cdef int e_k8s_io_api_core_v1_FlockerVolumeSource(bytearray w, dict d) except -1
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('datasetUUID')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
 
 cdef dict K_e_k8s_io_api_core_v1_FlockerVolumeSource = {}
 
@@ -3823,16 +4260,24 @@ cdef int e_k8s_io_api_core_v1_GCEPersistentDiskVolumeSource(bytearray w, dict d)
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('fsType')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('partition')
         if v is None:
             w += b'\x18\x00'
@@ -3887,16 +4332,24 @@ cdef int e_k8s_io_api_core_v1_GRPCAction(bytearray w, dict d) except -1:  # k8s.
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('mode')
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
 
 cdef dict K_e_k8s_io_api_core_v1_GRPCAction = {}
 
@@ -3928,23 +4381,35 @@ cdef int e_k8s_io_api_core_v1_GitRepoVolumeSource(bytearray w, dict d) except -1
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('revision')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('directory')
         if v is None:
             w += b'\x1a\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
 
 cdef dict K_e_k8s_io_api_core_v1_GitRepoVolumeSource = {}
 
@@ -3976,16 +4441,24 @@ cdef int e_k8s_io_api_core_v1_GlusterfsVolumeSource(bytearray w, dict d) except 
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('path')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('readOnly')
         if v is None:
             w += b'\x18\x00'
@@ -4026,25 +4499,37 @@ cdef int e_k8s_io_api_core_v1_HTTPGetAction(bytearray w, dict d) except -1:  # k
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('port')
         w += b'\x12' + _ios(v)
         v = d.get('host')
         if v is None:
             w += b'\x1a\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
         v = d.get('scheme')
         if v is None:
             w += b'"\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_34[n] + x) if n < 128 else (b'"' + _uv(n) + x)
+            if n < 128:
+                w += L_34[n]
+            else:
+                w += b'"' + _uv(n)
+            w += x
         v = d.get('httpHeaders')
         if v:
             if v.__class__ is not list:
@@ -4062,9 +4547,13 @@ cdef int e_k8s_io_api_core_v1_HTTPGetAction(bytearray w, dict d) except -1:  # k
     if v is None:
         pass
     else:
-        x = v.encode()
+        x = _utf8(v)
         n = len(x)
-        w += (L_50[n] + x) if n < 128 else (b'2' + _uv(n) + x)
+        if n < 128:
+            w += L_50[n]
+        else:
+            w += b'2' + _uv(n)
+        w += x
 
 cdef int e_k8s_io_api_core_v1_HTTPHeader(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.HTTPHeader
     cdef Py_ssize_t s, n
@@ -4075,16 +4564,24 @@ cdef int e_k8s_io_api_core_v1_HTTPHeader(bytearray w, dict d) except -1:  # k8s.
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('value')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
 
 cdef dict K_e_k8s_io_api_core_v1_HTTPHeader = {}
 
@@ -4116,17 +4613,25 @@ cdef int e_k8s_io_api_core_v1_HostAlias(bytearray w, dict d) except -1:  # k8s.i
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('hostnames')
         if v:
             if v.__class__ is not list:
                 _list('hostnames', v)
             for x in v:
-                x = x.encode()
+                x = _utf8(x)
                 n = len(x)
-                w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+                if n < 128:
+                    w += L_18[n]
+                else:
+                    w += b'\x12' + _uv(n)
+                w += x
 
 cdef int e_k8s_io_api_core_v1_HostIP(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.HostIP
     cdef Py_ssize_t s, n
@@ -4134,9 +4639,13 @@ cdef int e_k8s_io_api_core_v1_HostIP(bytearray w, dict d) except -1:  # k8s.io.a
     if v is None:
         w += b'\n\x00'
     else:
-        x = v.encode()
+        x = _utf8(v)
         n = len(x)
-        w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+        if n < 128:
+            w += L_10[n]
+        else:
+            w += b'\n' + _uv(n)
+        w += x
 
 cdef dict K_e_k8s_io_api_core_v1_HostIP = {}
 
@@ -4168,16 +4677,24 @@ cdef int e_k8s_io_api_core_v1_HostPathVolumeSource(bytearray w, dict d) except -
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('type')
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
 
 cdef dict K_e_k8s_io_api_core_v1_HostPathVolumeSource = {}
 
@@ -4209,16 +4726,24 @@ cdef int e_k8s_io_api_core_v1_ISCSIVolumeSource(bytearray w, dict d) except -1: 
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('iqn')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('lun')
         if v is None:
             w += b'\x18\x00'
@@ -4230,16 +4755,24 @@ cdef int e_k8s_io_api_core_v1_ISCSIVolumeSource(bytearray w, dict d) except -1: 
         if v is None:
             w += b'"\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_34[n] + x) if n < 128 else (b'"' + _uv(n) + x)
+            if n < 128:
+                w += L_34[n]
+            else:
+                w += b'"' + _uv(n)
+            w += x
         v = d.get('fsType')
         if v is None:
             w += b'*\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_42[n] + x) if n < 128 else (b'*' + _uv(n) + x)
+            if n < 128:
+                w += L_42[n]
+            else:
+                w += b'*' + _uv(n)
+            w += x
     if 'readOnly' not in d and 'portals' not in d and 'chapAuthDiscovery' not in d and 'secretRef' not in d and 'chapAuthSession' not in d:
         w += b'0\x00@\x00X\x00'
     else:
@@ -4257,9 +4790,13 @@ cdef int e_k8s_io_api_core_v1_ISCSIVolumeSource(bytearray w, dict d) except -1: 
             if v.__class__ is not list:
                 _list('portals', v)
             for x in v:
-                x = x.encode()
+                x = _utf8(x)
                 n = len(x)
-                w += (L_58[n] + x) if n < 128 else (b':' + _uv(n) + x)
+                if n < 128:
+                    w += L_58[n]
+                else:
+                    w += b':' + _uv(n)
+                w += x
         v = d.get('chapAuthDiscovery')
         if v is None:
             w += b'@\x00'
@@ -4292,9 +4829,13 @@ cdef int e_k8s_io_api_core_v1_ISCSIVolumeSource(bytearray w, dict d) except -1: 
     if v is None:
         pass
     else:
-        x = v.encode()
+        x = _utf8(v)
         n = len(x)
-        w += (L_98[n] + x) if n < 128 else (b'b' + _uv(n) + x)
+        if n < 128:
+            w += L_98[n]
+        else:
+            w += b'b' + _uv(n)
+        w += x
 
 cdef int e_k8s_io_api_core_v1_ImageVolumeSource(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.ImageVolumeSource
     cdef Py_ssize_t s, n
@@ -4305,16 +4846,24 @@ cdef int e_k8s_io_api_core_v1_ImageVolumeSource(bytearray w, dict d) except -1: 
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('pullPolicy')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
 
 cdef dict K_e_k8s_io_api_core_v1_ImageVolumeSource = {}
 
@@ -4343,9 +4892,13 @@ cdef int e_k8s_io_api_core_v1_ImageVolumeStatus(bytearray w, dict d) except -1: 
     if v is None:
         w += b'\n\x00'
     else:
-        x = v.encode()
+        x = _utf8(v)
         n = len(x)
-        w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+        if n < 128:
+            w += L_10[n]
+        else:
+            w += b'\n' + _uv(n)
+        w += x
 
 cdef dict K_e_k8s_io_api_core_v1_ImageVolumeStatus = {}
 
@@ -4377,16 +4930,24 @@ cdef int e_k8s_io_api_core_v1_KeyToPath(bytearray w, dict d) except -1:  # k8s.i
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('path')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('mode')
         if v is None:
             pass
@@ -4452,9 +5013,13 @@ cdef int e_k8s_io_api_core_v1_Lifecycle(bytearray w, dict d) except -1:  # k8s.i
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
 
 cdef int e_k8s_io_api_core_v1_LifecycleHandler(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.LifecycleHandler
     cdef Py_ssize_t s, n
@@ -4557,23 +5122,35 @@ cdef int e_k8s_io_api_core_v1_LoadBalancerIngress(bytearray w, dict d) except -1
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('hostname')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('ipMode')
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
         v = d.get('ports')
         if v:
             if v.__class__ is not list:
@@ -4610,9 +5187,13 @@ cdef int e_k8s_io_api_core_v1_LocalObjectReference(bytearray w, dict d) except -
     if v is None:
         w += b'\n\x00'
     else:
-        x = v.encode()
+        x = _utf8(v)
         n = len(x)
-        w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+        if n < 128:
+            w += L_10[n]
+        else:
+            w += b'\n' + _uv(n)
+        w += x
 
 cdef dict K_e_k8s_io_api_core_v1_LocalObjectReference = {}
 
@@ -4644,16 +5225,24 @@ cdef int e_k8s_io_api_core_v1_NFSVolumeSource(bytearray w, dict d) except -1:  #
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('path')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('readOnly')
         if v is None:
             w += b'\x18\x00'
@@ -4730,32 +5319,48 @@ cdef int e_k8s_io_api_core_v1_NamespaceCondition(bytearray w, dict d) except -1:
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('status')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('lastTransitionTime')
         w += b'"' + _time(v)
         v = d.get('reason')
         if v is None:
             w += b'*\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_42[n] + x) if n < 128 else (b'*' + _uv(n) + x)
+            if n < 128:
+                w += L_42[n]
+            else:
+                w += b'*' + _uv(n)
+            w += x
         v = d.get('message')
         if v is None:
             w += b'2\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_50[n] + x) if n < 128 else (b'2' + _uv(n) + x)
+            if n < 128:
+                w += L_50[n]
+            else:
+                w += b'2' + _uv(n)
+            w += x
 
 cdef dict K_e_k8s_io_api_core_v1_NamespaceCondition = {}
 
@@ -4812,9 +5417,13 @@ cdef int e_k8s_io_api_core_v1_NamespaceSpec(bytearray w, dict d) except -1:  # k
         if v.__class__ is not list:
             _list('finalizers', v)
         for x in v:
-            x = x.encode()
+            x = _utf8(x)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
 
 cdef int e_k8s_io_api_core_v1_NamespaceStatus(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.NamespaceStatus
     cdef Py_ssize_t s, n
@@ -4825,9 +5434,13 @@ cdef int e_k8s_io_api_core_v1_NamespaceStatus(bytearray w, dict d) except -1:  #
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('conditions')
         if v:
             if v.__class__ is not list:
@@ -4880,9 +5493,13 @@ cdef int e_k8s_io_api_core_v1_NodeAllocatableMappedResources(bytearray w, dict d
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('quantity')
         if v is not None:
             w += b'\x12' + _qty(v)
@@ -4917,9 +5534,13 @@ cdef int e_k8s_io_api_core_v1_NodeAllocatableOverheadResources(bytearray w, dict
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('perPod')
         if v is not None:
             w += b'\x12' + _qty(v)
@@ -4957,17 +5578,25 @@ cdef int e_k8s_io_api_core_v1_NodeAllocatableResourceClaimStatus(bytearray w, di
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('containers')
         if v:
             if v.__class__ is not list:
                 _list('containers', v)
             for x in v:
-                x = x.encode()
+                x = _utf8(x)
                 n = len(x)
-                w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+                if n < 128:
+                    w += L_18[n]
+                else:
+                    w += b'\x12' + _uv(n)
+                w += x
         v = d.get('mapping')
         if v:
             if v.__class__ is not list:
@@ -5020,24 +5649,36 @@ cdef int e_k8s_io_api_core_v1_NodeSelectorRequirement(bytearray w, dict d) excep
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('operator')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('values')
         if v:
             if v.__class__ is not list:
                 _list('values', v)
             for x in v:
-                x = x.encode()
+                x = _utf8(x)
                 n = len(x)
-                w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+                if n < 128:
+                    w += L_26[n]
+                else:
+                    w += b'\x1a' + _uv(n)
+                w += x
 
 cdef int e_k8s_io_api_core_v1_NodeSelectorTerm(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.NodeSelectorTerm
     cdef Py_ssize_t s, n
@@ -5080,16 +5721,24 @@ cdef int e_k8s_io_api_core_v1_ObjectFieldSelector(bytearray w, dict d) except -1
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('fieldPath')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
 
 cdef dict K_e_k8s_io_api_core_v1_ObjectFieldSelector = {}
 
@@ -5121,37 +5770,57 @@ cdef int e_k8s_io_api_core_v1_ObjectReference(bytearray w, dict d) except -1:  #
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('namespace')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('name')
         if v is None:
             w += b'\x1a\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
         v = d.get('uid')
         if v is None:
             w += b'"\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_34[n] + x) if n < 128 else (b'"' + _uv(n) + x)
+            if n < 128:
+                w += L_34[n]
+            else:
+                w += b'"' + _uv(n)
+            w += x
         v = d.get('apiVersion')
         if v is None:
             w += b'*\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_42[n] + x) if n < 128 else (b'*' + _uv(n) + x)
+            if n < 128:
+                w += L_42[n]
+            else:
+                w += b'*' + _uv(n)
+            w += x
     if 'resourceVersion' not in d and 'fieldPath' not in d:
         w += b'2\x00:\x00'
     else:
@@ -5159,16 +5828,24 @@ cdef int e_k8s_io_api_core_v1_ObjectReference(bytearray w, dict d) except -1:  #
         if v is None:
             w += b'2\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_50[n] + x) if n < 128 else (b'2' + _uv(n) + x)
+            if n < 128:
+                w += L_50[n]
+            else:
+                w += b'2' + _uv(n)
+            w += x
         v = d.get('fieldPath')
         if v is None:
             w += b':\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_58[n] + x) if n < 128 else (b':' + _uv(n) + x)
+            if n < 128:
+                w += L_58[n]
+            else:
+                w += b':' + _uv(n)
+            w += x
 
 cdef dict K_e_k8s_io_api_core_v1_ObjectReference = {}
 
@@ -5198,9 +5875,13 @@ cdef int e_k8s_io_api_core_v1_PersistentVolumeClaimSpec(bytearray w, dict d) exc
         if v.__class__ is not list:
             _list('accessModes', v)
         for x in v:
-            x = x.encode()
+            x = _utf8(x)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
     v = d.get('resources')
     if v is None:
         v = _E
@@ -5219,9 +5900,13 @@ cdef int e_k8s_io_api_core_v1_PersistentVolumeClaimSpec(bytearray w, dict d) exc
         if v is None:
             w += b'\x1a\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
         v = d.get('selector')
         if v is not None:
             w += b'"\x00'
@@ -5236,16 +5921,24 @@ cdef int e_k8s_io_api_core_v1_PersistentVolumeClaimSpec(bytearray w, dict d) exc
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_42[n] + x) if n < 128 else (b'*' + _uv(n) + x)
+            if n < 128:
+                w += L_42[n]
+            else:
+                w += b'*' + _uv(n)
+            w += x
         v = d.get('volumeMode')
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_50[n] + x) if n < 128 else (b'2' + _uv(n) + x)
+            if n < 128:
+                w += L_50[n]
+            else:
+                w += b'2' + _uv(n)
+            w += x
         v = d.get('dataSource')
         if v is not None:
             w += b':\x00'
@@ -5273,9 +5966,13 @@ cdef int e_k8s_io_api_core_v1_PersistentVolumeClaimSpec(bytearray w, dict d) exc
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_74[n] + x) if n < 128 else (b'J' + _uv(n) + x)
+            if n < 128:
+                w += L_74[n]
+            else:
+                w += b'J' + _uv(n)
+            w += x
 
 cdef int e_k8s_io_api_core_v1_PersistentVolumeClaimTemplate(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.PersistentVolumeClaimTemplate
     cdef Py_ssize_t s, n
@@ -5311,9 +6008,13 @@ cdef int e_k8s_io_api_core_v1_PersistentVolumeClaimVolumeSource(bytearray w, dic
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('readOnly')
         if v is None:
             w += b'\x10\x00'
@@ -5354,16 +6055,24 @@ cdef int e_k8s_io_api_core_v1_PhotonPersistentDiskVolumeSource(bytearray w, dict
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('fsType')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
 
 cdef dict K_e_k8s_io_api_core_v1_PhotonPersistentDiskVolumeSource = {}
 
@@ -5474,16 +6183,24 @@ cdef int e_k8s_io_api_core_v1_PodAffinityTerm(bytearray w, dict d) except -1:  #
             if v.__class__ is not list:
                 _list('namespaces', v)
             for x in v:
-                x = x.encode()
+                x = _utf8(x)
                 n = len(x)
-                w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+                if n < 128:
+                    w += L_18[n]
+                else:
+                    w += b'\x12' + _uv(n)
+                w += x
         v = d.get('topologyKey')
         if v is None:
             w += b'\x1a\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
         v = d.get('namespaceSelector')
         if v is not None:
             w += b'"\x00'
@@ -5499,17 +6216,25 @@ cdef int e_k8s_io_api_core_v1_PodAffinityTerm(bytearray w, dict d) except -1:  #
             if v.__class__ is not list:
                 _list('matchLabelKeys', v)
             for x in v:
-                x = x.encode()
+                x = _utf8(x)
                 n = len(x)
-                w += (L_42[n] + x) if n < 128 else (b'*' + _uv(n) + x)
+                if n < 128:
+                    w += L_42[n]
+                else:
+                    w += b'*' + _uv(n)
+                w += x
     v = d.get('mismatchLabelKeys')
     if v:
         if v.__class__ is not list:
             _list('mismatchLabelKeys', v)
         for x in v:
-            x = x.encode()
+            x = _utf8(x)
             n = len(x)
-            w += (L_50[n] + x) if n < 128 else (b'2' + _uv(n) + x)
+            if n < 128:
+                w += L_50[n]
+            else:
+                w += b'2' + _uv(n)
+            w += x
 
 cdef int e_k8s_io_api_core_v1_PodAntiAffinity(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.PodAntiAffinity
     cdef Py_ssize_t s, n
@@ -5552,16 +6277,24 @@ cdef int e_k8s_io_api_core_v1_PodCertificateProjection(bytearray w, dict d) exce
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('keyType')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('maxExpirationSeconds')
         if v is None:
             pass
@@ -5573,16 +6306,24 @@ cdef int e_k8s_io_api_core_v1_PodCertificateProjection(bytearray w, dict d) exce
         if v is None:
             w += b'"\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_34[n] + x) if n < 128 else (b'"' + _uv(n) + x)
+            if n < 128:
+                w += L_34[n]
+            else:
+                w += b'"' + _uv(n)
+            w += x
         v = d.get('keyPath')
         if v is None:
             w += b'*\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_42[n] + x) if n < 128 else (b'*' + _uv(n) + x)
+            if n < 128:
+                w += L_42[n]
+            else:
+                w += b'*' + _uv(n)
+            w += x
     if 'certificateChainPath' not in d and 'userAnnotations' not in d and 'user' not in d:
         w += b'2\x00'
     else:
@@ -5590,9 +6331,13 @@ cdef int e_k8s_io_api_core_v1_PodCertificateProjection(bytearray w, dict d) exce
         if v is None:
             w += b'2\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_50[n] + x) if n < 128 else (b'2' + _uv(n) + x)
+            if n < 128:
+                w += L_50[n]
+            else:
+                w += b'2' + _uv(n)
+            w += x
         v = d.get('userAnnotations')
         if v:
             _map_ss(w, b':', v)
@@ -5613,16 +6358,24 @@ cdef int e_k8s_io_api_core_v1_PodCondition(bytearray w, dict d) except -1:  # k8
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('status')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('lastProbeTime')
         w += b'\x1a' + _time(v)
         v = d.get('lastTransitionTime')
@@ -5631,9 +6384,13 @@ cdef int e_k8s_io_api_core_v1_PodCondition(bytearray w, dict d) except -1:  # k8
         if v is None:
             w += b'*\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_42[n] + x) if n < 128 else (b'*' + _uv(n) + x)
+            if n < 128:
+                w += L_42[n]
+            else:
+                w += b'*' + _uv(n)
+            w += x
     if 'message' not in d and 'observedGeneration' not in d:
         w += b'2\x008\x00'
     else:
@@ -5641,9 +6398,13 @@ cdef int e_k8s_io_api_core_v1_PodCondition(bytearray w, dict d) except -1:  # k8
         if v is None:
             w += b'2\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_50[n] + x) if n < 128 else (b'2' + _uv(n) + x)
+            if n < 128:
+                w += L_50[n]
+            else:
+                w += b'2' + _uv(n)
+            w += x
         v = d.get('observedGeneration')
         if v is None:
             w += b'8\x00'
@@ -5683,17 +6444,25 @@ cdef int e_k8s_io_api_core_v1_PodDNSConfig(bytearray w, dict d) except -1:  # k8
             if v.__class__ is not list:
                 _list('nameservers', v)
             for x in v:
-                x = x.encode()
+                x = _utf8(x)
                 n = len(x)
-                w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+                if n < 128:
+                    w += L_10[n]
+                else:
+                    w += b'\n' + _uv(n)
+                w += x
         v = d.get('searches')
         if v:
             if v.__class__ is not list:
                 _list('searches', v)
             for x in v:
-                x = x.encode()
+                x = _utf8(x)
                 n = len(x)
-                w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+                if n < 128:
+                    w += L_18[n]
+                else:
+                    w += b'\x12' + _uv(n)
+                w += x
         v = d.get('options')
         if v:
             if v.__class__ is not list:
@@ -5717,16 +6486,24 @@ cdef int e_k8s_io_api_core_v1_PodDNSConfigOption(bytearray w, dict d) except -1:
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('value')
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
 
 cdef dict K_e_k8s_io_api_core_v1_PodDNSConfigOption = {}
 
@@ -5771,9 +6548,13 @@ cdef int e_k8s_io_api_core_v1_PodExtendedResourceClaimStatus(bytearray w, dict d
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
 
 cdef int e_k8s_io_api_core_v1_PodIP(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.PodIP
     cdef Py_ssize_t s, n
@@ -5781,9 +6562,13 @@ cdef int e_k8s_io_api_core_v1_PodIP(bytearray w, dict d) except -1:  # k8s.io.ap
     if v is None:
         w += b'\n\x00'
     else:
-        x = v.encode()
+        x = _utf8(v)
         n = len(x)
-        w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+        if n < 128:
+            w += L_10[n]
+        else:
+            w += b'\n' + _uv(n)
+        w += x
 
 cdef dict K_e_k8s_io_api_core_v1_PodIP = {}
 
@@ -5839,9 +6624,13 @@ cdef int e_k8s_io_api_core_v1_PodOS(bytearray w, dict d) except -1:  # k8s.io.ap
     if v is None:
         w += b'\n\x00'
     else:
-        x = v.encode()
+        x = _utf8(v)
         n = len(x)
-        w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+        if n < 128:
+            w += L_10[n]
+        else:
+            w += b'\n' + _uv(n)
+        w += x
 
 cdef dict K_e_k8s_io_api_core_v1_PodOS = {}
 
@@ -5870,9 +6659,13 @@ cdef int e_k8s_io_api_core_v1_PodReadinessGate(bytearray w, dict d) except -1:  
     if v is None:
         w += b'\n\x00'
     else:
-        x = v.encode()
+        x = _utf8(v)
         n = len(x)
-        w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+        if n < 128:
+            w += L_10[n]
+        else:
+            w += b'\n' + _uv(n)
+        w += x
 
 cdef dict K_e_k8s_io_api_core_v1_PodReadinessGate = {}
 
@@ -5904,23 +6697,35 @@ cdef int e_k8s_io_api_core_v1_PodResourceClaim(bytearray w, dict d) except -1:  
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('resourceClaimName')
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
         v = d.get('resourceClaimTemplateName')
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_34[n] + x) if n < 128 else (b'"' + _uv(n) + x)
+            if n < 128:
+                w += L_34[n]
+            else:
+                w += b'"' + _uv(n)
+            w += x
 
 cdef dict K_e_k8s_io_api_core_v1_PodResourceClaim = {}
 
@@ -5952,16 +6757,24 @@ cdef int e_k8s_io_api_core_v1_PodResourceClaimStatus(bytearray w, dict d) except
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('resourceClaimName')
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
 
 cdef dict K_e_k8s_io_api_core_v1_PodResourceClaimStatus = {}
 
@@ -5990,9 +6803,13 @@ cdef int e_k8s_io_api_core_v1_PodSchedulingGate(bytearray w, dict d) except -1: 
     if v is None:
         w += b'\n\x00'
     else:
-        x = v.encode()
+        x = _utf8(v)
         n = len(x)
-        w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+        if n < 128:
+            w += L_10[n]
+        else:
+            w += b'\n' + _uv(n)
+        w += x
 
 cdef dict K_e_k8s_io_api_core_v1_PodSchedulingGate = {}
 
@@ -6021,9 +6838,13 @@ cdef int e_k8s_io_api_core_v1_PodSchedulingGroup(bytearray w, dict d) except -1:
     if v is None:
         pass
     else:
-        x = v.encode()
+        x = _utf8(v)
         n = len(x)
-        w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+        if n < 128:
+            w += L_10[n]
+        else:
+            w += b'\n' + _uv(n)
+        w += x
 
 cdef dict K_e_k8s_io_api_core_v1_PodSchedulingGroup = {}
 
@@ -6127,9 +6948,13 @@ cdef int e_k8s_io_api_core_v1_PodSecurityContext(bytearray w, dict d) except -1:
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_74[n] + x) if n < 128 else (b'J' + _uv(n) + x)
+            if n < 128:
+                w += L_74[n]
+            else:
+                w += b'J' + _uv(n)
+            w += x
         v = d.get('seccompProfile')
         if v is not None:
             w += b'R\x00'
@@ -6157,16 +6982,24 @@ cdef int e_k8s_io_api_core_v1_PodSecurityContext(bytearray w, dict d) except -1:
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_98[n] + x) if n < 128 else (b'b' + _uv(n) + x)
+            if n < 128:
+                w += L_98[n]
+            else:
+                w += b'b' + _uv(n)
+            w += x
         v = d.get('seLinuxChangePolicy')
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_106[n] + x) if n < 128 else (b'j' + _uv(n) + x)
+            if n < 128:
+                w += L_106[n]
+            else:
+                w += b'j' + _uv(n)
+            w += x
 
 cdef int e_k8s_io_api_core_v1_PodSpec(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.PodSpec
     cdef Py_ssize_t s, n
@@ -6203,9 +7036,13 @@ cdef int e_k8s_io_api_core_v1_PodSpec(bytearray w, dict d) except -1:  # k8s.io.
         if v is None:
             w += b'\x1a\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
         v = d.get('terminationGracePeriodSeconds')
         if v is None:
             pass
@@ -6227,9 +7064,13 @@ cdef int e_k8s_io_api_core_v1_PodSpec(bytearray w, dict d) except -1:  # k8s.io.
         if v is None:
             w += b'2\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_50[n] + x) if n < 128 else (b'2' + _uv(n) + x)
+            if n < 128:
+                w += L_50[n]
+            else:
+                w += b'2' + _uv(n)
+            w += x
         v = d.get('nodeSelector')
         if v:
             _map_ss(w, b':', v)
@@ -6237,23 +7078,35 @@ cdef int e_k8s_io_api_core_v1_PodSpec(bytearray w, dict d) except -1:  # k8s.io.
         if v is None:
             w += b'B\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_66[n] + x) if n < 128 else (b'B' + _uv(n) + x)
+            if n < 128:
+                w += L_66[n]
+            else:
+                w += b'B' + _uv(n)
+            w += x
         v = d.get('serviceAccount')
         if v is None:
             w += b'J\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_74[n] + x) if n < 128 else (b'J' + _uv(n) + x)
+            if n < 128:
+                w += L_74[n]
+            else:
+                w += b'J' + _uv(n)
+            w += x
         v = d.get('nodeName')
         if v is None:
             w += b'R\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_82[n] + x) if n < 128 else (b'R' + _uv(n) + x)
+            if n < 128:
+                w += L_82[n]
+            else:
+                w += b'R' + _uv(n)
+            w += x
     if 'hostNetwork' not in d and 'hostPID' not in d and 'hostIPC' not in d and 'securityContext' not in d and 'imagePullSecrets' not in d:
         w += b'X\x00`\x00h\x00'
     else:
@@ -6314,16 +7167,24 @@ cdef int e_k8s_io_api_core_v1_PodSpec(bytearray w, dict d) except -1:  # k8s.io.
         if v is None:
             w += b'\x82\x01\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_130[n] + x) if n < 128 else (b'\x82\x01' + _uv(n) + x)
+            if n < 128:
+                w += L_130[n]
+            else:
+                w += b'\x82\x01' + _uv(n)
+            w += x
         v = d.get('subdomain')
         if v is None:
             w += b'\x8a\x01\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_138[n] + x) if n < 128 else (b'\x8a\x01' + _uv(n) + x)
+            if n < 128:
+                w += L_138[n]
+            else:
+                w += b'\x8a\x01' + _uv(n)
+            w += x
         v = d.get('affinity')
         if v is not None:
             w += b'\x92\x01\x00'
@@ -6338,9 +7199,13 @@ cdef int e_k8s_io_api_core_v1_PodSpec(bytearray w, dict d) except -1:  # k8s.io.
         if v is None:
             w += b'\x9a\x01\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_154[n] + x) if n < 128 else (b'\x9a\x01' + _uv(n) + x)
+            if n < 128:
+                w += L_154[n]
+            else:
+                w += b'\x9a\x01' + _uv(n)
+            w += x
         v = d.get('initContainers')
         if v:
             if v.__class__ is not list:
@@ -6396,9 +7261,13 @@ cdef int e_k8s_io_api_core_v1_PodSpec(bytearray w, dict d) except -1:  # k8s.io.
         if v is None:
             w += b'\xc2\x01\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_194[n] + x) if n < 128 else (b'\xc2\x01' + _uv(n) + x)
+            if n < 128:
+                w += L_194[n]
+            else:
+                w += b'\xc2\x01' + _uv(n)
+            w += x
         v = d.get('priority')
         if v is None:
             pass
@@ -6445,9 +7314,13 @@ cdef int e_k8s_io_api_core_v1_PodSpec(bytearray w, dict d) except -1:  # k8s.io.
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_234[n] + x) if n < 128 else (b'\xea\x01' + _uv(n) + x)
+            if n < 128:
+                w += L_234[n]
+            else:
+                w += b'\xea\x01' + _uv(n)
+            w += x
         v = d.get('enableServiceLinks')
         if v is None:
             pass
@@ -6464,9 +7337,13 @@ cdef int e_k8s_io_api_core_v1_PodSpec(bytearray w, dict d) except -1:  # k8s.io.
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_250[n] + x) if n < 128 else (b'\xfa\x01' + _uv(n) + x)
+            if n < 128:
+                w += L_250[n]
+            else:
+                w += b'\xfa\x01' + _uv(n)
+            w += x
         v = d.get('overhead')
         if v:
             _map_sq(w, b'\x82\x02', v)
@@ -6570,9 +7447,13 @@ cdef int e_k8s_io_api_core_v1_PodSpec(bytearray w, dict d) except -1:  # k8s.io.
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_330[n] + x) if n < 128 else (b'\xca\x02' + _uv(n) + x)
+            if n < 128:
+                w += L_330[n]
+            else:
+                w += b'\xca\x02' + _uv(n)
+            w += x
         v = d.get('schedulingGroup')
         if v is not None:
             w += b'\xda\x02\x00'
@@ -6606,9 +7487,13 @@ cdef int e_k8s_io_api_core_v1_PodStatus(bytearray w, dict d) except -1:  # k8s.i
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('conditions')
         if v:
             if v.__class__ is not list:
@@ -6626,23 +7511,35 @@ cdef int e_k8s_io_api_core_v1_PodStatus(bytearray w, dict d) except -1:  # k8s.i
         if v is None:
             w += b'\x1a\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
         v = d.get('reason')
         if v is None:
             w += b'"\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_34[n] + x) if n < 128 else (b'"' + _uv(n) + x)
+            if n < 128:
+                w += L_34[n]
+            else:
+                w += b'"' + _uv(n)
+            w += x
         v = d.get('hostIP')
         if v is None:
             w += b'*\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_42[n] + x) if n < 128 else (b'*' + _uv(n) + x)
+            if n < 128:
+                w += L_42[n]
+            else:
+                w += b'*' + _uv(n)
+            w += x
     if 'podIP' not in d and 'startTime' not in d and 'containerStatuses' not in d and 'qosClass' not in d and 'initContainerStatuses' not in d:
         w += b'2\x00J\x00'
     else:
@@ -6650,9 +7547,13 @@ cdef int e_k8s_io_api_core_v1_PodStatus(bytearray w, dict d) except -1:  # k8s.i
         if v is None:
             w += b'2\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_50[n] + x) if n < 128 else (b'2' + _uv(n) + x)
+            if n < 128:
+                w += L_50[n]
+            else:
+                w += b'2' + _uv(n)
+            w += x
         v = d.get('startTime')
         if v is not None:
             w += b':' + _time(v)
@@ -6673,9 +7574,13 @@ cdef int e_k8s_io_api_core_v1_PodStatus(bytearray w, dict d) except -1:  # k8s.i
         if v is None:
             w += b'J\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_74[n] + x) if n < 128 else (b'J' + _uv(n) + x)
+            if n < 128:
+                w += L_74[n]
+            else:
+                w += b'J' + _uv(n)
+            w += x
         v = d.get('initContainerStatuses')
         if v:
             if v.__class__ is not list:
@@ -6696,9 +7601,13 @@ cdef int e_k8s_io_api_core_v1_PodStatus(bytearray w, dict d) except -1:  # k8s.i
         if v is None:
             w += b'Z\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_90[n] + x) if n < 128 else (b'Z' + _uv(n) + x)
+            if n < 128:
+                w += L_90[n]
+            else:
+                w += b'Z' + _uv(n)
+            w += x
         v = d.get('podIPs')
         if v:
             if v.__class__ is not list:
@@ -6729,9 +7638,13 @@ cdef int e_k8s_io_api_core_v1_PodStatus(bytearray w, dict d) except -1:  # k8s.i
         if v is None:
             w += b'r\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_114[n] + x) if n < 128 else (b'r' + _uv(n) + x)
+            if n < 128:
+                w += L_114[n]
+            else:
+                w += b'r' + _uv(n)
+            w += x
         v = d.get('resourceClaimStatuses')
         if v:
             if v.__class__ is not list:
@@ -6855,9 +7768,13 @@ cdef int e_k8s_io_api_core_v1_PodVolumeHealth(bytearray w, dict d) except -1:  #
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('healthConditions')
         if v:
             if v.__class__ is not list:
@@ -6890,16 +7807,24 @@ cdef int e_k8s_io_api_core_v1_PortStatus(bytearray w, dict d) except -1:  # k8s.
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('error')
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
 
 cdef dict K_e_k8s_io_api_core_v1_PortStatus = {}
 
@@ -6931,16 +7856,24 @@ cdef int e_k8s_io_api_core_v1_PortworxVolumeSource(bytearray w, dict d) except -
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('fsType')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('readOnly')
         if v is None:
             w += b'\x18\x00'
@@ -7138,16 +8071,24 @@ cdef int e_k8s_io_api_core_v1_QuobyteVolumeSource(bytearray w, dict d) except -1
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('volume')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('readOnly')
         if v is None:
             w += b'\x18\x00'
@@ -7161,23 +8102,35 @@ cdef int e_k8s_io_api_core_v1_QuobyteVolumeSource(bytearray w, dict d) except -1
         if v is None:
             w += b'"\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_34[n] + x) if n < 128 else (b'"' + _uv(n) + x)
+            if n < 128:
+                w += L_34[n]
+            else:
+                w += b'"' + _uv(n)
+            w += x
         v = d.get('group')
         if v is None:
             w += b'*\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_42[n] + x) if n < 128 else (b'*' + _uv(n) + x)
+            if n < 128:
+                w += L_42[n]
+            else:
+                w += b'*' + _uv(n)
+            w += x
     v = d.get('tenant')
     if v is None:
         w += b'2\x00'
     else:
-        x = v.encode()
+        x = _utf8(v)
         n = len(x)
-        w += (L_50[n] + x) if n < 128 else (b'2' + _uv(n) + x)
+        if n < 128:
+            w += L_50[n]
+        else:
+            w += b'2' + _uv(n)
+        w += x
 
 cdef dict K_e_k8s_io_api_core_v1_QuobyteVolumeSource = {}
 
@@ -7210,37 +8163,57 @@ cdef int e_k8s_io_api_core_v1_RBDVolumeSource(bytearray w, dict d) except -1:  #
             if v.__class__ is not list:
                 _list('monitors', v)
             for x in v:
-                x = x.encode()
+                x = _utf8(x)
                 n = len(x)
-                w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+                if n < 128:
+                    w += L_10[n]
+                else:
+                    w += b'\n' + _uv(n)
+                w += x
         v = d.get('image')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('fsType')
         if v is None:
             w += b'\x1a\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
         v = d.get('pool')
         if v is None:
             w += b'"\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_34[n] + x) if n < 128 else (b'"' + _uv(n) + x)
+            if n < 128:
+                w += L_34[n]
+            else:
+                w += b'"' + _uv(n)
+            w += x
         v = d.get('user')
         if v is None:
             w += b'*\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_42[n] + x) if n < 128 else (b'*' + _uv(n) + x)
+            if n < 128:
+                w += L_42[n]
+            else:
+                w += b'*' + _uv(n)
+            w += x
     if 'keyring' not in d and 'secretRef' not in d and 'readOnly' not in d:
         w += b'2\x00@\x00'
     else:
@@ -7248,9 +8221,13 @@ cdef int e_k8s_io_api_core_v1_RBDVolumeSource(bytearray w, dict d) except -1:  #
         if v is None:
             w += b'2\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_50[n] + x) if n < 128 else (b'2' + _uv(n) + x)
+            if n < 128:
+                w += L_50[n]
+            else:
+                w += b'2' + _uv(n)
+            w += x
         v = d.get('secretRef')
         if v is not None:
             w += b':\x00'
@@ -7280,16 +8257,24 @@ cdef int e_k8s_io_api_core_v1_ResourceClaim(bytearray w, dict d) except -1:  # k
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('request')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
 
 cdef dict K_e_k8s_io_api_core_v1_ResourceClaim = {}
 
@@ -7321,16 +8306,24 @@ cdef int e_k8s_io_api_core_v1_ResourceFieldSelector(bytearray w, dict d) except 
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('resource')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('divisor')
         w += b'\x1a' + _qty(v)
 
@@ -7364,23 +8357,35 @@ cdef int e_k8s_io_api_core_v1_ResourceHealth(bytearray w, dict d) except -1:  # 
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('health')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('message')
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_50[n] + x) if n < 128 else (b'2' + _uv(n) + x)
+            if n < 128:
+                w += L_50[n]
+            else:
+                w += b'2' + _uv(n)
+            w += x
 
 cdef dict K_e_k8s_io_api_core_v1_ResourceHealth = {}
 
@@ -7437,9 +8442,13 @@ cdef int e_k8s_io_api_core_v1_ResourceStatus(bytearray w, dict d) except -1:  # 
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('resources')
         if v:
             if v.__class__ is not list:
@@ -7463,30 +8472,46 @@ cdef int e_k8s_io_api_core_v1_SELinuxOptions(bytearray w, dict d) except -1:  # 
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('role')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('type')
         if v is None:
             w += b'\x1a\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
         v = d.get('level')
         if v is None:
             w += b'"\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_34[n] + x) if n < 128 else (b'"' + _uv(n) + x)
+            if n < 128:
+                w += L_34[n]
+            else:
+                w += b'"' + _uv(n)
+            w += x
 
 cdef dict K_e_k8s_io_api_core_v1_SELinuxOptions = {}
 
@@ -7518,16 +8543,24 @@ cdef int e_k8s_io_api_core_v1_ScaleIOVolumeSource(bytearray w, dict d) except -1
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('system')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('secretRef')
         if v is not None:
             w += b'\x1a\x00'
@@ -7551,9 +8584,13 @@ cdef int e_k8s_io_api_core_v1_ScaleIOVolumeSource(bytearray w, dict d) except -1
         if v is None:
             w += b'*\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_42[n] + x) if n < 128 else (b'*' + _uv(n) + x)
+            if n < 128:
+                w += L_42[n]
+            else:
+                w += b'*' + _uv(n)
+            w += x
     if 'storagePool' not in d and 'storageMode' not in d and 'volumeName' not in d and 'fsType' not in d and 'readOnly' not in d:
         w += b'2\x00:\x00B\x00J\x00P\x00'
     else:
@@ -7561,30 +8598,46 @@ cdef int e_k8s_io_api_core_v1_ScaleIOVolumeSource(bytearray w, dict d) except -1
         if v is None:
             w += b'2\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_50[n] + x) if n < 128 else (b'2' + _uv(n) + x)
+            if n < 128:
+                w += L_50[n]
+            else:
+                w += b'2' + _uv(n)
+            w += x
         v = d.get('storageMode')
         if v is None:
             w += b':\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_58[n] + x) if n < 128 else (b':' + _uv(n) + x)
+            if n < 128:
+                w += L_58[n]
+            else:
+                w += b':' + _uv(n)
+            w += x
         v = d.get('volumeName')
         if v is None:
             w += b'B\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_66[n] + x) if n < 128 else (b'B' + _uv(n) + x)
+            if n < 128:
+                w += L_66[n]
+            else:
+                w += b'B' + _uv(n)
+            w += x
         v = d.get('fsType')
         if v is None:
             w += b'J\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_74[n] + x) if n < 128 else (b'J' + _uv(n) + x)
+            if n < 128:
+                w += L_74[n]
+            else:
+                w += b'J' + _uv(n)
+            w += x
         v = d.get('readOnly')
         if v is None:
             w += b'P\x00'
@@ -7604,16 +8657,24 @@ cdef int e_k8s_io_api_core_v1_SeccompProfile(bytearray w, dict d) except -1:  # 
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('localhostProfile')
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
 
 cdef dict K_e_k8s_io_api_core_v1_SeccompProfile = {}
 
@@ -7659,9 +8720,13 @@ cdef int e_k8s_io_api_core_v1_Secret(bytearray w, dict d) except -1:  # k8s.io.a
         if v is None:
             w += b'\x1a\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
         v = d.get('stringData')
         if v:
             _map_ss(w, b'"', v)
@@ -7735,9 +8800,13 @@ cdef int e_k8s_io_api_core_v1_SecretKeySelector(bytearray w, dict d) except -1: 
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('optional')
         if v is None:
             pass
@@ -7842,9 +8911,13 @@ cdef int e_k8s_io_api_core_v1_SecretVolumeSource(bytearray w, dict d) except -1:
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('items')
         if v:
             if v.__class__ is not list:
@@ -7964,9 +9037,13 @@ cdef int e_k8s_io_api_core_v1_SecurityContext(bytearray w, dict d) except -1:  #
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_74[n] + x) if n < 128 else (b'J' + _uv(n) + x)
+            if n < 128:
+                w += L_74[n]
+            else:
+                w += b'J' + _uv(n)
+            w += x
         v = d.get('windowsOptions')
         if v is not None:
             w += b'R\x00'
@@ -8046,9 +9123,13 @@ cdef int e_k8s_io_api_core_v1_ServiceAccountTokenProjection(bytearray w, dict d)
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('expirationSeconds')
         if v is None:
             pass
@@ -8060,9 +9141,13 @@ cdef int e_k8s_io_api_core_v1_ServiceAccountTokenProjection(bytearray w, dict d)
         if v is None:
             w += b'\x1a\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
         v = d.get('user')
         if v is None:
             pass
@@ -8128,16 +9213,24 @@ cdef int e_k8s_io_api_core_v1_ServicePort(bytearray w, dict d) except -1:  # k8s
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('protocol')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('port')
         if v is None:
             w += b'\x18\x00'
@@ -8158,9 +9251,13 @@ cdef int e_k8s_io_api_core_v1_ServicePort(bytearray w, dict d) except -1:  # k8s
     if v is None:
         pass
     else:
-        x = v.encode()
+        x = _utf8(v)
         n = len(x)
-        w += (L_50[n] + x) if n < 128 else (b'2' + _uv(n) + x)
+        if n < 128:
+            w += L_50[n]
+        else:
+            w += b'2' + _uv(n)
+        w += x
 
 cdef dict K_e_k8s_io_api_core_v1_ServicePort = {}
 
@@ -8208,24 +9305,36 @@ cdef int e_k8s_io_api_core_v1_ServiceSpec(bytearray w, dict d) except -1:  # k8s
         if v is None:
             w += b'\x1a\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
         v = d.get('type')
         if v is None:
             w += b'"\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_34[n] + x) if n < 128 else (b'"' + _uv(n) + x)
+            if n < 128:
+                w += L_34[n]
+            else:
+                w += b'"' + _uv(n)
+            w += x
         v = d.get('externalIPs')
         if v:
             if v.__class__ is not list:
                 _list('externalIPs', v)
             for x in v:
-                x = x.encode()
+                x = _utf8(x)
                 n = len(x)
-                w += (L_42[n] + x) if n < 128 else (b'*' + _uv(n) + x)
+                if n < 128:
+                    w += L_42[n]
+                else:
+                    w += b'*' + _uv(n)
+                w += x
     if 'sessionAffinity' not in d and 'loadBalancerIP' not in d and 'loadBalancerSourceRanges' not in d and 'externalName' not in d and 'externalTrafficPolicy' not in d:
         w += b':\x00B\x00R\x00Z\x00'
     else:
@@ -8233,38 +9342,58 @@ cdef int e_k8s_io_api_core_v1_ServiceSpec(bytearray w, dict d) except -1:  # k8s
         if v is None:
             w += b':\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_58[n] + x) if n < 128 else (b':' + _uv(n) + x)
+            if n < 128:
+                w += L_58[n]
+            else:
+                w += b':' + _uv(n)
+            w += x
         v = d.get('loadBalancerIP')
         if v is None:
             w += b'B\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_66[n] + x) if n < 128 else (b'B' + _uv(n) + x)
+            if n < 128:
+                w += L_66[n]
+            else:
+                w += b'B' + _uv(n)
+            w += x
         v = d.get('loadBalancerSourceRanges')
         if v:
             if v.__class__ is not list:
                 _list('loadBalancerSourceRanges', v)
             for x in v:
-                x = x.encode()
+                x = _utf8(x)
                 n = len(x)
-                w += (L_74[n] + x) if n < 128 else (b'J' + _uv(n) + x)
+                if n < 128:
+                    w += L_74[n]
+                else:
+                    w += b'J' + _uv(n)
+                w += x
         v = d.get('externalName')
         if v is None:
             w += b'R\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_82[n] + x) if n < 128 else (b'R' + _uv(n) + x)
+            if n < 128:
+                w += L_82[n]
+            else:
+                w += b'R' + _uv(n)
+            w += x
         v = d.get('externalTrafficPolicy')
         if v is None:
             w += b'Z\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_90[n] + x) if n < 128 else (b'Z' + _uv(n) + x)
+            if n < 128:
+                w += L_90[n]
+            else:
+                w += b'Z' + _uv(n)
+            w += x
     if 'healthCheckNodePort' not in d and 'publishNotReadyAddresses' not in d and 'sessionAffinityConfig' not in d and 'ipFamilyPolicy' not in d and 'clusterIPs' not in d:
         w += b'`\x00h\x00'
     else:
@@ -8298,17 +9427,25 @@ cdef int e_k8s_io_api_core_v1_ServiceSpec(bytearray w, dict d) except -1:  # k8s
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_138[n] + x) if n < 128 else (b'\x8a\x01' + _uv(n) + x)
+            if n < 128:
+                w += L_138[n]
+            else:
+                w += b'\x8a\x01' + _uv(n)
+            w += x
         v = d.get('clusterIPs')
         if v:
             if v.__class__ is not list:
                 _list('clusterIPs', v)
             for x in v:
-                x = x.encode()
+                x = _utf8(x)
                 n = len(x)
-                w += (L_146[n] + x) if n < 128 else (b'\x92\x01' + _uv(n) + x)
+                if n < 128:
+                    w += L_146[n]
+                else:
+                    w += b'\x92\x01' + _uv(n)
+                w += x
     if 'ipFamilies' not in d and 'allocateLoadBalancerNodePorts' not in d and 'loadBalancerClass' not in d and 'internalTrafficPolicy' not in d and 'trafficDistribution' not in d:
         pass
     else:
@@ -8317,9 +9454,13 @@ cdef int e_k8s_io_api_core_v1_ServiceSpec(bytearray w, dict d) except -1:  # k8s
             if v.__class__ is not list:
                 _list('ipFamilies', v)
             for x in v:
-                x = x.encode()
+                x = _utf8(x)
                 n = len(x)
-                w += (L_154[n] + x) if n < 128 else (b'\x9a\x01' + _uv(n) + x)
+                if n < 128:
+                    w += L_154[n]
+                else:
+                    w += b'\x9a\x01' + _uv(n)
+                w += x
         v = d.get('allocateLoadBalancerNodePorts')
         if v is None:
             pass
@@ -8333,23 +9474,35 @@ cdef int e_k8s_io_api_core_v1_ServiceSpec(bytearray w, dict d) except -1:  # k8s
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_170[n] + x) if n < 128 else (b'\xaa\x01' + _uv(n) + x)
+            if n < 128:
+                w += L_170[n]
+            else:
+                w += b'\xaa\x01' + _uv(n)
+            w += x
         v = d.get('internalTrafficPolicy')
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_178[n] + x) if n < 128 else (b'\xb2\x01' + _uv(n) + x)
+            if n < 128:
+                w += L_178[n]
+            else:
+                w += b'\xb2\x01' + _uv(n)
+            w += x
         v = d.get('trafficDistribution')
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_186[n] + x) if n < 128 else (b'\xba\x01' + _uv(n) + x)
+            if n < 128:
+                w += L_186[n]
+            else:
+                w += b'\xba\x01' + _uv(n)
+            w += x
 
 cdef int e_k8s_io_api_core_v1_ServiceStatus(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.ServiceStatus
     cdef Py_ssize_t s, n
@@ -8431,23 +9584,35 @@ cdef int e_k8s_io_api_core_v1_StorageOSVolumeSource(bytearray w, dict d) except 
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('volumeNamespace')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('fsType')
         if v is None:
             w += b'\x1a\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
         v = d.get('readOnly')
         if v is None:
             w += b' \x00'
@@ -8477,16 +9642,24 @@ cdef int e_k8s_io_api_core_v1_Sysctl(bytearray w, dict d) except -1:  # k8s.io.a
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('value')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
 
 cdef dict K_e_k8s_io_api_core_v1_Sysctl = {}
 
@@ -8520,9 +9693,13 @@ cdef int e_k8s_io_api_core_v1_TCPSocketAction(bytearray w, dict d) except -1:  #
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
 
 cdef dict K_e_k8s_io_api_core_v1_TCPSocketAction = {}
 
@@ -8554,30 +9731,46 @@ cdef int e_k8s_io_api_core_v1_Toleration(bytearray w, dict d) except -1:  # k8s.
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('operator')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('value')
         if v is None:
             w += b'\x1a\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
         v = d.get('effect')
         if v is None:
             w += b'"\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_34[n] + x) if n < 128 else (b'"' + _uv(n) + x)
+            if n < 128:
+                w += L_34[n]
+            else:
+                w += b'"' + _uv(n)
+            w += x
         v = d.get('tolerationSeconds')
         if v is None:
             pass
@@ -8623,16 +9816,24 @@ cdef int e_k8s_io_api_core_v1_TopologySpreadConstraint(bytearray w, dict d) exce
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('whenUnsatisfiable')
         if v is None:
             w += b'\x1a\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
         v = d.get('labelSelector')
         if v is not None:
             w += b'"\x00'
@@ -8657,24 +9858,36 @@ cdef int e_k8s_io_api_core_v1_TopologySpreadConstraint(bytearray w, dict d) exce
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_50[n] + x) if n < 128 else (b'2' + _uv(n) + x)
+            if n < 128:
+                w += L_50[n]
+            else:
+                w += b'2' + _uv(n)
+            w += x
         v = d.get('nodeTaintsPolicy')
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_58[n] + x) if n < 128 else (b':' + _uv(n) + x)
+            if n < 128:
+                w += L_58[n]
+            else:
+                w += b':' + _uv(n)
+            w += x
         v = d.get('matchLabelKeys')
         if v:
             if v.__class__ is not list:
                 _list('matchLabelKeys', v)
             for x in v:
-                x = x.encode()
+                x = _utf8(x)
                 n = len(x)
-                w += (L_66[n] + x) if n < 128 else (b'B' + _uv(n) + x)
+                if n < 128:
+                    w += L_66[n]
+                else:
+                    w += b'B' + _uv(n)
+                w += x
 
 cdef int e_k8s_io_api_core_v1_TypedLocalObjectReference(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.TypedLocalObjectReference
     cdef Py_ssize_t s, n
@@ -8685,23 +9898,35 @@ cdef int e_k8s_io_api_core_v1_TypedLocalObjectReference(bytearray w, dict d) exc
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('kind')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('name')
         if v is None:
             w += b'\x1a\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
 
 cdef dict K_e_k8s_io_api_core_v1_TypedLocalObjectReference = {}
 
@@ -8733,30 +9958,46 @@ cdef int e_k8s_io_api_core_v1_TypedObjectReference(bytearray w, dict d) except -
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('kind')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('name')
         if v is None:
             w += b'\x1a\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
         v = d.get('namespace')
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_34[n] + x) if n < 128 else (b'"' + _uv(n) + x)
+            if n < 128:
+                w += L_34[n]
+            else:
+                w += b'"' + _uv(n)
+            w += x
 
 cdef dict K_e_k8s_io_api_core_v1_TypedObjectReference = {}
 
@@ -8785,9 +10026,13 @@ cdef int e_k8s_io_api_core_v1_Volume(bytearray w, dict d) except -1:  # k8s.io.a
     if v is None:
         w += b'\n\x00'
     else:
-        x = v.encode()
+        x = _utf8(v)
         n = len(x)
-        w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+        if n < 128:
+            w += L_10[n]
+        else:
+            w += b'\n' + _uv(n)
+        w += x
     v = d
     w += b'\x12\x00'
     s = len(w)
@@ -8807,16 +10052,24 @@ cdef int e_k8s_io_api_core_v1_VolumeDevice(bytearray w, dict d) except -1:  # k8
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('devicePath')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
 
 cdef dict K_e_k8s_io_api_core_v1_VolumeDevice = {}
 
@@ -8848,23 +10101,35 @@ cdef int e_k8s_io_api_core_v1_VolumeHealthCondition(bytearray w, dict d) except 
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('reason')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('message')
         if v is None:
             w += b'\x1a\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
 
 cdef dict K_e_k8s_io_api_core_v1_VolumeHealthCondition = {}
 
@@ -8896,9 +10161,13 @@ cdef int e_k8s_io_api_core_v1_VolumeMount(bytearray w, dict d) except -1:  # k8s
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('readOnly')
         if v is None:
             w += b'\x10\x00'
@@ -8912,23 +10181,35 @@ cdef int e_k8s_io_api_core_v1_VolumeMount(bytearray w, dict d) except -1:  # k8s
         if v is None:
             w += b'\x1a\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
         v = d.get('subPath')
         if v is None:
             w += b'"\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_34[n] + x) if n < 128 else (b'"' + _uv(n) + x)
+            if n < 128:
+                w += L_34[n]
+            else:
+                w += b'"' + _uv(n)
+            w += x
         v = d.get('mountPropagation')
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_42[n] + x) if n < 128 else (b'*' + _uv(n) + x)
+            if n < 128:
+                w += L_42[n]
+            else:
+                w += b'*' + _uv(n)
+            w += x
     if 'subPathExpr' not in d and 'recursiveReadOnly' not in d and 'bindMountOptions' not in d:
         w += b'2\x00'
     else:
@@ -8936,24 +10217,36 @@ cdef int e_k8s_io_api_core_v1_VolumeMount(bytearray w, dict d) except -1:  # k8s
         if v is None:
             w += b'2\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_50[n] + x) if n < 128 else (b'2' + _uv(n) + x)
+            if n < 128:
+                w += L_50[n]
+            else:
+                w += b'2' + _uv(n)
+            w += x
         v = d.get('recursiveReadOnly')
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_58[n] + x) if n < 128 else (b':' + _uv(n) + x)
+            if n < 128:
+                w += L_58[n]
+            else:
+                w += b':' + _uv(n)
+            w += x
         v = d.get('bindMountOptions')
         if v:
             if v.__class__ is not list:
                 _list('bindMountOptions', v)
             for x in v:
-                x = x.encode()
+                x = _utf8(x)
                 n = len(x)
-                w += (L_66[n] + x) if n < 128 else (b'B' + _uv(n) + x)
+                if n < 128:
+                    w += L_66[n]
+                else:
+                    w += b'B' + _uv(n)
+                w += x
 
 cdef int e_k8s_io_api_core_v1_VolumeMountStatus(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.VolumeMountStatus
     cdef Py_ssize_t s, n
@@ -8964,16 +10257,24 @@ cdef int e_k8s_io_api_core_v1_VolumeMountStatus(bytearray w, dict d) except -1: 
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('mountPath')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('readOnly')
         if v is None:
             w += b'\x18\x00'
@@ -8987,9 +10288,13 @@ cdef int e_k8s_io_api_core_v1_VolumeMountStatus(bytearray w, dict d) except -1: 
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_34[n] + x) if n < 128 else (b'"' + _uv(n) + x)
+            if n < 128:
+                w += L_34[n]
+            else:
+                w += b'"' + _uv(n)
+            w += x
         v = d.get('volumeStatus')
         if v is not None:
             w += b'*\x00'
@@ -9422,30 +10727,46 @@ cdef int e_k8s_io_api_core_v1_VsphereVirtualDiskVolumeSource(bytearray w, dict d
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('fsType')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('storagePolicyName')
         if v is None:
             w += b'\x1a\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
         v = d.get('storagePolicyID')
         if v is None:
             w += b'"\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_34[n] + x) if n < 128 else (b'"' + _uv(n) + x)
+            if n < 128:
+                w += L_34[n]
+            else:
+                w += b'"' + _uv(n)
+            w += x
 
 cdef dict K_e_k8s_io_api_core_v1_VsphereVirtualDiskVolumeSource = {}
 
@@ -9498,23 +10819,35 @@ cdef int e_k8s_io_api_core_v1_WindowsSecurityContextOptions(bytearray w, dict d)
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('gmsaCredentialSpec')
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('runAsUserName')
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
         v = d.get('hostProcess')
         if v is None:
             pass
@@ -9704,41 +11037,61 @@ cdef int e_k8s_io_api_rbac_v1_PolicyRule(bytearray w, dict d) except -1:  # k8s.
             if v.__class__ is not list:
                 _list('verbs', v)
             for x in v:
-                x = x.encode()
+                x = _utf8(x)
                 n = len(x)
-                w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+                if n < 128:
+                    w += L_10[n]
+                else:
+                    w += b'\n' + _uv(n)
+                w += x
         v = d.get('apiGroups')
         if v:
             if v.__class__ is not list:
                 _list('apiGroups', v)
             for x in v:
-                x = x.encode()
+                x = _utf8(x)
                 n = len(x)
-                w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+                if n < 128:
+                    w += L_18[n]
+                else:
+                    w += b'\x12' + _uv(n)
+                w += x
         v = d.get('resources')
         if v:
             if v.__class__ is not list:
                 _list('resources', v)
             for x in v:
-                x = x.encode()
+                x = _utf8(x)
                 n = len(x)
-                w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+                if n < 128:
+                    w += L_26[n]
+                else:
+                    w += b'\x1a' + _uv(n)
+                w += x
         v = d.get('resourceNames')
         if v:
             if v.__class__ is not list:
                 _list('resourceNames', v)
             for x in v:
-                x = x.encode()
+                x = _utf8(x)
                 n = len(x)
-                w += (L_34[n] + x) if n < 128 else (b'"' + _uv(n) + x)
+                if n < 128:
+                    w += L_34[n]
+                else:
+                    w += b'"' + _uv(n)
+                w += x
         v = d.get('nonResourceURLs')
         if v:
             if v.__class__ is not list:
                 _list('nonResourceURLs', v)
             for x in v:
-                x = x.encode()
+                x = _utf8(x)
                 n = len(x)
-                w += (L_42[n] + x) if n < 128 else (b'*' + _uv(n) + x)
+                if n < 128:
+                    w += L_42[n]
+                else:
+                    w += b'*' + _uv(n)
+                w += x
 
 cdef int e_k8s_io_api_rbac_v1_Role(bytearray w, dict d) except -1:  # k8s.io.api.rbac.v1.Role
     cdef Py_ssize_t s, n
@@ -9868,23 +11221,35 @@ cdef int e_k8s_io_api_rbac_v1_RoleRef(bytearray w, dict d) except -1:  # k8s.io.
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('kind')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('name')
         if v is None:
             w += b'\x1a\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
 
 cdef dict K_e_k8s_io_api_rbac_v1_RoleRef = {}
 
@@ -9916,30 +11281,46 @@ cdef int e_k8s_io_api_rbac_v1_Subject(bytearray w, dict d) except -1:  # k8s.io.
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('apiGroup')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('name')
         if v is None:
             w += b'\x1a\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
         v = d.get('namespace')
         if v is None:
             w += b'"\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_34[n] + x) if n < 128 else (b'"' + _uv(n) + x)
+            if n < 128:
+                w += L_34[n]
+            else:
+                w += b'"' + _uv(n)
+            w += x
 
 cdef dict K_e_k8s_io_api_rbac_v1_Subject = {}
 
@@ -9971,9 +11352,13 @@ cdef int e_k8s_io_apimachinery_pkg_apis_meta_v1_APIGroup(bytearray w, dict d) ex
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('versions')
         if v:
             if v.__class__ is not list:
@@ -10037,9 +11422,13 @@ cdef int e_k8s_io_apimachinery_pkg_apis_meta_v1_APIResource(bytearray w, dict d)
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('namespaced')
         if v is None:
             w += b'\x10\x00'
@@ -10053,9 +11442,13 @@ cdef int e_k8s_io_apimachinery_pkg_apis_meta_v1_APIResource(bytearray w, dict d)
         if v is None:
             w += b'\x1a\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
         v = d.get('verbs')
         if v is not None:
             w += b'"' + _items(v)
@@ -10064,9 +11457,13 @@ cdef int e_k8s_io_apimachinery_pkg_apis_meta_v1_APIResource(bytearray w, dict d)
             if v.__class__ is not list:
                 _list('shortNames', v)
             for x in v:
-                x = x.encode()
+                x = _utf8(x)
                 n = len(x)
-                w += (L_42[n] + x) if n < 128 else (b'*' + _uv(n) + x)
+                if n < 128:
+                    w += L_42[n]
+                else:
+                    w += b'*' + _uv(n)
+                w += x
     if 'singularName' not in d and 'categories' not in d and 'group' not in d and 'version' not in d and 'storageVersionHash' not in d:
         w += b'2\x00B\x00J\x00R\x00'
     else:
@@ -10074,38 +11471,58 @@ cdef int e_k8s_io_apimachinery_pkg_apis_meta_v1_APIResource(bytearray w, dict d)
         if v is None:
             w += b'2\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_50[n] + x) if n < 128 else (b'2' + _uv(n) + x)
+            if n < 128:
+                w += L_50[n]
+            else:
+                w += b'2' + _uv(n)
+            w += x
         v = d.get('categories')
         if v:
             if v.__class__ is not list:
                 _list('categories', v)
             for x in v:
-                x = x.encode()
+                x = _utf8(x)
                 n = len(x)
-                w += (L_58[n] + x) if n < 128 else (b':' + _uv(n) + x)
+                if n < 128:
+                    w += L_58[n]
+                else:
+                    w += b':' + _uv(n)
+                w += x
         v = d.get('group')
         if v is None:
             w += b'B\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_66[n] + x) if n < 128 else (b'B' + _uv(n) + x)
+            if n < 128:
+                w += L_66[n]
+            else:
+                w += b'B' + _uv(n)
+            w += x
         v = d.get('version')
         if v is None:
             w += b'J\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_74[n] + x) if n < 128 else (b'J' + _uv(n) + x)
+            if n < 128:
+                w += L_74[n]
+            else:
+                w += b'J' + _uv(n)
+            w += x
         v = d.get('storageVersionHash')
         if v is None:
             w += b'R\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_82[n] + x) if n < 128 else (b'R' + _uv(n) + x)
+            if n < 128:
+                w += L_82[n]
+            else:
+                w += b'R' + _uv(n)
+            w += x
 
 cdef int e_k8s_io_apimachinery_pkg_apis_meta_v1_APIResourceList(bytearray w, dict d) except -1:  # k8s.io.apimachinery.pkg.apis.meta.v1.APIResourceList
     cdef Py_ssize_t s, n
@@ -10116,9 +11533,13 @@ cdef int e_k8s_io_apimachinery_pkg_apis_meta_v1_APIResourceList(bytearray w, dic
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('resources')
         if v:
             if v.__class__ is not list:
@@ -10143,9 +11564,13 @@ cdef int e_k8s_io_apimachinery_pkg_apis_meta_v1_APIVersions(bytearray w, dict d)
             if v.__class__ is not list:
                 _list('versions', v)
             for x in v:
-                x = x.encode()
+                x = _utf8(x)
                 n = len(x)
-                w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+                if n < 128:
+                    w += L_10[n]
+                else:
+                    w += b'\n' + _uv(n)
+                w += x
         v = d.get('serverAddressByClientCIDRs')
         if v:
             if v.__class__ is not list:
@@ -10169,16 +11594,24 @@ cdef int e_k8s_io_apimachinery_pkg_apis_meta_v1_Condition(bytearray w, dict d) e
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('status')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('observedGeneration')
         if v is None:
             w += b'\x18\x00'
@@ -10192,16 +11625,24 @@ cdef int e_k8s_io_apimachinery_pkg_apis_meta_v1_Condition(bytearray w, dict d) e
         if v is None:
             w += b'*\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_42[n] + x) if n < 128 else (b'*' + _uv(n) + x)
+            if n < 128:
+                w += L_42[n]
+            else:
+                w += b'*' + _uv(n)
+            w += x
     v = d.get('message')
     if v is None:
         w += b'2\x00'
     else:
-        x = v.encode()
+        x = _utf8(v)
         n = len(x)
-        w += (L_50[n] + x) if n < 128 else (b'2' + _uv(n) + x)
+        if n < 128:
+            w += L_50[n]
+        else:
+            w += b'2' + _uv(n)
+        w += x
 
 cdef dict K_e_k8s_io_apimachinery_pkg_apis_meta_v1_Condition = {}
 
@@ -10234,23 +11675,35 @@ cdef int e_k8s_io_apimachinery_pkg_apis_meta_v1_CreateOptions(bytearray w, dict 
             if v.__class__ is not list:
                 _list('dryRun', v)
             for x in v:
-                x = x.encode()
+                x = _utf8(x)
                 n = len(x)
-                w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+                if n < 128:
+                    w += L_10[n]
+                else:
+                    w += b'\n' + _uv(n)
+                w += x
         v = d.get('fieldManager')
         if v is None:
             w += b'\x1a\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
         v = d.get('fieldValidation')
         if v is None:
             w += b'"\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_34[n] + x) if n < 128 else (b'"' + _uv(n) + x)
+            if n < 128:
+                w += L_34[n]
+            else:
+                w += b'"' + _uv(n)
+            w += x
 
 cdef int e_k8s_io_apimachinery_pkg_apis_meta_v1_DeleteOptions(bytearray w, dict d) except -1:  # k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions
     cdef Py_ssize_t s, n
@@ -10287,17 +11740,25 @@ cdef int e_k8s_io_apimachinery_pkg_apis_meta_v1_DeleteOptions(bytearray w, dict 
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_34[n] + x) if n < 128 else (b'"' + _uv(n) + x)
+            if n < 128:
+                w += L_34[n]
+            else:
+                w += b'"' + _uv(n)
+            w += x
         v = d.get('dryRun')
         if v:
             if v.__class__ is not list:
                 _list('dryRun', v)
             for x in v:
-                x = x.encode()
+                x = _utf8(x)
                 n = len(x)
-                w += (L_42[n] + x) if n < 128 else (b'*' + _uv(n) + x)
+                if n < 128:
+                    w += L_42[n]
+                else:
+                    w += b'*' + _uv(n)
+                w += x
     v = d.get('ignoreStoreReadErrorWithClusterBreakingPotential')
     if v is None:
         pass
@@ -10314,9 +11775,13 @@ cdef int e_k8s_io_apimachinery_pkg_apis_meta_v1_GetOptions(bytearray w, dict d) 
     if v is None:
         w += b'\n\x00'
     else:
-        x = v.encode()
+        x = _utf8(v)
         n = len(x)
-        w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+        if n < 128:
+            w += L_10[n]
+        else:
+            w += b'\n' + _uv(n)
+        w += x
 
 cdef dict K_e_k8s_io_apimachinery_pkg_apis_meta_v1_GetOptions = {}
 
@@ -10348,16 +11813,24 @@ cdef int e_k8s_io_apimachinery_pkg_apis_meta_v1_GroupVersionForDiscovery(bytearr
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('version')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
 
 cdef dict K_e_k8s_io_apimachinery_pkg_apis_meta_v1_GroupVersionForDiscovery = {}
 
@@ -10411,24 +11884,36 @@ cdef int e_k8s_io_apimachinery_pkg_apis_meta_v1_LabelSelectorRequirement(bytearr
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('operator')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('values')
         if v:
             if v.__class__ is not list:
                 _list('values', v)
             for x in v:
-                x = x.encode()
+                x = _utf8(x)
                 n = len(x)
-                w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+                if n < 128:
+                    w += L_26[n]
+                else:
+                    w += b'\x1a' + _uv(n)
+                w += x
 
 cdef int e_k8s_io_apimachinery_pkg_apis_meta_v1_ListMeta(bytearray w, dict d) except -1:  # k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta
     cdef Py_ssize_t s, n
@@ -10439,23 +11924,35 @@ cdef int e_k8s_io_apimachinery_pkg_apis_meta_v1_ListMeta(bytearray w, dict d) ex
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('resourceVersion')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('continue')
         if v is None:
             w += b'\x1a\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
         v = d.get('remainingItemCount')
         if v is None:
             pass
@@ -10483,16 +11980,24 @@ cdef int e_k8s_io_apimachinery_pkg_apis_meta_v1_ListOptions(bytearray w, dict d)
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('fieldSelector')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('watch')
         if v is None:
             w += b'\x18\x00'
@@ -10506,9 +12011,13 @@ cdef int e_k8s_io_apimachinery_pkg_apis_meta_v1_ListOptions(bytearray w, dict d)
         if v is None:
             w += b'"\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_34[n] + x) if n < 128 else (b'"' + _uv(n) + x)
+            if n < 128:
+                w += L_34[n]
+            else:
+                w += b'"' + _uv(n)
+            w += x
         v = d.get('timeoutSeconds')
         if v is None:
             pass
@@ -10530,9 +12039,13 @@ cdef int e_k8s_io_apimachinery_pkg_apis_meta_v1_ListOptions(bytearray w, dict d)
         if v is None:
             w += b'B\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_66[n] + x) if n < 128 else (b'B' + _uv(n) + x)
+            if n < 128:
+                w += L_66[n]
+            else:
+                w += b'B' + _uv(n)
+            w += x
         v = d.get('allowWatchBookmarks')
         if v is None:
             w += b'H\x00'
@@ -10546,9 +12059,13 @@ cdef int e_k8s_io_apimachinery_pkg_apis_meta_v1_ListOptions(bytearray w, dict d)
         if v is None:
             w += b'R\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_82[n] + x) if n < 128 else (b'R' + _uv(n) + x)
+            if n < 128:
+                w += L_82[n]
+            else:
+                w += b'R' + _uv(n)
+            w += x
         v = d.get('sendInitialEvents')
         if v is None:
             pass
@@ -10562,9 +12079,13 @@ cdef int e_k8s_io_apimachinery_pkg_apis_meta_v1_ListOptions(bytearray w, dict d)
     if v is None:
         w += b'z\x00'
     else:
-        x = v.encode()
+        x = _utf8(v)
         n = len(x)
-        w += (L_122[n] + x) if n < 128 else (b'z' + _uv(n) + x)
+        if n < 128:
+            w += L_122[n]
+        else:
+            w += b'z' + _uv(n)
+        w += x
 
 cdef dict K_e_k8s_io_apimachinery_pkg_apis_meta_v1_ListOptions = {}
 
@@ -10596,23 +12117,35 @@ cdef int e_k8s_io_apimachinery_pkg_apis_meta_v1_ManagedFieldsEntry(bytearray w, 
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('operation')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('apiVersion')
         if v is None:
             w += b'\x1a\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
         v = d.get('time')
         if v is not None:
             w += b'"' + _time(v)
@@ -10620,9 +12153,13 @@ cdef int e_k8s_io_apimachinery_pkg_apis_meta_v1_ManagedFieldsEntry(bytearray w, 
         if v is None:
             w += b'2\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_50[n] + x) if n < 128 else (b'2' + _uv(n) + x)
+            if n < 128:
+                w += L_50[n]
+            else:
+                w += b'2' + _uv(n)
+            w += x
     if 'fieldsV1' not in d and 'subresource' not in d:
         w += b'B\x00'
     else:
@@ -10633,9 +12170,13 @@ cdef int e_k8s_io_apimachinery_pkg_apis_meta_v1_ManagedFieldsEntry(bytearray w, 
         if v is None:
             w += b'B\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_66[n] + x) if n < 128 else (b'B' + _uv(n) + x)
+            if n < 128:
+                w += L_66[n]
+            else:
+                w += b'B' + _uv(n)
+            w += x
 
 cdef int e_k8s_io_apimachinery_pkg_apis_meta_v1_ObjectMeta(bytearray w, dict d) except -1:  # k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta
     cdef Py_ssize_t s, n
@@ -10646,37 +12187,57 @@ cdef int e_k8s_io_apimachinery_pkg_apis_meta_v1_ObjectMeta(bytearray w, dict d) 
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('generateName')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('namespace')
         if v is None:
             w += b'\x1a\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
         v = d.get('selfLink')
         if v is None:
             w += b'"\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_34[n] + x) if n < 128 else (b'"' + _uv(n) + x)
+            if n < 128:
+                w += L_34[n]
+            else:
+                w += b'"' + _uv(n)
+            w += x
         v = d.get('uid')
         if v is None:
             w += b'*\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_42[n] + x) if n < 128 else (b'*' + _uv(n) + x)
+            if n < 128:
+                w += L_42[n]
+            else:
+                w += b'*' + _uv(n)
+            w += x
     if 'resourceVersion' not in d and 'generation' not in d and 'creationTimestamp' not in d and 'deletionTimestamp' not in d and 'deletionGracePeriodSeconds' not in d:
         w += b'2\x008\x00B\x00'
     else:
@@ -10684,9 +12245,13 @@ cdef int e_k8s_io_apimachinery_pkg_apis_meta_v1_ObjectMeta(bytearray w, dict d) 
         if v is None:
             w += b'2\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_50[n] + x) if n < 128 else (b'2' + _uv(n) + x)
+            if n < 128:
+                w += L_50[n]
+            else:
+                w += b'2' + _uv(n)
+            w += x
         v = d.get('generation')
         if v is None:
             w += b'8\x00'
@@ -10733,9 +12298,13 @@ cdef int e_k8s_io_apimachinery_pkg_apis_meta_v1_ObjectMeta(bytearray w, dict d) 
             if v.__class__ is not list:
                 _list('finalizers', v)
             for x in v:
-                x = x.encode()
+                x = _utf8(x)
                 n = len(x)
-                w += (L_114[n] + x) if n < 128 else (b'r' + _uv(n) + x)
+                if n < 128:
+                    w += L_114[n]
+                else:
+                    w += b'r' + _uv(n)
+                w += x
         v = d.get('managedFields')
         if v:
             if v.__class__ is not list:
@@ -10759,30 +12328,46 @@ cdef int e_k8s_io_apimachinery_pkg_apis_meta_v1_OwnerReference(bytearray w, dict
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('name')
         if v is None:
             w += b'\x1a\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
         v = d.get('uid')
         if v is None:
             w += b'"\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_34[n] + x) if n < 128 else (b'"' + _uv(n) + x)
+            if n < 128:
+                w += L_34[n]
+            else:
+                w += b'"' + _uv(n)
+            w += x
         v = d.get('apiVersion')
         if v is None:
             w += b'*\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_42[n] + x) if n < 128 else (b'*' + _uv(n) + x)
+            if n < 128:
+                w += L_42[n]
+            else:
+                w += b'*' + _uv(n)
+            w += x
         v = d.get('controller')
         if v is None:
             pass
@@ -10874,9 +12459,13 @@ cdef int e_k8s_io_apimachinery_pkg_apis_meta_v1_PatchOptions(bytearray w, dict d
             if v.__class__ is not list:
                 _list('dryRun', v)
             for x in v:
-                x = x.encode()
+                x = _utf8(x)
                 n = len(x)
-                w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+                if n < 128:
+                    w += L_10[n]
+                else:
+                    w += b'\n' + _uv(n)
+                w += x
         v = d.get('force')
         if v is None:
             pass
@@ -10890,16 +12479,24 @@ cdef int e_k8s_io_apimachinery_pkg_apis_meta_v1_PatchOptions(bytearray w, dict d
         if v is None:
             w += b'\x1a\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
         v = d.get('fieldValidation')
         if v is None:
             w += b'"\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_34[n] + x) if n < 128 else (b'"' + _uv(n) + x)
+            if n < 128:
+                w += L_34[n]
+            else:
+                w += b'"' + _uv(n)
+            w += x
 
 cdef int e_k8s_io_apimachinery_pkg_apis_meta_v1_Preconditions(bytearray w, dict d) except -1:  # k8s.io.apimachinery.pkg.apis.meta.v1.Preconditions
     cdef Py_ssize_t s, n
@@ -10910,16 +12507,24 @@ cdef int e_k8s_io_apimachinery_pkg_apis_meta_v1_Preconditions(bytearray w, dict 
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('resourceVersion')
         if v is None:
             pass
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
 
 cdef dict K_e_k8s_io_apimachinery_pkg_apis_meta_v1_Preconditions = {}
 
@@ -10951,16 +12556,24 @@ cdef int e_k8s_io_apimachinery_pkg_apis_meta_v1_ServerAddressByClientCIDR(bytear
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('serverAddress')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
 
 cdef dict K_e_k8s_io_apimachinery_pkg_apis_meta_v1_ServerAddressByClientCIDR = {}
 
@@ -10989,9 +12602,13 @@ cdef int e_k8s_io_apimachinery_pkg_apis_meta_v1_ShardInfo(bytearray w, dict d) e
     if v is None:
         w += b'\n\x00'
     else:
-        x = v.encode()
+        x = _utf8(v)
         n = len(x)
-        w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+        if n < 128:
+            w += L_10[n]
+        else:
+            w += b'\n' + _uv(n)
+        w += x
 
 cdef dict K_e_k8s_io_apimachinery_pkg_apis_meta_v1_ShardInfo = {}
 
@@ -11034,23 +12651,35 @@ cdef int e_k8s_io_apimachinery_pkg_apis_meta_v1_Status(bytearray w, dict d) exce
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('message')
         if v is None:
             w += b'\x1a\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
         v = d.get('reason')
         if v is None:
             w += b'"\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_34[n] + x) if n < 128 else (b'"' + _uv(n) + x)
+            if n < 128:
+                w += L_34[n]
+            else:
+                w += b'"' + _uv(n)
+            w += x
         v = d.get('details')
         if v is not None:
             w += b'*\x00'
@@ -11078,23 +12707,35 @@ cdef int e_k8s_io_apimachinery_pkg_apis_meta_v1_StatusCause(bytearray w, dict d)
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('message')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('field')
         if v is None:
             w += b'\x1a\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
 
 cdef dict K_e_k8s_io_apimachinery_pkg_apis_meta_v1_StatusCause = {}
 
@@ -11126,23 +12767,35 @@ cdef int e_k8s_io_apimachinery_pkg_apis_meta_v1_StatusDetails(bytearray w, dict 
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('group')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('kind')
         if v is None:
             w += b'\x1a\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
         v = d.get('causes')
         if v:
             if v.__class__ is not list:
@@ -11167,9 +12820,13 @@ cdef int e_k8s_io_apimachinery_pkg_apis_meta_v1_StatusDetails(bytearray w, dict 
     if v is None:
         w += b'2\x00'
     else:
-        x = v.encode()
+        x = _utf8(v)
         n = len(x)
-        w += (L_50[n] + x) if n < 128 else (b'2' + _uv(n) + x)
+        if n < 128:
+            w += L_50[n]
+        else:
+            w += b'2' + _uv(n)
+        w += x
 
 cdef int e_k8s_io_apimachinery_pkg_apis_meta_v1_UpdateOptions(bytearray w, dict d) except -1:  # k8s.io.apimachinery.pkg.apis.meta.v1.UpdateOptions
     cdef Py_ssize_t s, n
@@ -11181,23 +12838,35 @@ cdef int e_k8s_io_apimachinery_pkg_apis_meta_v1_UpdateOptions(bytearray w, dict 
             if v.__class__ is not list:
                 _list('dryRun', v)
             for x in v:
-                x = x.encode()
+                x = _utf8(x)
                 n = len(x)
-                w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+                if n < 128:
+                    w += L_10[n]
+                else:
+                    w += b'\n' + _uv(n)
+                w += x
         v = d.get('fieldManager')
         if v is None:
             w += b'\x12\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_18[n] + x) if n < 128 else (b'\x12' + _uv(n) + x)
+            if n < 128:
+                w += L_18[n]
+            else:
+                w += b'\x12' + _uv(n)
+            w += x
         v = d.get('fieldValidation')
         if v is None:
             w += b'\x1a\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_26[n] + x) if n < 128 else (b'\x1a' + _uv(n) + x)
+            if n < 128:
+                w += L_26[n]
+            else:
+                w += b'\x1a' + _uv(n)
+            w += x
 
 cdef int e_k8s_io_apimachinery_pkg_apis_meta_v1_WatchEvent(bytearray w, dict d) except -1:  # k8s.io.apimachinery.pkg.apis.meta.v1.WatchEvent
     cdef Py_ssize_t s, n
@@ -11208,9 +12877,13 @@ cdef int e_k8s_io_apimachinery_pkg_apis_meta_v1_WatchEvent(bytearray w, dict d) 
         if v is None:
             w += b'\n\x00'
         else:
-            x = v.encode()
+            x = _utf8(v)
             n = len(x)
-            w += (L_10[n] + x) if n < 128 else (b'\n' + _uv(n) + x)
+            if n < 128:
+                w += L_10[n]
+            else:
+                w += b'\n' + _uv(n)
+            w += x
         v = d.get('object')
         w += b'\x12' + _rawx(v)
 

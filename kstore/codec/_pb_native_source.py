@@ -157,8 +157,17 @@ cdef tuple _entry_sq(bytes b, Py_ssize_t p, Py_ssize_t q):
                 return b[p + 2 : kq].decode(), b[kq + 4 : q].decode()
     return _entry_sq_py(b, p, q)"""
 
-_ENCODE_NATIVE = {"_uv", "_map_ss", "_map_sq"}
+_ENCODE_NATIVE = {"_uv", "_map_ss", "_map_sq", "_utf8"}
 _ENCODE_HELPERS = """\
+from cpython.unicode cimport PyUnicode_AsUTF8String
+
+
+cdef inline object _utf8(object v):
+    if type(v) is str:
+        return PyUnicode_AsUTF8String(v)
+    return v.encode()
+
+
 cdef bytes _uv(unsigned long long v):
     cdef unsigned char buf[10]
     cdef int i = 0
