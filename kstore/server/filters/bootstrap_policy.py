@@ -13,29 +13,34 @@ A subset of kube-apiserver's bootstrap policy, with Kubernetes' names, rules and
 
 Every object carries the ``kubernetes.io/bootstrapping: rbac-defaults`` label and the
 ``rbac.authorization.kubernetes.io/autoupdate: "true"`` annotation. :func:`ensure_bootstrap_policy`
-creates those that are missing and leaves existing ones alone (kube-apiserver would also add
-missing rules to auto-updated ones; kstore does not yet).
+creates those that are missing and, as kube-apiserver reconciles them at each start, adds to
+existing ones the rules (or subjects) they lack, unless an administrator set the annotation to
+``"false"``. Nothing is ever removed: rules and subjects added by hand stay.
 """
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Final
 
 from kstore.api.kinds.rbac import GROUP
 from kstore.errors import AlreadyExists
-from kstore.registry.interface import CreateOptions, Registry, RequestContext
+from kstore.registry.interface import CreateOptions, Registry, RequestContext, UpdateOptions
+from kstore.server.filters.rbac_escalation import covers
 
 __all__ = ["bootstrap_cluster_role_bindings", "bootstrap_cluster_roles", "ensure_bootstrap_policy"]
 
 _API_VERSION: Final = f"{GROUP}/v1"
 _HEALTH: Final = ["/healthz", "/livez", "/readyz"]
+_AUTOUPDATE: Final = "rbac.authorization.kubernetes.io/autoupdate"
+_MANAGER: Final = "kstore-bootstrap"
 
 
 def _metadata(name: str) -> dict[str, Any]:
     return {
         "name": name,
         "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"},
-        "annotations": {"rbac.authorization.kubernetes.io/autoupdate": "true"},
+        "annotations": {_AUTOUPDATE: "true"},
     }
 
 
@@ -141,10 +146,36 @@ def bootstrap_cluster_role_bindings() -> list[dict[str, Any]]:
     ]
 
 
+def _reconciled(current: dict[str, Any], expected: dict[str, Any]) -> dict[str, Any] | None:
+    """``current`` with what ``expected`` adds (missing rules, or missing subjects), or None
+    when nothing is missing or the object opts out with ``autoupdate: "false"``."""
+    meta = current.get("metadata")
+    annotations = meta.get("annotations") if isinstance(meta, dict) else None
+    if isinstance(annotations, dict) and annotations.get(_AUTOUPDATE) == "false":
+        return None
+    key = "rules" if "rules" in expected else "subjects"
+    have = current.get(key)
+    have_list = list(have) if isinstance(have, list) else []
+    if key == "rules":
+        # A rule is missing when the current rules do not cover it (as Kubernetes compares).
+        missing = [r for r in expected[key] if covers(have_list, [r])]
+    else:
+        missing = [s for s in expected[key] if s not in have_list]
+    if not missing:
+        return None
+    return {**current, key: [*have_list, *missing]}
+
+
+def _reconcile_or_keep(current: dict[str, Any], *, expected: dict[str, Any]) -> dict[str, Any]:
+    return _reconciled(current, expected) or current
+
+
 def ensure_bootstrap_policy(registry: Registry) -> list[str]:
-    """Create the bootstrap objects that do not exist yet; the names of those created
-    (``clusterroles/<name>``, ``clusterrolebindings/<name>``)."""
-    created: list[str] = []
+    """Create the bootstrap objects that do not exist yet, and add to existing ones (unless
+    annotated ``rbac.authorization.kubernetes.io/autoupdate: "false"``) the rules or subjects
+    they lack, as kube-apiserver reconciles them at start; the names of the objects created
+    or changed (``clusterroles/<name>``, ``clusterrolebindings/<name>``)."""
+    changed: list[str] = []
     ctx = RequestContext()
     scheme = registry.scheme
     for resource, objects in (
@@ -153,10 +184,18 @@ def ensure_bootstrap_policy(registry: Registry) -> list[str]:
     ):
         store = registry.store(GROUP, resource)
         for obj in objects:
+            name = obj["metadata"]["name"]
+            expected = scheme.to_hub(obj)
             try:
-                hub = scheme.to_hub(obj)
-                store.create(ctx, hub, CreateOptions(field_manager="kstore-bootstrap"))
+                store.create(ctx, expected, CreateOptions(field_manager=_MANAGER))
             except AlreadyExists:
-                continue
-            created.append(f"{resource}/{obj['metadata']['name']}")
-    return created
+                if _reconciled(store.get(ctx, name), expected) is None:
+                    continue
+                store.update(
+                    ctx,
+                    name,
+                    partial(_reconcile_or_keep, expected=expected),
+                    UpdateOptions(field_manager=_MANAGER),
+                )
+            changed.append(f"{resource}/{name}")
+    return changed
