@@ -200,6 +200,7 @@ def server(
         yield running
 
 
+@pytest.mark.timeout(3600 if LONG else 300)
 def test_api_behaves_as_the_model(server: ServeProcess) -> None:
     ApiMachine.url = server.url
     run_state_machine_as_test(
