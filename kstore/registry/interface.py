@@ -194,6 +194,13 @@ class Registry(Protocol):
     @property
     def scheme(self) -> Scheme: ...
 
+    @property
+    def reads_are_local(self) -> bool:
+        """Whether a read of one object with no resourceVersion (or ``0``) is a short local
+        read that never waits on anything outside this process (LMDB, not etcd): the REST
+        routes then serve such GETs on the event loop instead of a worker thread."""
+        ...
+
     def store(self, group: str, resource: str) -> ResourceStore:
         """The store of a resource by group and plural name; NotFound when not served."""
         ...

@@ -103,7 +103,9 @@ class RegistryConfig:
     ``system_namespaces``: create ``default``, ``kube-system``, ``kube-public`` and
     ``kube-node-lease`` when missing. ``strategies``: strategy factories replacing the
     defaults, by (group, kind). ``namespace_retry_seconds`` / ``namespace_rescan_seconds``:
-    the namespace finalizer's first retry delay and rescan period.
+    the namespace finalizer's first retry delay and rescan period. ``reads_are_local``:
+    the backend reads from local storage without waiting (LMDB; see
+    :attr:`Registry.reads_are_local`).
     ``consistent_reads_from_cache``: serve consistent LISTs from the watch cache once it has
     caught up with the backend's current revision (on etcd the cache proves it is current by
     one quorum range over the resource's prefix, see :mod:`kstore.cache.freshness`); off,
@@ -120,6 +122,7 @@ class RegistryConfig:
     strategies: Mapping[tuple[str, str], StrategyFactory] = field(default_factory=dict)
     namespace_retry_seconds: float = 0.5
     namespace_rescan_seconds: float = 30.0
+    reads_are_local: bool = False
 
     def __post_init__(self) -> None:
         if self.storage_media_type not in (MEDIA_TYPE_JSON, MEDIA_TYPE_PROTOBUF):
@@ -279,6 +282,10 @@ class StoreRegistry(Registry):
     @property
     def scheme(self) -> Scheme:
         return self._scheme
+
+    @property
+    def reads_are_local(self) -> bool:
+        return self._config.reads_are_local
 
     @property
     def backend(self) -> Backend:

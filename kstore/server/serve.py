@@ -192,6 +192,8 @@ def open_registry(config: ServeConfig) -> tuple[Registry, Backend]:
         storage_media_type=config.storage_media_type,
         event_ttl_seconds=int(config.event_ttl_seconds),
         transformer_for=transformer_for,
+        # An LMDB read is a local read transaction: it never waits for a writer or a peer.
+        reads_are_local=config.storage_backend == "lmdb",
     )
     backend = open_backend(config)
     try:
