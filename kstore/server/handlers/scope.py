@@ -1,10 +1,12 @@
 """What every resource handler works with: the resolved resource, the request, the reply.
 
 A :class:`ResourceScope` is built once per served (group version, resource) when the app
-starts; a :class:`Call` is the parsed request (path, query, headers, body) handed to a handler
-in a worker thread; a handler returns a :class:`Reply`. Handlers are plain synchronous
-functions: the registry and storage below them are synchronous and may block (a durable commit,
-a consistent read), so the route runs each call in one worker-thread hop.
+starts; a :class:`Call` is the parsed request (path, query, headers, body) handed to a handler;
+a handler returns a :class:`Reply`. Handlers are plain synchronous functions: the registry and
+storage below them are synchronous and may block (a durable commit, a consistent read), so the
+route runs each call in one worker-thread hop (a write under its deadline), except a GET that
+cannot block (a local read: see :mod:`kstore.server.routes`), which it runs on the event loop.
+Handlers therefore keep no per-thread state.
 
 Errors are raised as kstore errors; :func:`error_reply` is where the REST layer turns one into
 its ``Status`` answer (through :func:`kstore.errors.to_status`), encoded as the client accepts.
