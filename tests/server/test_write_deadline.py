@@ -199,6 +199,32 @@ def test_a_write_past_its_deadline_is_a_timeout_and_runs_to_its_end_logged(
     ]
 
 
+def test_a_write_cancelled_from_outside_is_abandoned_and_its_outcome_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    release = threading.Event()
+
+    def slow(scope: ResourceScope, call: Call) -> Reply:
+        release.wait(10)
+        raise BadRequest("refused late")
+
+    async def main() -> bool:
+        # As the --request-timeout filter cancels the request before the write deadline.
+        with anyio.move_on_after(0.2) as outer:
+            await run_write(slow, cast(ResourceScope, None), _call({"timeout": "30s"}))
+        return outer.cancelled_caught
+
+    with caplog.at_level(logging.WARNING, logger="kstore.server"):
+        assert anyio.run(main)
+        release.set()
+        deadline = time.monotonic() + 5
+        while not caplog.records and time.monotonic() < deadline:
+            time.sleep(0.01)
+    assert [r.getMessage() for r in caplog.records] == [
+        "POST of configmaps default/cm finished with BadRequest('refused late') after its deadline"
+    ]
+
+
 @pytest.fixture
 def slow_app(tmp_path: Path) -> Iterator[tuple[Starlette, threading.Event]]:
     """An app on LMDB whose admission holds every write of an object named "slow" until the

@@ -164,7 +164,7 @@ class _Attempt:
             self._reply, self._error = reply, error
             late = self._abandoned
         if late:
-            self._log_late()
+            self.log_late()
 
     def abandon(self) -> bool:
         """Leave the write to end on its own (its outcome then logged); False when it has
@@ -183,7 +183,8 @@ class _Attempt:
         assert self._reply is not None  # done without an error
         return self._reply
 
-    def _log_late(self) -> None:
+    def log_late(self) -> None:
+        """Log the write's outcome, which its client will not get."""
         info = self._call.info
         outcome = f"with {self._error!r}" if self._error is not None else "successfully"
         _log.warning(
@@ -208,8 +209,9 @@ async def run_write(handler: Handler, scope: ResourceScope, call: Call) -> Reply
                 attempt.run, handler, scope, call, abandon_on_cancel=True
             )
     except anyio.get_cancelled_exc_class():
-        # Cancelled from outside (the --request-timeout filter): the write is abandoned all
-        # the same, so its outcome goes to the log.
-        attempt.abandon()
+        # Cancelled from outside (the --request-timeout filter answers): the client gets no
+        # outcome of the write, so the log does, now or when the write ends.
+        if not attempt.abandon():
+            attempt.log_late()
         raise
     return attempt.give_up()
