@@ -157,15 +157,49 @@ cdef tuple _entry_sq(bytes b, Py_ssize_t p, Py_ssize_t q):
                 return b[p + 2 : kq].decode(), b[kq + 4 : q].decode()
     return _entry_sq_py(b, p, q)"""
 
-_ENCODE_NATIVE = {"_uv", "_map_ss", "_map_sq", "_utf8"}
+_ENCODE_NATIVE = {"_uv", "_map_ss", "_map_sq", "_put_str"}
 _ENCODE_HELPERS = """\
-from cpython.unicode cimport PyUnicode_AsUTF8String
+from libc.string cimport memcpy
 
 
-cdef inline object _utf8(object v):
+cdef extern from "Python.h":
+    const char* PyUnicode_AsUTF8AndSize(object, Py_ssize_t*) except NULL
+    char* PyBytes_AsString(object) except NULL
+    int PyByteArray_Resize(object, Py_ssize_t) except -1
+    char* PyByteArray_AS_STRING(object)
+    Py_ssize_t PyByteArray_GET_SIZE(object)
+
+
+cdef int _put_str(bytearray w, bytes tag, object v) except -1:
+    # tag, varint length, UTF-8 bytes: what `w += tag + _uv(len(x)) + x` with x = v.encode()
+    # appends, copied straight from the str's UTF-8 form (a non-str fails as v.encode() does).
+    cdef Py_ssize_t n, size, i, k
+    cdef unsigned long long u
+    cdef const char* data
+    cdef char* out
+    cdef object x
     if type(v) is str:
-        return PyUnicode_AsUTF8String(v)
-    return v.encode()
+        data = PyUnicode_AsUTF8AndSize(v, &n)
+    else:
+        x = v.encode()
+        data = PyBytes_AsString(x)
+        n = len(x)
+    k = len(tag)
+    size = PyByteArray_GET_SIZE(w)
+    PyByteArray_Resize(w, size + k + 10 + n)
+    out = PyByteArray_AS_STRING(w) + size
+    memcpy(out, <const char*>tag, k)
+    i = k
+    u = <unsigned long long>n
+    while u >= 0x80:
+        out[i] = <char>((u & 0x7F) | 0x80)
+        u >>= 7
+        i += 1
+    out[i] = <char>u
+    i += 1
+    memcpy(out + i, data, n)
+    PyByteArray_Resize(w, size + i + n)
+    return 0
 
 
 cdef bytes _uv(unsigned long long v):
