@@ -13,6 +13,13 @@ Call ``pytest.register_assert_rewrite("kstore.testing")`` in your conftest befor
 anything from here, so failures show the compared values. ``tests/conformance/`` in kstore's
 repository does all this for every backend. The suite needs pytest; importing this package
 alone does not.
+
+The package also ships the drivers of the HTTP robustness tests, for any server speaking
+Kubernetes' REST API: :mod:`~kstore.testing.serve_process` (start, kill -9 and restart
+``kstore serve``), :mod:`~kstore.testing.http_workload` and :mod:`~kstore.testing.writers`
+(clients and writers recording every outcome), :mod:`~kstore.testing.load_run` (the bounded
+load run), :mod:`~kstore.testing.watch_history` (the history checkers) and
+:mod:`~kstore.testing.api_model` (the model of the API state machine).
 """
 
 from kstore.testing.env import Capabilities, ConformanceEnv
