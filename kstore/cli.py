@@ -302,6 +302,13 @@ def _add_serve_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]
     p.set_defaults(run=serve)
 
 
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {value}")
+    return value
+
+
 def _non_negative_int(text: str) -> int:
     value = int(text)
     if value < 0:
@@ -314,7 +321,12 @@ def bench(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> None:
     if args.subject == "rest":
         from kstore.benchmarks.rest import run_rest_bench
 
-        result = run_rest_bench(clients=args.writers, requests=args.requests, repeats=args.repeats)
+        result = run_rest_bench(
+            clients=args.writers or 16,
+            requests=args.requests,
+            repeats=args.repeats,
+            kind=args.kind,
+        )
         report = result.report()
     elif args.subject == "watch":
         from kstore.benchmarks.watch import run_watch_bench
@@ -330,13 +342,13 @@ def bench(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> None:
 
         endpoints = args.etcd_servers.split(",") if args.etcd_servers else None
         report = run_etcd_bench(
-            endpoints, objects=args.objects, writers=args.writers, repeats=args.repeats
+            endpoints, objects=args.objects, writers=args.writers or 32, repeats=args.repeats
         )
     elif args.backend == "lmdb":
         from kstore.benchmarks.storage import run_storage_bench
 
         report = run_storage_bench(
-            "lmdb", objects=args.objects, writers=args.writers, repeats=args.repeats
+            "lmdb", objects=args.objects, writers=args.writers or 16, repeats=args.repeats
         )
     else:
         raise BadRequest(f"unknown storage backend {args.backend!r} (known: lmdb, etcd)")
@@ -392,11 +404,21 @@ def _parser() -> argparse.ArgumentParser:
     )
     bench_parser.add_argument("--objects", type=int, default=10_000, help="objects to list")
     bench_parser.add_argument(
-        "--writers", type=int, default=16, help="concurrent creators (storage) or clients (rest)"
+        "--writers",
+        type=_positive_int,
+        default=0,
+        help="concurrent creators (storage; default 16 on lmdb, 32 on etcd) "
+        "or clients (rest; default 16)",
     )
     bench_parser.add_argument("--repeats", type=int, default=3, help="runs per figure (median)")
     bench_parser.add_argument(
         "--requests", type=int, default=2000, help="requests per figure and round (rest)"
+    )
+    bench_parser.add_argument(
+        "--kind",
+        default="pod",
+        choices=["pod", "configmap"],
+        help="object created (rest): a ~5 KiB Pod or a small ConfigMap",
     )
     bench_parser.add_argument(
         "--duration", type=float, default=5.0, help="seconds per fan-out scenario (watch)"

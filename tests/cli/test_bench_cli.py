@@ -1,0 +1,81 @@
+"""``kstore bench``'s flags reach the benchmark they are for, with each backend's defaults.
+
+The benchmarks themselves are measured elsewhere (bench/, tests/storage/test_lmdb_bench.py);
+here only the command line is under test, so each run function is replaced by one that records
+what it was asked for.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import kstore.benchmarks.etcd as etcd_bench
+import kstore.benchmarks.rest as rest_bench
+import kstore.benchmarks.storage as storage_bench
+from kstore.cli import main
+
+
+class _Recorder:
+    def __init__(self, result: Any) -> None:
+        self.calls: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+        self._result = result
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self.calls.append((args, kwargs))
+        return self._result
+
+
+class _Report:
+    def report(self) -> str:
+        return "rest report"
+
+
+def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> int:
+    code = main(argv)
+    capsys.readouterr()
+    return code
+
+
+@pytest.mark.parametrize(
+    ("backend", "module", "function", "writers"),
+    [("etcd", etcd_bench, "run_etcd_bench", 32), ("lmdb", storage_bench, "run_storage_bench", 16)],
+)
+def test_storage_bench_defaults_to_each_backends_concurrency(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    backend: str,
+    module: Any,
+    function: str,
+    writers: int,
+) -> None:
+    recorder = _Recorder("table")
+    monkeypatch.setattr(module, function, recorder)
+    assert _run(["bench", "storage", "--backend", backend], capsys) == 0
+    assert recorder.calls[0][1]["writers"] == writers
+    assert _run(["bench", "storage", "--backend", backend, "--writers", "8"], capsys) == 0
+    assert recorder.calls[1][1]["writers"] == 8
+
+
+def test_rest_bench_takes_the_kind_and_client_count(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    recorder = _Recorder(_Report())
+    monkeypatch.setattr(rest_bench, "run_rest_bench", recorder)
+    assert _run(["bench", "rest"], capsys) == 0
+    assert recorder.calls[0][1]["kind"] == "pod"
+    assert recorder.calls[0][1]["clients"] == 16
+    assert _run(["bench", "rest", "--kind", "configmap", "--writers", "4"], capsys) == 0
+    assert recorder.calls[1][1]["kind"] == "configmap"
+    assert recorder.calls[1][1]["clients"] == 4
+
+
+@pytest.mark.parametrize("argv", [["--writers", "0"], ["--kind", "secret"]])
+def test_bad_bench_flags_are_usage_errors(
+    capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", "rest", *argv])
+    assert exc.value.code == 2
+    assert "usage:" in capsys.readouterr().err
