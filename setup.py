@@ -32,5 +32,6 @@ def _extensions() -> list[Extension]:
     return list(cythonize(modules, build_dir="build/cython", quiet=True))
 
 
-# The two modules are large (each is a few hundred thousand lines of C): compile them at once.
+# Two modules of ~65,000 lines of C each (the hot kinds only, see _pb_native_source): compiled
+# at once, ~30 s on two cores.
 setup(ext_modules=_extensions(), options={"build_ext": {"parallel": 2}})

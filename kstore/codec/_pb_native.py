@@ -3,9 +3,11 @@
 The converters exist twice, from one source. :mod:`kstore.codec._pb_encode` and
 :mod:`kstore.codec._pb_decode` generate a Python function per message type and ``exec`` it on
 first use (the pure-Python path, always available). :mod:`kstore.codec._pb_native_source`
-writes the same functions, with C types declared for their positions and lengths, to
-``_pb_native_encode.pyx`` and ``_pb_native_decode.pyx``, which ``setup.py`` compiles with
-Cython when the package is installed (``pip install .`` or ``pip install -e .``).
+writes the same functions for the messages on hot paths (its ``HOT_KINDS`` and what they
+nest, short of ``COLD``), with C types declared and shared C helpers in place of unrolled
+steps, to ``_pb_native_encode.pyx`` and ``_pb_native_decode.pyx``, which ``setup.py``
+compiles with Cython when the package is installed (``pip install .`` or ``pip install -e .``).
+A message not compiled runs on its Python converter, also when a compiled one nests it.
 
 Invariants:
 

@@ -1,23 +1,33 @@
 """The Cython sources of the compiled converters (``_pb_native_{encode,decode}.pyx``).
 
+Which messages are compiled is decided here, in one place: :data:`HOT_KINDS` (the kinds a
+control plane writes and watches most, the meta types on every request and watch, and their
+lists) and everything they nest, except :data:`COLD` (parts of those kinds that real objects
+rarely carry: exotic volume sources, ephemeral containers, alpha fields) and what only those
+reach. Compiling everything cost a ~3 minute build for code most objects never run; a message
+left out runs on the Python converters, also when a compiled one nests it (the compiled module
+calls the Python converter for it), and a kind left out is selected per message by
+:mod:`kstore.codec._pb_native` as any uncompiled message is. So the selection changes speed,
+never results.
+
 The function bodies are the ones :mod:`kstore.codec._pb_encode` and
-:mod:`kstore.codec._pb_decode` generate for the Python path, unchanged; only the ``def`` lines
-differ: each converter becomes a ``cdef`` function whose buffer, positions and lengths have C
-types, so Cython turns byte indexing, comparisons and slicing into C and calls between
-converters into C calls. Around them this module writes what the Python path builds at run
-time: the leaf caches of flat messages, one Python-callable wrapper per message
+:mod:`kstore.codec._pb_decode` generate for the Python path, with their unrolled runs replaced
+by calls to shared C helpers (:mod:`kstore.codec._pb_native_compact`, which says why); the
+``def`` lines become ``cdef`` functions whose buffer, positions and lengths have C types, so
+calls between converters are C calls. Around them this module writes what the Python path
+builds at run time: the leaf caches of flat messages, the Python-callable converters
 (``CONVERTERS``), the digest of the plans each was generated from (``DIGESTS``, see
 :func:`kstore.codec._pb_native.digest`) and a ``bind`` function through which
 :func:`kstore.codec._pb_native.load` hands over the Python helpers the bodies call by name.
 
-Covered messages: every kind of :func:`~kstore.api.proto_schema.kind_messages`, WatchEvent, and
-everything they reach. The output depends only on the descriptors and this code (sorted
-order, no timestamps): ``scripts/gen-proto`` writes it, and a test fails when the committed
-files differ from a fresh generation.
+The output depends only on the descriptors and this code (sorted order, no timestamps):
+``scripts/gen-proto`` writes it, and a test fails when the committed files differ from a fresh
+generation.
 
 Compiler directives: ``overflowcheck`` makes a wire length too large for a C integer an
 ``OverflowError`` (reported as malformed data, as the Python path reports it) instead of a
-wrapped-around position; bounds checks and negative indexes keep Python's semantics.
+wrapped-around position; bounds checks and negative indexes keep Python's semantics; no copy
+of the .pyx lines in the C (``emit_code_comments``), which only made it larger.
 """
 
 from __future__ import annotations
@@ -27,18 +37,132 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
-from kstore.api.proto_schema import META_V1_PACKAGE, kind_messages
+from kstore.api.proto_schema import kind_messages
 from kstore.codec import _pb_decode, _pb_encode
-from kstore.codec._pb_native import closure, digest
-from kstore.codec._pb_plan import LEAF_CACHE_SIZE, is_flat, plan_for
+from kstore.codec._pb_native import digest
+from kstore.codec._pb_native_compact import (
+    DECODE_HELPERS,
+    ENCODE_HELPERS,
+    compact_decoder,
+    compact_encoder,
+    decode_leaf,
+    decode_python,
+    encode_leaf,
+    encode_python,
+)
+from kstore.codec._pb_plan import JsonKind, is_flat, plan_for
 
-__all__ = ["DECODE_PYX", "ENCODE_PYX", "decode_source", "encode_source", "messages", "write"]
+__all__ = [
+    "COLD",
+    "DECODE_PYX",
+    "ENCODE_PYX",
+    "HOT_KINDS",
+    "decode_source",
+    "encode_source",
+    "messages",
+    "python_messages",
+    "write",
+]
 
 ENCODE_PYX = Path(__file__).with_name("_pb_native_encode.pyx")
 DECODE_PYX = Path(__file__).with_name("_pb_native_decode.pyx")
 
+_CORE = "k8s.io.api.core.v1."
+_META = "k8s.io.apimachinery.pkg.apis.meta.v1."
+
+#: The compiled roots: the kinds a control plane writes most (with their lists, for LIST
+#: responses) and the meta messages of every request and watch. A kind named here without a
+#: protobuf schema yet (Node, Endpoints, EndpointSlice, the other workloads) is compiled once
+#: it gets one.
+HOT_KINDS: tuple[str, ...] = (
+    *(
+        f"{_CORE}{kind}{suffix}"
+        for kind in (
+            "Pod",
+            "ConfigMap",
+            "Secret",
+            "Service",
+            "Endpoints",
+            "Event",
+            "Node",
+            "Namespace",
+        )
+        for suffix in ("", "List")
+    ),
+    *(
+        f"{group}{kind}{suffix}"
+        for group, kind in (
+            ("k8s.io.api.discovery.v1.", "EndpointSlice"),
+            ("k8s.io.api.events.v1.", "Event"),
+            ("k8s.io.api.coordination.v1.", "Lease"),
+            ("k8s.io.api.apps.v1.", "Deployment"),
+            ("k8s.io.api.apps.v1.", "ReplicaSet"),
+            ("k8s.io.api.apps.v1.", "StatefulSet"),
+            ("k8s.io.api.apps.v1.", "DaemonSet"),
+            ("k8s.io.api.batch.v1.", "Job"),
+        )
+        for suffix in ("", "List")
+    ),
+    f"{_META}WatchEvent",
+    f"{_META}Status",
+    f"{_META}DeleteOptions",
+    f"{_META}PartialObjectMetadata",
+    f"{_META}PartialObjectMetadataList",
+)
+
+#: Messages the hot kinds nest that stay on the Python path: volume sources other than the
+#: common ones (ConfigMap, Secret, EmptyDir, HostPath, PVC, projected, downward API),
+#: ephemeral containers (debugging only), and fields behind alpha or rarely enabled features.
+COLD: frozenset[str] = frozenset(
+    _CORE + name
+    for name in (
+        "AWSElasticBlockStoreVolumeSource",
+        "AzureDiskVolumeSource",
+        "AzureFileVolumeSource",
+        "CSIVolumeSource",
+        "CephFSVolumeSource",
+        "CinderVolumeSource",
+        "ClusterTrustBundleProjection",
+        "ContainerResizePolicy",
+        "ContainerRestartRule",
+        "ContainerUser",
+        "EphemeralContainer",
+        "EphemeralVolumeSource",
+        "EvictionResponder",
+        "FCVolumeSource",
+        "FileKeySelector",
+        "FlexVolumeSource",
+        "FlockerVolumeSource",
+        "GCEPersistentDiskVolumeSource",
+        "GitRepoVolumeSource",
+        "GlusterfsVolumeSource",
+        "ISCSIVolumeSource",
+        "ImageVolumeSource",
+        "NFSVolumeSource",
+        "NodeAllocatableResourceClaimStatus",
+        "PhotonPersistentDiskVolumeSource",
+        "PodCertificateProjection",
+        "PodExtendedResourceClaimStatus",
+        "PodResourceClaim",
+        "PodResourceClaimStatus",
+        "PodSchedulingGroup",
+        "PodVolumeHealth",
+        "PortworxVolumeSource",
+        "QuobyteVolumeSource",
+        "RBDVolumeSource",
+        "ResourceStatus",
+        "ScaleIOVolumeSource",
+        "StorageOSVolumeSource",
+        "VolumeDevice",
+        "VolumeStatus",
+        "VsphereVirtualDiskVolumeSource",
+        "WindowsSecurityContextOptions",
+    )
+)
+
 _PROLOGUE = """\
 # cython: language_level=3, overflowcheck=True, binding=False, embedsignature=False
+# cython: emit_code_comments=False
 # Generated by kstore.codec._pb_native_source (run scripts/gen-proto); do not edit.
 # The bodies are those of the Python path ({module}); see that module for what they do.
 """
@@ -52,29 +176,51 @@ def bind(helpers):
 
 
 def messages() -> list[str]:
-    """Every message the compiled converters cover, sorted."""
-    roots = [*kind_messages(), f"{META_V1_PACKAGE}.WatchEvent"]
+    """Every message the compiled converters cover, sorted: the hot kinds that have a schema
+    and what they nest, short of :data:`COLD`."""
+    known = set(kind_messages()) | {f"{_META}WatchEvent"}
     found: set[str] = set()
-    for root in roots:
-        found.update(closure(root))
+    pending = [name for name in HOT_KINDS if name in known]
+    while pending:
+        name = pending.pop()
+        if name in found or name in COLD:
+            continue
+        found.add(name)
+        pending.extend(_nested(name))
     return sorted(found)
+
+
+def python_messages() -> list[str]:
+    """The messages compiled converters nest but leave to the Python path, sorted."""
+    compiled = set(messages())
+    return sorted({m for name in compiled for m in _nested(name)} - compiled)
+
+
+def _nested(full_name: str) -> list[str]:
+    return [
+        f.message
+        for f in plan_for(full_name).fields
+        if f.message and plan_for(f.message).form == JsonKind.OBJECT
+    ]
 
 
 def decode_source() -> str:
     names = messages()
-    out = [_PROLOGUE.format(module="kstore.codec._pb_decode"), _DECODE_HELPERS]
+    out = [_PROLOGUE.format(module="kstore.codec._pb_decode"), _DECODE_HELPERS, DECODE_HELPERS]
+    for full_name in python_messages():
+        out.append(
+            decode_python(_pb_decode.function_name(full_name), full_name, is_flat(full_name))
+        )
     for full_name in names:
         fn = _pb_decode.function_name(full_name)
         header = (
             f"cdef int {fn}(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # {full_name}"
         )
-        lines = _pb_decode.message_source(plan_for(full_name), header)
+        lines = compact_decoder(_pb_decode.message_source(plan_for(full_name), header))
         out.append("\n".join([lines[0], "    cdef Py_ssize_t t, n, s, q", *lines[1:]]))
         if is_flat(full_name):
-            out.append(_DECODE_LEAF.format(fn=fn))
-    for full_name in names:
-        out.append(_DECODE_WRAPPER.format(fn=_pb_decode.function_name(full_name)))
-    out.append(_tables(names, _pb_decode.function_name, "D_"))
+            out.append(decode_leaf(fn))
+    out.append(_tables(names, _pb_decode.function_name, "_decoder"))
     out.append(_BIND)
     body = "\n\n".join(out)
     bound = [*_helper_names(_pb_decode), "_unknown_seen", "_entry_ss_py", "_entry_sq_py"]
@@ -84,22 +230,29 @@ def decode_source() -> str:
 
 def encode_source() -> str:
     names = messages()
-    out = [_PROLOGUE.format(module="kstore.codec._pb_encode"), _ENCODE_HELPERS]
+    out = [_PROLOGUE.format(module="kstore.codec._pb_encode"), _ENCODE_HELPERS, ENCODE_HELPERS]
+    for full_name in python_messages():
+        out.append(
+            encode_python(_pb_encode.function_name(full_name), full_name, is_flat(full_name))
+        )
     for full_name in names:
         fn = _pb_encode.function_name(full_name)
         header = f"cdef int {fn}(bytearray w, dict d) except -1:  # {full_name}"
-        lines = _pb_encode.message_source(plan_for(full_name), header)
-        out.append("\n".join([lines[0], "    cdef Py_ssize_t s, n", *lines[1:]]))
+        lines = compact_encoder(_pb_encode.message_source(plan_for(full_name), header))
+        declare = "    cdef Py_ssize_t s, n" if _uses_n(lines) else "    cdef Py_ssize_t s"
+        out.append("\n".join([lines[0], declare, *lines[1:]]))
         if is_flat(full_name):
-            out.append(_ENCODE_LEAF.format(fn=fn))
-    for full_name in names:
-        out.append(_ENCODE_WRAPPER.format(fn=_pb_encode.function_name(full_name)))
-    out.append(_tables(names, _pb_encode.function_name, "E_"))
+            out.append(encode_leaf(fn))
+    out.append(_tables(names, _pb_encode.function_name, "_encoder"))
     body = "\n\n".join(out)
     keys = sorted({int(k) for k in re.findall(r"\bL_(\d+)\b", body)})
     body += "\n\nTABLES = (" + "".join(f"{k}, " for k in keys) + ")\n" + _BIND
     bound = [*_helper_names(_pb_encode), "_not_a_map", *(f"L_{k}" for k in keys)]
     return _declare(body, [name for name in bound if name not in _ENCODE_NATIVE])
+
+
+def _uses_n(lines: list[str]) -> bool:
+    return any(re.search(r"\bn\b", line) for line in lines[1:])
 
 
 def write(directory: Path | None = None) -> list[Path]:
@@ -124,8 +277,8 @@ def _declare(body: str, bound: list[str]) -> str:
     return f"{head}\n# Bound by bind() to the Python path's helpers.\n{declared}\n{rest}"
 
 
-def _tables(names: list[str], function_name: Callable[[str], str], prefix: str) -> str:
-    converters = "".join(f"    {n!r}: {prefix}{function_name(n)},\n" for n in names)
+def _tables(names: list[str], function_name: Callable[[str], str], wrap: str) -> str:
+    converters = "".join(f"    {n!r}: {wrap}({function_name(n)}),\n" for n in names)
     digests = "".join(f"    {n!r}: {digest(n)!r},\n" for n in names)
     return f"CONVERTERS = {{\n{converters}}}\n\nDIGESTS = {{\n{digests}}}"
 
@@ -249,55 +402,3 @@ cdef int _map_sq(bytearray w, bytes tag, object m) except -1:
         body = b"\\x0a" + _uv(len(key)) + key + b"\\x12" + _qty(x)
         w += tag + _uv(len(body)) + body
     return 0"""
-
-
-# The leaf caches: the same logic as _leaf_decoder/_leaf_encoder, one cache per flat message.
-_DECODE_LEAF = """\
-cdef dict K_{fn} = {{}}
-
-
-cdef dict C_{fn}(bytes b, Py_ssize_t p, Py_ssize_t q):
-    cdef dict hit, r
-    key = b[p:q]
-    hit = K_{fn}.get(key)
-    if hit is not None:
-        return hit.copy()
-    r = {{}}
-    {fn}(b, p, q, r)
-    if not _unknown_seen():
-        if len(K_{fn}) >= {size}:
-            K_{fn}.clear()
-        K_{fn}[key] = r.copy()
-    return r""".replace("{size}", str(LEAF_CACHE_SIZE))
-
-_ENCODE_LEAF = """\
-cdef dict K_{fn} = {{}}
-
-
-cdef int C_{fn}(bytearray w, object d) except -1:
-    cdef Py_ssize_t start
-    try:
-        key = (*d.items(), *map(type, d.values()))
-        hit = K_{fn}.get(key)
-    except (AttributeError, TypeError):
-        {fn}(w, d)
-        return 0
-    if hit is not None:
-        w += hit
-        return 0
-    start = len(w)
-    {fn}(w, d)
-    if len(K_{fn}) >= {size}:
-        K_{fn}.clear()
-    K_{fn}[key] = bytes(w[start:])
-    return 0""".replace("{size}", str(LEAF_CACHE_SIZE))
-
-_DECODE_WRAPPER = """\
-def D_{fn}(b, Py_ssize_t p, Py_ssize_t e, dict r):
-    if type(b) is not bytes:
-        b = bytes(b)
-    {fn}(b, p, e, r)"""
-
-_ENCODE_WRAPPER = """\
-def E_{fn}(bytearray w, d):
-    {fn}(w, d)"""

@@ -1,4 +1,4 @@
-"""The compiled converters' sources are current, built, and cover every kind.
+"""The compiled converters' sources are current, built, and cover the hot kinds.
 
 ``kstore/codec/_pb_native_{encode,decode}.pyx`` are generated from the message plans by
 ``scripts/gen-proto``; a difference from a fresh generation means a .proto or a converter
@@ -11,13 +11,18 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from types import FunctionType
 
 from kstore.api.proto_schema import kind_messages
-from kstore.codec import _pb_native_source
+from kstore.codec import _pb_native, _pb_native_source
+from kstore.codec._pb_decode import decoder_for
+from kstore.codec._pb_encode import encoder_for
 from kstore.codec._pb_native_source import DECODE_PYX, ENCODE_PYX
+from kstore.codec.protobuf import ProtobufSerializer
 from tests.codec._pb_paths import compiled_missing
 
 REPO = Path(__file__).resolve().parents[2]
+PB = ProtobufSerializer()
 
 
 def test_committed_pyx_sources_match_a_fresh_generation() -> None:
@@ -37,8 +42,56 @@ def test_gen_proto_writes_the_same_pyx_sources(tmp_path: Path) -> None:
         )
 
 
-def test_every_kind_is_covered_by_the_compiled_converters() -> None:
-    assert set(kind_messages()) <= set(_pb_native_source.messages())
+def test_every_hot_kind_with_a_schema_is_compiled_and_no_cold_message() -> None:
+    compiled = set(_pb_native_source.messages())
+    hot = set(_pb_native_source.HOT_KINDS) & set(kind_messages())
+    assert {"k8s.io.api.core.v1.Pod", "k8s.io.api.apps.v1.Deployment"} <= hot
+    assert hot <= compiled
+    assert not compiled & _pb_native_source.COLD
+
+
+def test_messages_left_out_run_on_the_python_path_under_compiled_ones() -> None:
+    # A compiled converter that nests a message left out calls the Python one for it.
+    previous = _pb_native.enabled
+    _pb_native.use_native(True)
+    try:
+        for name in _pb_native_source.python_messages():
+            assert isinstance(encoder_for(name), FunctionType), name
+            assert isinstance(decoder_for(name), FunctionType), name
+        assert "k8s.io.api.core.v1.ISCSIVolumeSource" in _pb_native_source.python_messages()
+        assert not isinstance(decoder_for("k8s.io.api.core.v1.VolumeSource"), FunctionType)
+    finally:
+        _pb_native.use_native(previous)
+
+
+def test_a_pod_with_cold_parts_encodes_and_decodes_alike_on_both_paths() -> None:
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "default"},
+        "spec": {
+            "containers": [{"name": "c", "image": "i", "volumeDevices": [{"name": "d"}]}],
+            "ephemeralContainers": [{"name": "debug", "image": "busybox"}],
+            "volumes": [
+                {"name": "a", "iscsi": {"targetPortal": "t", "iqn": "q", "lun": 3}},
+                {"name": "b", "nfs": {"server": "s", "path": "/x", "readOnly": True}},
+                {"name": "c", "configMap": {"name": "cm", "defaultMode": 420}},
+            ],
+        },
+    }
+    results = []
+    for native in (True, False):
+        previous = _pb_native.enabled
+        _pb_native.use_native(native)
+        try:
+            data = PB.encode(pod)
+            results.append((data, PB.decode(data)))
+        finally:
+            _pb_native.use_native(previous)
+    assert results[0] == results[1]
+    spec = results[0][1]["spec"]
+    assert spec["volumes"][0]["iscsi"]["lun"] == 3
+    assert spec["ephemeralContainers"][0]["name"] == "debug"
 
 
 def test_built_extension_modules_are_current_for_every_message() -> None:
