@@ -29,7 +29,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import time as _time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -45,6 +45,7 @@ from kstore.registry.patch.typed import (
     _MAP,
     _TYPED_CONTAINERS,
     MISSING,
+    SchemaError,
     _atom,
     _child,
     _empty,
@@ -501,15 +502,26 @@ def created_fields_v1(zero: Object, new: Object, node: TypeNode) -> dict[str, An
     builds no trie. Raises what ``compare`` raises (a
     :class:`~kstore.registry.patch.typed.SchemaError` for an element without its keys), on
     the same element. The result is a new object the caller owns."""
-    found, _ = _created(zero, new, node)
+    try:
+        found, _ = _created(zero, new, node, _added_sorted)
+    except SchemaError:
+        # The sorted walk met a malformed element, maybe not the one compare meets first:
+        # the ordered walk raises compare's error.
+        found, _ = _created(zero, new, node, _added)
     return found or {}
 
 
-def _created(lhs: Any, rhs: Any, node: TypeNode) -> tuple[dict[str, Any] | None, bool]:
+_Added = Callable[[Any, TypeNode], "dict[str, Any] | None"]
+
+
+def _created(
+    lhs: Any, rhs: Any, node: TypeNode, added: _Added
+) -> tuple[dict[str, Any] | None, bool]:
     """(the FieldsV1 entries under ``rhs``, whether the path of ``rhs`` itself changed) for
-    ``lhs`` MISSING or part of a zero value. Mirrors ``typed._compare`` case by case."""
+    ``lhs`` MISSING or part of a zero value, the entries of new values written by ``added``.
+    Mirrors ``typed._compare`` case by case."""
     if lhs is MISSING:
-        return _added(rhs, node), True
+        return added(rhs, node), True
     atom = _atom(node, rhs)
     if _atom(node, lhs) != atom:
         return None, True
@@ -525,10 +537,10 @@ def _created(lhs: Any, rhs: Any, node: TypeNode) -> tuple[dict[str, Any] | None,
         for key, lv in lmap.items():
             rv = rmap.get(key, MISSING)
             if rv is not MISSING:  # else only removals, which a create does not record
-                found[key] = _created(lv, rv, _child(node, key)[0])
+                found[key] = _created(lv, rv, _child(node, key)[0], added)
         for key, rv in rmap.items():
             if key not in lmap:
-                found[key] = (_added(rv, _child(node, key)[0]), True)
+                found[key] = (added(rv, _child(node, key)[0]), True)
         out: dict[str, Any] = {}
         for key in sorted(found):
             sub, member = found[key]
@@ -539,7 +551,7 @@ def _created(lhs: Any, rhs: Any, node: TypeNode) -> tuple[dict[str, Any] | None,
         return out, False
     if atom == _LIST:
         # A zero value's lists are null, so every element is new.
-        return _added(rhs, node), False
+        return added(rhs, node), False
     return None, not json_equal(lhs, rhs)
 
 
@@ -613,6 +625,74 @@ def _added_items(items: list[Any], node: TypeNode) -> dict[str, Any]:
     for pe in sorted(order, key=path_element_order):
         sub = subs[pe]
         out[pe.serialize()] = {".": {}, **sub} if sub else {}
+    return out
+
+
+# The walk above goes in compare's order (so that an error is compare's) and sorts at each
+# level; the one below writes each level straight in FieldsV1's order, "." first, with no
+# intermediate dicts and no merge copies (a ~5 KiB Pod, min of 3 interleaved runs: 150 -> 120
+# us). It visits the same elements, so it raises exactly when the ordered walk does;
+# created_fields_v1 then re-runs the ordered walk for compare's error.
+
+#: Marks a list key that more than one element has (the elements are owned as a whole).
+_REPEATED: Final = object()
+
+
+def _added_sorted(value: Any, node: TypeNode) -> dict[str, Any] | None:
+    """What :func:`_added` returns, by the sorted walk."""
+    entry = _new_entry(value, node)
+    if not entry:
+        return None
+    del entry["."]
+    return entry
+
+
+def _new_entry(value: Any, node: TypeNode) -> dict[str, Any]:
+    """The FieldsV1 entry of a value whose own path is new: ``{}`` for a leaf, else ``"."``
+    then what :func:`_added` finds under it, in FieldsV1's order."""
+    if not value or not isinstance(value, _CONTAINERS):
+        return {}
+    kind = node.kind
+    if kind is NodeKind.LIST:
+        if node.list_type is ListType.ATOMIC or not isinstance(value, list):
+            return {}
+        return _items_entry(value, node)
+    if node.atomic or not isinstance(value, dict):
+        return {}
+    out: dict[str, Any] = {".": {}}
+    if kind is NodeKind.STRUCT:
+        fields = node.fields
+        for key in sorted(value):
+            child = value[key]
+            if child and isinstance(child, _CONTAINERS):
+                meta = fields.get(key)
+                out["f:" + key] = _new_entry(child, DEDUCED if meta is None else meta.type)
+            else:
+                out["f:" + key] = {}
+        return out
+    if kind is NodeKind.MAP or kind is NodeKind.DEDUCED:
+        item = node.item if kind is NodeKind.MAP else DEDUCED
+        assert item is not None
+        for key in sorted(value):
+            child = value[key]
+            out["f:" + key] = (
+                _new_entry(child, item) if child and isinstance(child, _CONTAINERS) else {}
+            )
+        return out
+    return {}  # scalar and untyped nodes are leaves
+
+
+def _items_entry(items: list[Any], node: TypeNode) -> dict[str, Any]:
+    item_node = node.item
+    assert item_node is not None
+    first: dict[PathElement, Any] = {}
+    for item in items:
+        pe = item_path_element(node, item)
+        first[pe] = _REPEATED if pe in first else item
+    out: dict[str, Any] = {".": {}}
+    for pe in sorted(first, key=path_element_order):
+        item = first[pe]
+        out[pe.serialize()] = {} if item is _REPEATED else _new_entry(item, item_node)
     return out
 
 
