@@ -11,8 +11,10 @@ Compiled, a call to one shared C function is as fast as the inline steps, and C 
 So this module holds, as Cython text:
 
 - the shared helpers (:data:`DECODE_HELPERS`, :data:`ENCODE_HELPERS`): reading a length or a
-  varint after a tag, the next tag, opening and closing a nested message, the leaf caches, one
-  Python-callable converter class per direction;
+  varint after a tag, the next tag, the end of a message, opening and closing a nested
+  message, the leaf caches, one Python-callable converter class per direction, and the call
+  into the Python converter of a message left out (:func:`decode_python`,
+  :func:`encode_python`);
 - :func:`compact_decoder` and :func:`compact_encoder`, which replace the generated bodies'
   unrolled runs by calls to those helpers. A rewrite matches a run of lines exactly as the
   generators write it and leaves anything else as it is; each helper does what the run did,
@@ -99,13 +101,20 @@ _VARINT = [
     rf"    v, p = (?P<reader>{_IDENT})\(b, p \+ (?P<k1>\d+), v\)",
 ]
 _NEXT_TAG = [r"t = b\[p\] if p < e else 0"]
+# The end of a decoder: an overrun, or what is left for the slow path (``message_source``).
+_REST = [
+    r"if p > e:",
+    r"    _over\(\)",
+    rf"_slow\((?P<plan>{_IDENT}), b, p, e, r\)",
+]
 
 
 def compact_decoder(lines: list[str]) -> list[str]:
     """A generated decoder body with its unrolled reads replaced by the shared helpers."""
     lines = _rewrite(lines, _LENGTH, ["n = _len(b, p + {k}, &s)"])
     lines = _rewrite(lines, _VARINT, ["v = _vint({reader}, b, p + {k}, &p)"])
-    return _rewrite(lines, _NEXT_TAG, ["t = _tag(b, p, e)"])
+    lines = _rewrite(lines, _NEXT_TAG, ["t = _tag(b, p, e)"])
+    return _rewrite(lines, _REST, ["_rest({plan}, b, p, e, r)"])
 
 
 DECODE_HELPERS = f"""\
@@ -138,6 +147,14 @@ cdef object _vint(object reader, bytes b, Py_ssize_t p, Py_ssize_t* after):
     v, end = reader(b, p + 1, v)
     after[0] = end
     return v
+
+
+cdef int _rest(object plan, bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:
+    # Past the fields in order: an overrun, or the rest of the message for the slow path.
+    if p > e:
+        _over()
+    _slow(plan, b, p, e, r)
+    return 0
 
 
 cdef dict _leaf(dict cache, decode_fn decode, bytes b, Py_ssize_t p, Py_ssize_t q):

@@ -208,6 +208,14 @@ cdef object _vint(object reader, bytes b, Py_ssize_t p, Py_ssize_t* after):
     return v
 
 
+cdef int _rest(object plan, bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:
+    # Past the fields in order: an overrun, or the rest of the message for the slow path.
+    if p > e:
+        _over()
+    _slow(plan, b, p, e, r)
+    return 0
+
+
 cdef dict _leaf(dict cache, decode_fn decode, bytes b, Py_ssize_t p, Py_ssize_t q):
     # A flat message through its cache (the logic of _pb_decode._leaf_decoder).
     cdef dict hit, r
@@ -581,9 +589,7 @@ cdef int d_k8s_io_api_apps_v1_Deployment(bytes b, Py_ssize_t p, Py_ssize_t e, di
         d_k8s_io_api_apps_v1_DeploymentStatus(b'', 0, 0, x)
         r['status'] = x
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_apps_v1_Deployment, b, p, e, r)
+        _rest(P_d_k8s_io_api_apps_v1_Deployment, b, p, e, r)
 
 cdef int d_k8s_io_api_apps_v1_DeploymentCondition(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.apps.v1.DeploymentCondition
     cdef Py_ssize_t t, n, s, q
@@ -639,9 +645,7 @@ cdef int d_k8s_io_api_apps_v1_DeploymentCondition(bytes b, Py_ssize_t p, Py_ssiz
     else:
         r['lastTransitionTime'] = None
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_apps_v1_DeploymentCondition, b, p, e, r)
+        _rest(P_d_k8s_io_api_apps_v1_DeploymentCondition, b, p, e, r)
 
 cdef dict K_d_k8s_io_api_apps_v1_DeploymentCondition = {}
 
@@ -678,9 +682,7 @@ cdef int d_k8s_io_api_apps_v1_DeploymentList(bytes b, Py_ssize_t p, Py_ssize_t e
     else:
         r['items'] = None
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_apps_v1_DeploymentList, b, p, e, r)
+        _rest(P_d_k8s_io_api_apps_v1_DeploymentList, b, p, e, r)
 
 cdef int d_k8s_io_api_apps_v1_DeploymentSpec(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.apps.v1.DeploymentSpec
     cdef Py_ssize_t t, n, s, q
@@ -743,9 +745,7 @@ cdef int d_k8s_io_api_apps_v1_DeploymentSpec(bytes b, Py_ssize_t p, Py_ssize_t e
         r['progressDeadlineSeconds'] = v
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_apps_v1_DeploymentSpec, b, p, e, r)
+        _rest(P_d_k8s_io_api_apps_v1_DeploymentSpec, b, p, e, r)
 
 cdef int d_k8s_io_api_apps_v1_DeploymentStatus(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.apps.v1.DeploymentStatus
     cdef Py_ssize_t t, n, s, q
@@ -798,9 +798,7 @@ cdef int d_k8s_io_api_apps_v1_DeploymentStatus(bytes b, Py_ssize_t p, Py_ssize_t
         r['terminatingReplicas'] = v
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_apps_v1_DeploymentStatus, b, p, e, r)
+        _rest(P_d_k8s_io_api_apps_v1_DeploymentStatus, b, p, e, r)
 
 cdef int d_k8s_io_api_apps_v1_DeploymentStrategy(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.apps.v1.DeploymentStrategy
     cdef Py_ssize_t t, n, s, q
@@ -821,9 +819,7 @@ cdef int d_k8s_io_api_apps_v1_DeploymentStrategy(bytes b, Py_ssize_t p, Py_ssize
         p = q
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_apps_v1_DeploymentStrategy, b, p, e, r)
+        _rest(P_d_k8s_io_api_apps_v1_DeploymentStrategy, b, p, e, r)
 
 cdef int d_k8s_io_api_apps_v1_RollingUpdateDeployment(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.apps.v1.RollingUpdateDeployment
     cdef Py_ssize_t t, n, s, q
@@ -841,9 +837,7 @@ cdef int d_k8s_io_api_apps_v1_RollingUpdateDeployment(bytes b, Py_ssize_t p, Py_
         p = q
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_apps_v1_RollingUpdateDeployment, b, p, e, r)
+        _rest(P_d_k8s_io_api_apps_v1_RollingUpdateDeployment, b, p, e, r)
 
 cdef dict K_d_k8s_io_api_apps_v1_RollingUpdateDeployment = {}
 
@@ -877,9 +871,7 @@ cdef int d_k8s_io_api_coordination_v1_Lease(bytes b, Py_ssize_t p, Py_ssize_t e,
         d_k8s_io_api_coordination_v1_LeaseSpec(b'', 0, 0, x)
         r['spec'] = x
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_coordination_v1_Lease, b, p, e, r)
+        _rest(P_d_k8s_io_api_coordination_v1_Lease, b, p, e, r)
 
 cdef int d_k8s_io_api_coordination_v1_LeaseList(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.coordination.v1.LeaseList
     cdef Py_ssize_t t, n, s, q
@@ -910,9 +902,7 @@ cdef int d_k8s_io_api_coordination_v1_LeaseList(bytes b, Py_ssize_t p, Py_ssize_
     else:
         r['items'] = None
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_coordination_v1_LeaseList, b, p, e, r)
+        _rest(P_d_k8s_io_api_coordination_v1_LeaseList, b, p, e, r)
 
 cdef int d_k8s_io_api_coordination_v1_LeaseSpec(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.coordination.v1.LeaseSpec
     cdef Py_ssize_t t, n, s, q
@@ -956,9 +946,7 @@ cdef int d_k8s_io_api_coordination_v1_LeaseSpec(bytes b, Py_ssize_t p, Py_ssize_
         p = q
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_coordination_v1_LeaseSpec, b, p, e, r)
+        _rest(P_d_k8s_io_api_coordination_v1_LeaseSpec, b, p, e, r)
 
 cdef dict K_d_k8s_io_api_coordination_v1_LeaseSpec = {}
 
@@ -994,9 +982,7 @@ cdef int d_k8s_io_api_core_v1_Affinity(bytes b, Py_ssize_t p, Py_ssize_t e, dict
         p = q
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_Affinity, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_Affinity, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_AppArmorProfile(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.AppArmorProfile
     cdef Py_ssize_t t, n, s, q
@@ -1016,9 +1002,7 @@ cdef int d_k8s_io_api_core_v1_AppArmorProfile(bytes b, Py_ssize_t p, Py_ssize_t 
         p = q
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_AppArmorProfile, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_AppArmorProfile, b, p, e, r)
 
 cdef dict K_d_k8s_io_api_core_v1_AppArmorProfile = {}
 
@@ -1048,9 +1032,7 @@ cdef int d_k8s_io_api_core_v1_Capabilities(bytes b, Py_ssize_t p, Py_ssize_t e, 
             t = _tag(b, p, e)
         r['drop'] = l
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_Capabilities, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_Capabilities, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_ClientIPConfig(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.ClientIPConfig
     cdef Py_ssize_t t, n, s, q
@@ -1060,9 +1042,7 @@ cdef int d_k8s_io_api_core_v1_ClientIPConfig(bytes b, Py_ssize_t p, Py_ssize_t e
         r['timeoutSeconds'] = v
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_ClientIPConfig, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_ClientIPConfig, b, p, e, r)
 
 cdef dict K_d_k8s_io_api_core_v1_ClientIPConfig = {}
 
@@ -1111,9 +1091,7 @@ cdef int d_k8s_io_api_core_v1_ConfigMap(bytes b, Py_ssize_t p, Py_ssize_t e, dic
         r['immutable'] = v
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_ConfigMap, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_ConfigMap, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_ConfigMapEnvSource(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.ConfigMapEnvSource
     cdef Py_ssize_t t, n, s, q
@@ -1132,9 +1110,7 @@ cdef int d_k8s_io_api_core_v1_ConfigMapEnvSource(bytes b, Py_ssize_t p, Py_ssize
         r['optional'] = v
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_ConfigMapEnvSource, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_ConfigMapEnvSource, b, p, e, r)
 
 cdef dict K_d_k8s_io_api_core_v1_ConfigMapEnvSource = {}
 
@@ -1167,9 +1143,7 @@ cdef int d_k8s_io_api_core_v1_ConfigMapKeySelector(bytes b, Py_ssize_t p, Py_ssi
         r['optional'] = v
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_ConfigMapKeySelector, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_ConfigMapKeySelector, b, p, e, r)
 
 cdef dict K_d_k8s_io_api_core_v1_ConfigMapKeySelector = {}
 
@@ -1206,9 +1180,7 @@ cdef int d_k8s_io_api_core_v1_ConfigMapList(bytes b, Py_ssize_t p, Py_ssize_t e,
     else:
         r['items'] = None
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_ConfigMapList, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_ConfigMapList, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_ConfigMapProjection(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.ConfigMapProjection
     cdef Py_ssize_t t, n, s, q
@@ -1236,9 +1208,7 @@ cdef int d_k8s_io_api_core_v1_ConfigMapProjection(bytes b, Py_ssize_t p, Py_ssiz
         r['optional'] = v
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_ConfigMapProjection, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_ConfigMapProjection, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_ConfigMapVolumeSource(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.ConfigMapVolumeSource
     cdef Py_ssize_t t, n, s, q
@@ -1274,9 +1244,7 @@ cdef int d_k8s_io_api_core_v1_ConfigMapVolumeSource(bytes b, Py_ssize_t p, Py_ss
         r['defaultUser'] = v
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_ConfigMapVolumeSource, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_ConfigMapVolumeSource, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_Container(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.Container
     cdef Py_ssize_t t, n, s, q
@@ -1500,9 +1468,7 @@ cdef int d_k8s_io_api_core_v1_Container(bytes b, Py_ssize_t p, Py_ssize_t e, dic
             t = _tag(b, p, e)
         r['restartPolicyRules'] = l
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_Container, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_Container, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_ContainerPort(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.ContainerPort
     cdef Py_ssize_t t, n, s, q
@@ -1546,9 +1512,7 @@ cdef int d_k8s_io_api_core_v1_ContainerPort(bytes b, Py_ssize_t p, Py_ssize_t e,
             p = q
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_ContainerPort, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_ContainerPort, b, p, e, r)
 
 cdef dict K_d_k8s_io_api_core_v1_ContainerPort = {}
 
@@ -1578,9 +1542,7 @@ cdef int d_k8s_io_api_core_v1_ContainerState(bytes b, Py_ssize_t p, Py_ssize_t e
         p = q
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_ContainerState, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_ContainerState, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_ContainerStateRunning(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.ContainerStateRunning
     cdef Py_ssize_t t, n, s, q
@@ -1594,9 +1556,7 @@ cdef int d_k8s_io_api_core_v1_ContainerStateRunning(bytes b, Py_ssize_t p, Py_ss
     else:
         r['startedAt'] = None
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_ContainerStateRunning, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_ContainerStateRunning, b, p, e, r)
 
 cdef dict K_d_k8s_io_api_core_v1_ContainerStateRunning = {}
 
@@ -1662,9 +1622,7 @@ cdef int d_k8s_io_api_core_v1_ContainerStateTerminated(bytes b, Py_ssize_t p, Py
             p = q
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_ContainerStateTerminated, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_ContainerStateTerminated, b, p, e, r)
 
 cdef dict K_d_k8s_io_api_core_v1_ContainerStateTerminated = {}
 
@@ -1694,9 +1652,7 @@ cdef int d_k8s_io_api_core_v1_ContainerStateWaiting(bytes b, Py_ssize_t p, Py_ss
             p = q
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_ContainerStateWaiting, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_ContainerStateWaiting, b, p, e, r)
 
 cdef dict K_d_k8s_io_api_core_v1_ContainerStateWaiting = {}
 
@@ -1837,9 +1793,7 @@ cdef int d_k8s_io_api_core_v1_ContainerStatus(bytes b, Py_ssize_t p, Py_ssize_t 
         p = q
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_ContainerStatus, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_ContainerStatus, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_DownwardAPIProjection(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.DownwardAPIProjection
     cdef Py_ssize_t t, n, s, q
@@ -1856,9 +1810,7 @@ cdef int d_k8s_io_api_core_v1_DownwardAPIProjection(bytes b, Py_ssize_t p, Py_ss
             t = _tag(b, p, e)
         r['items'] = l
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_DownwardAPIProjection, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_DownwardAPIProjection, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_DownwardAPIVolumeFile(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.DownwardAPIVolumeFile
     cdef Py_ssize_t t, n, s, q
@@ -1892,9 +1844,7 @@ cdef int d_k8s_io_api_core_v1_DownwardAPIVolumeFile(bytes b, Py_ssize_t p, Py_ss
         r['user'] = v
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_DownwardAPIVolumeFile, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_DownwardAPIVolumeFile, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_DownwardAPIVolumeSource(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.DownwardAPIVolumeSource
     cdef Py_ssize_t t, n, s, q
@@ -1919,9 +1869,7 @@ cdef int d_k8s_io_api_core_v1_DownwardAPIVolumeSource(bytes b, Py_ssize_t p, Py_
         r['defaultUser'] = v
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_DownwardAPIVolumeSource, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_DownwardAPIVolumeSource, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_EmptyDirVolumeSource(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.EmptyDirVolumeSource
     cdef Py_ssize_t t, n, s, q
@@ -1946,9 +1894,7 @@ cdef int d_k8s_io_api_core_v1_EmptyDirVolumeSource(bytes b, Py_ssize_t p, Py_ssi
         r['mode'] = v
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_EmptyDirVolumeSource, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_EmptyDirVolumeSource, b, p, e, r)
 
 cdef dict K_d_k8s_io_api_core_v1_EmptyDirVolumeSource = {}
 
@@ -1981,9 +1927,7 @@ cdef int d_k8s_io_api_core_v1_EnvFromSource(bytes b, Py_ssize_t p, Py_ssize_t e,
         p = q
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_EnvFromSource, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_EnvFromSource, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_EnvVar(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.EnvVar
     cdef Py_ssize_t t, n, s, q
@@ -2014,9 +1958,7 @@ cdef int d_k8s_io_api_core_v1_EnvVar(bytes b, Py_ssize_t p, Py_ssize_t e, dict r
         p = q
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_EnvVar, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_EnvVar, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_EnvVarSource(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.EnvVarSource
     cdef Py_ssize_t t, n, s, q
@@ -2052,9 +1994,7 @@ cdef int d_k8s_io_api_core_v1_EnvVarSource(bytes b, Py_ssize_t p, Py_ssize_t e, 
         p = q
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_EnvVarSource, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_EnvVarSource, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_Event(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.Event
     cdef Py_ssize_t t, n, s, q
@@ -2185,9 +2125,7 @@ cdef int d_k8s_io_api_core_v1_Event(bytes b, Py_ssize_t p, Py_ssize_t e, dict r)
     else:
         r['reportingInstance'] = ""
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_Event, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_Event, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_EventList(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.EventList
     cdef Py_ssize_t t, n, s, q
@@ -2218,9 +2156,7 @@ cdef int d_k8s_io_api_core_v1_EventList(bytes b, Py_ssize_t p, Py_ssize_t e, dic
     else:
         r['items'] = None
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_EventList, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_EventList, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_EventSeries(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.EventSeries
     cdef Py_ssize_t t, n, s, q
@@ -2239,9 +2175,7 @@ cdef int d_k8s_io_api_core_v1_EventSeries(bytes b, Py_ssize_t p, Py_ssize_t e, d
     else:
         r['lastObservedTime'] = None
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_EventSeries, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_EventSeries, b, p, e, r)
 
 cdef dict K_d_k8s_io_api_core_v1_EventSeries = {}
 
@@ -2271,9 +2205,7 @@ cdef int d_k8s_io_api_core_v1_EventSource(bytes b, Py_ssize_t p, Py_ssize_t e, d
             p = q
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_EventSource, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_EventSource, b, p, e, r)
 
 cdef dict K_d_k8s_io_api_core_v1_EventSource = {}
 
@@ -2294,9 +2226,7 @@ cdef int d_k8s_io_api_core_v1_ExecAction(bytes b, Py_ssize_t p, Py_ssize_t e, di
             t = _tag(b, p, e)
         r['command'] = l
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_ExecAction, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_ExecAction, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_GRPCAction(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.GRPCAction
     cdef Py_ssize_t t, n, s, q
@@ -2322,9 +2252,7 @@ cdef int d_k8s_io_api_core_v1_GRPCAction(bytes b, Py_ssize_t p, Py_ssize_t e, di
         p = q
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_GRPCAction, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_GRPCAction, b, p, e, r)
 
 cdef dict K_d_k8s_io_api_core_v1_GRPCAction = {}
 
@@ -2386,9 +2314,7 @@ cdef int d_k8s_io_api_core_v1_HTTPGetAction(bytes b, Py_ssize_t p, Py_ssize_t e,
         p = q
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_HTTPGetAction, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_HTTPGetAction, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_HTTPHeader(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.HTTPHeader
     cdef Py_ssize_t t, n, s, q
@@ -2410,9 +2336,7 @@ cdef int d_k8s_io_api_core_v1_HTTPHeader(bytes b, Py_ssize_t p, Py_ssize_t e, di
     else:
         r['value'] = ""
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_HTTPHeader, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_HTTPHeader, b, p, e, r)
 
 cdef dict K_d_k8s_io_api_core_v1_HTTPHeader = {}
 
@@ -2441,9 +2365,7 @@ cdef int d_k8s_io_api_core_v1_HostAlias(bytes b, Py_ssize_t p, Py_ssize_t e, dic
             t = _tag(b, p, e)
         r['hostnames'] = l
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_HostAlias, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_HostAlias, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_HostIP(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.HostIP
     cdef Py_ssize_t t, n, s, q
@@ -2457,9 +2379,7 @@ cdef int d_k8s_io_api_core_v1_HostIP(bytes b, Py_ssize_t p, Py_ssize_t e, dict r
     else:
         r['ip'] = ""
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_HostIP, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_HostIP, b, p, e, r)
 
 cdef dict K_d_k8s_io_api_core_v1_HostIP = {}
 
@@ -2485,9 +2405,7 @@ cdef int d_k8s_io_api_core_v1_HostPathVolumeSource(bytes b, Py_ssize_t p, Py_ssi
         p = q
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_HostPathVolumeSource, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_HostPathVolumeSource, b, p, e, r)
 
 cdef dict K_d_k8s_io_api_core_v1_HostPathVolumeSource = {}
 
@@ -2523,9 +2441,7 @@ cdef int d_k8s_io_api_core_v1_KeyToPath(bytes b, Py_ssize_t p, Py_ssize_t e, dic
         r['user'] = v
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_KeyToPath, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_KeyToPath, b, p, e, r)
 
 cdef dict K_d_k8s_io_api_core_v1_KeyToPath = {}
 
@@ -2559,9 +2475,7 @@ cdef int d_k8s_io_api_core_v1_Lifecycle(bytes b, Py_ssize_t p, Py_ssize_t e, dic
         p = q
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_Lifecycle, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_Lifecycle, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_LifecycleHandler(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.LifecycleHandler
     cdef Py_ssize_t t, n, s, q
@@ -2595,9 +2509,7 @@ cdef int d_k8s_io_api_core_v1_LifecycleHandler(bytes b, Py_ssize_t p, Py_ssize_t
         p = q
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_LifecycleHandler, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_LifecycleHandler, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_LoadBalancerIngress(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.LoadBalancerIngress
     cdef Py_ssize_t t, n, s, q
@@ -2636,9 +2548,7 @@ cdef int d_k8s_io_api_core_v1_LoadBalancerIngress(bytes b, Py_ssize_t p, Py_ssiz
             t = _tag(b, p, e)
         r['ports'] = l
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_LoadBalancerIngress, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_LoadBalancerIngress, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_LoadBalancerStatus(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.LoadBalancerStatus
     cdef Py_ssize_t t, n, s, q
@@ -2655,9 +2565,7 @@ cdef int d_k8s_io_api_core_v1_LoadBalancerStatus(bytes b, Py_ssize_t p, Py_ssize
             t = _tag(b, p, e)
         r['ingress'] = l
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_LoadBalancerStatus, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_LoadBalancerStatus, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_LocalObjectReference(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.LocalObjectReference
     cdef Py_ssize_t t, n, s, q
@@ -2672,9 +2580,7 @@ cdef int d_k8s_io_api_core_v1_LocalObjectReference(bytes b, Py_ssize_t p, Py_ssi
             p = q
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_LocalObjectReference, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_LocalObjectReference, b, p, e, r)
 
 cdef dict K_d_k8s_io_api_core_v1_LocalObjectReference = {}
 
@@ -2722,9 +2628,7 @@ cdef int d_k8s_io_api_core_v1_Namespace(bytes b, Py_ssize_t p, Py_ssize_t e, dic
         d_k8s_io_api_core_v1_NamespaceStatus(b'', 0, 0, x)
         r['status'] = x
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_Namespace, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_Namespace, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_NamespaceCondition(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.NamespaceCondition
     cdef Py_ssize_t t, n, s, q
@@ -2772,9 +2676,7 @@ cdef int d_k8s_io_api_core_v1_NamespaceCondition(bytes b, Py_ssize_t p, Py_ssize
             p = q
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_NamespaceCondition, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_NamespaceCondition, b, p, e, r)
 
 cdef dict K_d_k8s_io_api_core_v1_NamespaceCondition = {}
 
@@ -2811,9 +2713,7 @@ cdef int d_k8s_io_api_core_v1_NamespaceList(bytes b, Py_ssize_t p, Py_ssize_t e,
     else:
         r['items'] = None
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_NamespaceList, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_NamespaceList, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_NamespaceSpec(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.NamespaceSpec
     cdef Py_ssize_t t, n, s, q
@@ -2828,9 +2728,7 @@ cdef int d_k8s_io_api_core_v1_NamespaceSpec(bytes b, Py_ssize_t p, Py_ssize_t e,
             t = _tag(b, p, e)
         r['finalizers'] = l
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_NamespaceSpec, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_NamespaceSpec, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_NamespaceStatus(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.NamespaceStatus
     cdef Py_ssize_t t, n, s, q
@@ -2854,9 +2752,7 @@ cdef int d_k8s_io_api_core_v1_NamespaceStatus(bytes b, Py_ssize_t p, Py_ssize_t 
             t = _tag(b, p, e)
         r['conditions'] = l
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_NamespaceStatus, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_NamespaceStatus, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_NodeAffinity(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.NodeAffinity
     cdef Py_ssize_t t, n, s, q
@@ -2881,9 +2777,7 @@ cdef int d_k8s_io_api_core_v1_NodeAffinity(bytes b, Py_ssize_t p, Py_ssize_t e, 
             t = _tag(b, p, e)
         r['preferredDuringSchedulingIgnoredDuringExecution'] = l
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_NodeAffinity, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_NodeAffinity, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_NodeSelector(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.NodeSelector
     cdef Py_ssize_t t, n, s, q
@@ -2902,9 +2796,7 @@ cdef int d_k8s_io_api_core_v1_NodeSelector(bytes b, Py_ssize_t p, Py_ssize_t e, 
     else:
         r['nodeSelectorTerms'] = None
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_NodeSelector, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_NodeSelector, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_NodeSelectorRequirement(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.NodeSelectorRequirement
     cdef Py_ssize_t t, n, s, q
@@ -2935,9 +2827,7 @@ cdef int d_k8s_io_api_core_v1_NodeSelectorRequirement(bytes b, Py_ssize_t p, Py_
             t = _tag(b, p, e)
         r['values'] = l
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_NodeSelectorRequirement, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_NodeSelectorRequirement, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_NodeSelectorTerm(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.NodeSelectorTerm
     cdef Py_ssize_t t, n, s, q
@@ -2965,9 +2855,7 @@ cdef int d_k8s_io_api_core_v1_NodeSelectorTerm(bytes b, Py_ssize_t p, Py_ssize_t
             t = _tag(b, p, e)
         r['matchFields'] = l
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_NodeSelectorTerm, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_NodeSelectorTerm, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_ObjectFieldSelector(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.ObjectFieldSelector
     cdef Py_ssize_t t, n, s, q
@@ -2990,9 +2878,7 @@ cdef int d_k8s_io_api_core_v1_ObjectFieldSelector(bytes b, Py_ssize_t p, Py_ssiz
     else:
         r['fieldPath'] = ""
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_ObjectFieldSelector, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_ObjectFieldSelector, b, p, e, r)
 
 cdef dict K_d_k8s_io_api_core_v1_ObjectFieldSelector = {}
 
@@ -3067,9 +2953,7 @@ cdef int d_k8s_io_api_core_v1_ObjectReference(bytes b, Py_ssize_t p, Py_ssize_t 
             p = q
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_ObjectReference, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_ObjectReference, b, p, e, r)
 
 cdef dict K_d_k8s_io_api_core_v1_ObjectReference = {}
 
@@ -3095,9 +2979,7 @@ cdef int d_k8s_io_api_core_v1_PersistentVolumeClaimVolumeSource(bytes b, Py_ssiz
             r['readOnly'] = v
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_PersistentVolumeClaimVolumeSource, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_PersistentVolumeClaimVolumeSource, b, p, e, r)
 
 cdef dict K_d_k8s_io_api_core_v1_PersistentVolumeClaimVolumeSource = {}
 
@@ -3145,9 +3027,7 @@ cdef int d_k8s_io_api_core_v1_Pod(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) e
         d_k8s_io_api_core_v1_PodStatus(b'', 0, 0, x)
         r['status'] = x
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_Pod, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_Pod, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_PodAffinity(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.PodAffinity
     cdef Py_ssize_t t, n, s, q
@@ -3175,9 +3055,7 @@ cdef int d_k8s_io_api_core_v1_PodAffinity(bytes b, Py_ssize_t p, Py_ssize_t e, d
             t = _tag(b, p, e)
         r['preferredDuringSchedulingIgnoredDuringExecution'] = l
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_PodAffinity, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_PodAffinity, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_PodAffinityTerm(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.PodAffinityTerm
     cdef Py_ssize_t t, n, s, q
@@ -3234,9 +3112,7 @@ cdef int d_k8s_io_api_core_v1_PodAffinityTerm(bytes b, Py_ssize_t p, Py_ssize_t 
             t = _tag(b, p, e)
         r['mismatchLabelKeys'] = l
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_PodAffinityTerm, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_PodAffinityTerm, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_PodAntiAffinity(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.PodAntiAffinity
     cdef Py_ssize_t t, n, s, q
@@ -3264,9 +3140,7 @@ cdef int d_k8s_io_api_core_v1_PodAntiAffinity(bytes b, Py_ssize_t p, Py_ssize_t 
             t = _tag(b, p, e)
         r['preferredDuringSchedulingIgnoredDuringExecution'] = l
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_PodAntiAffinity, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_PodAntiAffinity, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_PodCondition(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.PodCondition
     cdef Py_ssize_t t, n, s, q
@@ -3327,9 +3201,7 @@ cdef int d_k8s_io_api_core_v1_PodCondition(bytes b, Py_ssize_t p, Py_ssize_t e, 
             r['observedGeneration'] = v
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_PodCondition, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_PodCondition, b, p, e, r)
 
 cdef dict K_d_k8s_io_api_core_v1_PodCondition = {}
 
@@ -3368,9 +3240,7 @@ cdef int d_k8s_io_api_core_v1_PodDNSConfig(bytes b, Py_ssize_t p, Py_ssize_t e, 
             t = _tag(b, p, e)
         r['options'] = l
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_PodDNSConfig, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_PodDNSConfig, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_PodDNSConfigOption(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.PodDNSConfigOption
     cdef Py_ssize_t t, n, s, q
@@ -3391,9 +3261,7 @@ cdef int d_k8s_io_api_core_v1_PodDNSConfigOption(bytes b, Py_ssize_t p, Py_ssize
         p = q
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_PodDNSConfigOption, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_PodDNSConfigOption, b, p, e, r)
 
 cdef dict K_d_k8s_io_api_core_v1_PodDNSConfigOption = {}
 
@@ -3413,9 +3281,7 @@ cdef int d_k8s_io_api_core_v1_PodIP(bytes b, Py_ssize_t p, Py_ssize_t e, dict r)
     else:
         r['ip'] = ""
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_PodIP, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_PodIP, b, p, e, r)
 
 cdef dict K_d_k8s_io_api_core_v1_PodIP = {}
 
@@ -3452,9 +3318,7 @@ cdef int d_k8s_io_api_core_v1_PodList(bytes b, Py_ssize_t p, Py_ssize_t e, dict 
     else:
         r['items'] = None
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_PodList, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_PodList, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_PodOS(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.PodOS
     cdef Py_ssize_t t, n, s, q
@@ -3468,9 +3332,7 @@ cdef int d_k8s_io_api_core_v1_PodOS(bytes b, Py_ssize_t p, Py_ssize_t e, dict r)
     else:
         r['name'] = ""
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_PodOS, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_PodOS, b, p, e, r)
 
 cdef dict K_d_k8s_io_api_core_v1_PodOS = {}
 
@@ -3490,9 +3352,7 @@ cdef int d_k8s_io_api_core_v1_PodReadinessGate(bytes b, Py_ssize_t p, Py_ssize_t
     else:
         r['conditionType'] = ""
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_PodReadinessGate, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_PodReadinessGate, b, p, e, r)
 
 cdef dict K_d_k8s_io_api_core_v1_PodReadinessGate = {}
 
@@ -3512,9 +3372,7 @@ cdef int d_k8s_io_api_core_v1_PodSchedulingGate(bytes b, Py_ssize_t p, Py_ssize_
     else:
         r['name'] = ""
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_PodSchedulingGate, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_PodSchedulingGate, b, p, e, r)
 
 cdef dict K_d_k8s_io_api_core_v1_PodSchedulingGate = {}
 
@@ -3601,9 +3459,7 @@ cdef int d_k8s_io_api_core_v1_PodSecurityContext(bytes b, Py_ssize_t p, Py_ssize
         p = q
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_PodSecurityContext, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_PodSecurityContext, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_PodSpec(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.PodSpec
     cdef Py_ssize_t t, n, s, q
@@ -3949,9 +3805,7 @@ cdef int d_k8s_io_api_core_v1_PodSpec(bytes b, Py_ssize_t p, Py_ssize_t e, dict 
             t = _tag(b, p, e)
         r['evictionResponders'] = l
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_PodSpec, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_PodSpec, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_PodStatus(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.PodStatus
     cdef Py_ssize_t t, n, s, q
@@ -4157,9 +4011,7 @@ cdef int d_k8s_io_api_core_v1_PodStatus(bytes b, Py_ssize_t p, Py_ssize_t e, dic
             t = _tag(b, p, e)
         r['volumeHealth'] = l
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_PodStatus, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_PodStatus, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_PodTemplateSpec(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.PodTemplateSpec
     cdef Py_ssize_t t, n, s, q
@@ -4189,9 +4041,7 @@ cdef int d_k8s_io_api_core_v1_PodTemplateSpec(bytes b, Py_ssize_t p, Py_ssize_t 
         d_k8s_io_api_core_v1_PodSpec(b'', 0, 0, x)
         r['spec'] = x
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_PodTemplateSpec, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_PodTemplateSpec, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_PortStatus(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.PortStatus
     cdef Py_ssize_t t, n, s, q
@@ -4217,9 +4067,7 @@ cdef int d_k8s_io_api_core_v1_PortStatus(bytes b, Py_ssize_t p, Py_ssize_t e, di
         p = q
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_PortStatus, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_PortStatus, b, p, e, r)
 
 cdef dict K_d_k8s_io_api_core_v1_PortStatus = {}
 
@@ -4249,9 +4097,7 @@ cdef int d_k8s_io_api_core_v1_PreferredSchedulingTerm(bytes b, Py_ssize_t p, Py_
         d_k8s_io_api_core_v1_NodeSelectorTerm(b'', 0, 0, x)
         r['preference'] = x
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_PreferredSchedulingTerm, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_PreferredSchedulingTerm, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_Probe(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.Probe
     cdef Py_ssize_t t, n, s, q
@@ -4294,9 +4140,7 @@ cdef int d_k8s_io_api_core_v1_Probe(bytes b, Py_ssize_t p, Py_ssize_t e, dict r)
         r['terminationGracePeriodSeconds'] = v
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_Probe, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_Probe, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_ProbeHandler(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.ProbeHandler
     cdef Py_ssize_t t, n, s, q
@@ -4330,9 +4174,7 @@ cdef int d_k8s_io_api_core_v1_ProbeHandler(bytes b, Py_ssize_t p, Py_ssize_t e, 
         p = q
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_ProbeHandler, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_ProbeHandler, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_ProjectedVolumeSource(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.ProjectedVolumeSource
     cdef Py_ssize_t t, n, s, q
@@ -4359,9 +4201,7 @@ cdef int d_k8s_io_api_core_v1_ProjectedVolumeSource(bytes b, Py_ssize_t p, Py_ss
         r['defaultUser'] = v
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_ProjectedVolumeSource, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_ProjectedVolumeSource, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_ResourceClaim(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.ResourceClaim
     cdef Py_ssize_t t, n, s, q
@@ -4384,9 +4224,7 @@ cdef int d_k8s_io_api_core_v1_ResourceClaim(bytes b, Py_ssize_t p, Py_ssize_t e,
             p = q
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_ResourceClaim, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_ResourceClaim, b, p, e, r)
 
 cdef dict K_d_k8s_io_api_core_v1_ResourceClaim = {}
 
@@ -4423,9 +4261,7 @@ cdef int d_k8s_io_api_core_v1_ResourceFieldSelector(bytes b, Py_ssize_t p, Py_ss
     else:
         r['divisor'] = '0'
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_ResourceFieldSelector, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_ResourceFieldSelector, b, p, e, r)
 
 cdef dict K_d_k8s_io_api_core_v1_ResourceFieldSelector = {}
 
@@ -4466,9 +4302,7 @@ cdef int d_k8s_io_api_core_v1_ResourceRequirements(bytes b, Py_ssize_t p, Py_ssi
             t = _tag(b, p, e)
         r['claims'] = l
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_ResourceRequirements, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_ResourceRequirements, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_SELinuxOptions(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.SELinuxOptions
     cdef Py_ssize_t t, n, s, q
@@ -4510,9 +4344,7 @@ cdef int d_k8s_io_api_core_v1_SELinuxOptions(bytes b, Py_ssize_t p, Py_ssize_t e
             p = q
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_SELinuxOptions, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_SELinuxOptions, b, p, e, r)
 
 cdef dict K_d_k8s_io_api_core_v1_SELinuxOptions = {}
 
@@ -4538,9 +4370,7 @@ cdef int d_k8s_io_api_core_v1_SeccompProfile(bytes b, Py_ssize_t p, Py_ssize_t e
         p = q
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_SeccompProfile, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_SeccompProfile, b, p, e, r)
 
 cdef dict K_d_k8s_io_api_core_v1_SeccompProfile = {}
 
@@ -4598,9 +4428,7 @@ cdef int d_k8s_io_api_core_v1_Secret(bytes b, Py_ssize_t p, Py_ssize_t e, dict r
         r['immutable'] = v
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_Secret, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_Secret, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_SecretEnvSource(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.SecretEnvSource
     cdef Py_ssize_t t, n, s, q
@@ -4619,9 +4447,7 @@ cdef int d_k8s_io_api_core_v1_SecretEnvSource(bytes b, Py_ssize_t p, Py_ssize_t 
         r['optional'] = v
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_SecretEnvSource, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_SecretEnvSource, b, p, e, r)
 
 cdef dict K_d_k8s_io_api_core_v1_SecretEnvSource = {}
 
@@ -4654,9 +4480,7 @@ cdef int d_k8s_io_api_core_v1_SecretKeySelector(bytes b, Py_ssize_t p, Py_ssize_
         r['optional'] = v
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_SecretKeySelector, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_SecretKeySelector, b, p, e, r)
 
 cdef dict K_d_k8s_io_api_core_v1_SecretKeySelector = {}
 
@@ -4693,9 +4517,7 @@ cdef int d_k8s_io_api_core_v1_SecretList(bytes b, Py_ssize_t p, Py_ssize_t e, di
     else:
         r['items'] = None
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_SecretList, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_SecretList, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_SecretProjection(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.SecretProjection
     cdef Py_ssize_t t, n, s, q
@@ -4723,9 +4545,7 @@ cdef int d_k8s_io_api_core_v1_SecretProjection(bytes b, Py_ssize_t p, Py_ssize_t
         r['optional'] = v
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_SecretProjection, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_SecretProjection, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_SecretVolumeSource(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.SecretVolumeSource
     cdef Py_ssize_t t, n, s, q
@@ -4762,9 +4582,7 @@ cdef int d_k8s_io_api_core_v1_SecretVolumeSource(bytes b, Py_ssize_t p, Py_ssize
         r['defaultUser'] = v
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_SecretVolumeSource, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_SecretVolumeSource, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_SecurityContext(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.SecurityContext
     cdef Py_ssize_t t, n, s, q
@@ -4836,9 +4654,7 @@ cdef int d_k8s_io_api_core_v1_SecurityContext(bytes b, Py_ssize_t p, Py_ssize_t 
         p = q
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_SecurityContext, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_SecurityContext, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_Service(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.Service
     cdef Py_ssize_t t, n, s, q
@@ -4880,9 +4696,7 @@ cdef int d_k8s_io_api_core_v1_Service(bytes b, Py_ssize_t p, Py_ssize_t e, dict 
         d_k8s_io_api_core_v1_ServiceStatus(b'', 0, 0, x)
         r['status'] = x
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_Service, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_Service, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_ServiceAccountTokenProjection(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.ServiceAccountTokenProjection
     cdef Py_ssize_t t, n, s, q
@@ -4913,9 +4727,7 @@ cdef int d_k8s_io_api_core_v1_ServiceAccountTokenProjection(bytes b, Py_ssize_t 
         r['user'] = v
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_ServiceAccountTokenProjection, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_ServiceAccountTokenProjection, b, p, e, r)
 
 cdef dict K_d_k8s_io_api_core_v1_ServiceAccountTokenProjection = {}
 
@@ -4952,9 +4764,7 @@ cdef int d_k8s_io_api_core_v1_ServiceList(bytes b, Py_ssize_t p, Py_ssize_t e, d
     else:
         r['items'] = None
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_ServiceList, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_ServiceList, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_ServicePort(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.ServicePort
     cdef Py_ssize_t t, n, s, q
@@ -5003,9 +4813,7 @@ cdef int d_k8s_io_api_core_v1_ServicePort(bytes b, Py_ssize_t p, Py_ssize_t e, d
         p = q
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_ServicePort, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_ServicePort, b, p, e, r)
 
 cdef dict K_d_k8s_io_api_core_v1_ServicePort = {}
 
@@ -5174,9 +4982,7 @@ cdef int d_k8s_io_api_core_v1_ServiceSpec(bytes b, Py_ssize_t p, Py_ssize_t e, d
         p = q
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_ServiceSpec, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_ServiceSpec, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_ServiceStatus(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.ServiceStatus
     cdef Py_ssize_t t, n, s, q
@@ -5203,9 +5009,7 @@ cdef int d_k8s_io_api_core_v1_ServiceStatus(bytes b, Py_ssize_t p, Py_ssize_t e,
             t = _tag(b, p, e)
         r['conditions'] = l
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_ServiceStatus, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_ServiceStatus, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_SessionAffinityConfig(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.SessionAffinityConfig
     cdef Py_ssize_t t, n, s, q
@@ -5217,9 +5021,7 @@ cdef int d_k8s_io_api_core_v1_SessionAffinityConfig(bytes b, Py_ssize_t p, Py_ss
         p = q
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_SessionAffinityConfig, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_SessionAffinityConfig, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_SleepAction(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.SleepAction
     cdef Py_ssize_t t, n, s, q
@@ -5231,9 +5033,7 @@ cdef int d_k8s_io_api_core_v1_SleepAction(bytes b, Py_ssize_t p, Py_ssize_t e, d
     else:
         r['seconds'] = 0
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_SleepAction, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_SleepAction, b, p, e, r)
 
 cdef dict K_d_k8s_io_api_core_v1_SleepAction = {}
 
@@ -5261,9 +5061,7 @@ cdef int d_k8s_io_api_core_v1_Sysctl(bytes b, Py_ssize_t p, Py_ssize_t e, dict r
     else:
         r['value'] = ""
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_Sysctl, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_Sysctl, b, p, e, r)
 
 cdef dict K_d_k8s_io_api_core_v1_Sysctl = {}
 
@@ -5292,9 +5090,7 @@ cdef int d_k8s_io_api_core_v1_TCPSocketAction(bytes b, Py_ssize_t p, Py_ssize_t 
             p = q
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_TCPSocketAction, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_TCPSocketAction, b, p, e, r)
 
 cdef dict K_d_k8s_io_api_core_v1_TCPSocketAction = {}
 
@@ -5346,9 +5142,7 @@ cdef int d_k8s_io_api_core_v1_Toleration(bytes b, Py_ssize_t p, Py_ssize_t e, di
         r['tolerationSeconds'] = v
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_Toleration, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_Toleration, b, p, e, r)
 
 cdef dict K_d_k8s_io_api_core_v1_Toleration = {}
 
@@ -5415,9 +5209,7 @@ cdef int d_k8s_io_api_core_v1_TopologySpreadConstraint(bytes b, Py_ssize_t p, Py
             t = _tag(b, p, e)
         r['matchLabelKeys'] = l
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_TopologySpreadConstraint, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_TopologySpreadConstraint, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_Volume(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.Volume
     cdef Py_ssize_t t, n, s, q
@@ -5439,9 +5231,7 @@ cdef int d_k8s_io_api_core_v1_Volume(bytes b, Py_ssize_t p, Py_ssize_t e, dict r
     else:
         d_k8s_io_api_core_v1_VolumeSource(b'', 0, 0, r)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_Volume, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_Volume, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_VolumeMount(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.VolumeMount
     cdef Py_ssize_t t, n, s, q
@@ -5508,9 +5298,7 @@ cdef int d_k8s_io_api_core_v1_VolumeMount(bytes b, Py_ssize_t p, Py_ssize_t e, d
             t = _tag(b, p, e)
         r['bindMountOptions'] = l
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_VolumeMount, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_VolumeMount, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_VolumeMountStatus(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.VolumeMountStatus
     cdef Py_ssize_t t, n, s, q
@@ -5552,9 +5340,7 @@ cdef int d_k8s_io_api_core_v1_VolumeMountStatus(bytes b, Py_ssize_t p, Py_ssize_
         p = q
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_VolumeMountStatus, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_VolumeMountStatus, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_VolumeProjection(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.VolumeProjection
     cdef Py_ssize_t t, n, s, q
@@ -5606,9 +5392,7 @@ cdef int d_k8s_io_api_core_v1_VolumeProjection(bytes b, Py_ssize_t p, Py_ssize_t
         p = q
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_VolumeProjection, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_VolumeProjection, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_VolumeSource(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.VolumeSource
     cdef Py_ssize_t t, n, s, q
@@ -5822,9 +5606,7 @@ cdef int d_k8s_io_api_core_v1_VolumeSource(bytes b, Py_ssize_t p, Py_ssize_t e, 
         p = q
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_VolumeSource, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_VolumeSource, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_WeightedPodAffinityTerm(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.WeightedPodAffinityTerm
     cdef Py_ssize_t t, n, s, q
@@ -5848,9 +5630,7 @@ cdef int d_k8s_io_api_core_v1_WeightedPodAffinityTerm(bytes b, Py_ssize_t p, Py_
         d_k8s_io_api_core_v1_PodAffinityTerm(b'', 0, 0, x)
         r['podAffinityTerm'] = x
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_api_core_v1_WeightedPodAffinityTerm, b, p, e, r)
+        _rest(P_d_k8s_io_api_core_v1_WeightedPodAffinityTerm, b, p, e, r)
 
 cdef int d_k8s_io_apimachinery_pkg_apis_meta_v1_Condition(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.apimachinery.pkg.apis.meta.v1.Condition
     cdef Py_ssize_t t, n, s, q
@@ -5901,9 +5681,7 @@ cdef int d_k8s_io_apimachinery_pkg_apis_meta_v1_Condition(bytes b, Py_ssize_t p,
     else:
         r['message'] = ""
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_apimachinery_pkg_apis_meta_v1_Condition, b, p, e, r)
+        _rest(P_d_k8s_io_apimachinery_pkg_apis_meta_v1_Condition, b, p, e, r)
 
 cdef dict K_d_k8s_io_apimachinery_pkg_apis_meta_v1_Condition = {}
 
@@ -5950,9 +5728,7 @@ cdef int d_k8s_io_apimachinery_pkg_apis_meta_v1_DeleteOptions(bytes b, Py_ssize_
         r['ignoreStoreReadErrorWithClusterBreakingPotential'] = v
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_apimachinery_pkg_apis_meta_v1_DeleteOptions, b, p, e, r)
+        _rest(P_d_k8s_io_apimachinery_pkg_apis_meta_v1_DeleteOptions, b, p, e, r)
 
 cdef int d_k8s_io_apimachinery_pkg_apis_meta_v1_LabelSelector(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector
     cdef Py_ssize_t t, n, s, q
@@ -5979,9 +5755,7 @@ cdef int d_k8s_io_apimachinery_pkg_apis_meta_v1_LabelSelector(bytes b, Py_ssize_
             t = _tag(b, p, e)
         r['matchExpressions'] = l
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_apimachinery_pkg_apis_meta_v1_LabelSelector, b, p, e, r)
+        _rest(P_d_k8s_io_apimachinery_pkg_apis_meta_v1_LabelSelector, b, p, e, r)
 
 cdef int d_k8s_io_apimachinery_pkg_apis_meta_v1_LabelSelectorRequirement(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement
     cdef Py_ssize_t t, n, s, q
@@ -6012,9 +5786,7 @@ cdef int d_k8s_io_apimachinery_pkg_apis_meta_v1_LabelSelectorRequirement(bytes b
             t = _tag(b, p, e)
         r['values'] = l
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_apimachinery_pkg_apis_meta_v1_LabelSelectorRequirement, b, p, e, r)
+        _rest(P_d_k8s_io_apimachinery_pkg_apis_meta_v1_LabelSelectorRequirement, b, p, e, r)
 
 cdef int d_k8s_io_apimachinery_pkg_apis_meta_v1_ListMeta(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta
     cdef Py_ssize_t t, n, s, q
@@ -6057,9 +5829,7 @@ cdef int d_k8s_io_apimachinery_pkg_apis_meta_v1_ListMeta(bytes b, Py_ssize_t p, 
         p = q
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_apimachinery_pkg_apis_meta_v1_ListMeta, b, p, e, r)
+        _rest(P_d_k8s_io_apimachinery_pkg_apis_meta_v1_ListMeta, b, p, e, r)
 
 cdef int d_k8s_io_apimachinery_pkg_apis_meta_v1_ManagedFieldsEntry(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.apimachinery.pkg.apis.meta.v1.ManagedFieldsEntry
     cdef Py_ssize_t t, n, s, q
@@ -6122,9 +5892,7 @@ cdef int d_k8s_io_apimachinery_pkg_apis_meta_v1_ManagedFieldsEntry(bytes b, Py_s
             p = q
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_apimachinery_pkg_apis_meta_v1_ManagedFieldsEntry, b, p, e, r)
+        _rest(P_d_k8s_io_apimachinery_pkg_apis_meta_v1_ManagedFieldsEntry, b, p, e, r)
 
 cdef int d_k8s_io_apimachinery_pkg_apis_meta_v1_ObjectMeta(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta
     cdef Py_ssize_t t, n, s, q
@@ -6256,9 +6024,7 @@ cdef int d_k8s_io_apimachinery_pkg_apis_meta_v1_ObjectMeta(bytes b, Py_ssize_t p
             t = _tag(b, p, e)
         r['managedFields'] = l
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_apimachinery_pkg_apis_meta_v1_ObjectMeta, b, p, e, r)
+        _rest(P_d_k8s_io_apimachinery_pkg_apis_meta_v1_ObjectMeta, b, p, e, r)
 
 cdef int d_k8s_io_apimachinery_pkg_apis_meta_v1_OwnerReference(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.apimachinery.pkg.apis.meta.v1.OwnerReference
     cdef Py_ssize_t t, n, s, q
@@ -6306,9 +6072,7 @@ cdef int d_k8s_io_apimachinery_pkg_apis_meta_v1_OwnerReference(bytes b, Py_ssize
         r['blockOwnerDeletion'] = v
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_apimachinery_pkg_apis_meta_v1_OwnerReference, b, p, e, r)
+        _rest(P_d_k8s_io_apimachinery_pkg_apis_meta_v1_OwnerReference, b, p, e, r)
 
 cdef dict K_d_k8s_io_apimachinery_pkg_apis_meta_v1_OwnerReference = {}
 
@@ -6332,9 +6096,7 @@ cdef int d_k8s_io_apimachinery_pkg_apis_meta_v1_PartialObjectMetadata(bytes b, P
         d_k8s_io_apimachinery_pkg_apis_meta_v1_ObjectMeta(b'', 0, 0, x)
         r['metadata'] = x
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_apimachinery_pkg_apis_meta_v1_PartialObjectMetadata, b, p, e, r)
+        _rest(P_d_k8s_io_apimachinery_pkg_apis_meta_v1_PartialObjectMetadata, b, p, e, r)
 
 cdef int d_k8s_io_apimachinery_pkg_apis_meta_v1_PartialObjectMetadataList(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.apimachinery.pkg.apis.meta.v1.PartialObjectMetadataList
     cdef Py_ssize_t t, n, s, q
@@ -6365,9 +6127,7 @@ cdef int d_k8s_io_apimachinery_pkg_apis_meta_v1_PartialObjectMetadataList(bytes 
     else:
         r['items'] = None
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_apimachinery_pkg_apis_meta_v1_PartialObjectMetadataList, b, p, e, r)
+        _rest(P_d_k8s_io_apimachinery_pkg_apis_meta_v1_PartialObjectMetadataList, b, p, e, r)
 
 cdef int d_k8s_io_apimachinery_pkg_apis_meta_v1_Preconditions(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.apimachinery.pkg.apis.meta.v1.Preconditions
     cdef Py_ssize_t t, n, s, q
@@ -6385,9 +6145,7 @@ cdef int d_k8s_io_apimachinery_pkg_apis_meta_v1_Preconditions(bytes b, Py_ssize_
         p = q
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_apimachinery_pkg_apis_meta_v1_Preconditions, b, p, e, r)
+        _rest(P_d_k8s_io_apimachinery_pkg_apis_meta_v1_Preconditions, b, p, e, r)
 
 cdef dict K_d_k8s_io_apimachinery_pkg_apis_meta_v1_Preconditions = {}
 
@@ -6407,9 +6165,7 @@ cdef int d_k8s_io_apimachinery_pkg_apis_meta_v1_ShardInfo(bytes b, Py_ssize_t p,
     else:
         r['selector'] = ""
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_apimachinery_pkg_apis_meta_v1_ShardInfo, b, p, e, r)
+        _rest(P_d_k8s_io_apimachinery_pkg_apis_meta_v1_ShardInfo, b, p, e, r)
 
 cdef dict K_d_k8s_io_apimachinery_pkg_apis_meta_v1_ShardInfo = {}
 
@@ -6473,9 +6229,7 @@ cdef int d_k8s_io_apimachinery_pkg_apis_meta_v1_Status(bytes b, Py_ssize_t p, Py
             r['code'] = v
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_apimachinery_pkg_apis_meta_v1_Status, b, p, e, r)
+        _rest(P_d_k8s_io_apimachinery_pkg_apis_meta_v1_Status, b, p, e, r)
 
 cdef int d_k8s_io_apimachinery_pkg_apis_meta_v1_StatusCause(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.apimachinery.pkg.apis.meta.v1.StatusCause
     cdef Py_ssize_t t, n, s, q
@@ -6508,9 +6262,7 @@ cdef int d_k8s_io_apimachinery_pkg_apis_meta_v1_StatusCause(bytes b, Py_ssize_t 
             p = q
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_apimachinery_pkg_apis_meta_v1_StatusCause, b, p, e, r)
+        _rest(P_d_k8s_io_apimachinery_pkg_apis_meta_v1_StatusCause, b, p, e, r)
 
 cdef dict K_d_k8s_io_apimachinery_pkg_apis_meta_v1_StatusCause = {}
 
@@ -6572,9 +6324,7 @@ cdef int d_k8s_io_apimachinery_pkg_apis_meta_v1_StatusDetails(bytes b, Py_ssize_
             p = q
         t = _tag(b, p, e)
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_apimachinery_pkg_apis_meta_v1_StatusDetails, b, p, e, r)
+        _rest(P_d_k8s_io_apimachinery_pkg_apis_meta_v1_StatusDetails, b, p, e, r)
 
 cdef int d_k8s_io_apimachinery_pkg_apis_meta_v1_WatchEvent(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.apimachinery.pkg.apis.meta.v1.WatchEvent
     cdef Py_ssize_t t, n, s, q
@@ -6596,9 +6346,7 @@ cdef int d_k8s_io_apimachinery_pkg_apis_meta_v1_WatchEvent(bytes b, Py_ssize_t p
     else:
         r['object'] = None
     if p != e:
-        if p > e:
-            _over()
-        _slow(P_d_k8s_io_apimachinery_pkg_apis_meta_v1_WatchEvent, b, p, e, r)
+        _rest(P_d_k8s_io_apimachinery_pkg_apis_meta_v1_WatchEvent, b, p, e, r)
 
 CONVERTERS = {
     'k8s.io.api.apps.v1.Deployment': _decoder(d_k8s_io_api_apps_v1_Deployment),
