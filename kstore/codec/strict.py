@@ -365,18 +365,48 @@ def _mismatch(value: Any, where: str, struct: str, go_type: str) -> str:
     return f"json: cannot unmarshal {value} into Go struct field {struct}.{where} of type {go_type}"
 
 
-def _check_scalars(node: dict[str, Any], types: _Types, gopath: str) -> str | None:
+#: Where a node of the walk is, rendered only for a message: None at the root, else (the
+#: parent's, the field name or the element's index or key, whether it is a field name).
+_Where = tuple[Any, Any, bool] | None
+
+
+def _json_path(where: _Where) -> str:
+    """``spec.containers[0].foo``: field names joined by dots, indexes and keys in brackets."""
+    steps: list[tuple[Any, bool]] = []
+    while where is not None:
+        where, key, is_field = where
+        steps.append((key, is_field))
+    path = ""
+    for key, is_field in reversed(steps):
+        if is_field:
+            path = f"{path}.{key}" if path else key
+        else:
+            path = f"{path}[{key}]"
+    return path
+
+
+def _go_path(where: _Where) -> str:
+    """Go's field path: the field names only (``spec.containers.ports``)."""
+    names: list[str] = []
+    while where is not None:
+        where, key, is_field = where
+        if is_field:
+            names.append(key)
+    return ".".join(reversed(names))
+
+
+def _check_scalars(node: dict[str, Any], types: _Types, where: _Where) -> str | None:
     """Go's message for the first scalar of ``node`` of the wrong type, or None."""
     present = types.scalar_names.intersection(node)
     if present and not types.allowed.issuperset(
         zip(present, map(type, map(node.__getitem__, present)), strict=True)
     ):
-        return _first_scalar_problem(node, types, gopath)
+        return _first_scalar_problem(node, types, where)
     if types.valued:
         for key in types.valued.intersection(node):
             value = node[key]
             if value is not None and _scalar_problem(value, types.scalars[key]) is not None:
-                return _first_scalar_problem(node, types, gopath)
+                return _first_scalar_problem(node, types, where)
     if not types.item_names:
         return None
     for key in types.item_names.intersection(node):
@@ -400,12 +430,13 @@ def _check_scalars(node: dict[str, Any], types: _Types, gopath: str) -> str | No
             problem = _scalar_problem(value, scalar)
             if problem is not None:
                 described, message = problem
-                where = f"{gopath}.{key}" if gopath else key
-                return message or _mismatch(described, where, types.struct, scalar)
+                return message or _mismatch(
+                    described, _go_path((where, key, True)), types.struct, scalar
+                )
     return None
 
 
-def _first_scalar_problem(node: dict[str, Any], types: _Types, gopath: str) -> str | None:
+def _first_scalar_problem(node: dict[str, Any], types: _Types, where: _Where) -> str | None:
     """The slow path of :func:`_check_scalars`: each typed scalar in document order."""
     for key, value in node.items():
         scalar = types.scalars.get(key)
@@ -414,23 +445,25 @@ def _first_scalar_problem(node: dict[str, Any], types: _Types, gopath: str) -> s
         problem = _scalar_problem(value, scalar)
         if problem is not None:
             described, message = problem
-            where = f"{gopath}.{key}" if gopath else key
-            return message or _mismatch(described, where, types.struct, types.go_types[key])
+            return message or _mismatch(
+                described, _go_path((where, key, True)), types.struct, types.go_types[key]
+            )
     return None
 
 
 def _walk(obj: dict[str, Any], schema: FieldSchema, prune: bool, typed: bool) -> FieldCheck:
     found: list[str] = []
     error: str | None = None
-    # (node, its schema, JSON path with indexes and keys, Go's field path (names only), the
-    # types of the object whose field holds it and how its Go type reads from the field's:
-    # "" for the field itself, "[]" or "map[string]" for an element), the last two for messages
-    stack: list[tuple[Any, FieldSchema, str, str, _Types | None, str]] = [
-        (obj, schema, "", "", None, "")
+    # (node, its schema, where it is (see _Where: paths are rendered only for a message, most
+    # walks need none), the types of the object whose field holds it and how its Go type
+    # reads from the field's: "" for the field itself, "[]" or "map[string]" for an element),
+    # the last two for messages
+    stack: list[tuple[Any, FieldSchema, _Where, _Types | None, str]] = [
+        (obj, schema, None, None, "")
     ]
     plans = _PLANS
     while stack:
-        node, node_schema, path, gopath, owner, prefix = stack.pop()
+        node, node_schema, where, owner, prefix = stack.pop()
         kind = node_schema.type
         if kind is SchemaType.OBJECT and isinstance(node, dict):
             entry = plans.get(node_schema)
@@ -439,25 +472,18 @@ def _walk(obj: dict[str, Any], schema: FieldSchema, prune: bool, typed: bool) ->
             _, known, nested, types = entry
             if not known.issuperset(node):
                 unknown = [key for key in node if key not in known]
+                path = _json_path(where)
                 found.extend(f"{path}.{key}" if path else key for key in unknown)
                 if prune:
                     for key in unknown:
                         del node[key]
             if typed and error is None and types is not None and types.checks:
-                error = _check_scalars(node, types, gopath)
+                error = _check_scalars(node, types, where)
             if nested:
-                # Paths are built only for the fields that lead somewhere (most are scalars).
                 stack.extend(
                     reversed(
                         [
-                            (
-                                value,
-                                nested[key],
-                                f"{path}.{key}" if path else key,
-                                f"{gopath}.{key}" if gopath else key,
-                                types,
-                                "",
-                            )
+                            (value, nested[key], (where, key, True), types, "")
                             for key, value in node.items()
                             if key in nested
                         ]
@@ -471,7 +497,7 @@ def _walk(obj: dict[str, Any], schema: FieldSchema, prune: bool, typed: bool) ->
                 and item.type is not SchemaType.ANY
             ):
                 stack.extend(
-                    (v, item, f"{path}[{i}]", gopath, owner, "[]")
+                    (v, item, (where, i, False), owner, "[]")
                     for i, v in reversed(list(enumerate(node)))
                 )
         elif kind is SchemaType.MAP and isinstance(node, dict):
@@ -482,11 +508,12 @@ def _walk(obj: dict[str, Any], schema: FieldSchema, prune: bool, typed: bool) ->
                 and item.type is not SchemaType.ANY
             ):
                 stack.extend(
-                    (v, item, f"{path}[{k}]", gopath, owner, "map[string]")
+                    (v, item, (where, k, False), owner, "map[string]")
                     for k, v in reversed(list(node.items()))
                 )
         elif typed and error is None and node is not None and kind is not SchemaType.ANY:
             # An object, list or map where the schema wants another (scalars never get here).
+            gopath = _go_path(where)
             field = gopath.rpartition(".")[2]
             struct = owner.struct if owner is not None else ""
             go_type = owner.go_types.get(field, "") if owner is not None else ""
