@@ -19,7 +19,7 @@ milli-units, pod-level resource defaults).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any, Final
 
 from kstore.api.gvk import Object
@@ -97,7 +97,8 @@ def _set_default(obj: MutableMapping[str, Any], key: str, value: Any) -> None:
     """Set ``obj[key]`` when it holds the Go zero value of a string or number (absent, null,
     "" or 0)."""
     current = obj.get(key)
-    if current is None or current == "" or (type(current) is int and current == 0):
+    # Most fields are set: one truth test decides for them.
+    if not current and (current is None or current == "" or type(current) is int):
         obj[key] = value
 
 
@@ -171,15 +172,18 @@ def image_pull_policy_default(image: str) -> str:
 # ---------------------------------------------------------------------------- Pod
 
 
+_PROBE_DEFAULTS: Final = (
+    ("timeoutSeconds", 1),
+    ("periodSeconds", 10),
+    ("successThreshold", 1),
+    ("failureThreshold", 3),
+)
+
+
 def _default_probe(probe: MutableMapping[str, Any] | None) -> None:
     if probe is None:
         return
-    for key, value in (
-        ("timeoutSeconds", 1),
-        ("periodSeconds", 10),
-        ("successThreshold", 1),
-        ("failureThreshold", 3),
-    ):
+    for key, value in _PROBE_DEFAULTS:
         _set_default(probe, key, value)
     _default_http_get(_present(probe, "httpGet"))
     grpc = _present(probe, "grpc")
@@ -222,45 +226,75 @@ def _default_container(container: MutableMapping[str, Any]) -> None:
                 _default_http_get(_present(handler, "httpGet"))
 
 
+def _default_host_path(source: MutableMapping[str, Any]) -> None:
+    _set_if_none(source, "type", "")
+
+
+def _default_file_mode(source: MutableMapping[str, Any]) -> None:
+    _set_if_none(source, "defaultMode", _FILE_MODE_DEFAULT)
+
+
+def _default_iscsi(source: MutableMapping[str, Any]) -> None:
+    _set_default(source, "iscsiInterface", "default")
+
+
+def _default_rbd(source: MutableMapping[str, Any]) -> None:
+    _set_default(source, "pool", "rbd")
+    _set_default(source, "user", "admin")
+    _set_default(source, "keyring", "/etc/ceph/keyring")
+
+
+def _default_downward_api(source: MutableMapping[str, Any]) -> None:
+    _set_if_none(source, "defaultMode", _FILE_MODE_DEFAULT)
+    for item in _items(source, "items"):
+        _default_field_ref(_present(item, "fieldRef"))
+
+
+def _default_projected(projected: MutableMapping[str, Any]) -> None:
+    _set_if_none(projected, "defaultMode", _FILE_MODE_DEFAULT)
+    for source in _items(projected, "sources"):
+        projected_downward = _present(source, "downwardAPI")
+        if projected_downward is not None:
+            for item in _items(projected_downward, "items"):
+                _default_field_ref(_present(item, "fieldRef"))
+        token = _present(source, "serviceAccountToken")
+        if token is not None:
+            _set_if_none(token, "expirationSeconds", _TOKEN_EXPIRATION_DEFAULT)
+
+
+def _default_ephemeral(ephemeral: MutableMapping[str, Any]) -> None:
+    template = _present(ephemeral, "volumeClaimTemplate")
+    if template is not None:
+        _set_if_none(_child(template, "spec"), "volumeMode", "Filesystem")
+
+
+_VOLUME_SOURCE_SET: Final = frozenset(_VOLUME_SOURCES)
+# The volume sources that have defaults of their own, each with its defaulter: a volume is
+# defaulted by looking at the few keys it has, not at every source it could have.
+_VOLUME_DEFAULTERS: Final[dict[str, Callable[[MutableMapping[str, Any]], None]]] = {
+    "hostPath": _default_host_path,
+    "secret": _default_file_mode,
+    "configMap": _default_file_mode,
+    "iscsi": _default_iscsi,
+    "rbd": _default_rbd,
+    "downwardAPI": _default_downward_api,
+    "projected": _default_projected,
+    "ephemeral": _default_ephemeral,
+}
+
+
 def _default_volume(volume: MutableMapping[str, Any]) -> None:
-    if all(volume.get(key) is None for key in _VOLUME_SOURCES):
+    for key, source in volume.items():
+        if source is not None and key in _VOLUME_SOURCE_SET:
+            break
+    else:
         volume["emptyDir"] = {}
-    host_path = _present(volume, "hostPath")
-    if host_path is not None:
-        _set_if_none(host_path, "type", "")
-    for key in ("secret", "configMap"):
-        source = _present(volume, key)
-        if source is not None:
-            _set_if_none(source, "defaultMode", _FILE_MODE_DEFAULT)
-    iscsi = _present(volume, "iscsi")
-    if iscsi is not None:
-        _set_default(iscsi, "iscsiInterface", "default")
-    rbd = _present(volume, "rbd")
-    if rbd is not None:
-        _set_default(rbd, "pool", "rbd")
-        _set_default(rbd, "user", "admin")
-        _set_default(rbd, "keyring", "/etc/ceph/keyring")
-    downward = _present(volume, "downwardAPI")
-    if downward is not None:
-        _set_if_none(downward, "defaultMode", _FILE_MODE_DEFAULT)
-        for item in _items(downward, "items"):
-            _default_field_ref(_present(item, "fieldRef"))
-    projected = _present(volume, "projected")
-    if projected is not None:
-        _set_if_none(projected, "defaultMode", _FILE_MODE_DEFAULT)
-        for source in _items(projected, "sources"):
-            projected_downward = _present(source, "downwardAPI")
-            if projected_downward is not None:
-                for item in _items(projected_downward, "items"):
-                    _default_field_ref(_present(item, "fieldRef"))
-            token = _present(source, "serviceAccountToken")
-            if token is not None:
-                _set_if_none(token, "expirationSeconds", _TOKEN_EXPIRATION_DEFAULT)
-    ephemeral = _present(volume, "ephemeral")
-    if ephemeral is not None:
-        template = _present(ephemeral, "volumeClaimTemplate")
-        if template is not None:
-            _set_if_none(_child(template, "spec"), "volumeMode", "Filesystem")
+        return
+    for key, source in volume.items():
+        if isinstance(source, dict):
+            defaulter = _VOLUME_DEFAULTERS.get(key)
+            if defaulter is not None:
+                defaulter(source)
 
 
 def default_pod_spec(spec: MutableMapping[str, Any]) -> None:
