@@ -221,12 +221,20 @@ class _Types:
     checks: bool  # anything to check at all (many messages hold only objects)
 
 
-# Object schema -> (its field count, its field names, the fields worth descending into,
-# types when bound).
+# Object schema -> (its field count, its field names, the fields worth descending into, the
+# subset of those that hold objects somewhere below, the lists and maps of scalars (by the
+# Python type they must have) that are left out of that subset, types when bound).
 # Schemas are shared and live as long as their scheme; bounded for
 # embedders that build schemas on the fly. A schema's fields are filled once, possibly after
 # it is built (recursive types): a plan made before that is stale, which the field count tells.
-_Plan = tuple[int, frozenset[str], dict[str, FieldSchema], _Types | None]
+_Plan = tuple[
+    int,
+    frozenset[str],
+    dict[str, FieldSchema],
+    dict[str, FieldSchema],
+    dict[str, type],
+    _Types | None,
+]
 _PLANS: dict[FieldSchema, _Plan] = {}
 _PLANS_SIZE: Final = 4096
 
@@ -239,15 +247,26 @@ def _plan(schema: FieldSchema) -> _Plan:
         for name, child in fields.items()
         if child.type is not SchemaType.SCALAR and child.type is not SchemaType.ANY
     }
+    shaped: dict[str, type] = {}
+    for name, child in nested.items():
+        if child.type is not SchemaType.OBJECT and _leaf(child.items):
+            shaped[name] = list if child.type is SchemaType.LIST else dict
     plan = (
         len(fields),
         frozenset(fields),
         nested,
+        {name: child for name, child in nested.items() if name not in shaped},
+        shaped,
         None if message is None else _types(message),
     )
     if len(_PLANS) < _PLANS_SIZE:
         _PLANS[schema] = plan
     return plan
+
+
+def _leaf(items: FieldSchema | None) -> bool:
+    """Whether the elements of a list or map are never walked (scalars or open values)."""
+    return items is None or items.type is SchemaType.SCALAR or items.type is SchemaType.ANY
 
 
 def _go_package(desc: Descriptor) -> str:
@@ -469,7 +488,7 @@ def _walk(obj: dict[str, Any], schema: FieldSchema, prune: bool, typed: bool) ->
             entry = plans.get(node_schema)
             if entry is None or entry[0] != len(node_schema.fields):
                 entry = _plan(node_schema)
-            _, known, nested, types = entry
+            _, known, nested, below, shaped, types = entry
             if not known.issuperset(node):
                 unknown = [key for key in node if key not in known]
                 path = _json_path(where)
@@ -479,13 +498,22 @@ def _walk(obj: dict[str, Any], schema: FieldSchema, prune: bool, typed: bool) ->
                         del node[key]
             if typed and error is None and types is not None and types.checks:
                 error = _check_scalars(node, types, where)
-            if nested:
+            # A list or map of scalars of the right type (or null) holds nothing to walk:
+            # only one of the wrong type is pushed, with the rest, to be judged in order.
+            into = below
+            if shaped:
+                for key in shaped.keys() & node.keys():
+                    value = node[key]
+                    if value is not None and type(value) is not shaped[key]:
+                        into = nested
+                        break
+            if into:
                 stack.extend(
                     reversed(
                         [
-                            (value, nested[key], (where, key, True), types, "")
+                            (value, into[key], (where, key, True), types, "")
                             for key, value in node.items()
-                            if key in nested
+                            if key in into
                         ]
                     )
                 )
