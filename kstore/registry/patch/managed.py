@@ -503,7 +503,7 @@ def created_fields_v1(zero: Object, new: Object, node: TypeNode) -> dict[str, An
     :class:`~kstore.registry.patch.typed.SchemaError` for an element without its keys), on
     the same element. The result is a new object the caller owns."""
     try:
-        found, _ = _created(zero, new, node, _added_sorted)
+        found, _ = _created_sorted(zero, new, node)
     except SchemaError:
         # The sorted walk met a malformed element, maybe not the one compare meets first:
         # the ordered walk raises compare's error.
@@ -636,6 +636,39 @@ def _added_items(items: list[Any], node: TypeNode) -> dict[str, Any]:
 
 #: Marks a list key that more than one element has (the elements are owned as a whole).
 _REPEATED: Final = object()
+
+
+def _created_sorted(lhs: Any, rhs: Any, node: TypeNode) -> tuple[dict[str, Any] | None, bool]:
+    """What :func:`_created` returns, by the sorted walk: a map level looks only at the keys
+    of ``rhs`` (the entries are keyed by them), not at the zero value's many null fields."""
+    if lhs is MISSING:
+        return _added_sorted(rhs, node), True
+    atom = _atom(node, rhs)
+    if _atom(node, lhs) != atom:
+        return None, True
+    if lhs is rhs or (node.kind in _TYPED_CONTAINERS and lhs == rhs):
+        return None, False
+    if _is_atomic(node) or (_empty(lhs) and _empty(rhs)):
+        return None, not json_equal(lhs, rhs)
+    if atom == _MAP:
+        lmap = lhs if isinstance(lhs, dict) else {}
+        rmap = rhs if isinstance(rhs, dict) else {}
+        out: dict[str, Any] = {}
+        for key in sorted(rmap):
+            child = _child(node, key)[0]
+            lv = lmap.get(key, MISSING)
+            if lv is MISSING:
+                out["f:" + key] = _new_entry(rmap[key], child)
+                continue
+            sub, member = _created_sorted(lv, rmap[key], child)
+            if sub:
+                out["f:" + key] = {".": {}, **sub} if member else sub
+            elif member:
+                out["f:" + key] = {}
+        return out, False
+    if atom == _LIST:
+        return _added_sorted(rhs, node), False
+    return None, not json_equal(lhs, rhs)
 
 
 def _added_sorted(value: Any, node: TypeNode) -> dict[str, Any] | None:
