@@ -14,7 +14,11 @@ transactions, in the same run, against the same member.
   latency of a watch event.
 
 Each figure is the median of ``repeats`` runs, raw and kstore interleaved so both see the same
-load. The report is a plain-text table; nothing here gates anything.
+load. Beside the rates, the write comparisons report CPU per create: this process's (every
+thread: callers, the pipeline's sender, gRPC's threads) and, when the bench started etcd itself,
+etcd's. On a shared machine the rates follow the CPU both sides spend per create more than
+anything else, and CPU per operation moves much less with the load than a rate does. The
+report is a plain-text table; nothing here gates anything.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import statistics
 import threading
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from kstore.api.gvk import Object
 from kstore.benchmarks.storage import BenchRow, sample_pod
@@ -52,6 +57,21 @@ def _timed(fn: Callable[[], object]) -> float:
     start = time.perf_counter()
     fn()
     return time.perf_counter() - start
+
+
+def _process_cpu_seconds(pid: int) -> float | None:
+    """CPU time used so far by every thread of process ``pid`` (Linux ``/proc``; None where
+    that cannot be read)."""
+    total = 0
+    try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            try:
+                total += int((task / "schedstat").read_text().split()[0])
+            except (FileNotFoundError, ProcessLookupError):
+                continue  # the thread ended between the listing and the read
+    except (OSError, ValueError, IndexError):
+        return None
+    return total / 1e9
 
 
 def _threads(count: int, work: Callable[[int], None]) -> float:
@@ -91,7 +111,8 @@ def format_report(rows: list[BenchRow], header: str) -> str:
 
 
 class _EtcdBench:
-    def __init__(self, endpoints: Sequence[str], writers: int) -> None:
+    def __init__(self, endpoints: Sequence[str], writers: int, etcd_pid: int | None) -> None:
+        self.etcd_pid = etcd_pid
         config = EtcdConfig(endpoints=tuple(endpoints), prefix=_PREFIX, compaction_interval=0)
         self.backend = EtcdBackend(config)
         self.raw = RawEtcdBaseline(config)
@@ -123,16 +144,35 @@ class _EtcdBench:
 
     def alternate(self, rounds: int, per_round: int, phases: dict[str, Phase]) -> None:
         """Run the phases in turn, ``rounds`` times, each on its own slice of ``per_round``
-        operations, and record each phase's rate over all rounds: raw and kstore take turns
-        in short slices, so a load burst on the shared machine hits both alike."""
+        operations, and record each phase's rate over all rounds, with the CPU this process
+        (``<name>_cpu``) and etcd (``<name>_etcd_cpu``, when its process is known) spent per
+        operation, in microseconds: raw and kstore take turns in short slices, so a load
+        burst on the shared machine hits both alike."""
         totals = dict.fromkeys(phases, 0.0)
+        cpu = dict.fromkeys(phases, 0.0)
+        etcd_cpu: dict[str, float] | None = dict.fromkeys(phases, 0.0)
         for index in range(rounds):
             for name, phase in phases.items():
+                etcd_before = self.etcd_cpu()
+                cpu_before = time.process_time()
                 started = time.perf_counter()
                 phase(index)
                 totals[name] += time.perf_counter() - started
+                cpu[name] += time.process_time() - cpu_before
+                etcd_after = self.etcd_cpu()
+                if etcd_cpu is not None and etcd_before is not None and etcd_after is not None:
+                    etcd_cpu[name] += etcd_after - etcd_before
+                else:
+                    etcd_cpu = None
+        operations = rounds * per_round
         for name, seconds in totals.items():
-            self.add(name, rounds * per_round / seconds)
+            self.add(name, operations / seconds)
+            self.add(f"{name}_cpu", cpu[name] / operations * 1e6)
+            if etcd_cpu is not None:
+                self.add(f"{name}_etcd_cpu", etcd_cpu[name] / operations * 1e6)
+
+    def etcd_cpu(self) -> float | None:
+        return None if self.etcd_pid is None else _process_cpu_seconds(self.etcd_pid)
 
     def writes(self, sequential: int, concurrent: int) -> None:
         run = next(self.run_id)
@@ -281,6 +321,38 @@ class _EtcdBench:
         return latencies
 
 
+def _cpu_rows(bench: _EtcdBench, writers: int) -> list[BenchRow]:
+    """CPU per create beside the rate rows: this process's, and etcd's when it is known."""
+    m = bench.median
+    pairs = [
+        ("sequential", "seq", "raw_seq"),
+        (f"{writers} concurrent", "concurrent", "raw_futures"),
+    ]
+    rows = [
+        BenchRow(
+            f"  CPU per create, {label}: kstore process",
+            "us/op",
+            m(f"{ours}_cpu"),
+            m(f"{raw}_cpu"),
+            higher_is_better=False,
+            goal="all threads",
+        )
+        for label, ours, raw in pairs
+    ]
+    if bench.samples.get("seq_etcd_cpu"):
+        rows += [
+            BenchRow(
+                f"  CPU per create, {label}: etcd",
+                "us/op",
+                m(f"{ours}_etcd_cpu"),
+                m(f"{raw}_etcd_cpu"),
+                higher_is_better=False,
+            )
+            for label, ours, raw in pairs
+        ]
+    return rows
+
+
 def _generation(generation: int) -> Callable[[Object], Object]:
     def update(obj: Object) -> Object:
         return {**obj, "metadata": {**obj["metadata"], "generation": generation}}
@@ -323,22 +395,24 @@ def measure_etcd(
     if min(repeats, writers, objects, sequential) < 1 or concurrent < writers:
         raise ValueError("counts must be positive and concurrent >= writers")
     if endpoints:
-        return _run(endpoints, objects, sequential, writers, concurrent, repeats)
+        return _run(endpoints, None, objects, sequential, writers, concurrent, repeats)
     from kstore.testing.etcd_cluster import EtcdCluster
 
     with EtcdCluster(1) as cluster:
-        return _run(cluster.endpoints, objects, sequential, writers, concurrent, repeats)
+        pid = cluster.members[0].pid
+        return _run(cluster.endpoints, pid, objects, sequential, writers, concurrent, repeats)
 
 
 def _run(
     endpoints: Sequence[str],
+    etcd_pid: int | None,
     objects: int,
     sequential: int,
     writers: int,
     concurrent: int,
     repeats: int,
 ) -> tuple[str, list[BenchRow]]:
-    bench = _EtcdBench(endpoints, writers)
+    bench = _EtcdBench(endpoints, writers, etcd_pid)
     try:
         for _ in range(repeats):
             bench.writes(sequential, concurrent)
@@ -352,6 +426,7 @@ def _run(
     p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))] if latencies else 0.0
     median_latency = statistics.median(latencies) if latencies else 0.0
     m = bench.median
+    cpu_rows = _cpu_rows(bench, writers)
     rows = [
         BenchRow("put (reference)", "puts/s", m("raw_put"), m("raw_put"), goal="raw etcd Put"),
         BenchRow(
@@ -371,6 +446,7 @@ def _run(
             m("raw_threads"),
             goal="reference",
         ),
+        *cpu_rows,
         BenchRow(
             "guaranteed_update, cached object",
             "updates/s",
