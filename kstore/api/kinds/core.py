@@ -172,6 +172,7 @@ def image_pull_policy_default(image: str) -> str:
 # ---------------------------------------------------------------------------- Pod
 
 
+_PROBES: Final = ("livenessProbe", "readinessProbe", "startupProbe")
 _PROBE_DEFAULTS: Final = (
     ("timeoutSeconds", 1),
     ("periodSeconds", 10),
@@ -184,7 +185,10 @@ def _default_probe(probe: MutableMapping[str, Any] | None) -> None:
     if probe is None:
         return
     for key, value in _PROBE_DEFAULTS:
-        _set_default(probe, key, value)
+        current = probe.get(key)
+        # _set_default, inlined: probes are defaulted on every decode of a pod.
+        if not current and (current is None or current == "" or type(current) is int):
+            probe[key] = value
     _default_http_get(_present(probe, "httpGet"))
     grpc = _present(probe, "grpc")
     if grpc is not None:
@@ -210,14 +214,22 @@ def _default_container(container: MutableMapping[str, Any]) -> None:
         )
     _set_default(container, "terminationMessagePath", _TERMINATION_MESSAGE_PATH)
     _set_default(container, "terminationMessagePolicy", "File")
-    for port in _items(container, "ports"):
-        _set_default(port, "protocol", "TCP")
-    for var in _items(container, "env"):
-        value_from = _present(var, "valueFrom")
-        if value_from is not None:
-            _default_field_ref(_present(value_from, "fieldRef"))
-    for key in ("livenessProbe", "readinessProbe", "startupProbe"):
-        _default_probe(_present(container, key))
+    ports = container.get("ports")
+    if isinstance(ports, list):
+        for port in ports:
+            if isinstance(port, dict):
+                _set_default(port, "protocol", "TCP")
+    env = container.get("env")
+    if isinstance(env, list):
+        for var in env:
+            if isinstance(var, dict):
+                value_from = var.get("valueFrom")
+                if isinstance(value_from, dict):
+                    _default_field_ref(_present(value_from, "fieldRef"))
+    for key in _PROBES:
+        probe = container.get(key)
+        if isinstance(probe, dict):
+            _default_probe(probe)
     lifecycle = _present(container, "lifecycle")
     if lifecycle is not None:
         for hook in ("postStart", "preStop"):
