@@ -104,6 +104,13 @@ class PathElement:
 
     @staticmethod
     def of_key(fields: dict[str, Any]) -> PathElement:
+        if len(fields) == 1:
+            # Most keyed lists have one key (a name, a path): its memo, without the sort.
+            ((name, value),) = fields.items()
+            if value.__class__ in _MEMO_TYPES:
+                found = _KEY_ELEMENTS.get(((name, value.__class__, value),))
+                if found is not None:
+                    return found
         pairs = tuple(sorted(fields.items()))
         # List keys (container names, ports) repeat across objects: share one element per
         # spelling. Only exact scalar types are memoised (the type is part of the memo key:
