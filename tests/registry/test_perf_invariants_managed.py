@@ -409,6 +409,27 @@ def test_a_create_walk_raises_the_first_error_compare_raises() -> None:
     assert "omits all key fields" in str(walked.value)
 
 
+def test_a_create_walk_raises_the_error_of_the_field_met_first_in_the_object() -> None:
+    gvk = GroupVersionKind("", "v1", "Pod")
+    node = type_for_gvk(gvk)
+    assert node is not None
+    # Two malformed lists: volumes come first in the object, initContainers first by name
+    # (the order FieldsV1 is written in, which the fast walk follows); compare meets the
+    # volumes first, and so must the walk.
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p"},
+        "spec": {"volumes": ["x"], "initContainers": [{"image": "b"}]},
+    }
+    with pytest.raises(SchemaError) as general:
+        compare(zero_object(gvk), pod, node)
+    with pytest.raises(SchemaError) as walked:
+        created_fields_v1(zero_object(gvk), pod, node)
+    assert str(walked.value) == str(general.value)
+    assert "non-map elements" in str(walked.value)
+
+
 def test_decoded_field_sets_are_shared_and_their_encodings_are_fresh_copies() -> None:
     v1 = {"f:data": {".": {}, "f:a": {}}, "f:metadata": {"f:labels": {"f:app": {}}}}
     first = FieldSet.from_fields_v1(json.loads(json.dumps(v1)))
