@@ -643,7 +643,7 @@ def _slow_payload(f: FieldPlan, b: bytes, p: int, q: int, r: dict[str, Any]) -> 
         raw = b[p:q]
         return b64_encode(raw) if raw or f.repeated or not f.omitempty else _NOTHING
     if f.form == JsonKind.OBJECT:
-        decode = _ready[f.message]
+        decode = decoder_for(f.message)
         if f.inline:
             decode(b, p, q, r)
             return None

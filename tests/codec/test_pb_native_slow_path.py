@@ -1,10 +1,10 @@
 """The compiled decoders' slow path (fields out of order) in a process that only ran them.
 
 A compiled decoder hands fields out of number order to the Python path's ``_slow``, which
-decodes a nested message with the Python decoder it finds in ``_pb_decode._ready``; that table
-is filled only when the Python path generated the message. The other codec tests run both
-paths in one process, so it is always filled there; here a fresh process uses only the
-compiled path, as a server does.
+decodes a nested message with the decoder ``decoder_for`` gives (it once read the Python path's
+table, which only the Python path fills: a KeyError in a process that ran only compiled
+decoders). The other codec tests run both paths in one process, so that table is always filled
+there; here a fresh process uses only the compiled path, as a server does.
 """
 
 from __future__ import annotations
@@ -13,8 +13,6 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-
-import pytest
 
 from tests.codec._pb_paths import compiled_missing
 
@@ -45,11 +43,6 @@ assert r["spec"]["containers"][0]["image"] == "i", r
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="_pb_decode._slow_payload reads _ready[f.message], which the compiled path never"
-    " fills: it needs decoder_for(f.message) (kstore/codec/_pb_decode.py, not this module's)",
-)
 def test_compiled_decoder_reads_fields_out_of_order_in_a_fresh_process() -> None:
     assert not compiled_missing(), "build the compiled converters (pip install -e .)"
     env = {**os.environ, "KSTORE_PROTOBUF_PURE": "0"}
