@@ -15,7 +15,9 @@ with an ``ETag`` (a hash of the bytes) that kubectl's HTTP cache revalidates. Ve
 group are listed by Kubernetes' priority (GA before beta before alpha, higher numbers first):
 the first is the preferred version. Subresources are listed only where the server routes them
 (``status``, ``scale`` of Deployments, with its own ``Scale`` kind, and ``finalize`` of
-namespaces).
+namespaces). Beside the Scheme's resources, the create-only review resources of
+:mod:`kstore.server.reviews` (``authorization.k8s.io``, ``authentication.k8s.io``) are listed
+with the verb ``create`` only, as the API server lists them, so that ``kubectl auth`` finds them.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import orjson
 
 from kstore.api.gvk import GroupVersion, GroupVersionKind, Object
 from kstore.api.scheme import RegisteredResource, Scheme
+from kstore.server.reviews import REVIEW_RESOURCES, ReviewResource
 
 __all__ = [
     "AGGREGATED_CONTENT_TYPE",
@@ -68,6 +71,9 @@ def subresource_gvk(r: RegisteredResource, subresource: str) -> GroupVersionKind
         return scale_gvk(r.group_version)
     return r.group_version.with_kind(r.definition.kind)
 
+
+#: What discovery lists: a resource of the Scheme or a review resource.
+_Listed = RegisteredResource | ReviewResource
 
 _VERSION = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
 
@@ -115,11 +121,14 @@ class Discovery:
     """The discovery documents of one Scheme, built once."""
 
     def __init__(self, scheme: Scheme) -> None:
-        by_group: dict[str, dict[str, list[RegisteredResource]]] = {}
+        by_group: dict[str, dict[str, list[_Listed]]] = {}
         for r in scheme.resources():
             versions = by_group.setdefault(r.group_version.group, {})
             versions.setdefault(r.group_version.version, []).append(r)
-        self._groups: dict[str, list[tuple[str, list[RegisteredResource]]]] = {
+        for review in REVIEW_RESOURCES:
+            versions = by_group.setdefault(review.group, {})
+            versions.setdefault(review.version, []).append(review)
+        self._groups: dict[str, list[tuple[str, list[_Listed]]]] = {
             group: sorted(versions.items(), key=lambda kv: version_priority(kv[0]))
             for group, versions in sorted(by_group.items())
         }
@@ -173,7 +182,7 @@ def _subresources(r: RegisteredResource) -> list[tuple[str, tuple[str, ...]]]:
 
 
 def _discovery_list(
-    groups: Iterable[tuple[str, list[tuple[str, list[RegisteredResource]]]]],
+    groups: Iterable[tuple[str, list[tuple[str, list[_Listed]]]]],
 ) -> Object:
     items = []
     for group, versions in groups:
@@ -198,7 +207,19 @@ def _discovery_list(
     }
 
 
-def _discovery_resource(r: RegisteredResource) -> Object:
+def _review_kind(r: ReviewResource) -> Object:
+    return {"group": r.group, "version": r.version, "kind": r.kind}
+
+
+def _discovery_resource(r: _Listed) -> Object:
+    if isinstance(r, ReviewResource):
+        return {
+            "resource": r.plural,
+            "responseKind": _review_kind(r),
+            "scope": "Namespaced" if r.namespaced else "Cluster",
+            "singularResource": r.singular,
+            "verbs": ["create"],
+        }
     gv = r.group_version
     kind = {"group": gv.group, "version": gv.version, "kind": r.definition.kind}
     out: Object = {
@@ -229,14 +250,25 @@ def _kind_dict(gvk: GroupVersionKind) -> Object:
     return {"group": gvk.group, "version": gvk.version, "kind": gvk.kind}
 
 
-def _api_group(group: str, versions: list[tuple[str, list[RegisteredResource]]]) -> Object:
+def _api_group(group: str, versions: list[tuple[str, list[_Listed]]]) -> Object:
     listed = [{"groupVersion": f"{group}/{v}", "version": v} for v, _ in versions]
     return {"name": group, "versions": listed, "preferredVersion": listed[0]}
 
 
-def _resource_list(gv: GroupVersion, resources: list[RegisteredResource]) -> Object:
+def _resource_list(gv: GroupVersion, resources: list[_Listed]) -> Object:
     entries: list[Object] = []
     for r in resources:
+        if isinstance(r, ReviewResource):
+            entries.append(
+                {
+                    "name": r.plural,
+                    "singularName": r.singular,
+                    "namespaced": r.namespaced,
+                    "kind": r.kind,
+                    "verbs": ["create"],
+                }
+            )
+            continue
         entry: Object = {
             "name": r.info.plural,
             "singularName": r.info.singular,

@@ -39,15 +39,27 @@ from starlette.routing import BaseRoute, Route, request_response
 from starlette.types import Receive, Scope, Send
 
 from kstore.api.gvk import GroupVersion
-from kstore.errors import BadRequest, KStoreError, MethodNotAllowed, NotFound, Unavailable
+from kstore.codec.json import MEDIA_TYPE_JSON
+from kstore.codec.recognizer import MEDIA_TYPE_PROTOBUF
+from kstore.codec.yaml import MEDIA_TYPE_YAML
+from kstore.errors import (
+    BadRequest,
+    KStoreError,
+    MethodNotAllowed,
+    NotFound,
+    Unavailable,
+    UnsupportedMediaType,
+)
 from kstore.server.discovery import Document, wants_aggregated
+from kstore.server.filters.authentication import ANONYMOUS, request_user
+from kstore.server.filters.authorization import request_authorizer
 from kstore.server.handlers import create, delete, get, patch, scale, update
 from kstore.server.handlers.deadline import run_write
 from kstore.server.handlers.scope import Call, Reply, ResourceScope, error_reply, warning_header
 from kstore.server.handlers.watch import WatchResponse, open_watch
 from kstore.server.health import run_checks
 from kstore.server.metrics import RequestLabels
-from kstore.server.negotiation import OutputFormat, negotiate
+from kstore.server.negotiation import OutputFormat, body_serializer, json_format, negotiate
 from kstore.server.request_info import (
     RequestInfo,
     parse_path,
@@ -55,6 +67,7 @@ from kstore.server.request_info import (
     query_bool,
     verb_for,
 )
+from kstore.server.reviews import ReviewResource, answer_review, review_resource
 from kstore.server.state import ServerState
 
 __all__ = ["build_routes"]
@@ -228,40 +241,52 @@ class _Endpoints:
             verb = verb_for(
                 request.method, info, watch_param is not None and query_bool(watch_param)
             )
-            scope = self.state.scope_for(info, request.method)
-            _check_route(request.method, info)
-            _check_name(scope, info, verb)
-            labels = RequestLabels(
-                _METRIC_VERBS.get(verb, verb.upper()),
-                info.group,
-                info.version,
-                info.resource,
-                info.subresource,
-                _scope_label(info, verb),
-            )
-            if verb == "patch" and _is_apply(request.headers.get("content-type")):
-                labels = replace(labels, verb="APPLY")
-            if verb == "watch":
-                return await self._watch(scope, _call(request, info, b""), labels, path)
-            handlers = scale.HANDLERS if info.subresource == "scale" else _HANDLERS
-            handler = handlers.get(verb)
-            if handler is None:
-                raise NotFound(_NOT_FOUND)
-            body = b""
-            if verb not in _READS:
-                body = await request.body()
-            call = _call(request, info, body)
-            if verb in _WRITES:
-                reply = await run_write(handler, scope, call)
-            elif (
-                verb == "get"
-                and self._local_reads
-                and call.query.get("resourceVersion", "") in _UNWAITED_VERSIONS
-            ):
-                reply = handler(scope, call)
+            review = review_resource(info.group, info.version, info.resource)
+            if review is not None:
+                labels = RequestLabels(
+                    _METRIC_VERBS.get(verb, verb.upper()),
+                    info.group,
+                    info.version,
+                    info.resource,
+                    info.subresource,
+                    _scope_label(info, verb),
+                )
+                response = await self._review(request, info, review)
             else:
-                reply = await anyio.to_thread.run_sync(handler, scope, call)
-            response = _reply_response(reply)
+                scope = self.state.scope_for(info, request.method)
+                _check_route(request.method, info)
+                _check_name(scope, info, verb)
+                labels = RequestLabels(
+                    _METRIC_VERBS.get(verb, verb.upper()),
+                    info.group,
+                    info.version,
+                    info.resource,
+                    info.subresource,
+                    _scope_label(info, verb),
+                )
+                if verb == "patch" and _is_apply(request.headers.get("content-type")):
+                    labels = replace(labels, verb="APPLY")
+                if verb == "watch":
+                    return await self._watch(scope, _call(request, info, b""), labels, path)
+                handlers = scale.HANDLERS if info.subresource == "scale" else _HANDLERS
+                handler = handlers.get(verb)
+                if handler is None:
+                    raise NotFound(_NOT_FOUND)
+                body = b""
+                if verb not in _READS:
+                    body = await request.body()
+                call = _call(request, info, body)
+                if verb in _WRITES:
+                    reply = await run_write(handler, scope, call)
+                elif (
+                    verb == "get"
+                    and self._local_reads
+                    and call.query.get("resourceVersion", "") in _UNWAITED_VERSIONS
+                ):
+                    reply = handler(scope, call)
+                else:
+                    reply = await anyio.to_thread.run_sync(handler, scope, call)
+                response = _reply_response(reply)
         except KStoreError as exc:
             response = _error_response(exc, accept)
         except Exception as exc:
@@ -280,6 +305,34 @@ class _Endpoints:
                 elapsed * 1000,
             )
         return response
+
+    async def _review(
+        self, request: Request, info: RequestInfo, review: ReviewResource
+    ) -> Response:
+        """A review (:mod:`kstore.server.reviews`): create only, answered and not stored."""
+        if info.name or info.subresource or review.namespaced != bool(info.namespace):
+            raise NotFound(_NOT_FOUND)
+        if request.method != "POST":
+            raise MethodNotAllowed(_METHOD_NOT_ALLOWED)
+        fmt = negotiate(request.headers.get("accept"))
+        if fmt.is_protobuf:
+            # The review kinds have no protobuf schema here; JSON is what every client takes.
+            fmt = json_format()
+        serializer = body_serializer(request.headers.get("content-type"))
+        if serializer.media_type == MEDIA_TYPE_PROTOBUF:
+            raise UnsupportedMediaType(
+                f"the body of the request was in an unknown format - accepted media types "
+                f"include: {MEDIA_TYPE_JSON}, {MEDIA_TYPE_YAML}"
+            )
+        data = await request.body()
+        if not data.strip():
+            raise BadRequest(f"the body of the request was empty: a {review.kind} is required")
+        body = serializer.decode(data)
+        user = request_user(request.scope) or ANONYMOUS
+        answer = await anyio.to_thread.run_sync(
+            answer_review, review, body, user, request_authorizer(request.scope), info.namespace
+        )
+        return Response(fmt.serializer.encode(answer), 201, media_type=fmt.content_type)
 
     async def _watch(
         self, scope: ResourceScope, call: Call, labels: RequestLabels, path: str

@@ -14,6 +14,10 @@ A refusal is 403 ``Forbidden`` with the API server's wording, e.g. ``configmaps 
 User "alice" cannot list resource "configmaps" in API group "" in the namespace "default"``;
 the authorizers' reasons, when they give any, follow after ``: ``.
 
+The filter leaves its authorizer in the ASGI scope under :data:`AUTHORIZER_KEY`
+(:func:`request_authorizer`), so that the access reviews (:mod:`kstore.server.reviews`) ask
+the same authorizer the request itself was asked by; no filter means ``AlwaysAllow``.
+
 Authorizers may block (RBAC reads its objects from the registry), so the filter first asks
 whether the request is allowed without blocking (RBAC: its watch-fed cache), and only
 otherwise asks on a worker thread, in one hop; a privileged user is never asked about.
@@ -23,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final, Protocol
+from typing import Final, Protocol, cast
 from urllib.parse import parse_qsl
 
 import anyio.to_thread
@@ -36,6 +40,7 @@ from kstore.server.request_info import parse_path, query_bool, verb_for
 
 __all__ = [
     "AUTHORIZATION_MODES",
+    "AUTHORIZER_KEY",
     "SYSTEM_PRIVILEGED_GROUP",
     "AlwaysAllow",
     "AlwaysDeny",
@@ -47,10 +52,13 @@ __all__ = [
     "attributes_of",
     "forbidden",
     "parse_authorization_modes",
+    "request_authorizer",
 ]
 
 SYSTEM_PRIVILEGED_GROUP: Final = "system:masters"
 AUTHORIZATION_MODES: Final = ("AlwaysAllow", "AlwaysDeny", "RBAC")
+#: Where the authorization filter leaves its :class:`Authorizer` in the ASGI scope.
+AUTHORIZER_KEY: Final = "kstore.authorizer"
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,6 +228,13 @@ def forbidden(attributes: Attributes, reason: str) -> Forbidden:
     )
 
 
+def request_authorizer(scope: Scope) -> Authorizer | None:
+    """The authorizer the authorization filter asked about this request (None without the
+    filter, i.e. ``AlwaysAllow``)."""
+    # Only this module writes the key; Authorizer is a Protocol, not checkable at run time.
+    return cast("Authorizer | None", scope.get(AUTHORIZER_KEY))
+
+
 class Authorization:
     """Answers 403 unless the authorizer allows the request's user (set by authentication)."""
 
@@ -231,6 +246,7 @@ class Authorization:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        scope[AUTHORIZER_KEY] = self.authorizer
         user = request_user(scope)
         if user is not None and SYSTEM_PRIVILEGED_GROUP in user.groups:
             await self.app(scope, receive, send)
