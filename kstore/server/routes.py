@@ -39,17 +39,15 @@ from starlette.routing import BaseRoute, Route, request_response
 from starlette.types import Receive, Scope, Send
 
 from kstore.api.gvk import GroupVersion
-from kstore.codec.json import MEDIA_TYPE_JSON
 from kstore.codec.recognizer import MEDIA_TYPE_PROTOBUF
-from kstore.codec.yaml import MEDIA_TYPE_YAML
 from kstore.errors import (
     BadRequest,
     KStoreError,
     MethodNotAllowed,
     NotFound,
     Unavailable,
-    UnsupportedMediaType,
 )
+from kstore.server._review_wire import decode_review_protobuf
 from kstore.server.discovery import Document, wants_aggregated
 from kstore.server.filters.authentication import ANONYMOUS, request_user
 from kstore.server.filters.authorization import request_authorizer
@@ -319,15 +317,15 @@ class _Endpoints:
             # The review kinds have no protobuf schema here; JSON is what every client takes.
             fmt = json_format()
         serializer = body_serializer(request.headers.get("content-type"))
-        if serializer.media_type == MEDIA_TYPE_PROTOBUF:
-            raise UnsupportedMediaType(
-                f"the body of the request was in an unknown format - accepted media types "
-                f"include: {MEDIA_TYPE_JSON}, {MEDIA_TYPE_YAML}"
-            )
         data = await request.body()
         if not data.strip():
             raise BadRequest(f"the body of the request was empty: a {review.kind} is required")
-        body = serializer.decode(data)
+        body: object
+        if serializer.media_type == MEDIA_TYPE_PROTOBUF:
+            # kubectl sends its reviews as protobuf; the codec knows no review kind.
+            body = decode_review_protobuf(data, review.kind)
+        else:
+            body = serializer.decode(data)
         user = request_user(request.scope) or ANONYMOUS
         answer = await anyio.to_thread.run_sync(
             answer_review, review, body, user, request_authorizer(request.scope), info.namespace

@@ -1,0 +1,166 @@
+"""Real ``kubectl auth can-i`` and ``kubectl auth whoami`` against ``kstore serve``: the
+answers RBAC gives (with and without a RoleBinding), kubectl's exit codes (0 yes, 1 no), and
+the default ``AlwaysAllow`` mode saying yes to everything.
+
+The RBAC server serves TLS (kubectl sends a token only over HTTPS) with the token file and
+policy of :mod:`tests.auth.conftest`.
+"""
+
+from __future__ import annotations
+
+import json
+import ssl
+from collections.abc import Iterator
+
+import pytest
+
+from tests.auth.conftest import (
+    ADMIN,
+    ALICE,
+    BOB,
+    CAROL,
+    bearer,
+    seed_policy,
+    self_signed_cert,
+    write_tokens,
+)
+from tests.auth.test_kubectl_auth import TokenKubectl
+from tests.clients.kubectl import Kubectl, kubectl_binary
+from tests.server.harness import RunningServer, start_server
+
+RBAC = "rbac.authorization.k8s.io"
+
+
+@pytest.fixture(scope="module")
+def served(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[TokenKubectl, RunningServer]]:
+    root = tmp_path_factory.mktemp("kubectl-can-i")
+    cert, key = self_signed_cert(root)
+    server = start_server(
+        root / "data",
+        "--token-auth-file",
+        str(write_tokens(root)),
+        "--authorization-mode",
+        "RBAC",
+        "--tls-cert-file",
+        str(cert),
+        "--tls-private-key-file",
+        str(key),
+        "--secure-port",
+        "0",
+    )
+    try:
+        seed_policy(server, verify=ssl.create_default_context(cafile=str(cert)))
+        yield TokenKubectl(Kubectl(kubectl_binary(), root / "home", server.url), cert), server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def k(served: tuple[TokenKubectl, RunningServer]) -> TokenKubectl:
+    return served[0]
+
+
+def test_can_i_says_yes_with_exit_zero_for_what_a_role_binding_grants(k: TokenKubectl) -> None:
+    result = k.run(ALICE, "auth", "can-i", "list", "configmaps", "-n", "team-a")
+    assert (result.code, result.stdout.strip()) == (0, "yes"), result
+
+
+def test_can_i_says_no_with_exit_one_without_a_binding(k: TokenKubectl) -> None:
+    result = k.run(ALICE, "auth", "can-i", "create", "pods", "-n", "team-a")
+    assert (result.code, result.stdout.strip()) == (1, "no"), result
+    result = k.run(CAROL, "auth", "can-i", "list", "configmaps", "-n", "team-a")
+    assert (result.code, result.stdout.strip()) == (1, "no"), result
+
+
+def test_can_i_follows_a_new_role_binding(served: tuple[TokenKubectl, RunningServer]) -> None:
+    k, server = served
+    before = k.run(CAROL, "auth", "can-i", "create", "pods", "-n", "team-b")
+    assert (before.code, before.stdout.strip()) == (1, "no"), before
+    rbac = f"/apis/{RBAC}/v1/namespaces/team-b"
+    with server.client(verify=ssl.create_default_context(cafile=str(k.ca))) as client:
+        role = {
+            "metadata": {"name": "pod-maker"},
+            "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["create"]}],
+        }
+        binding = {
+            "metadata": {"name": "carol-makes-pods"},
+            "roleRef": {"apiGroup": RBAC, "kind": "Role", "name": "pod-maker"},
+            "subjects": [{"kind": "User", "name": "carol"}],
+        }
+        for path, body in ((f"{rbac}/roles", role), (f"{rbac}/rolebindings", binding)):
+            response = client.post(path, json=body, headers=bearer(ADMIN))
+            assert response.status_code == 201, response.text
+    after = k.run(CAROL, "auth", "can-i", "create", "pods", "-n", "team-b")
+    assert (after.code, after.stdout.strip()) == (0, "yes"), after
+    # The binding is namespaced: elsewhere carol still may not.
+    elsewhere = k.run(CAROL, "auth", "can-i", "create", "pods", "-n", "team-a")
+    assert (elsewhere.code, elsewhere.stdout.strip()) == (1, "no"), elsewhere
+
+
+def test_can_i_asks_about_a_named_object(k: TokenKubectl) -> None:
+    # alice may update cm1 only (a resourceNames rule).
+    yes = k.run(ALICE, "auth", "can-i", "update", "configmaps/cm1", "-n", "team-a")
+    assert (yes.code, yes.stdout.strip()) == (0, "yes"), yes
+    no = k.run(ALICE, "auth", "can-i", "update", "configmaps/cm2", "-n", "team-a")
+    assert (no.code, no.stdout.strip()) == (1, "no"), no
+
+
+def test_can_i_on_a_non_resource_url(k: TokenKubectl) -> None:
+    assert k.run(CAROL, "auth", "can-i", "get", "/healthz").stdout.strip() == "yes"
+    result = k.run(CAROL, "auth", "can-i", "get", "/metrics")
+    assert (result.code, result.stdout.strip()) == (1, "no"), result
+
+
+def test_masters_can_do_anything(k: TokenKubectl) -> None:
+    assert k.ok(ADMIN, "auth", "can-i", "*", "*", "--all-namespaces").strip() == "yes"
+
+
+def test_quiet_can_i_answers_by_exit_code_alone(k: TokenKubectl) -> None:
+    result = k.run(ALICE, "auth", "can-i", "delete", "namespaces", "--quiet")
+    assert (result.code, result.stdout) == (1, ""), result
+
+
+def test_whoami_prints_the_token_user(k: TokenKubectl) -> None:
+    review = json.loads(k.ok(BOB, "auth", "whoami", "-o", "json"))
+    assert review["apiVersion"] == "authentication.k8s.io/v1"
+    assert review["kind"] == "SelfSubjectReview"
+    assert review["status"]["userInfo"] == {
+        "username": "bob",
+        "uid": "uid-bob",
+        "groups": ["dev", "qa", "system:authenticated"],
+    }
+
+
+def test_whoami_table_names_the_user(k: TokenKubectl) -> None:
+    out = k.ok(ALICE, "auth", "whoami")
+    rows = [line.split() for line in out.splitlines()]
+    assert ["Username", "alice"] in rows
+    assert ["UID", "uid-alice"] in rows
+
+
+@pytest.fixture(scope="module")
+def open_kubectl(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kubectl]:
+    """The default mode, AlwaysAllow, without credentials (plain HTTP)."""
+    root = tmp_path_factory.mktemp("kubectl-always-allow")
+    server = start_server(root / "data")
+    try:
+        yield Kubectl(kubectl_binary(), root / "home", server.url)
+    finally:
+        server.stop()
+
+
+def test_always_allow_says_yes(open_kubectl: Kubectl) -> None:
+    assert open_kubectl.ok("auth", "can-i", "create", "pods").strip() == "yes"
+    assert open_kubectl.ok("auth", "can-i", "delete", "nodes", "--all-namespaces").strip() == (
+        "yes"
+    )
+
+
+def test_whoami_without_credentials_is_anonymous(open_kubectl: Kubectl) -> None:
+    review = json.loads(open_kubectl.ok("auth", "whoami", "-o", "json"))
+    assert review["status"]["userInfo"] == {
+        "username": "system:anonymous",
+        "groups": ["system:unauthenticated"],
+    }
