@@ -234,10 +234,22 @@ def _access_review(data: bytes) -> dict[str, Any]:
     return out
 
 
+def _rules_review(data: bytes) -> dict[str, Any]:
+    # SelfSubjectRulesReview: 1 metadata, 2 spec {1: namespace}.
+    out: dict[str, Any] = {}
+    for number, _, value in _fields(data):
+        if number == 1:
+            out["metadata"] = _metadata(_message(value))
+        elif number == 2:
+            out["spec"] = _strings(_message(value), {1: "namespace"})
+    return out
+
+
 _READERS: Final[dict[str, Callable[[bytes], dict[str, Any]]]] = {
     "SelfSubjectAccessReview": _access_review,
     "SubjectAccessReview": _access_review,
     "LocalSubjectAccessReview": _access_review,
+    "SelfSubjectRulesReview": _rules_review,
     "SelfSubjectReview": _self_subject_review,
 }
 

@@ -3,6 +3,9 @@
 - ``authorization.k8s.io/v1`` ``SelfSubjectAccessReview`` (``kubectl auth can-i``): may I do
   this? ``SubjectAccessReview`` (cluster-scoped) and ``LocalSubjectAccessReview`` (namespaced):
   may this other user do it?
+- ``authorization.k8s.io/v1`` ``SelfSubjectRulesReview`` (``kubectl auth can-i --list``):
+  what may I do in this namespace? The authorizers' rules (``RulesFor``): RBAC's bound
+  rules, everything for ``AlwaysAllow``, nothing for ``AlwaysDeny``.
 - ``authentication.k8s.io/v1`` ``SelfSubjectReview`` (``kubectl auth whoami``): who am I?
 
 Each is create-only, as in the API server's registry for them: the body is decoded, checked
@@ -33,6 +36,7 @@ from kstore.errors import BadRequest, Cause, Invalid
 from kstore.registry.interface import UserInfo
 from kstore.server.filters.authorization import (
     SYSTEM_PRIVILEGED_GROUP,
+    AlwaysAllow,
     Attributes,
     Authorizer,
     Decision,
@@ -91,6 +95,14 @@ LOCAL_SUBJECT_ACCESS_REVIEW: Final = ReviewResource(
     "LocalSubjectAccessReview",
     True,
 )
+SELF_SUBJECT_RULES_REVIEW: Final = ReviewResource(
+    AUTHORIZATION_GROUP,
+    "v1",
+    "selfsubjectrulesreviews",
+    "selfsubjectrulesreview",
+    "SelfSubjectRulesReview",
+    False,
+)
 SELF_SUBJECT_REVIEW: Final = ReviewResource(
     AUTHENTICATION_GROUP,
     "v1",
@@ -104,6 +116,7 @@ SELF_SUBJECT_REVIEW: Final = ReviewResource(
 REVIEW_RESOURCES: Final = (
     LOCAL_SUBJECT_ACCESS_REVIEW,
     SELF_SUBJECT_ACCESS_REVIEW,
+    SELF_SUBJECT_RULES_REVIEW,
     SUBJECT_ACCESS_REVIEW,
     SELF_SUBJECT_REVIEW,
 )
@@ -446,6 +459,48 @@ def _subject_access_review(
     return _reply(review, {**spec.echo, **subject}, _access_status(decision), metadata)
 
 
+# --------------------------------------------------------------------------- rules review
+
+
+def _rule_lists(rule: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    # verbs is always written (no omitempty in ResourceRule/NonResourceRule); the rest when set.
+    out: dict[str, Any] = {"verbs": list(rule.get("verbs") or [])}
+    for key in keys:
+        values = rule.get(key)
+        if values:
+            out[key] = list(values)
+    return out
+
+
+def _self_subject_rules_review(
+    review: ReviewResource,
+    obj: dict[str, Any],
+    user: UserInfo,
+    authorizer: Authorizer | None,
+    namespace: str,
+) -> Object:
+    spec_namespace = obj["spec"].get("namespace")
+    if spec_namespace is not None and not isinstance(spec_namespace, str):
+        raise _type_error(
+            review, spec_namespace, "SelfSubjectRulesReviewSpec", "spec.namespace", "string"
+        )
+    if not spec_namespace:
+        raise BadRequest("no namespace on request")
+    rules = (authorizer or AlwaysAllow()).rules_for(user, spec_namespace)
+    status: dict[str, Any] = {
+        "resourceRules": [
+            _rule_lists(r, ("apiGroups", "resources", "resourceNames")) for r in rules.resource
+        ],
+        "nonResourceRules": [_rule_lists(r, ("nonResourceURLs",)) for r in rules.non_resource],
+        "incomplete": rules.incomplete,
+    }
+    if rules.errors:
+        errors = rules.errors
+        status["evaluationError"] = errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]"
+    # The API server answers with a new object: the spec sent is not echoed.
+    return _reply(review, {}, status)
+
+
 # --------------------------------------------------------------------------- self review
 
 
@@ -489,6 +544,7 @@ _ANSWERS: Final[dict[str, _Answer]] = {
     SELF_SUBJECT_ACCESS_REVIEW.kind: _self_subject_access_review,
     SUBJECT_ACCESS_REVIEW.kind: _subject_access_review,
     LOCAL_SUBJECT_ACCESS_REVIEW.kind: _subject_access_review,
+    SELF_SUBJECT_RULES_REVIEW.kind: _self_subject_rules_review,
     SELF_SUBJECT_REVIEW.kind: _self_subject_review,
 }
 

@@ -164,3 +164,29 @@ def test_whoami_without_credentials_is_anonymous(open_kubectl: Kubectl) -> None:
         "username": "system:anonymous",
         "groups": ["system:unauthenticated"],
     }
+
+
+def _rows(out: str) -> list[list[str]]:
+    return [line.split() for line in out.splitlines()]
+
+
+def test_can_i_list_shows_the_bound_rules(k: TokenKubectl) -> None:
+    rows = _rows(k.ok(ALICE, "auth", "can-i", "--list", "-n", "team-a"))
+    assert rows[0] == ["Resources", "Non-Resource", "URLs", "Resource", "Names", "Verbs"]
+    assert ["configmaps", "[]", "[]", "[get", "list", "watch]"] in rows
+    assert ["configmaps", "[]", "[cm1]", "[update", "patch", "delete]"] in rows
+    assert ["selfsubjectaccessreviews.authorization.k8s.io", "[]", "[]", "[create]"] in rows
+    # Non-resource rules have an empty first column (system:public-info-viewer's /healthz).
+    assert ["[/healthz]", "[]", "[get]"] in rows
+    assert ["pods/status", "[]", "[]", "[get]"] in rows
+
+
+def test_can_i_list_in_another_namespace_lacks_the_role(k: TokenKubectl) -> None:
+    rows = _rows(k.ok(ALICE, "auth", "can-i", "--list", "-n", "team-b"))
+    assert not any(r[0] == "configmaps" for r in rows)
+
+
+def test_always_allow_lists_everything(open_kubectl: Kubectl) -> None:
+    rows = _rows(open_kubectl.ok("auth", "can-i", "--list"))
+    assert ["*.*", "[]", "[]", "[*]"] in rows
+    assert ["[*]", "[]", "[*]"] in rows

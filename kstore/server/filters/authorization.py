@@ -25,9 +25,9 @@ otherwise asks on a worker thread, in one hop; a privileged user is never asked 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final, Protocol, cast
+from typing import Any, Final, Protocol, cast
 from urllib.parse import parse_qsl
 
 import anyio.to_thread
@@ -48,6 +48,7 @@ __all__ = [
     "Authorization",
     "Authorizer",
     "Decision",
+    "Rules",
     "Union",
     "attributes_of",
     "forbidden",
@@ -91,6 +92,26 @@ ALLOW: Final = Decision(True, True)
 NO_OPINION: Final = Decision(False, False)
 
 
+@dataclass(frozen=True, slots=True)
+class Rules:
+    """What a user may do in a namespace, as an authorizer's ``RulesFor`` lists it (for
+    SelfSubjectRulesReview): RBAC policy rules (dicts in the ``PolicyRule`` shape) that name
+    resources, those that name non-resource URLs, whether the list may miss something the
+    authorizer would allow, and the errors met on the way."""
+
+    resource: tuple[Mapping[str, Any], ...] = ()
+    non_resource: tuple[Mapping[str, Any], ...] = ()
+    incomplete: bool = False
+    errors: tuple[str, ...] = ()
+
+
+#: Everything, as ``AlwaysAllow`` lists it.
+EVERYTHING: Final = Rules(
+    resource=({"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]},),
+    non_resource=({"verbs": ["*"], "nonResourceURLs": ["*"]},),
+)
+
+
 class Authorizer(Protocol):
     def authorize(self, attributes: Attributes) -> Decision:
         """The decision on one request; may block (it runs on a worker thread)."""
@@ -101,10 +122,18 @@ class Authorizer(Protocol):
         event loop); False means "ask :meth:`authorize`", never "denied"."""
         return False
 
+    def rules_for(self, user: UserInfo, namespace: str) -> Rules:
+        """What ``user`` may do in ``namespace`` ("" for cluster-wide rules only); may block.
+        An authorizer that cannot list its rules says the list is incomplete."""
+        return Rules(incomplete=True)
+
 
 class AlwaysAllow(Authorizer):
     def authorize(self, attributes: Attributes) -> Decision:
         return ALLOW
+
+    def rules_for(self, user: UserInfo, namespace: str) -> Rules:
+        return EVERYTHING
 
     def allows_without_blocking(self, attributes: Attributes) -> bool:
         return True
@@ -115,6 +144,9 @@ class AlwaysDeny(Authorizer):
 
     def authorize(self, attributes: Attributes) -> Decision:
         return Decision(False, False, "Everything is forbidden.")
+
+    def rules_for(self, user: UserInfo, namespace: str) -> Rules:
+        return Rules()
 
 
 class Union(Authorizer):
@@ -132,6 +164,16 @@ class Union(Authorizer):
             if decision.reason:
                 reasons.append(decision.reason)
         return Decision(False, False, "\n".join(reasons))
+
+    def rules_for(self, user: UserInfo, namespace: str) -> Rules:
+        """Every authorizer's rules, in order (the union's ``RulesFor``)."""
+        found = [a.rules_for(user, namespace) for a in self._authorizers]
+        return Rules(
+            resource=tuple(r for f in found for r in f.resource),
+            non_resource=tuple(r for f in found for r in f.non_resource),
+            incomplete=any(f.incomplete for f in found),
+            errors=tuple(e for f in found for e in f.errors),
+        )
 
 
 def parse_authorization_modes(text: str) -> tuple[str, ...]:

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Final
 from kstore.api.kinds.rbac import GROUP
 from kstore.errors import NotFound
 from kstore.registry.interface import Registry, RequestContext, UserInfo
-from kstore.server.filters.authorization import ALLOW, Attributes, Authorizer, Decision
+from kstore.server.filters.authorization import ALLOW, Attributes, Authorizer, Decision, Rules
 from kstore.storage.interface import ListOptions
 
 if TYPE_CHECKING:
@@ -179,6 +179,25 @@ class RBACAuthorizer(Authorizer):
                 yield self._rules(kind, name, binding_namespace), ""
             except NotFound as exc:
                 yield (), exc.message
+
+    def rules_for(self, user: UserInfo, namespace: str) -> Rules:
+        """The rules of every role bound to ``user`` in ``namespace`` (RBAC's ``RulesFor``):
+        a rule naming resources and one naming non-resource URLs are listed apart; a
+        missing role is an error, not incompleteness."""
+        resource: list[Mapping[str, Any]] = []
+        non_resource: list[Mapping[str, Any]] = []
+        errors: list[str] = []
+        for rules, error in self.visit_rules(user, namespace):
+            if error:
+                errors.append(error)
+            for rule in rules:
+                if not isinstance(rule, Mapping):
+                    continue
+                if _strings(rule, "resources"):
+                    resource.append(rule)
+                if _strings(rule, "nonResourceURLs"):
+                    non_resource.append(rule)
+        return Rules(tuple(resource), tuple(non_resource), False, tuple(errors))
 
     def authorize(self, attributes: Attributes) -> Decision:
         errors: list[str] = []
