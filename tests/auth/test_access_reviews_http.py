@@ -303,3 +303,95 @@ def test_discovery_lists_the_reviews_as_create_only(rbac: TestClient) -> None:
     assert by_name["localsubjectaccessreviews"]["namespaced"] is True
     groups = {g["name"] for g in rbac.get("/apis", headers=bearer(ALICE)).json()["groups"]}
     assert {"authorization.k8s.io", "authentication.k8s.io"} <= groups
+
+
+SSRR = f"{AUTHZ}/selfsubjectrulesreviews"
+
+
+def _rules(client: TestClient, token: str | None, namespace: str) -> Any:
+    body = {"apiVersion": "authorization.k8s.io/v1", "spec": {"namespace": namespace}}
+    headers = bearer(token) if token else {}
+    response = client.post(SSRR, json=body, headers=headers)
+    assert response.status_code == 201, response.text
+    answer = response.json()
+    assert answer["kind"] == "SelfSubjectRulesReview"
+    assert answer["spec"] == {}
+    return answer["status"]
+
+
+def test_rules_review_lists_the_role_bound_in_the_namespace(rbac: TestClient) -> None:
+    status = _rules(rbac, ALICE, "team-a")
+    assert status["incomplete"] is False
+    assert "evaluationError" not in status
+    assert {"verbs": ["get"], "apiGroups": [""], "resources": ["configmaps"]} in status[
+        "resourceRules"
+    ]
+    assert any("/healthz" in r["nonResourceURLs"] for r in status["nonResourceRules"])
+    elsewhere = _rules(rbac, ALICE, "team-b")
+    assert not any("configmaps" in r.get("resources", ()) for r in elsewhere["resourceRules"])
+
+
+def test_rules_review_names_a_binding_to_a_missing_role(rbac: TestClient) -> None:
+    binding = {
+        "metadata": {"name": "dangling"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "gone"},
+        "subjects": [{"kind": "User", "name": "carol"}],
+    }
+    path = f"{RBAC}/namespaces/team-a/rolebindings"
+    assert rbac.post(path, json=binding, headers=bearer(ADMIN)).status_code == 201
+    status = _rules(rbac, CAROL, "team-a")
+    assert status["evaluationError"] == 'role.rbac.authorization.k8s.io "gone" not found'
+    assert status["incomplete"] is False
+
+
+def test_rules_review_needs_a_namespace(rbac: TestClient) -> None:
+    response = rbac.post(SSRR, json={"spec": {}}, headers=bearer(ALICE))
+    assert response.status_code == 400
+    assert response.json()["message"] == "no namespace on request"
+
+
+def test_rules_review_under_always_allow_lists_everything(tmp_path: Path) -> None:
+    for client in _client(tmp_path, ("AlwaysAllow",), tokens=False):
+        status = _rules(client, None, "default")
+        assert status == {
+            "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
+            "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}],
+            "incomplete": False,
+        }
+
+
+def test_rules_review_with_always_deny_adds_nothing(tmp_path: Path) -> None:
+    for client in _client(tmp_path, ("RBAC", "AlwaysDeny")):
+        status = _rules(client, CAROL, "default")
+        # RBAC's rules only (system:basic-user and friends), nothing from AlwaysDeny.
+        assert status["incomplete"] is False
+        resources = [name for r in status["resourceRules"] for name in r.get("resources", ())]
+        assert "selfsubjectaccessreviews" in resources
+        assert "*" not in resources
+
+
+def _pb_string(number: int, value: str) -> bytes:
+    data = value.encode()
+    return bytes([number << 3 | 2, len(data)]) + data
+
+
+def _pb_message(number: int, value: bytes) -> bytes:
+    return bytes([number << 3 | 2, len(value)]) + value
+
+
+def test_protobuf_body_is_answered_in_json(rbac: TestClient) -> None:
+    attributes = _pb_string(1, "team-a") + _pb_string(2, "get") + _pb_string(5, "configmaps")
+    raw = _pb_message(2, _pb_message(1, attributes))
+    type_meta = _pb_string(1, "authorization.k8s.io/v1") + _pb_string(2, "SelfSubjectAccessReview")
+    body = b"k8s\x00" + _pb_message(1, type_meta) + _pb_message(2, raw)
+    headers = {
+        **bearer(ALICE),
+        "Content-Type": "application/vnd.kubernetes.protobuf",
+        "Accept": "application/vnd.kubernetes.protobuf, application/json",
+    }
+    response = rbac.post(SSAR, content=body, headers=headers)
+    assert response.status_code == 201, response.text
+    assert response.headers["content-type"] == "application/json"
+    assert response.json()["status"] == {"allowed": True}
+    response = rbac.post(SSAR, content=b"k8s\x00\x0a\x7f", headers=headers)
+    assert response.status_code == 400
