@@ -9,6 +9,9 @@ path of its group version with its operations tagged ``x-kubernetes-action`` and
 ``components.schemas`` is empty: field schemas (what ``kubectl explain`` and client-side
 schema validation read) are not published.
 
+The review resources of :mod:`kstore.server.reviews` get a document per group version too,
+with the one ``post`` operation each has (as the API server publishes them).
+
 The index names each document with ``?hash=<hash of its bytes>``; a request carrying the
 current hash is answered ``Cache-Control: public, immutable`` so kubectl's HTTP cache keeps it,
 any other with ``no-cache`` and the ``ETag``.
@@ -23,6 +26,7 @@ import orjson
 from kstore.api.gvk import GroupVersion, Object
 from kstore.api.scheme import RegisteredResource, Scheme
 from kstore.server.discovery import SERVED_SUBRESOURCES, subresource_gvk
+from kstore.server.reviews import REVIEW_RESOURCES, ReviewResource
 
 __all__ = ["OpenAPIDocument", "OpenAPIV3"]
 
@@ -159,6 +163,30 @@ def _paths(gv: GroupVersion, resources: list[RegisteredResource]) -> Object:
     return paths
 
 
+def _review_paths(gv: GroupVersion, reviews: list[ReviewResource]) -> Object:
+    root = f"/apis/{gv.group}/{gv.version}"
+    tag = _tag(gv)
+    paths: Object = {}
+    for r in reviews:
+        ns = r.namespaced
+        collection = f"{root}/namespaces/{{namespace}}/{r.plural}" if ns else f"{root}/{r.plural}"
+        post: Object = {
+            "tags": [tag],
+            "operationId": f"create{'Namespaced' if ns else ''}{r.kind}",
+            "parameters": [_DRY_RUN, _FIELD_MANAGER, _FIELD_VALIDATION],
+            "requestBody": {"content": {"*/*": {"schema": {"type": "object"}}}, "required": True},
+            "responses": dict(_OK),
+            "x-kubernetes-action": "post",
+            "x-kubernetes-group-version-kind": {
+                "group": r.group,
+                "version": r.version,
+                "kind": r.kind,
+            },
+        }
+        paths[collection] = {"parameters": _path_params(ns, False), "post": post}
+    return paths
+
+
 class OpenAPIV3:
     """The documents of one Scheme, built once: ``index`` and one per served group version."""
 
@@ -166,13 +194,18 @@ class OpenAPIV3:
         by_gv: dict[GroupVersion, list[RegisteredResource]] = {}
         for r in scheme.resources():
             by_gv.setdefault(r.group_version, []).append(r)
+        reviews: dict[GroupVersion, list[ReviewResource]] = {}
+        for review in REVIEW_RESOURCES:
+            reviews.setdefault(GroupVersion(review.group, review.version), []).append(review)
         self._docs: dict[str, OpenAPIDocument] = {}
-        for gv, resources in sorted(by_gv.items()):
+        for gv in sorted(by_gv.keys() | reviews.keys()):
             key = f"api/{gv.version}" if not gv.group else f"apis/{gv.group}/{gv.version}"
+            paths = _paths(gv, by_gv.get(gv, []))
+            paths.update(_review_paths(gv, reviews.get(gv, [])))
             doc = {
                 "openapi": "3.0.0",
                 "info": {"title": "kstore", "version": server_version},
-                "paths": _paths(gv, resources),
+                "paths": paths,
                 "components": {"schemas": {}},
             }
             self._docs[key] = OpenAPIDocument(orjson.dumps(doc))

@@ -395,3 +395,20 @@ def test_protobuf_body_is_answered_in_json(rbac: TestClient) -> None:
     assert response.json()["status"] == {"allowed": True}
     response = rbac.post(SSAR, content=b"k8s\x00\x0a\x7f", headers=headers)
     assert response.status_code == 400
+
+
+def test_openapi_publishes_the_review_post_operations(rbac: TestClient) -> None:
+    index = rbac.get("/openapi/v3", headers=bearer(ALICE)).json()["paths"]
+    url = index["apis/authorization.k8s.io/v1"]["serverRelativeURL"]
+    paths = rbac.get(url, headers=bearer(ALICE)).json()["paths"]
+    collection = paths["/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"]
+    assert set(collection) == {"parameters", "post"}
+    assert collection["post"]["x-kubernetes-group-version-kind"] == {
+        "group": "authorization.k8s.io",
+        "version": "v1",
+        "kind": "SelfSubjectAccessReview",
+    }
+    assert "/apis/authorization.k8s.io/v1/namespaces/{namespace}/localsubjectaccessreviews" in (
+        paths
+    )
+    assert "apis/authentication.k8s.io/v1" in index
