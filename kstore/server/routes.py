@@ -44,6 +44,7 @@ from kstore.errors import (
     BadRequest,
     KStoreError,
     MethodNotAllowed,
+    NotAcceptable,
     NotFound,
     Unavailable,
 )
@@ -57,7 +58,7 @@ from kstore.server.handlers.scope import Call, Reply, ResourceScope, error_reply
 from kstore.server.handlers.watch import WatchResponse, open_watch
 from kstore.server.health import run_checks
 from kstore.server.metrics import RequestLabels
-from kstore.server.negotiation import OutputFormat, body_serializer, json_format, negotiate
+from kstore.server.negotiation import OutputFormat, body_serializer, negotiate
 from kstore.server.request_info import (
     RequestInfo,
     parse_path,
@@ -211,6 +212,21 @@ def _call(request: Request, info: RequestInfo, body: bytes) -> Call:
     )
 
 
+def _review_format(accept: str | None) -> OutputFormat:
+    """The answer format of a review: the review kinds have no protobuf encoding here, so a
+    client that prefers protobuf (kubectl: ``protobuf, json``) gets the next type it accepts;
+    one that accepts only protobuf gets 406."""
+    fmt = negotiate(accept)
+    if not fmt.is_protobuf:
+        return fmt
+    rest = [c for c in (accept or "").split(",") if c.strip() and "protobuf" not in c]
+    if not rest:
+        raise NotAcceptable(
+            "only the following media types are accepted: application/json, application/yaml"
+        )
+    return negotiate(",".join(rest))
+
+
 class _Endpoints:
     """The route functions, bound to one server state."""
 
@@ -312,10 +328,7 @@ class _Endpoints:
             raise NotFound(_NOT_FOUND)
         if request.method != "POST":
             raise MethodNotAllowed(_METHOD_NOT_ALLOWED)
-        fmt = negotiate(request.headers.get("accept"))
-        if fmt.is_protobuf:
-            # The review kinds have no protobuf schema here; JSON is what every client takes.
-            fmt = json_format()
+        fmt = _review_format(request.headers.get("accept"))
         serializer = body_serializer(request.headers.get("content-type"))
         data = await request.body()
         if not data.strip():

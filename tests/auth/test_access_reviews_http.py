@@ -412,3 +412,15 @@ def test_openapi_publishes_the_review_post_operations(rbac: TestClient) -> None:
         paths
     )
     assert "apis/authentication.k8s.io/v1" in index
+
+
+def test_review_answer_media_types(rbac: TestClient) -> None:
+    body = _ssar({"namespace": "team-a", "verb": "get", "resource": "configmaps"})
+    only_protobuf = {**bearer(ALICE), "Accept": "application/vnd.kubernetes.protobuf"}
+    response = rbac.post(SSAR, json=body, headers=only_protobuf)
+    assert response.status_code == 406
+    as_yaml = {**bearer(ALICE), "Accept": "application/vnd.kubernetes.protobuf, application/yaml"}
+    response = rbac.post(SSAR, json=body, headers=as_yaml)
+    assert response.status_code == 201
+    assert response.headers["content-type"] == "application/yaml"
+    assert "allowed: true" in response.text
