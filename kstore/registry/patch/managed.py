@@ -639,8 +639,9 @@ _REPEATED: Final = object()
 
 
 def _created_sorted(lhs: Any, rhs: Any, node: TypeNode) -> tuple[dict[str, Any] | None, bool]:
-    """What :func:`_created` returns, by the sorted walk: a map level looks only at the keys
-    of ``rhs`` (the entries are keyed by them), not at the zero value's many null fields."""
+    """What :func:`_created` returns, by the sorted walk: a map level walks the keys of
+    ``rhs`` once, in sorted order (the entries are keyed by them), writing each entry as it
+    goes rather than collecting results to sort afterwards."""
     if lhs is MISSING:
         return _added_sorted(rhs, node), True
     atom = _atom(node, rhs)
