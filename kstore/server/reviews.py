@@ -8,9 +8,11 @@
   rules, everything for ``AlwaysAllow``, nothing for ``AlwaysDeny``.
 - ``authentication.k8s.io/v1`` ``SelfSubjectReview`` (``kubectl auth whoami``): who am I?
 
-Each is create-only, as in the API server's registry for them: the body is decoded, checked
-(Kubernetes' validation messages, 422 ``Invalid``; a body of the wrong type or shape is 400),
-and answered with 201 and the same object with its ``status`` filled; nothing is written.
+Each is create-only, as in the API server's registry for them: the body (JSON, YAML, or
+protobuf read by :mod:`kstore.server._review_wire`) is decoded, checked (Kubernetes'
+validation messages, 422 ``Invalid``; a body of the wrong type or shape is 400), and answered
+with 201: the object with its ``status`` filled (a rules review, as in Kubernetes, comes back
+as a new object without the spec); nothing is written.
 
 An access review asks the authorizer the request itself was asked by (the authorization
 filter leaves it in the ASGI scope; without that filter the mode is ``AlwaysAllow`` and every
