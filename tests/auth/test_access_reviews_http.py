@@ -110,7 +110,11 @@ def _status(client: TestClient, token: str, body: dict[str, Any], path: str = SS
 
 def test_self_access_review_follows_the_role_binding(rbac: TestClient) -> None:
     get_cm = {"namespace": "team-a", "verb": "get", "resource": "configmaps"}
-    assert _status(rbac, ALICE, _ssar(get_cm)) == {"allowed": True}
+    assert _status(rbac, ALICE, _ssar(get_cm)) == {
+        "allowed": True,
+        "reason": 'RBAC: allowed by RoleBinding "cm-reader/team-a" of Role "cm-reader" to User '
+        '"alice"',
+    }
     elsewhere = {**get_cm, "namespace": "team-b"}
     assert _status(rbac, ALICE, _ssar(elsewhere)) == {"allowed": False}
     assert _status(rbac, CAROL, _ssar(get_cm)) == {"allowed": False}
@@ -125,7 +129,11 @@ def test_self_access_review_echoes_the_spec_with_kind_and_version(rbac: TestClie
         "apiVersion": "authorization.k8s.io/v1",
         "metadata": {"creationTimestamp": None},
         "spec": {"resourceAttributes": attributes},
-        "status": {"allowed": True},
+        "status": {
+            "allowed": True,
+            "reason": 'RBAC: allowed by RoleBinding "cm-reader/team-a" of Role "cm-reader" to '
+            'User "alice"',
+        },
     }
 
 
@@ -137,7 +145,10 @@ def test_masters_are_allowed_everything(rbac: TestClient) -> None:
 def test_non_resource_review_uses_the_bootstrap_policy(rbac: TestClient) -> None:
     # system:public-info-viewer grants /healthz to everyone; nothing grants /metrics.
     healthz = _ssar({"path": "/healthz", "verb": "get"}, "nonResourceAttributes")
-    assert _status(rbac, CAROL, healthz) == {"allowed": True}
+    status = _status(rbac, CAROL, healthz)
+    assert status["allowed"] is True
+    assert status["reason"].startswith('RBAC: allowed by ClusterRoleBinding "system:')
+    assert status["reason"].endswith('to Group "system:authenticated"')
     metrics = _ssar({"path": "/metrics", "verb": "get"}, "nonResourceAttributes")
     assert _status(rbac, CAROL, metrics) == {"allowed": False}
 
@@ -220,7 +231,7 @@ def test_subject_access_review_asks_about_another_user(rbac: TestClient) -> None
             "resourceAttributes": {"namespace": "team-a", "verb": "get", "resource": "configmaps"},
         },
     }
-    assert _status(rbac, ADMIN, body, SAR) == {"allowed": True}
+    assert _status(rbac, ADMIN, body, SAR)["allowed"] is True
     body["spec"]["user"] = "carol"
     assert _status(rbac, ADMIN, body, SAR) == {"allowed": False}
     # Asking about others needs create on subjectaccessreviews, which alice lacks.
@@ -250,7 +261,7 @@ def test_local_subject_access_review_is_about_its_namespace(rbac: TestClient) ->
     assert response.status_code == 201, response.text
     answer = response.json()
     assert answer["metadata"]["namespace"] == "team-a"
-    assert answer["status"] == {"allowed": True}
+    assert answer["status"]["allowed"] is True
     body["spec"]["resourceAttributes"]["namespace"] = "team-b"
     response = rbac.post(path, json=body, headers=bearer(ADMIN))
     assert response.status_code == 422
@@ -392,7 +403,7 @@ def test_protobuf_body_is_answered_in_json(rbac: TestClient) -> None:
     response = rbac.post(SSAR, content=body, headers=headers)
     assert response.status_code == 201, response.text
     assert response.headers["content-type"] == "application/json"
-    assert response.json()["status"] == {"allowed": True}
+    assert response.json()["status"]["allowed"] is True
     response = rbac.post(SSAR, content=b"k8s\x00\x0a\x7f", headers=headers)
     assert response.status_code == 400
 

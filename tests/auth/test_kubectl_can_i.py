@@ -211,5 +211,34 @@ def test_create_subject_access_review_from_a_file(k: TokenKubectl) -> None:
     assert result.code == 0, result
     review = json.loads(result.stdout)
     # alice's RoleBinding in team-a grants it (the review is about her, asked by admin).
-    assert review["status"] == {"allowed": True}
+    assert review["status"] == {
+        "allowed": True,
+        "reason": 'RBAC: allowed by RoleBinding "cm-reader/team-a" of Role "cm-reader" to User '
+        '"alice"',
+    }
     assert review["spec"]["user"] == "alice"
+
+
+def test_access_review_reason_names_a_service_account_binding(
+    served: tuple[TokenKubectl, RunningServer],
+) -> None:
+    k, server = served
+    body = {
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SubjectAccessReview",
+        "spec": {
+            "user": "system:serviceaccount:team-a:robot",
+            "resourceAttributes": {"namespace": "team-a", "verb": "get", "resource": "configmaps"},
+        },
+    }
+    with server.client(verify=ssl.create_default_context(cafile=str(k.ca))) as client:
+        response = client.post(
+            "/apis/authorization.k8s.io/v1/subjectaccessreviews", json=body, headers=bearer(ADMIN)
+        )
+    assert response.status_code == 201, response.text
+    # The subject has no namespace: the binding's own is named.
+    assert response.json()["status"] == {
+        "allowed": True,
+        "reason": 'RBAC: allowed by RoleBinding "cm-reader/team-a" of Role "cm-reader" to '
+        'ServiceAccount "robot/team-a"',
+    }
