@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ssl
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,7 +17,7 @@ import pytest
 
 from tests.auth.conftest import ADMIN, ALICE, BOB, seed_policy, self_signed_cert, write_tokens
 from tests.clients.kubectl import Kubectl, Result, kubectl_binary
-from tests.server.harness import start_server
+from tests.server.harness import RunningServer, start_server
 
 
 @dataclass
@@ -39,9 +40,10 @@ class TokenKubectl:
         return self.kubectl.run(*self._args(token, args))
 
 
-@pytest.fixture(scope="module")
-def k(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TokenKubectl]:
-    root = tmp_path_factory.mktemp("kubectl-rbac")
+@contextmanager
+def tls_rbac_kubectl(root: Path) -> Iterator[tuple[TokenKubectl, RunningServer]]:
+    """A ``kstore serve`` in ``root`` with the token file, RBAC with the seeded policy and TLS
+    (a self-signed certificate), and kubectl trusting it; the server stops on exit."""
     cert, key = self_signed_cert(root)
     server = start_server(
         root / "data",
@@ -58,9 +60,15 @@ def k(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TokenKubectl]:
     )
     try:
         seed_policy(server, verify=ssl.create_default_context(cafile=str(cert)))
-        yield TokenKubectl(Kubectl(kubectl_binary(), root / "home", server.url), cert)
+        yield TokenKubectl(Kubectl(kubectl_binary(), root / "home", server.url), cert), server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def k(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TokenKubectl]:
+    with tls_rbac_kubectl(tmp_path_factory.mktemp("kubectl-rbac")) as (kubectl, _server):
+        yield kubectl
 
 
 def test_allowed_get_lists_the_objects(k: TokenKubectl) -> None:

@@ -20,11 +20,8 @@ from tests.auth.conftest import (
     BOB,
     CAROL,
     bearer,
-    seed_policy,
-    self_signed_cert,
-    write_tokens,
 )
-from tests.auth.test_kubectl_auth import TokenKubectl
+from tests.auth.test_kubectl_auth import TokenKubectl, tls_rbac_kubectl
 from tests.clients.kubectl import Kubectl, kubectl_binary
 from tests.server.harness import RunningServer, start_server
 
@@ -35,26 +32,8 @@ RBAC = "rbac.authorization.k8s.io"
 def served(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[tuple[TokenKubectl, RunningServer]]:
-    root = tmp_path_factory.mktemp("kubectl-can-i")
-    cert, key = self_signed_cert(root)
-    server = start_server(
-        root / "data",
-        "--token-auth-file",
-        str(write_tokens(root)),
-        "--authorization-mode",
-        "RBAC",
-        "--tls-cert-file",
-        str(cert),
-        "--tls-private-key-file",
-        str(key),
-        "--secure-port",
-        "0",
-    )
-    try:
-        seed_policy(server, verify=ssl.create_default_context(cafile=str(cert)))
-        yield TokenKubectl(Kubectl(kubectl_binary(), root / "home", server.url), cert), server
-    finally:
-        server.stop()
+    with tls_rbac_kubectl(tmp_path_factory.mktemp("kubectl-can-i")) as served:
+        yield served
 
 
 @pytest.fixture(scope="module")
