@@ -24,13 +24,28 @@ from kstore.codec.serializer import Serializer
 from kstore.codec.strict import FieldValidation, check_fields
 from kstore.errors import BadRequest
 
-__all__ = ["DecodedBody", "decode_body"]
+__all__ = ["DecodedBody", "check_endpoint_type", "decode_body"]
 
 
 @dataclass(frozen=True, slots=True)
 class DecodedBody:
     hub: Object
     warnings: list[str] = field(default_factory=list)
+
+
+def check_endpoint_type(api_version: str, kind: str, expected: GroupVersionKind) -> None:
+    """BadRequest, worded as the API server's, unless a body's apiVersion and kind are the
+    endpoint's."""
+    if api_version != expected.api_version:
+        raise BadRequest(
+            f"the API version in the data ({api_version}) does not match the expected API "
+            f"version ({expected.api_version})"
+        )
+    if kind != expected.kind:
+        raise BadRequest(
+            f'{kind} in version "{expected.version}" cannot be handled as a {expected.kind}: '
+            f"the kind in the data does not match the endpoint's kind"
+        )
 
 
 def decode_body(
@@ -53,16 +68,7 @@ def decode_body(
     kind = obj.get("kind") or expected.kind
     if not isinstance(api_version, str) or not isinstance(kind, str):
         raise BadRequest("apiVersion and kind must be strings")
-    if api_version != expected.api_version:
-        raise BadRequest(
-            f"the API version in the data ({api_version}) does not match the expected API "
-            f"version ({expected.api_version})"
-        )
-    if kind != expected.kind:
-        raise BadRequest(
-            f'{kind} in version "{expected.version}" cannot be handled as a {expected.kind}: '
-            f"the kind in the data does not match the endpoint's kind"
-        )
+    check_endpoint_type(api_version, kind, expected)
     obj["apiVersion"], obj["kind"] = api_version, kind
     metadata = obj.get("metadata")
     if metadata is None:

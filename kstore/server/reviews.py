@@ -32,10 +32,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from kstore.api.gvk import Object
+from kstore.api.gvk import GroupVersionKind, Object
 from kstore.api.validation.field import GoStruct, Path, invalid
 from kstore.errors import BadRequest, Cause, Invalid
 from kstore.registry.interface import UserInfo
+from kstore.server.decoding import check_endpoint_type
 from kstore.server.filters.authorization import (
     SYSTEM_PRIVILEGED_GROUP,
     AlwaysAllow,
@@ -212,16 +213,9 @@ def _decode(review: ReviewResource, body: Any) -> dict[str, Any]:
         )
     api_version = body.get("apiVersion") or review.api_version
     kind = body.get("kind") or review.kind
-    if api_version != review.api_version:
-        raise BadRequest(
-            f"the API version in the data ({api_version}) does not match the expected API "
-            f"version ({review.api_version})"
-        )
-    if kind != review.kind:
-        raise BadRequest(
-            f'{kind} in version "{review.version}" cannot be handled as a {review.kind}: '
-            f"the kind in the data does not match the endpoint's kind"
-        )
+    check_endpoint_type(
+        api_version, kind, GroupVersionKind(review.group, review.version, review.kind)
+    )
     metadata = body.get("metadata")
     if metadata is not None and not isinstance(metadata, dict):
         raise _type_error(review, metadata, review.kind, "metadata", "v1.ObjectMeta")
