@@ -212,6 +212,18 @@ def _call(request: Request, info: RequestInfo, body: bytes) -> Call:
     )
 
 
+def _verb_labels(info: RequestInfo, verb: str) -> RequestLabels:
+    """A routed request's metric labels: Kubernetes' verb and scope, once the route is known."""
+    return RequestLabels(
+        _METRIC_VERBS.get(verb, verb.upper()),
+        info.group,
+        info.version,
+        info.resource,
+        info.subresource,
+        _scope_label(info, verb),
+    )
+
+
 def _review_format(accept: str | None) -> OutputFormat:
     """The answer format of a review: the review kinds have no protobuf encoding here, so a
     client that prefers protobuf (kubectl: ``protobuf, json``) gets the next type it accepts;
@@ -257,27 +269,13 @@ class _Endpoints:
             )
             review = review_resource(info.group, info.version, info.resource)
             if review is not None:
-                labels = RequestLabels(
-                    _METRIC_VERBS.get(verb, verb.upper()),
-                    info.group,
-                    info.version,
-                    info.resource,
-                    info.subresource,
-                    _scope_label(info, verb),
-                )
+                labels = _verb_labels(info, verb)
                 response = await self._review(request, info, review)
             else:
                 scope = self.state.scope_for(info, request.method)
                 _check_route(request.method, info)
                 _check_name(scope, info, verb)
-                labels = RequestLabels(
-                    _METRIC_VERBS.get(verb, verb.upper()),
-                    info.group,
-                    info.version,
-                    info.resource,
-                    info.subresource,
-                    _scope_label(info, verb),
-                )
+                labels = _verb_labels(info, verb)
                 if verb == "patch" and _is_apply(request.headers.get("content-type")):
                     labels = replace(labels, verb="APPLY")
                 if verb == "watch":
