@@ -20,6 +20,7 @@ waits for the disk.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,13 +80,65 @@ class Request:
     """A unit of work for the writer, with a hand-back of its :class:`Outcome`.
 
     The thread that enqueues a request attaches its :class:`Doorbell` (:meth:`attach`), which
-    the writer rings once, after setting the outcome."""
+    the writer rings once, after setting the outcome.
 
-    __slots__ = ("_bell", "outcome")
+    A request may also carry *ahead* work (:meth:`defer`): what its caller will do with the
+    outcome anyway (decoding the written bytes), which another thread may run while the
+    commit's fsync is in flight (:class:`kstore.storage._lmdb_ahead.AheadWorker`). The work
+    must be pure: it runs once, wherever it is claimed first (:meth:`run_ahead`,
+    :meth:`ahead_result`), and a second time only in the rare case that its caller finds it
+    claimed but not finished."""
+
+    __slots__ = ("_ahead", "_bell", "_claim", "_done", "outcome")
 
     def __init__(self) -> None:
         self._bell: Doorbell | None = None
         self.outcome: Outcome | None = None
+        self._ahead: Callable[[], Any] | None = None
+        # One token: whoever pops it runs the work (list.pop is atomic under the GIL).
+        self._claim: list[bool] = []
+        self._done: tuple[bool, Any] | None = None
+
+    def defer(self, work: Callable[[], Any]) -> None:
+        """Caller side, before the request is queued: ``work`` may run ahead elsewhere."""
+        self._ahead = work
+        self._claim = [True]
+
+    @property
+    def has_ahead_work(self) -> bool:
+        return bool(self._claim)
+
+    def run_ahead(self) -> None:
+        """Any thread: run the deferred work, unless somebody has claimed it already."""
+        try:
+            self._claim.pop()
+        except IndexError:
+            return
+        self._done = self._run()
+
+    def _run(self) -> tuple[bool, Any]:
+        work = self._ahead
+        assert work is not None
+        try:
+            return True, work()
+        except Exception as exc:  # handed to the caller, raised there
+            return False, exc
+
+    def ahead_result(self) -> Any:
+        """Caller side, after :meth:`wait`: the deferred work's result (raising its error),
+        run here if no other thread has finished it."""
+        try:
+            self._claim.pop()
+        except IndexError:
+            done = self._done
+            if done is None:  # claimed elsewhere and still running: do it here as well
+                done = self._run()
+        else:
+            done = self._run()
+        ok, value = done
+        if not ok:
+            raise value
+        return value
 
     def attach(self) -> None:
         """Caller side, before the request is queued: the calling thread will wait for it."""

@@ -11,7 +11,9 @@ Structure (the only module that imports ``lmdb``):
   change its own consecutive revision, commits (fsync'd unless ``durable=False``), publishes
   the changes to the watch hub, then rings each waiter's doorbell (see
   :mod:`kstore.storage._lmdb_handoff`). So a commit's fsync is shared by every writer
-  waiting on it, and the writer thread does LMDB work, little Python;
+  waiting on it, and the writer thread does LMDB work, little Python; while the fsync of a
+  group commit is in flight, a third thread decodes what its writers wrote (see
+  :mod:`kstore.storage._lmdb_ahead`);
 - a lone writer (the last commit carried one write, nothing is queued, no commit is running)
   commits its own single-key request on its own thread instead, skipping the two thread
   wake-ups of the hand-off (see :meth:`LmdbBackend._commit_inline`). One commit lock makes
@@ -46,6 +48,7 @@ from typing import Any
 import lmdb
 
 from kstore.errors import InternalError, KStoreError, TooLargeResourceVersion, Unavailable
+from kstore.storage._lmdb_ahead import AheadWorker
 from kstore.storage._lmdb_handoff import Doorbell, GatherQueue, doorbell
 from kstore.storage._lmdb_housekeeping import Housekeeper
 from kstore.storage._lmdb_records import (
@@ -337,6 +340,7 @@ class LmdbBackend(Backend):
             revision=self._revision,
             name=f"kstore-lmdb-housekeeping:{self._path}",
         )
+        self._ahead = AheadWorker(f"kstore-lmdb-ahead:{self._path}")
         self._writer.start()
         self._housekeeper.start()
         _open_backends.add(self)
@@ -432,6 +436,7 @@ class LmdbBackend(Backend):
         if threading.current_thread() is not self._writer:
             self._writer.join()
         self._housekeeper.join()
+        self._ahead.stop()
         # A lone writer may still be committing on its own thread: its changes are published
         # before the watchers are ended.
         self._commit_lock.acquire()
@@ -611,6 +616,9 @@ class LmdbBackend(Backend):
             txn = self._env.begin(write=True)
             try:
                 result = apply_batch(txn, batch, self._revision, self.now_ms())
+                if len(batch) > 1:
+                    # Their writers' decodes run while the commit below waits for the disk.
+                    self._ahead.hand(batch)
                 txn.commit()
                 return result
             except lmdb.MapFullError:
