@@ -20,6 +20,7 @@ waits for the disk.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -53,6 +54,7 @@ __all__ = [
     "PutRequest",
     "Request",
     "apply_batch",
+    "hand_back",
     "purge_history",
 ]
 
@@ -89,7 +91,7 @@ class Request:
     :meth:`ahead_result`), and a second time only in the rare case that its caller finds it
     claimed but not finished."""
 
-    __slots__ = ("_ahead", "_bell", "_claim", "_done", "outcome")
+    __slots__ = ("_ahead", "_bell", "_claim", "_done", "_relay", "_relayable", "outcome")
 
     def __init__(self) -> None:
         self._bell: Doorbell | None = None
@@ -98,6 +100,9 @@ class Request:
         # One token: whoever pops it runs the work (list.pop is atomic under the GIL).
         self._claim: list[bool] = []
         self._done: tuple[bool, Any] | None = None
+        # Set by hand_back: the doorbell this request's waiter rings once it is woken.
+        self._relay: Doorbell | None = None
+        self._relayable = False
 
     def defer(self, work: Callable[[], Any]) -> None:
         """Caller side, before the request is queued: ``work`` may run ahead elsewhere."""
@@ -143,6 +148,9 @@ class Request:
     def attach(self) -> None:
         """Caller side, before the request is queued: the calling thread will wait for it."""
         self._bell = doorbell()
+        # The main thread alone receives asynchronous exceptions (KeyboardInterrupt), which
+        # could end its wait before it relays the wake-up: it is never part of a relay.
+        self._relayable = threading.get_ident() != threading.main_thread().ident
 
     def resolve(self, outcome: Outcome) -> None:
         """Writer side: hand back ``outcome``, once (a request committed by the thread that
@@ -157,10 +165,42 @@ class Request:
         bell = self._bell
         assert bell is not None
         bell.wait()
+        relay = self._relay
+        if relay is not None:
+            relay.ring()
         bell.busy = False
         outcome = self.outcome
         assert outcome is not None
         return outcome
+
+
+def hand_back(requests: list[Request], outcomes: list[Outcome]) -> None:
+    """Writer side: give each request its outcome and wake its waiter.
+
+    The waiters of one commit are woken as a relay, in the order they queued: the writer rings
+    the first, and each, once woken, rings the next before it goes on. Ringing them all at
+    once would have them all wake together and queue for the interpreter lock, each sleeping
+    a second time on the lock and woken again as it passes (on the 2-vCPU dev VM, often onto
+    the other, idle vCPU, tens of microseconds each). Relayed, the next waiter wakes while
+    the one before it runs: 16 threads creating ~5 KiB Pods, paired runs in one process,
+    median 9,551 vs 8,348 creates/s (+14%)."""
+    last: Request | None = None
+    first: Doorbell | None = None
+    for req, outcome in zip(requests, outcomes, strict=True):
+        req.outcome = outcome
+        bell = req._bell
+        if bell is None:
+            continue
+        if not req._relayable:
+            bell.ring()
+        elif last is None:
+            first = bell
+            last = req
+        else:
+            last._relay = bell
+            last = req
+    if first is not None:
+        first.ring()
 
 
 class PutRequest(Request):

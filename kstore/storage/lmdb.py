@@ -70,6 +70,7 @@ from kstore.storage._lmdb_writes import (
     PutRequest,
     Request,
     apply_batch,
+    hand_back,
     purge_history,
 )
 from kstore.storage._watch_hub import WatchHub
@@ -605,8 +606,7 @@ class LmdbBackend(Backend):
         # Published before any writer of the batch is woken: a writer that watches from its
         # new resourceVersion finds every change up to it already dispatched.
         self.hub.publish(result.events, result.revision)
-        for req, outcome in zip(batch, result.outcomes, strict=True):
-            req.resolve(outcome)
+        hand_back(batch, result.outcomes)
         if result.ttl_written:
             self._housekeeper.poke(result.ttl_written)
 

@@ -6,7 +6,7 @@ import threading
 import time
 
 from kstore.storage._lmdb_handoff import Doorbell, GatherQueue, doorbell
-from kstore.storage._lmdb_writes import Outcome, PutRequest
+from kstore.storage._lmdb_writes import Outcome, PutRequest, hand_back
 
 
 def _put_later(queue: GatherQueue[int], items: list[int], delay: float) -> threading.Thread:
@@ -122,3 +122,56 @@ def test_a_request_hands_back_its_outcome_and_leaves_the_doorbell_clean() -> Non
     bell = doorbell()
     assert bell.wait(0.01) is False
     bell.busy = False
+
+
+def _attached_in_thread() -> PutRequest:
+    made: list[PutRequest] = []
+
+    def run() -> None:
+        req = PutRequest("/pods/ns/a", b"{}", expected=0, create=True)
+        req.attach()
+        made.append(req)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    return made[0]
+
+
+def _rung(req: PutRequest) -> bool:
+    bell = req._bell
+    assert bell is not None
+    return bell.wait(timeout=0)
+
+
+def test_the_waiters_of_a_commit_are_woken_as_a_relay_in_queue_order() -> None:
+    requests = [_attached_in_thread() for _ in range(3)]
+    hand_back(list(requests), [Outcome(revision=r) for r in (5, 6, 7)])
+    assert [req.outcome.revision for req in requests if req.outcome] == [5, 6, 7]
+    # Only the first is rung; each one woken rings the next.
+    assert _rung(requests[0])
+    assert not _rung(requests[1]) and not _rung(requests[2])
+    requests[0]._bell.ring()  # type: ignore[union-attr]
+    assert requests[0].wait().revision == 5
+    assert _rung(requests[1])
+    assert not _rung(requests[2])
+    requests[1]._bell.ring()  # type: ignore[union-attr]
+    assert requests[1].wait().revision == 6
+    assert requests[2].wait().revision == 7
+
+
+def test_the_main_thread_is_woken_directly_never_as_part_of_a_relay() -> None:
+    # It alone gets KeyboardInterrupt, which could end its wait before it passed the relay on.
+    on_main = PutRequest("/pods/ns/m", b"{}", expected=0, create=True)
+    on_main.attach()
+    others = [_attached_in_thread() for _ in range(2)]
+    hand_back([others[0], on_main, others[1]], [Outcome(revision=r) for r in (1, 2, 3)])
+    assert on_main.wait().revision == 2
+    assert others[0].wait().revision == 1
+    assert others[1].wait().revision == 3
+
+
+def test_a_request_committed_by_its_own_thread_has_no_doorbell_to_ring() -> None:
+    req = PutRequest("/pods/ns/a", b"{}", expected=0, create=True)
+    hand_back([req], [Outcome(revision=9)])
+    assert req.outcome == Outcome(revision=9)
