@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -12,7 +13,7 @@ from kstore.api.gvk import Object
 from kstore.errors import CorruptObject
 from kstore.storage._lmdb_ahead import AheadWorker
 from kstore.storage._lmdb_writes import PutRequest
-from kstore.storage.interface import ResourceStorageConfig
+from kstore.storage.interface import ResourceStorageConfig, Storage
 from kstore.storage.lmdb import LmdbBackend
 
 from .conftest import JsonCodec, PausedWriter, pod, pod_attrs, rv
@@ -105,6 +106,29 @@ def test_the_worker_runs_handed_work_in_order_and_skips_requests_without_any() -
         worker.stop()
 
 
+def _commit_together(
+    backend: LmdbBackend,
+    monkeypatch: pytest.MonkeyPatch,
+    pods: Storage,
+    writes: list[Callable[[], object]],
+) -> PausedWriter:
+    """Run ``writes`` on their own threads, queued behind a held commit so that they share the
+    next one, as writers in company (not lone writers) do; return the held writer."""
+    paused = PausedWriter(backend, monkeypatch)
+    blocker = threading.Thread(target=lambda: pods.create("/pods/ns/x", pod("ns", "x")))
+    blocker.start()
+    assert paused.entered.wait(10.0)
+    monkeypatch.setattr(backend, "_lone_writes", False)
+    threads = [threading.Thread(target=write) for write in writes]
+    for thread in threads:
+        thread.start()
+    paused.wait_queued(len(writes))
+    paused.release()
+    for thread in [blocker, *threads]:
+        thread.join(10.0)
+    return paused
+
+
 class _RecordingCodec(JsonCodec):
     """Notes the thread of every decode."""
 
@@ -123,7 +147,6 @@ def test_the_writes_of_a_group_commit_are_decoded_while_it_commits(
     pods = backend.storage_for(
         ResourceStorageConfig(resource_prefix="/pods", codec=codec, get_attrs=pod_attrs)
     )
-    paused = PausedWriter(backend, monkeypatch)
     hand = backend._ahead.hand
 
     def hand_and_wait(requests: list[Any]) -> None:
@@ -135,24 +158,11 @@ def test_the_writes_of_a_group_commit_are_decoded_while_it_commits(
 
     monkeypatch.setattr(backend._ahead, "hand", hand_and_wait)
     results: dict[int, Object] = {}
-    blocker = threading.Thread(target=lambda: pods.create("/pods/ns/x", pod("ns", "x")))
-    blocker.start()
-    assert paused.entered.wait(10.0)
-    monkeypatch.setattr(backend, "_lone_writes", False)
-    threads = [
-        threading.Thread(
-            target=lambda i=i: results.__setitem__(
-                i, pods.create(f"/pods/ns/p{i}", pod("ns", f"p{i}", nodeName=f"n{i}"))
-            )
-        )
-        for i in range(8)
-    ]
-    for thread in threads:
-        thread.start()
-    paused.wait_queued(8)
-    paused.release()
-    for thread in [blocker, *threads]:
-        thread.join(10.0)
+
+    def create(i: int) -> None:
+        results[i] = pods.create(f"/pods/ns/p{i}", pod("ns", f"p{i}", nodeName=f"n{i}"))
+
+    paused = _commit_together(backend, monkeypatch, pods, [lambda i=i: create(i) for i in range(8)])
     assert paused.batches[-1] == 8
     # Each result is its own fresh decode of what was written, with its own revision.
     assert sorted(rv(obj) for obj in results.values()) == list(range(3, 11))
@@ -178,11 +188,6 @@ def test_a_group_write_that_cannot_be_decoded_is_corrupt_after_the_write(
     pods = backend.storage_for(
         ResourceStorageConfig(resource_prefix="/pods", codec=JsonCodec(), get_attrs=pod_attrs)
     )
-    paused = PausedWriter(backend, monkeypatch)
-    blocker = threading.Thread(target=lambda: pods.create("/pods/ns/x", pod("ns", "x")))
-    blocker.start()
-    assert paused.entered.wait(10.0)
-    monkeypatch.setattr(backend, "_lone_writes", False)
     errors: list[BaseException] = []
 
     def create(name: str) -> None:
@@ -191,13 +196,7 @@ def test_a_group_write_that_cannot_be_decoded_is_corrupt_after_the_write(
         except BaseException as exc:
             errors.append(exc)
 
-    threads = [threading.Thread(target=create, args=(n,)) for n in ("a", "b")]
-    for thread in threads:
-        thread.start()
-    paused.wait_queued(2)
-    paused.release()
-    for thread in [blocker, *threads]:
-        thread.join(10.0)
+    _commit_together(backend, monkeypatch, pods, [lambda n=n: create(n) for n in ("a", "b")])
     assert len(errors) == 2 and all(isinstance(e, CorruptObject) for e in errors)
     assert pods.get("/pods/ns/a")["metadata"]["name"] == "a"
     assert pods.get("/pods/ns/b")["metadata"]["name"] == "b"
