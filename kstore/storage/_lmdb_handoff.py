@@ -11,7 +11,8 @@
   wakes a batch of writers without holding the lock for the kernel's wake-up work, which on
   this virtual machine is most of the cost of a wake-up (py-spy with ``--gil``: 39% of the
   writer thread's lock time went to releasing its waiters' locks), and the woken threads can
-  run meanwhile on the other core.
+  run meanwhile on the other core. The waiters of one commit are rung as a relay (the writer
+  rings the first, each woken waiter the next: :func:`kstore.storage._lmdb_writes.hand_back`).
 
 Invariants: requests come out of the queue in the order they were put; a doorbell's rings are
 counted (semaphore semantics), so none is lost and each ``wait`` consumes exactly one; a thread

@@ -4,12 +4,13 @@ Structure (the only module that imports ``lmdb``):
 
 - :class:`LmdbBackend` owns the environment, a ``kstore.lock`` file (``flock``: a second
   process, or a second open in this one, gets a clear Unavailable instead of a corrupt store),
-  **one writer thread**, and one housekeeping thread (TTL reaper and compaction schedule);
+  **one writer thread**, one thread that decodes ahead (below), and one housekeeping thread
+  (TTL reaper and compaction schedule);
 - writers encode in their own thread and hand ready-made requests to the writer thread; it
   takes up to ``max_batch`` of them into one write transaction (after giving the writers of
   its previous commit up to that commit's duration to come back: group commit), gives each
   change its own consecutive revision, commits (fsync'd unless ``durable=False``), publishes
-  the changes to the watch hub, then rings each waiter's doorbell (see
+  the changes to the watch hub, then wakes its waiters, as a relay (see
   :mod:`kstore.storage._lmdb_handoff`). So a commit's fsync is shared by every writer
   waiting on it, and the writer thread does LMDB work, little Python; while the fsync of a
   group commit is in flight, a third thread decodes what its writers wrote (see
@@ -49,7 +50,7 @@ import lmdb
 
 from kstore.errors import InternalError, KStoreError, TooLargeResourceVersion, Unavailable
 from kstore.storage._lmdb_ahead import AheadWorker
-from kstore.storage._lmdb_handoff import Doorbell, GatherQueue, doorbell
+from kstore.storage._lmdb_handoff import GatherQueue
 from kstore.storage._lmdb_housekeeping import Housekeeper
 from kstore.storage._lmdb_records import (
     FORMAT,
@@ -161,8 +162,9 @@ class RawLmdbBaseline:
         """Group commit with nothing else: ``writers`` threads put ``keys`` (thread ``k`` every
         ``writers``-th one), each put waiting for its commit, through one writer thread that
         commits whatever is queued in one transaction, with the backend's hand-off (gathering
-        queue, doorbells) and gather rule. Returns how many commits it took."""
-        queue: GatherQueue[tuple[bytes, Doorbell] | None] = GatherQueue()
+        queue, doorbells rung as a relay) and gather rule. Returns how many commits it took."""
+        queue: GatherQueue[tuple[bytes, Request] | None] = GatherQueue()
+        done = Outcome()
         commits = 0
 
         def commit_loop() -> None:
@@ -184,17 +186,16 @@ class RawLmdbBaseline:
                 commit_s = time.perf_counter() - started
                 commits += 1
                 returning = len(puts)
-                for _key, bell in puts:
-                    bell.ring()
+                hand_back([req for _key, req in puts], [done] * len(puts))
                 if len(puts) < len(batch):
                     return
 
         def put_share(first: int) -> None:
             for key in keys[first::writers]:
-                bell = doorbell()
-                queue.put((key, bell))
-                bell.wait()
-                bell.busy = False
+                req = Request()
+                req.attach()
+                queue.put((key, req))
+                req.wait()
 
         committer = threading.Thread(target=commit_loop, name="raw-lmdb-writer")
         committer.start()
