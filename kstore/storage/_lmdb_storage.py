@@ -200,8 +200,7 @@ class LmdbStorage(Storage, HistorySource):
         (CorruptObject) of an object that was nevertheless written."""
         decoded: Object | None = None
         failure: CorruptObject | None = None
-        lone = self.backend.lone_writes
-        if lone:
+        if self.backend.lone_writes:
             try:
                 decoded = self._decode_plain(key, plain)
             except CorruptObject as exc:
@@ -213,9 +212,8 @@ class LmdbStorage(Storage, HistorySource):
             return outcome, None
         if failure is not None:
             raise failure
-        if decoded is None:
-            decoded = request.ahead_result() if not lone else self._decode_plain(key, plain)
-        return outcome, with_resource_version(decoded, outcome.revision)
+        stored: Object = request.ahead_result() if decoded is None else decoded
+        return outcome, with_resource_version(stored, outcome.revision)
 
     # -- Storage ---------------------------------------------------------------------------
 
