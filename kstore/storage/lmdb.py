@@ -24,7 +24,9 @@ Structure (the only module that imports ``lmdb``):
   resume from keys and revisions, they never pin old pages;
 - the map grows by itself: MapFullError aborts the transaction, the map doubles (readers are
   held off for that instant, as LMDB requires) and the batch is retried; a full disk or the
-  ``max_map_size`` cap fails the batch with a clear InternalError and leaves the store intact.
+  ``max_map_size`` cap fails the batch with a clear InternalError and leaves the store intact;
+- past the last page, zeros are kept written ahead while commits are small, so that a commit
+  overwrites allocated blocks instead of growing the file (see :mod:`kstore.storage._lmdb_runway`).
 
 The layout is described in :mod:`kstore.storage._lmdb_records`, the write rules in
 :mod:`kstore.storage._lmdb_writes`, the per-resource operations in
@@ -61,6 +63,7 @@ from kstore.storage._lmdb_records import (
     meta_int,
     revision_of,
 )
+from kstore.storage._lmdb_runway import Runway
 from kstore.storage._lmdb_storage import LmdbStorage
 from kstore.storage._lmdb_sync import DirectoryLock, Gate
 from kstore.storage._lmdb_writes import (
@@ -343,6 +346,8 @@ class LmdbBackend(Backend):
             name=f"kstore-lmdb-housekeeping:{self._path}",
         )
         self._ahead = AheadWorker(f"kstore-lmdb-ahead:{self._path}")
+        self._page_size = self._env.stat()["psize"]
+        self._runway = Runway(self._path / "data.mdb")
         self._writer.start()
         self._housekeeper.start()
         _open_backends.add(self)
@@ -448,6 +453,7 @@ class LmdbBackend(Backend):
         try:
             if not self._forked:
                 self._env.close()
+            self._runway.close()
         finally:
             self._gate.release_exclusive()
             self._lock.release()
@@ -598,6 +604,7 @@ class LmdbBackend(Backend):
             batch[0].resolve(Outcome(error=error))
             return
         self._revision = result.revision
+        self._runway.after_commit(self._used_bytes)
         for req, outcome in zip(batch, result.outcomes, strict=True):
             if isinstance(req, CompactRequest) and outcome.revision > self._compacted:
                 self._compacted = outcome.revision
@@ -650,6 +657,9 @@ class LmdbBackend(Backend):
             # Purging is resumable (its position is stored); try again after the next batch.
             return
         self._purge_pending = more
+
+    def _used_bytes(self) -> int:
+        return (int(self._env.info()["last_pgno"]) + 1) * self._page_size
 
     def _grow(self) -> None:
         if self._map_size >= self._config.max_map_size:
