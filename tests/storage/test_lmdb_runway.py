@@ -52,21 +52,20 @@ def test_small_commits_of_a_large_store_get_zeros_ahead_of_the_last_page(
     runway.close()
 
 
-def test_a_small_store_grows_its_file_as_lmdb_does(tmp_path: Path) -> None:
-    path = _file(tmp_path, _MIB)
-    runway = Runway(path)
-    _commits(runway, 64, [_MIB], 8 << 10)
-    assert path.stat().st_size == _MIB
-    runway.close()
-
-
-def test_large_commits_get_no_zeros_their_bytes_would_cost_more_than_they_save(
-    tmp_path: Path,
+@pytest.mark.parametrize(
+    ("store_bytes", "growth"),
+    [(_MIB, 8 << 10), (MIN_STORE_BYTES, 128 << 10)],
+    # A small store grows its file as LMDB does; large commits get no zeros, whose bytes
+    # would cost more than the journal writes they save.
+    ids=["small store", "large commits"],
+)
+def test_no_zeros_for_a_small_store_or_for_large_commits(
+    tmp_path: Path, store_bytes: int, growth: int
 ) -> None:
-    path = _file(tmp_path, MIN_STORE_BYTES)
+    path = _file(tmp_path, store_bytes)
     runway = Runway(path)
-    _commits(runway, 64, [MIN_STORE_BYTES], 128 << 10)
-    assert path.stat().st_size == MIN_STORE_BYTES
+    _commits(runway, 64, [store_bytes], growth)
+    assert path.stat().st_size == store_bytes
     runway.close()
 
 
