@@ -78,9 +78,8 @@ class Runway:
         ):
             return
         start = max(self._end, used)
-        size = _FILL
         try:
-            for offset in range(start, start + size, len(_ZEROS)):
+            for offset in range(start, start + _FILL, len(_ZEROS)):
                 os.pwrite(self._fd, _ZEROS, offset)
             os.fdatasync(self._fd)
         except OSError as exc:
@@ -88,7 +87,7 @@ class Runway:
             _log.warning("no zeroed runway for %s any more: %s", self._path, exc)
             self.enabled = False
             return
-        self._end = start + size
+        self._end = start + _FILL
 
     def close(self) -> None:
         if self._fd >= 0:
