@@ -16,7 +16,8 @@ kstore keeps the package for its generated stubs and messages and owns the calli
   cut off from its quorum refuses at once instead of hanging, and cancels its watch streams;
 - **overlapping calls pipelined**: KV calls made while others are in flight are issued as
   gRPC futures by one sender thread per member (:mod:`._etcd_pipeline`), which is cheaper
-  than many threads blocking in gRPC at once;
+  than many threads blocking in gRPC at once; callers on asyncio use :mod:`._etcd_aio`, the
+  same policy (:class:`Attempts`) on ``grpc.aio`` channels, cheaper still;
 - **typed errors**: gRPC errors become kstore errors at this one boundary, except the two that
   callers interpret by context (compacted and future revisions), which are
   :class:`CompactedError` and :class:`FutureRevisionError`.
@@ -67,7 +68,7 @@ _FAILED_AVOID_SECONDS = 5.0
 _RETRY_PAUSE = 0.05
 _RETRY_PAUSE_MAX = 0.5
 
-_CHANNEL_OPTIONS = (
+CHANNEL_OPTIONS = (
     # etcd answers large ranges in one message; clientv3 allows math.MaxInt32.
     ("grpc.max_receive_message_length", 2**31 - 1),
     ("grpc.max_send_message_length", 16 * 1024 * 1024),
@@ -140,6 +141,7 @@ class _Endpoint:
     __slots__ = (
         "channel",
         "failed_at",
+        "index",
         "kv",
         "lease",
         "maintenance",
@@ -149,12 +151,13 @@ class _Endpoint:
         "watch",
     )
 
-    def __init__(self, target: str, credentials: Any) -> None:
+    def __init__(self, index: int, target: str, credentials: Any) -> None:
+        self.index = index
         self.target = target
         if credentials is None:
-            self.channel = grpc.insecure_channel(target, options=_CHANNEL_OPTIONS)
+            self.channel = grpc.insecure_channel(target, options=CHANNEL_OPTIONS)
         else:
-            self.channel = grpc.secure_channel(target, credentials, options=_CHANNEL_OPTIONS)
+            self.channel = grpc.secure_channel(target, credentials, options=CHANNEL_OPTIONS)
         self.kv = etcdrpc.KVStub(self.channel)
         self.lease = etcdrpc.LeaseStub(self.channel)
         self.watch = etcdrpc.WatchStub(self.channel)
@@ -227,6 +230,49 @@ WatchCall = Any
 """A running gRPC Watch stream: iterate it for responses, ``cancel()`` to end it."""
 
 
+class Attempts:
+    """One call's retry budget, per the module docstring's policy: the request timeout overall,
+    each attempt bounded by the attempt timeout, growing pauses between attempts."""
+
+    __slots__ = ("_client", "_deadline", "_mutating", "_pause")
+
+    def __init__(self, client: EtcdClient, mutating: bool) -> None:
+        self._client = client
+        self._mutating = mutating
+        self._deadline = time.monotonic() + client.config.request_timeout
+        self._pause = _RETRY_PAUSE
+
+    def next_timeout(self) -> float:
+        """The timeout of the next attempt; Unavailable once the client is closed."""
+        if self._client.closed:
+            raise Unavailable("the etcd client is closed")
+        remaining = self._deadline - time.monotonic()
+        return max(0.001, min(remaining, self._client.config.attempt_timeout))
+
+    def pause_after(self, endpoint: _Endpoint, failure: BaseException) -> float:
+        """How long to wait before retrying after ``failure`` on ``endpoint`` (which then
+        stops being current); raises the kstore error the caller gets when it must not be
+        retried or the time is up."""
+        if isinstance(failure, grpc.RpcError):
+            outcome, error = _classify(failure)
+        elif isinstance(failure, PipelineClosed):
+            raise Unavailable("the etcd client is closed") from None
+        elif isinstance(failure, PipelineTimeout):
+            outcome, error = _Outcome.AMBIGUOUS, Timeout(f"etcd: {failure}")
+        else:
+            raise failure
+        if outcome == _Outcome.FATAL:
+            raise error
+        self._client.endpoint_failed(endpoint)
+        if outcome == _Outcome.AMBIGUOUS and self._mutating:
+            raise error
+        pause = self._pause
+        if time.monotonic() + pause >= self._deadline:
+            raise error
+        self._pause = min(pause * 2, _RETRY_PAUSE_MAX)
+        return pause
+
+
 class EtcdClient:
     """Calls etcd with fail-over and the retry policy of the module docstring."""
 
@@ -240,8 +286,14 @@ class EtcdClient:
                 private_key=_read_file(config.key_file),
                 certificate_chain=_read_file(config.cert_file),
             )
-        self._endpoints = [_Endpoint(target, credentials) for target, _ in targets]
+        self._credentials = credentials
+        self._endpoints = [
+            _Endpoint(index, target, credentials) for index, (target, _) in enumerate(targets)
+        ]
         self._lock = threading.Lock()
+        # The asyncio clients (:mod:`._etcd_aio`), one per event loop that used this client.
+        self._loop_clients: dict[Any, Any] = {}
+        self._loop_clients_lock = threading.Lock()
         # Spread several kstore processes over the members, as clientv3 does.
         self._current = random.randrange(len(self._endpoints))
         self._closed = False
@@ -251,6 +303,30 @@ class EtcdClient:
     @property
     def closed(self) -> bool:
         return self._closed
+
+    @property
+    def config(self) -> EtcdConfig:
+        return self._config
+
+    @property
+    def credentials(self) -> Any:
+        """The TLS channel credentials (None: plain connections)."""
+        return self._credentials
+
+    @property
+    def endpoints(self) -> list[_Endpoint]:
+        """Every member, in configuration order."""
+        return self._endpoints
+
+    @property
+    def loop_clients(self) -> dict[Any, Any]:
+        """The asyncio clients by event loop (kept and closed by :mod:`._etcd_aio`), changed
+        under :attr:`loop_clients_lock`."""
+        return self._loop_clients
+
+    @property
+    def loop_clients_lock(self) -> threading.Lock:
+        return self._loop_clients_lock
 
     def current_endpoint(self) -> _Endpoint:
         return self._endpoints[self._current]
@@ -273,32 +349,21 @@ class EtcdClient:
 
     # -- calls ---------------------------------------------------------------------------------
 
+    def attempts(self, *, mutating: bool) -> Attempts:
+        """The retry budget of one call (the blocking calls here, the asyncio ones of
+        :mod:`._etcd_aio`)."""
+        return Attempts(self, mutating)
+
     def _call(self, invoke: Callable[[_Endpoint, float], T], *, mutating: bool) -> T:
-        config = self._config
-        deadline = time.monotonic() + config.request_timeout
-        pause = _RETRY_PAUSE
+        attempts = Attempts(self, mutating)
         while True:
-            if self._closed:
-                raise Unavailable("the etcd client is closed")
+            timeout = attempts.next_timeout()
             endpoint = self._endpoints[self._current]
-            remaining = deadline - time.monotonic()
             try:
-                return invoke(endpoint, max(0.001, min(remaining, config.attempt_timeout)))
-            except grpc.RpcError as exc:
-                outcome, error = _classify(exc)
-            except PipelineClosed:
-                raise Unavailable("the etcd client is closed") from None
-            except PipelineTimeout as exc:
-                outcome, error = _Outcome.AMBIGUOUS, Timeout(f"etcd: {exc}")
-            if outcome == _Outcome.FATAL:
-                raise error
-            self.endpoint_failed(endpoint)
-            if outcome == _Outcome.AMBIGUOUS and mutating:
-                raise error
-            if time.monotonic() + pause >= deadline:
-                raise error
-            time.sleep(pause)
-            pause = min(pause * 2, _RETRY_PAUSE_MAX)
+                return invoke(endpoint, timeout)
+            except (grpc.RpcError, PipelineClosed, PipelineTimeout) as exc:
+                failure: BaseException = exc
+            time.sleep(attempts.pause_after(endpoint, failure))
 
     def txn(self, request: Any) -> Any:
         """Run a transaction (a write unless it only reads); see the retry policy."""
@@ -367,6 +432,11 @@ class EtcdClient:
         for endpoint in self._endpoints:
             endpoint.pipeline.close()
             endpoint.channel.close()
+        with self._loop_clients_lock:
+            loop_clients = list(self._loop_clients.values())
+            self._loop_clients.clear()
+        for loop_client in loop_clients:
+            loop_client.close_soon()
 
 
 def is_cancelled(exc: BaseException) -> bool:

@@ -27,13 +27,18 @@ Each operation is Kubernetes' etcd3 store (``pkg/storage/etcd3/store.go``):
   served from the cache without etcd 3.4's unreliable progress requests;
 - **compaction**: Kubernetes' compactor on a timer and on demand (:mod:`._etcd_compactor`).
 
+create, get, guaranteed_update and delete are written once as steps (:mod:`._etcd_steps`)
+and run either blocking or as coroutines on the event loop's ``grpc.aio`` client
+(:class:`EtcdAsyncStorage`, what :func:`kstore.storage.aio.as_async` gives for this backend).
+
 This module and its private ``_etcd_*`` helpers are the only ones that talk to etcd; the gRPC
 client with its fail-over and retry policy is :mod:`._etcd_client`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import Callable, Coroutine, Generator
 from typing import Any
 
 from etcd3 import etcdrpc
@@ -62,6 +67,7 @@ from kstore.storage._etcd_config import EtcdConfig
 from kstore.storage._etcd_layout import kubernetes_resource_prefix
 from kstore.storage._etcd_leases import LeaseManager
 from kstore.storage._etcd_list import read_list
+from kstore.storage._etcd_steps import Lease, Range, Step, Steps, Txn, run_async, run_blocking
 from kstore.storage._etcd_watch import EtcdWatcher, WatchStart
 from kstore.storage._etcd_wire import delete_txn, put_txn
 from kstore.storage._watch_hub import error_watcher
@@ -92,6 +98,7 @@ from kstore.storage.versioner import (
 )
 
 __all__ = [
+    "EtcdAsyncStorage",
     "EtcdBackend",
     "EtcdConfig",
     "EtcdStorage",
@@ -230,8 +237,10 @@ class EtcdStorage(Storage):
             return _State({}, 0, b"", False)
         raise self._not_found(key)
 
-    def _read_state(self, etcd_key: str, key: str, ignore_not_found: bool) -> _State:
-        response = self._client.range(etcdrpc.RangeRequest(key=etcd_key.encode()))
+    def _read_state(
+        self, etcd_key: str, key: str, ignore_not_found: bool
+    ) -> Generator[Step, Any, _State]:
+        response = yield Range(etcd_key.encode())
         return self._state_from_kvs(response.kvs, etcd_key, key, ignore_not_found)
 
     def _state_from_object(self, obj: Object) -> _State:
@@ -246,32 +255,74 @@ class EtcdStorage(Storage):
         *,
         read: bool,
         meanwhile: Callable[[], None] | None = None,
-    ) -> Any:
+    ) -> Generator[Step, Any, Any]:
         """``If(mod_revision == expected_rev) Then(Put) [Else(Get)]``, with a lease for
         ``ttl``; a lease that vanished before the put is replaced once. ``meanwhile`` runs
         while the transaction is in flight."""
-        leases = self._backend._leases
         for attempt in range(2):
-            lease = leases.get_lease(ttl) if ttl else 0
+            lease = (yield Lease(ttl)) if ttl else 0
             request = put_txn(etcd_key, value, expected_rev, lease, read=read)
             try:
-                return self._client.txn_encoded(request, meanwhile)
+                return (yield Txn(request, meanwhile))
             except LeaseNotFoundError:
-                leases.forget(lease)
+                self._backend._leases.forget(lease)
                 if attempt:
                     raise InternalError(f"etcd: lease {lease} vanished twice") from None
         raise AssertionError("unreachable")
 
+    def _run(self, steps: Steps) -> Object:
+        return run_blocking(steps, self._client, self._backend._leases)
+
+    @property
+    def aio(self) -> EtcdAsyncStorage:
+        """This storage's verbs as coroutines, native on ``grpc.aio`` (see
+        :func:`kstore.storage.aio.as_async`)."""
+        return EtcdAsyncStorage(self)
+
     # -- Storage -------------------------------------------------------------------------------
 
     def create(self, key: str, obj: Object, *, ttl_seconds: int | None = None) -> Object:
+        return self._run(self._create(key, obj, ttl_seconds))
+
+    def get(self, key: str, opts: GetOptions = _GET_DEFAULTS) -> Object:
+        return self._run(self._get(key, opts))
+
+    def guaranteed_update(
+        self,
+        key: str,
+        try_update: TryUpdate,
+        *,
+        ignore_not_found: bool = False,
+        preconditions: Preconditions | None = None,
+        cached_existing: Object | None = None,
+        ttl_seconds: int | None = None,
+    ) -> Object:
+        return self._run(
+            self._update(
+                key, try_update, ignore_not_found, preconditions, cached_existing, ttl_seconds
+            )
+        )
+
+    def delete(
+        self,
+        key: str,
+        *,
+        preconditions: Preconditions | None = None,
+        validate_deletion: Callable[[Object], None] | None = None,
+        cached_existing: Object | None = None,
+    ) -> Object:
+        return self._run(self._delete(key, preconditions, validate_deletion, cached_existing))
+
+    # -- the verbs as steps (:mod:`._etcd_steps`) ----------------------------------------------
+
+    def _create(self, key: str, obj: Object, ttl_seconds: int | None) -> Steps:
         etcd_key = self._etcd_key(key, recursive=False)
         if object_resource_version(obj):
             raise BadRequest("resourceVersion should not be set on objects to be created")
         data = self._encode(obj)
         value = self._to_storage(data, etcd_key)
         result = self._decode_ahead(data, etcd_key)
-        response = self._put_txn(
+        response = yield from self._put_txn(
             etcd_key.encode(), value, 0, ttl_seconds, read=False, meanwhile=result
         )
         if not response.succeeded:
@@ -284,10 +335,10 @@ class EtcdStorage(Storage):
             )
         return result.result(int(response.header.revision))
 
-    def get(self, key: str, opts: GetOptions = _GET_DEFAULTS) -> Object:
+    def _get(self, key: str, opts: GetOptions) -> Steps:
         etcd_key = self._etcd_key(key, recursive=False)
         minimum = parse_list_resource_version(opts.resource_version) if opts.resource_version else 0
-        response = self._client.range(etcdrpc.RangeRequest(key=etcd_key.encode()))
+        response = yield Range(etcd_key.encode())
         current = int(response.header.revision)
         if minimum > current:
             raise TooLargeResourceVersion(minimum, current)
@@ -297,16 +348,15 @@ class EtcdStorage(Storage):
             raise self._not_found(key)
         return self._state_from_kv(response.kvs[0], etcd_key).obj
 
-    def guaranteed_update(
+    def _update(
         self,
         key: str,
         try_update: TryUpdate,
-        *,
-        ignore_not_found: bool = False,
-        preconditions: Preconditions | None = None,
-        cached_existing: Object | None = None,
-        ttl_seconds: int | None = None,
-    ) -> Object:
+        ignore_not_found: bool,
+        preconditions: Preconditions | None,
+        cached_existing: Object | None,
+        ttl_seconds: int | None,
+    ) -> Steps:
         etcd_key = self._etcd_key(key, recursive=False)
         raw_key = etcd_key.encode()
         name = name_of_key(key)
@@ -314,7 +364,7 @@ class EtcdStorage(Storage):
             state = self._state_from_object(cached_existing)
             current = False
         else:
-            state = self._read_state(etcd_key, key, ignore_not_found)
+            state = yield from self._read_state(etcd_key, key, ignore_not_found)
             current = True
         while True:
             try:
@@ -323,7 +373,7 @@ class EtcdStorage(Storage):
                 if current:
                     raise
                 # The cached copy may be stale: decide on the current state.
-                state = self._read_state(etcd_key, key, ignore_not_found)
+                state = yield from self._read_state(etcd_key, key, ignore_not_found)
                 current = True
                 continue
             try:
@@ -332,7 +382,7 @@ class EtcdStorage(Storage):
                 if current:
                     raise
                 cached_rev = state.rev
-                state = self._read_state(etcd_key, key, ignore_not_found)
+                state = yield from self._read_state(etcd_key, key, ignore_not_found)
                 current = True
                 if state.rev == cached_rev:
                     raise
@@ -341,7 +391,7 @@ class EtcdStorage(Storage):
             if not state.stale and data == state.data:
                 if not current:
                     # Only the current bytes may short-circuit the write.
-                    state = self._read_state(etcd_key, key, ignore_not_found)
+                    state = yield from self._read_state(etcd_key, key, ignore_not_found)
                     current = True
                     if data != state.data:
                         continue
@@ -349,7 +399,7 @@ class EtcdStorage(Storage):
                     return self._decode(state.data, etcd_key, state.rev)
             value = self._to_storage(data, etcd_key)
             result = self._decode_ahead(data, etcd_key)
-            response = self._put_txn(
+            response = yield from self._put_txn(
                 raw_key, value, state.rev, ttl_seconds, read=True, meanwhile=result
             )
             if not response.succeeded:
@@ -359,14 +409,13 @@ class EtcdStorage(Storage):
                 continue
             return result.result(int(response.header.revision))
 
-    def delete(
+    def _delete(
         self,
         key: str,
-        *,
-        preconditions: Preconditions | None = None,
-        validate_deletion: Callable[[Object], None] | None = None,
-        cached_existing: Object | None = None,
-    ) -> Object:
+        preconditions: Preconditions | None,
+        validate_deletion: Callable[[Object], None] | None,
+        cached_existing: Object | None,
+    ) -> Steps:
         etcd_key = self._etcd_key(key, recursive=False)
         raw_key = etcd_key.encode()
         name = name_of_key(key)
@@ -374,7 +423,7 @@ class EtcdStorage(Storage):
             state = self._state_from_object(cached_existing)
             current = False
         else:
-            state = self._read_state(etcd_key, key, False)
+            state = yield from self._read_state(etcd_key, key, False)
             current = True
         while True:
             try:
@@ -385,12 +434,12 @@ class EtcdStorage(Storage):
                 if current:
                     raise
                 cached_rev = state.rev
-                state = self._read_state(etcd_key, key, False)
+                state = yield from self._read_state(etcd_key, key, False)
                 current = True
                 if state.rev == cached_rev:
                     raise
                 continue
-            response = self._client.txn_encoded(delete_txn(raw_key, state.rev))
+            response = yield Txn(delete_txn(raw_key, state.rev))
             if not response.succeeded:
                 kvs = response.responses[0].response_range.kvs
                 state = self._state_from_kvs(kvs, etcd_key, key, False)
@@ -488,6 +537,68 @@ class EtcdStorage(Storage):
         )
         current = int(response.header.revision)
         return current, not response.kvs and int(response.count) == count
+
+
+class EtcdAsyncStorage:
+    """An :class:`EtcdStorage`'s verbs as coroutines (an
+    :class:`~kstore.storage.aio.AsyncStorage`): create, get, guaranteed_update and delete run
+    the same steps as the blocking verbs on the event loop's ``grpc.aio`` client
+    (:mod:`._etcd_aio`), so many of them stay in flight from one thread, etcd's fastest
+    client form; list runs in a worker thread (its pages are a loop of blocking reads)."""
+
+    __slots__ = ("_storage",)
+
+    def __init__(self, storage: EtcdStorage) -> None:
+        self._storage = storage
+
+    @property
+    def storage(self) -> EtcdStorage:
+        """The blocking storage behind this one (for watch, stats, current_revision)."""
+        return self._storage
+
+    # The verbs return run_async's coroutine itself (one coroutine frame less per call).
+
+    def create(
+        self, key: str, obj: Object, *, ttl_seconds: int | None = None
+    ) -> Coroutine[Any, Any, Object]:
+        storage = self._storage
+        steps = storage._create(key, obj, ttl_seconds)
+        return run_async(steps, storage._client, storage._backend._leases)
+
+    def get(self, key: str, opts: GetOptions = _GET_DEFAULTS) -> Coroutine[Any, Any, Object]:
+        storage = self._storage
+        return run_async(storage._get(key, opts), storage._client, storage._backend._leases)
+
+    async def list(self, key: str, opts: ListOptions = _LIST_DEFAULTS) -> ListResult:
+        return await asyncio.to_thread(self._storage.list, key, opts)
+
+    def guaranteed_update(
+        self,
+        key: str,
+        try_update: TryUpdate,
+        *,
+        ignore_not_found: bool = False,
+        preconditions: Preconditions | None = None,
+        cached_existing: Object | None = None,
+        ttl_seconds: int | None = None,
+    ) -> Coroutine[Any, Any, Object]:
+        storage = self._storage
+        steps = storage._update(
+            key, try_update, ignore_not_found, preconditions, cached_existing, ttl_seconds
+        )
+        return run_async(steps, storage._client, storage._backend._leases)
+
+    def delete(
+        self,
+        key: str,
+        *,
+        preconditions: Preconditions | None = None,
+        validate_deletion: Callable[[Object], None] | None = None,
+        cached_existing: Object | None = None,
+    ) -> Coroutine[Any, Any, Object]:
+        storage = self._storage
+        steps = storage._delete(key, preconditions, validate_deletion, cached_existing)
+        return run_async(steps, storage._client, storage._backend._leases)
 
 
 class _WatchView:

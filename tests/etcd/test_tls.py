@@ -3,6 +3,7 @@ member that requires client certificates, certificates made by ``openssl`` for t
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from kstore.errors import Unavailable
+from kstore.storage.aio import as_async
 from kstore.storage.etcd import EtcdBackend, EtcdConfig
 from kstore.storage.interface import IdentityTransformer
 from kstore.testing.etcd_cluster import EtcdCluster, EtcdTLSFiles
@@ -75,6 +77,10 @@ def test_client_certificates_reach_a_member_that_requires_them(tls_cluster: Etcd
         pods = backend.storage_for(pod_config(IdentityTransformer()))
         out = pods.create("/pods/ns/a", pod("a", "ns"))
         assert rv_of(pods.get("/pods/ns/a")) == rv_of(out)
+        # The asyncio verbs' own grpc.aio channels carry the same certificates.
+        aio = as_async(pods)
+        created = asyncio.run(aio.create("/pods/ns/b", pod("b", "ns")))
+        assert rv_of(asyncio.run(aio.get("/pods/ns/b"))) == rv_of(created) > rv_of(out)
     finally:
         backend.close()
 
