@@ -3,20 +3,24 @@ against.
 
 No codec, transformer, revisions bookkeeping or retries: the generated stubs on a channel
 configured as the backend's (:class:`~kstore.storage._etcd_client.EtcdClient`, same options,
-same TLS, same ``hasleader`` metadata), bytes in, bytes out. Concurrency comes in the two
-forms the dev box was measured with (perf-limits 1.2): blocking calls from threads, and gRPC
-futures with a window of requests in flight from one thread.
+same TLS, same ``hasleader`` metadata), bytes in, bytes out. Concurrency comes in the forms
+the dev box was measured with (perf-limits 1.2): blocking calls from threads, gRPC futures
+with a window of requests in flight from one thread, and ``grpc.aio`` calls in flight from
+one event loop.
 """
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import threading
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
 from etcd3 import etcdrpc
 
+from kstore.storage._etcd_aio import Member
 from kstore.storage._etcd_client import REQUIRE_LEADER, EtcdClient, prefix_range_end
 from kstore.storage._etcd_config import EtcdConfig
 
@@ -42,9 +46,12 @@ class RawEtcdBaseline:
     def __init__(self, config: EtcdConfig) -> None:
         self._client = EtcdClient(config)
         self._kv = self._client.current_endpoint().kv
+        self._aio_members: weakref.WeakKeyDictionary[Any, Member] = weakref.WeakKeyDictionary()
 
     def close(self) -> None:
         self._client.close()
+        # Channels of event loops still open close when collected (gRPC does it then).
+        self._aio_members.clear()
 
     def put_each(self, keys: Sequence[bytes], value: bytes) -> None:
         """One plain Put per key, sequentially."""
@@ -71,6 +78,28 @@ class RawEtcdBaseline:
                 window.popleft().result()
         while window:
             window.popleft().result()
+
+    async def create_in_flight_async(
+        self, keys: Sequence[bytes], value: bytes, in_flight: int
+    ) -> None:
+        """The same transactions from the running event loop, ``in_flight`` at a time on a
+        ``grpc.aio`` channel (one per loop, made on first use)."""
+        txn = self._aio_txn()
+        pending = iter(keys)
+
+        async def send() -> None:
+            for key in pending:
+                await txn(_create_request(key, value), timeout=_TIMEOUT, metadata=REQUIRE_LEADER)
+
+        await asyncio.gather(*(send() for _ in range(in_flight)))
+
+    def _aio_txn(self) -> Any:
+        loop = asyncio.get_running_loop()
+        member = self._aio_members.get(loop)
+        if member is None:
+            endpoint = self._client.current_endpoint()
+            member = self._aio_members[loop] = Member(endpoint.target, self._client.credentials)
+        return etcdrpc.KVStub(member.channel).Txn
 
     def create_threads(self, keys: Sequence[bytes], value: bytes, threads: int) -> None:
         """The same transactions as blocking calls from ``threads`` threads."""
