@@ -33,3 +33,9 @@ def test_kstore_open_example_prints_what_it_says(capsys: pytest.CaptureFixture[s
 def test_custom_kind_example_runs() -> None:
     (example,) = [b for b in BLOCKS if "KindDefinition(" in b]
     exec(compile(example, "README.md", "exec"), {"__name__": "__main__"})
+
+
+def test_asyncio_storage_example_prints_what_it_says(capsys: pytest.CaptureFixture[str]) -> None:
+    (example,) = [b for b in BLOCKS if "as_async" in b]
+    exec(compile(example, "README.md", "exec"), {"__name__": "__main__"})
+    assert capsys.readouterr().out.splitlines() == ["['w0', 'w1', 'w2']", "1"]
