@@ -71,6 +71,7 @@ from kstore.storage.versioner import (
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from kstore.storage._lmdb_aio import LmdbAsyncStorage
     from kstore.storage.lmdb import LmdbBackend
 
 __all__ = ["LmdbStorage"]
@@ -125,7 +126,7 @@ class LmdbStorage(Storage, HistorySource):
             f'{self._resource} "{name}" not found', name=name, kind=resource, group=group
         )
 
-    def _already_exists(self, key: str) -> AlreadyExists:
+    def already_exists(self, key: str) -> AlreadyExists:
         name = name_of_key(key)
         resource, _, group = self._resource.partition(".")
         return AlreadyExists(
@@ -138,7 +139,7 @@ class LmdbStorage(Storage, HistorySource):
         except Exception as exc:
             raise CorruptObject(f'unable to transform key "{key}": {exc}') from exc
 
-    def _decode_plain(self, key: str, plain: bytes) -> Object:
+    def decode_plain(self, key: str, plain: bytes) -> Object:
         try:
             return self._codec.decode(plain)
         except Exception as exc:
@@ -147,7 +148,7 @@ class LmdbStorage(Storage, HistorySource):
     def decode_stored(self, key: str, data: bytes) -> Object:
         """A fresh object (without resourceVersion) from stored bytes; CorruptObject when the
         bytes cannot be transformed or decoded."""
-        return self._decode_plain(key, self._plain(key, data)[0])
+        return self.decode_plain(key, self._plain(key, data)[0])
 
     def _encode(self, key: str, obj: Object) -> tuple[bytes, bytes]:
         """(plain, stored) bytes of ``obj`` for ``key``."""
@@ -171,7 +172,7 @@ class LmdbStorage(Storage, HistorySource):
             return _ABSENT
         revision, data = found
         plain, stale = self._plain(key, data)
-        obj = with_resource_version(self._decode_plain(key, plain), revision)
+        obj = with_resource_version(self.decode_plain(key, plain), revision)
         return _State(obj, revision, plain, stale)
 
     def _read_state(self, key: str) -> _State:
@@ -202,11 +203,11 @@ class LmdbStorage(Storage, HistorySource):
         failure: CorruptObject | None = None
         if self.backend.lone_writes:
             try:
-                decoded = self._decode_plain(key, plain)
+                decoded = self.decode_plain(key, plain)
             except CorruptObject as exc:
                 failure = exc
         else:
-            request.defer(lambda: self._decode_plain(key, plain))
+            request.defer(lambda: self.decode_plain(key, plain))
         outcome = self.backend.submit(request)
         if outcome.conflict:
             return outcome, None
@@ -218,6 +219,16 @@ class LmdbStorage(Storage, HistorySource):
     # -- Storage ---------------------------------------------------------------------------
 
     def create(self, key: str, obj: Object, *, ttl_seconds: int | None = None) -> Object:
+        key, plain, request = self.create_request(key, obj, ttl_seconds)
+        _outcome, stored_obj = self._put(key, plain, request)
+        if stored_obj is None:
+            raise self.already_exists(key)
+        return stored_obj
+
+    def create_request(
+        self, key: str, obj: Object, ttl_seconds: int | None
+    ) -> tuple[str, bytes, PutRequest]:
+        """The storage key, the plain bytes and the write request of a create."""
         key = self._key(key, recursive=False)
         if object_resource_version(obj) != 0:
             raise BadRequest("resourceVersion should not be set on objects to be created")
@@ -225,10 +236,14 @@ class LmdbStorage(Storage, HistorySource):
         request = PutRequest(
             key, stored, expected=0, expiry_ms=self._expiry_ms(ttl_seconds), create=True
         )
-        _outcome, stored_obj = self._put(key, plain, request)
-        if stored_obj is None:
-            raise self._already_exists(key)
-        return stored_obj
+        return key, plain, request
+
+    @property
+    def aio(self) -> LmdbAsyncStorage:
+        """This storage's verbs as coroutines (see :func:`kstore.storage.aio.as_async`)."""
+        from kstore.storage._lmdb_aio import LmdbAsyncStorage
+
+        return LmdbAsyncStorage(self)
 
     def get(self, key: str, opts: GetOptions = _GET_DEFAULTS) -> Object:
         key = self._key(key, recursive=False)
@@ -286,7 +301,7 @@ class LmdbStorage(Storage, HistorySource):
                     # The suggestion may be stale: compare with what is really stored.
                     state, current = self._read_state(key), True
                     continue
-                return with_resource_version(self._decode_plain(key, plain), state.revision)
+                return with_resource_version(self.decode_plain(key, plain), state.revision)
             outcome, stored_obj = self._put(
                 key,
                 plain,

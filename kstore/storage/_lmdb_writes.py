@@ -20,6 +20,8 @@ waits for the disk.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -91,10 +93,21 @@ class Request:
     :meth:`ahead_result`), and a second time only in the rare case that its caller finds it
     claimed but not finished."""
 
-    __slots__ = ("_ahead", "_bell", "_claim", "_done", "_relay", "_relayable", "outcome")
+    __slots__ = (
+        "_ahead",
+        "_bell",
+        "_claim",
+        "_done",
+        "_future",
+        "_relay",
+        "_relayable",
+        "outcome",
+    )
 
     def __init__(self) -> None:
         self._bell: Doorbell | None = None
+        # Set by attach_future: an asyncio caller awaits this instead of a doorbell.
+        self._future: asyncio.Future[None] | None = None
         self.outcome: Outcome | None = None
         self._ahead: Callable[[], Any] | None = None
         # One token: whoever pops it runs the work (list.pop is atomic under the GIL).
@@ -152,6 +165,12 @@ class Request:
         # could end its wait before it relays the wake-up: it is never part of a relay.
         self._relayable = threading.get_ident() != threading.main_thread().ident
 
+    def attach_future(self, loop: asyncio.AbstractEventLoop) -> asyncio.Future[None]:
+        """Caller side, on ``loop``, before the request is queued: the future that is done
+        once the outcome is given (the caller awaits it instead of a doorbell)."""
+        future = self._future = loop.create_future()
+        return future
+
     def resolve(self, outcome: Outcome) -> None:
         """Writer side: hand back ``outcome``, once (a request committed by the thread that
         made it has no doorbell to ring)."""
@@ -159,6 +178,9 @@ class Request:
         bell = self._bell
         if bell is not None:
             bell.ring()
+        future = self._future
+        if future is not None:
+            _wake_loops([future])
 
     def wait(self) -> Outcome:
         """Caller side: the outcome, once given."""
@@ -186,10 +208,15 @@ def hand_back(requests: list[Request], outcomes: list[Outcome]) -> None:
     median 9,551 vs 8,348 creates/s (+14%)."""
     last: Request | None = None
     first: Doorbell | None = None
+    futures: list[asyncio.Future[None]] | None = None
     for req, outcome in zip(requests, outcomes, strict=True):
         req.outcome = outcome
         bell = req._bell
         if bell is None:
+            if req._future is not None:
+                if futures is None:
+                    futures = []
+                futures.append(req._future)
             continue
         if not req._relayable:
             bell.ring()
@@ -201,6 +228,28 @@ def hand_back(requests: list[Request], outcomes: list[Outcome]) -> None:
             last = req
     if first is not None:
         first.ring()
+    if futures is not None:
+        _wake_loops(futures)
+
+
+def _wake_loops(futures: list[asyncio.Future[None]]) -> None:
+    """Settle asyncio waiters: one wake-up per event loop for the whole commit, not one per
+    request (each ``call_soon_threadsafe`` writes to the loop's self-pipe)."""
+    by_loop: dict[asyncio.AbstractEventLoop, list[asyncio.Future[None]]] = {}
+    for future in futures:
+        by_loop.setdefault(future.get_loop(), []).append(future)
+    for loop, group in by_loop.items():
+        # A closed loop (RuntimeError) has nobody waiting any more.
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(_settle, group)
+
+
+def _settle(futures: list[asyncio.Future[None]]) -> None:
+    """On the waiters' loop: mark each done (a cancelled waiter's write still happened; its
+    caller is gone)."""
+    for future in futures:
+        if not future.done():
+            future.set_result(None)
 
 
 class PutRequest(Request):

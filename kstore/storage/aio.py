@@ -4,9 +4,10 @@
 :class:`AsyncStorage` face with the same verbs, arguments, results and errors. A backend
 whose client can wait without a thread offers its own through an ``aio`` property, and that
 is used: the etcd backend's runs on ``grpc.aio``, so one event loop keeps many requests in
-flight (:mod:`kstore.storage._etcd_aio`). Any other storage (the embedded LMDB store, whose
-durable commit is a blocking fsync, or a cache in front of a backend) runs each call in the
-loop's default executor: the loop never blocks, at the cost of a thread hand-off per call.
+flight (:mod:`kstore.storage._etcd_aio`); the LMDB store's creates await the writer
+thread's commit on the loop (:mod:`kstore.storage._lmdb_aio`). Any other storage (a cache in
+front of a backend, an embedder's own) runs each call in the loop's default executor: the
+loop never blocks, at the cost of a thread hand-off per call.
 
 Watches stay blocking or use the watch cache's own asyncio consumer
 (:meth:`kstore.cache.watcher.CacheWatcher.next_async`); ``stats`` and ``current_revision``
@@ -75,7 +76,8 @@ class AsyncStorage(Protocol):
 
 
 class ThreadedAsyncStorage:
-    """Any storage's verbs as coroutines, each call run in the loop's default executor."""
+    """Any storage's verbs as coroutines, each call run in the loop's default executor (a
+    backend's own face may override some verbs with native ones)."""
 
     __slots__ = ("_storage",)
 

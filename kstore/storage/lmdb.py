@@ -38,6 +38,7 @@ compaction schedule in :mod:`kstore.storage._lmdb_housekeeping`, the locks in
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import threading
@@ -496,6 +497,23 @@ class LmdbBackend(Backend):
                 raise Unavailable(f"the LMDB store at {self._path} is closed")
             self._queue.put(request)
         outcome = request.wait()
+        if outcome.error is not None:
+            raise outcome.error
+        return outcome
+
+    async def submit_async(self, request: Request) -> Outcome:
+        """:meth:`submit` for a caller on an asyncio event loop: always through the writer
+        thread (an inline commit would hold the loop for an fsync), the loop woken once per
+        commit for all its requests in it."""
+        self._check_usable()
+        future = request.attach_future(asyncio.get_running_loop())
+        with self._submit_lock:
+            if self._closed:
+                raise Unavailable(f"the LMDB store at {self._path} is closed")
+            self._queue.put(request)
+        await future
+        outcome = request.outcome
+        assert outcome is not None
         if outcome.error is not None:
             raise outcome.error
         return outcome
