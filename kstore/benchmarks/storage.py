@@ -6,7 +6,8 @@
 - concurrent durable create from ``writers`` threads (group commit; goal >= 10,000/s), against
   raw py-lmdb doing the same group commit (as many threads, each put waiting for its commit,
   one writer thread with the backend's hand-off: :meth:`RawLmdbBaseline.put_from_threads`),
-  and raw py-lmdb committing 1,000 puts per transaction as the ceiling of the disk;
+  and raw py-lmdb committing 1,000 puts per transaction as the ceiling of the disk; the same
+  creates from ``writers`` asyncio tasks on one event loop (:func:`kstore.storage.aio.as_async`);
 - get, list of ``objects`` objects in one page and in pages of 500, guaranteed_update;
 - watch delivery latency (write start -> event in the watcher's hands).
 
@@ -26,6 +27,7 @@ from the main thread as well, where every write takes the hand-off to the writer
 
 from __future__ import annotations
 
+import asyncio
 import statistics
 import tempfile
 import threading
@@ -37,6 +39,7 @@ from typing import TypeVar
 
 from kstore.api.gvk import Object
 from kstore.codec.json import JsonSerializer
+from kstore.storage.aio import as_async
 from kstore.storage.interface import (
     Backend,
     ListOptions,
@@ -404,9 +407,11 @@ class _LmdbBench:
         self.raw = self.engines.raw
         self.value = self.codec.encode(sample_pod("default", "pod-000000"))
         self.samples: dict[str, list[float]] = {}
+        self.loop = asyncio.new_event_loop()
 
     def close(self) -> None:
         self.engines.close()
+        self.loop.close()
 
     def add(self, name: str, figure: float) -> None:
         self.samples.setdefault(name, []).append(figure)
@@ -467,15 +472,35 @@ class _LmdbBench:
             self.add("raw_per_commit", concurrent / max(1, commits))
             return rate
 
-        if rep % 2:
-            raw_rate = raw_group()
-            kstore_rate = kstore_group()
-        else:
-            kstore_rate = kstore_group()
-            raw_rate = raw_group()
-        self.add("concurrent", kstore_rate)
-        self.add("raw_group", raw_rate)
-        self.add("concurrent_ratio", kstore_rate / raw_rate)
+        anames = [f"cao-{rep}-{i:06d}" for i in range(concurrent)]
+        aio = as_async(storage)
+
+        async def create_tasks() -> None:
+            pending = iter(anames)
+
+            async def creator() -> None:
+                for name in pending:
+                    await aio.create(f"/pods/cao/{name}", pods.make("cao", name))
+
+            await asyncio.gather(*(creator() for _ in range(writers)))
+
+        def kstore_tasks() -> float:
+            commits = self.engines.lmdb.write_commits
+            rate = concurrent / _timed(lambda: self.loop.run_until_complete(create_tasks()))
+            self.add(
+                "aio_per_commit", concurrent / max(1, self.engines.lmdb.write_commits - commits)
+            )
+            return rate
+
+        # Each of the three first in turn, so that all see the same load.
+        phases = [("concurrent", kstore_group), ("raw_group", raw_group), ("aio", kstore_tasks)]
+        shift = rep % len(phases)
+        rates = {name: run() for name, run in phases[shift:] + phases[:shift]}
+        self.add("concurrent", rates["concurrent"])
+        self.add("raw_group", rates["raw_group"])
+        self.add("concurrent_ratio", rates["concurrent"] / rates["raw_group"])
+        self.add("aio", rates["aio"])
+        self.add("aio_ratio", rates["aio"] / rates["raw_group"])
         bkeys = [f"/registry/pods/batch/{n}".encode() for n in cnames]
         self.add("raw_batch", concurrent / _timed(lambda: raw.put_batched(bkeys, self.value, 1000)))
 
@@ -565,6 +590,14 @@ class _LmdbBench:
                 goal=f">= 10,000/s; raw = same group commit, {self.writers} threads",
                 paired_ratio=m("concurrent_ratio"),
             ),
+            BenchRow(
+                f"  the same, {self.writers} asyncio tasks",
+                "creates/s",
+                m("aio"),
+                m("raw_group"),
+                goal=">= 10,000/s; one event loop, as_async(storage)",
+                paired_ratio=m("aio_ratio"),
+            ),
             BenchRow("get", "us/op", m("get"), m("raw_get"), higher_is_better=False),
             BenchRow(
                 f"list {objects} objects, one page",
@@ -604,7 +637,8 @@ class _LmdbBench:
             f"Pod = {pod_bytes} bytes of JSON, medians of {repeats} runs"
         )
         note = (
-            f"\n{self.writers} concurrent creators: {m('per_commit'):.1f} creates per commit, "
+            f"\n{self.writers} concurrent creators: {m('per_commit'):.1f} creates per commit "
+            f"(asyncio tasks: {m('aio_per_commit'):.1f}), "
             f"raw group commit {m('raw_per_commit'):.1f} puts per commit (medians); raw "
             f"py-lmdb with 1000 puts per commit: {m('raw_batch'):,.0f} puts/s (the disk's "
             "ceiling).\nkstore/raw of the sequential, concurrent and update rows: median of "

@@ -44,6 +44,7 @@ def test_a_small_run_reports_every_row_and_the_creates_per_commit(tmp_path: Path
         "sequential durable create",
         "the same, from the main thread",
         "4 concurrent durable creators",
+        "  the same, 4 asyncio tasks",
         "get",
         "list 40 objects, one page",
         "guaranteed_update, durable",
