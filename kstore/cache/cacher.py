@@ -112,7 +112,13 @@ class CacheConfig:
     with 504. ``consistent_reads_from_cache`` False sends every consistent LIST to the backend,
     as Kubernetes does when etcd cannot answer progress requests: use it for a backend whose
     watch reports progress only rarely and that is no
-    :class:`~kstore.cache.freshness.UnchangedProbe`. ``freshness_probe_interval_seconds`` is
+    :class:`~kstore.cache.freshness.UnchangedProbe`. ``consistent_gets_from_cache`` answers a
+    GET without resourceVersion from memory when the cache has already reached the backend's
+    current revision, read after the request began (so the answer is as linearizable as the
+    backend's own); only for a backend whose current revision is a local read (no probe: the
+    LMDB store), and not for objects that expire (the backend hides an expired object at
+    once, the cache only on its DELETED event). When the cache lags, the GET reads the
+    backend, as Kubernetes' does for every such GET. ``freshness_probe_interval_seconds`` is
     how often a consistent read that found changes in flight probes such a backend again.
     ``consistency_check_interval_seconds`` runs the consistency checker periodically (None:
     only on demand).
@@ -135,6 +141,7 @@ class CacheConfig:
     freshness_probe_interval_seconds: float = 0.02
     consistent_read_fallback: bool = True
     consistent_reads_from_cache: bool = True
+    consistent_gets_from_cache: bool = False
     ready_timeout_seconds: float = 3.0
     relist_backoff_seconds: float = 1.0
     consistency_check_interval_seconds: float | None = None
@@ -386,9 +393,16 @@ class Cacher(Storage):
         return current
 
     def get(self, key: str, opts: GetOptions = _GET_DEFAULTS) -> Object:
-        if opts.resource_version == "" or not self._ready.is_set():
+        if not self._ready.is_set():
             return self._storage.get(key, opts)
         prepared = prepare_key(key, self._prefix, recursive=False)
+        if opts.resource_version == "":
+            if not self._fresh_now():
+                return self._storage.get(key, opts)
+            entry, _ = self._cache.get(prepared)
+            if entry is None:
+                return self._storage.get(key, opts)  # its NotFound, or ignore_not_found
+            return entry.object
         revision = parse_list_resource_version(opts.resource_version)
         try:
             self._wait_fresh(revision)
@@ -404,6 +418,16 @@ class Cacher(Storage):
                 f'{self._resource} "{name}" not found', name=name, kind=resource, group=group
             )
         return entry.object
+
+    def _fresh_now(self) -> bool:
+        """Whether a consistent GET may be answered from memory now: allowed by the config,
+        the backend's current revision a local read (no probe), and the cache already at it
+        (never waited for: a GET that would wait reads the backend instead)."""
+        return (
+            self._config.consistent_gets_from_cache
+            and self._probe is None
+            and self._cache.resource_version >= self._storage.current_revision()
+        )
 
     def list(self, key: str, opts: ListOptions = _LIST_DEFAULTS) -> ListResult:
         if self._delegates_list(opts) or not self._ready.is_set():

@@ -108,8 +108,10 @@ class RegistryConfig:
     :attr:`Registry.reads_are_local`).
     ``consistent_reads_from_cache``: serve consistent LISTs from the watch cache once it has
     caught up with the backend's current revision (on etcd the cache proves it is current by
-    one quorum range over the resource's prefix, see :mod:`kstore.cache.freshness`); off,
-    consistent LISTs go to the backend.
+    one quorum range over the resource's prefix, see :mod:`kstore.cache.freshness`), and
+    consistent GETs of objects that do not expire when the cache has already reached the
+    backend's current revision and reading that revision is local (LMDB); off, consistent
+    LISTs and GETs go to the backend.
     """
 
     watch_cache: bool = True
@@ -183,7 +185,7 @@ class StoreRegistry(Registry):
                 media_type = MEDIA_TYPE_PROTOBUF
         return storage_codec(self._scheme, media_type)
 
-    def _storage_for(self, definition: KindDefinition, prefix: str) -> Storage:
+    def _storage_for(self, definition: KindDefinition, prefix: str, *, expires: bool) -> Storage:
         assert definition.resource is not None
         info = definition.resource
         transformer_for = self._config.transformer_for
@@ -208,6 +210,9 @@ class StoreRegistry(Registry):
                 resource=resource,
                 indexed_fields=_INDEXED_FIELDS.get(key, ()),
                 consistent_reads_from_cache=self._config.consistent_reads_from_cache,
+                # A consistent GET of an object that never expires may be answered from
+                # memory when the cache is provably current (LMDB: the revision is local).
+                consistent_gets_from_cache=self._config.consistent_reads_from_cache and not expires,
             )
         )
         self._cachers.append(cacher)
@@ -266,7 +271,7 @@ class StoreRegistry(Registry):
             scheme=self._scheme,
             definition=definition,
             strategy=strategy,
-            storage=self._storage_for(definition, prefix),
+            storage=self._storage_for(definition, prefix, expires=bool(strategy.ttl_seconds)),
             resource_prefix=prefix,
             admission=self._admission,
             namespace_check=check,

@@ -190,3 +190,32 @@ def test_consistent_reads_can_be_left_to_the_backend(make_cache: MakeCache) -> N
     assert not isinstance(result, CachedListResult)
     assert backend_calls(storage, "list") == 1
     assert isinstance(cache.list("/pods/ns", ListOptions(resource_version="0")), CachedListResult)
+
+
+def test_a_consistent_get_is_answered_from_memory_when_the_cache_is_current(
+    make_cache: MakeCache,
+) -> None:
+    cache, storage = seeded(make_cache, consistent_gets_from_cache=True)
+    got = cache.get("/pods/ns/p1")
+    assert got["metadata"]["name"] == "p1"
+    assert rv_of(got) == rv_of(storage.get("/pods/ns/p1"))
+    storage.calls.clear()
+    cache.get("/pods/ns/p1")
+    assert backend_calls(storage, "get") == 0
+
+
+def test_a_consistent_get_reads_the_backend_while_the_cache_lags(make_cache: MakeCache) -> None:
+    cache, storage = seeded(make_cache, consistent_gets_from_cache=True)
+    storage.bump()  # a write elsewhere: the cache has not seen that revision yet
+    cache.get("/pods/ns/p1")
+    assert backend_calls(storage, "get") == 1
+
+
+def test_a_consistent_get_of_a_missing_object_is_the_backends_answer(
+    make_cache: MakeCache,
+) -> None:
+    cache, storage = seeded(make_cache, consistent_gets_from_cache=True)
+    with pytest.raises(NotFound):
+        cache.get("/pods/ns/nope")
+    assert cache.get("/pods/ns/nope", GetOptions(ignore_not_found=True)) == {}
+    assert backend_calls(storage, "get") == 2

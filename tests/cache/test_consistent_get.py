@@ -1,0 +1,93 @@
+"""Consistent GETs answered from the watch cache on the real LMDB backend: every GET without
+resourceVersion returns the latest write made before it, whether the cache had caught up
+(memory) or not (the backend), while writes to another resource move the revision
+meanwhile."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kstore.api.gvk import Object
+from kstore.cache import CacheConfig, Cacher
+from kstore.storage.interface import IdentityTransformer, ResourceStorageConfig
+from kstore.storage.lmdb import LmdbBackend, LmdbConfig
+from kstore.testing.objects import pod, pod_attrs, pod_codec, pod_config, rv_of
+
+
+@pytest.fixture
+def backend(tmp_path: Path) -> Iterator[LmdbBackend]:
+    store = LmdbBackend(LmdbConfig(path=tmp_path / "lmdb", durable=False, compaction_interval_s=0))
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+@pytest.fixture
+def cacher(backend: LmdbBackend) -> Iterator[Cacher]:
+    config = pod_config(IdentityTransformer())
+    cache = Cacher(
+        CacheConfig(
+            storage=backend.storage_for(config), resource=config, consistent_gets_from_cache=True
+        )
+    )
+    try:
+        assert cache.wait_ready(5.0)
+        yield cache
+    finally:
+        cache.stop()
+
+
+def _counted(count: int) -> Object:
+    return pod("counter", "ns", annotations={"count": str(count)})
+
+
+def test_each_get_sees_the_write_before_it(cacher: Cacher, backend: LmdbBackend) -> None:
+    others = backend.storage_for(
+        ResourceStorageConfig(resource_prefix="/others", codec=pod_codec(), get_attrs=pod_attrs)
+    )
+    stop = threading.Event()
+
+    def write_elsewhere() -> None:
+        for i in range(5_000):
+            if stop.is_set():
+                return
+            others.create(f"/others/ns/o{i}", pod(f"o{i}", "ns"))
+
+    noise = threading.Thread(target=write_elsewhere, daemon=True)
+    noise.start()
+    try:
+        cacher.create("/pods/ns/counter", _counted(0))
+        for count in range(1, 300):
+            written = cacher.guaranteed_update(
+                "/pods/ns/counter", lambda _current, c=count: _counted(c)
+            )
+            got = cacher.get("/pods/ns/counter")
+            assert rv_of(got) == rv_of(written)
+            assert got["metadata"]["annotations"]["count"] == str(count)
+    finally:
+        stop.set()
+        noise.join(10)
+
+
+def test_gets_come_from_memory_once_the_cache_is_current(
+    cacher: Cacher, backend: LmdbBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    created = cacher.create("/pods/ns/a", pod("a", "ns"))
+    cacher.list("/pods/")  # a consistent list: the cache has reached the current revision
+    reads: list[str] = []
+    storage = cacher._storage
+    original = storage.get
+
+    def counted_get(*args: Any, **kwargs: Any) -> Object:
+        reads.append("backend")
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(storage, "get", counted_get)
+    assert rv_of(cacher.get("/pods/ns/a")) == rv_of(created)
+    assert reads == []
