@@ -102,20 +102,19 @@ class BlockingOverAsync:
         self._loop = loop
         self._storage = aio.storage
 
-    def create(self, key: str, obj: Object, *, ttl_seconds: int | None = None) -> Object:
+    def _call(self, verb: str, *args: Any, **kwargs: Any) -> Any:
         if self._loop.in_loop():
-            return self._storage.create(key, obj, ttl_seconds=ttl_seconds)
-        return self._loop.run(lambda: self._aio.create(key, obj, ttl_seconds=ttl_seconds))
+            return getattr(self._storage, verb)(*args, **kwargs)
+        return self._loop.run(lambda: getattr(self._aio, verb)(*args, **kwargs))
+
+    def create(self, key: str, obj: Object, *, ttl_seconds: int | None = None) -> Object:
+        return self._call("create", key, obj, ttl_seconds=ttl_seconds)
 
     def get(self, key: str, opts: GetOptions = _GET_DEFAULTS) -> Object:
-        if self._loop.in_loop():
-            return self._storage.get(key, opts)
-        return self._loop.run(lambda: self._aio.get(key, opts))
+        return self._call("get", key, opts)
 
     def list(self, key: str, opts: ListOptions = _LIST_DEFAULTS) -> ListResult:
-        if self._loop.in_loop():
-            return self._storage.list(key, opts)
-        return self._loop.run(lambda: self._aio.list(key, opts))
+        return self._call("list", key, opts)
 
     def guaranteed_update(
         self,
@@ -127,24 +126,14 @@ class BlockingOverAsync:
         cached_existing: Object | None = None,
         ttl_seconds: int | None = None,
     ) -> Object:
-        if self._loop.in_loop():
-            return self._storage.guaranteed_update(
-                key,
-                try_update,
-                ignore_not_found=ignore_not_found,
-                preconditions=preconditions,
-                cached_existing=cached_existing,
-                ttl_seconds=ttl_seconds,
-            )
-        return self._loop.run(
-            lambda: self._aio.guaranteed_update(
-                key,
-                try_update,
-                ignore_not_found=ignore_not_found,
-                preconditions=preconditions,
-                cached_existing=cached_existing,
-                ttl_seconds=ttl_seconds,
-            )
+        return self._call(
+            "guaranteed_update",
+            key,
+            try_update,
+            ignore_not_found=ignore_not_found,
+            preconditions=preconditions,
+            cached_existing=cached_existing,
+            ttl_seconds=ttl_seconds,
         )
 
     def delete(
@@ -155,20 +144,12 @@ class BlockingOverAsync:
         validate_deletion: Callable[[Object], None] | None = None,
         cached_existing: Object | None = None,
     ) -> Object:
-        if self._loop.in_loop():
-            return self._storage.delete(
-                key,
-                preconditions=preconditions,
-                validate_deletion=validate_deletion,
-                cached_existing=cached_existing,
-            )
-        return self._loop.run(
-            lambda: self._aio.delete(
-                key,
-                preconditions=preconditions,
-                validate_deletion=validate_deletion,
-                cached_existing=cached_existing,
-            )
+        return self._call(
+            "delete",
+            key,
+            preconditions=preconditions,
+            validate_deletion=validate_deletion,
+            cached_existing=cached_existing,
         )
 
     def watch(self, key: str, opts: ListOptions = _LIST_DEFAULTS) -> Watcher:

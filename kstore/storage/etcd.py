@@ -556,18 +556,18 @@ class EtcdAsyncStorage:
         """The blocking storage behind this one (for watch, stats, current_revision)."""
         return self._storage
 
-    # The verbs return run_async's coroutine itself (one coroutine frame less per call).
+    def _run(self, steps: Steps) -> Coroutine[Any, Any, Object]:
+        # The verbs return run_async's coroutine itself (one coroutine frame less per call).
+        storage = self._storage
+        return run_async(steps, storage._client, storage._backend._leases)
 
     def create(
         self, key: str, obj: Object, *, ttl_seconds: int | None = None
     ) -> Coroutine[Any, Any, Object]:
-        storage = self._storage
-        steps = storage._create(key, obj, ttl_seconds)
-        return run_async(steps, storage._client, storage._backend._leases)
+        return self._run(self._storage._create(key, obj, ttl_seconds))
 
     def get(self, key: str, opts: GetOptions = _GET_DEFAULTS) -> Coroutine[Any, Any, Object]:
-        storage = self._storage
-        return run_async(storage._get(key, opts), storage._client, storage._backend._leases)
+        return self._run(self._storage._get(key, opts))
 
     async def list(self, key: str, opts: ListOptions = _LIST_DEFAULTS) -> ListResult:
         return await asyncio.to_thread(self._storage.list, key, opts)
@@ -582,11 +582,11 @@ class EtcdAsyncStorage:
         cached_existing: Object | None = None,
         ttl_seconds: int | None = None,
     ) -> Coroutine[Any, Any, Object]:
-        storage = self._storage
-        steps = storage._update(
-            key, try_update, ignore_not_found, preconditions, cached_existing, ttl_seconds
+        return self._run(
+            self._storage._update(
+                key, try_update, ignore_not_found, preconditions, cached_existing, ttl_seconds
+            )
         )
-        return run_async(steps, storage._client, storage._backend._leases)
 
     def delete(
         self,
@@ -596,9 +596,9 @@ class EtcdAsyncStorage:
         validate_deletion: Callable[[Object], None] | None = None,
         cached_existing: Object | None = None,
     ) -> Coroutine[Any, Any, Object]:
-        storage = self._storage
-        steps = storage._delete(key, preconditions, validate_deletion, cached_existing)
-        return run_async(steps, storage._client, storage._backend._leases)
+        return self._run(
+            self._storage._delete(key, preconditions, validate_deletion, cached_existing)
+        )
 
 
 class _WatchView:
