@@ -58,6 +58,7 @@ from kstore.errors import (
     TooLargeResourceVersion,
     TooManyRequests,
 )
+from kstore.storage.aio import AsyncStorage, ThreadedAsyncStorage, as_async
 from kstore.storage.continue_token import encode_continue
 from kstore.storage.interface import (
     GetOptions,
@@ -265,6 +266,13 @@ class Cacher(Storage):
 
     def create(self, key: str, obj: Object, *, ttl_seconds: int | None = None) -> Object:
         return self._storage.create(key, obj, ttl_seconds=ttl_seconds)
+
+    @property
+    def aio(self) -> AsyncStorage:
+        """This cache's verbs as coroutines: a create goes straight to the backend's own
+        coroutine (native where it has one, see :func:`kstore.storage.aio.as_async`); the
+        other verbs, which may read the cache or wait for it, run in the loop's executor."""
+        return _CacherAsync(self, as_async(self._storage))
 
     def _cached_object(self, key: str) -> Object | None:
         if not self._ready.is_set():
@@ -609,3 +617,17 @@ class Cacher(Storage):
                     "watch cache of %s is inconsistent: %s; re-listing", self._resource, report
                 )
                 self.request_relist()
+
+
+class _CacherAsync(ThreadedAsyncStorage):
+    """A :class:`Cacher`'s verbs as coroutines: create from the backend's face, the rest
+    threaded over the cacher."""
+
+    __slots__ = ("_backend",)
+
+    def __init__(self, cacher: Cacher, backend: AsyncStorage) -> None:
+        super().__init__(cacher)
+        self._backend = backend
+
+    async def create(self, key: str, obj: Object, *, ttl_seconds: int | None = None) -> Object:
+        return await self._backend.create(key, obj, ttl_seconds=ttl_seconds)

@@ -12,7 +12,10 @@ see the new object with the stored one as ``old_object``; on delete both see ``o
 and the stored object as ``old_object``, inside the storage transaction (so they may run once
 per conflict retry). Dry-run requests run every hook with ``dry_run=True``.
 
-Adding hooks is thread-safe and takes effect for requests that start afterwards.
+Adding hooks is thread-safe and takes effect for requests that start afterwards. A hook is
+taken to block (to do I/O or wait) unless it is added with ``blocking=False``; while every
+hook is non-blocking, a server on local storage runs creates on its event loop, hooks
+included (see :attr:`kstore.registry.interface.Registry.creates_on_loop`).
 """
 
 from __future__ import annotations
@@ -33,11 +36,18 @@ class AdmissionChain:
         # Replaced, never mutated, so a request iterates a stable snapshot without locking.
         self._mutating: tuple[AdmissionHook, ...] = ()
         self._validating: tuple[AdmissionHook, ...] = ()
+        self._may_block = False
 
     def add(
-        self, *, mutating: AdmissionHook | None = None, validating: AdmissionHook | None = None
+        self,
+        *,
+        mutating: AdmissionHook | None = None,
+        validating: AdmissionHook | None = None,
+        blocking: bool = True,
     ) -> None:
         with self._lock:
+            if blocking and (mutating is not None or validating is not None):
+                self._may_block = True
             if mutating is not None:
                 self._mutating = (*self._mutating, mutating)
             if validating is not None:
@@ -46,6 +56,11 @@ class AdmissionChain:
     @property
     def empty(self) -> bool:
         return not self._mutating and not self._validating
+
+    @property
+    def may_block(self) -> bool:
+        """Whether any hook was added without ``blocking=False``."""
+        return self._may_block
 
     @property
     def has_validating(self) -> bool:

@@ -167,6 +167,13 @@ class ResourceStore(Protocol):
         404 when the namespace does not exist, 403 when it is terminating."""
         ...
 
+    async def create_async(
+        self, ctx: RequestContext, obj: Object, opts: CreateOptions
+    ) -> WriteResult:
+        """:meth:`create` awaited on an event loop, its registry work on the loop's thread:
+        only where :attr:`Registry.creates_on_loop` holds."""
+        ...
+
     def get(self, ctx: RequestContext, name: str, *, resource_version: str = "") -> Object: ...
 
     def list(self, ctx: RequestContext, opts: ListOptions) -> ListResult: ...
@@ -201,6 +208,13 @@ class Registry(Protocol):
         routes then serve such GETs on the event loop instead of a worker thread."""
         ...
 
+    @property
+    def creates_on_loop(self) -> bool:
+        """Whether :meth:`ResourceStore.create_async` may run on an event loop's thread: reads
+        are local (:attr:`reads_are_local`) and no admission hook may block. The REST routes
+        then run creates on the loop, awaiting the storage's commit there."""
+        ...
+
     def store(self, group: str, resource: str) -> ResourceStore:
         """The store of a resource by group and plural name; NotFound when not served."""
         ...
@@ -208,9 +222,14 @@ class Registry(Protocol):
     def stores(self) -> Sequence[ResourceStore]: ...
 
     def add_admission(
-        self, *, mutating: AdmissionHook | None = None, validating: AdmissionHook | None = None
+        self,
+        *,
+        mutating: AdmissionHook | None = None,
+        validating: AdmissionHook | None = None,
+        blocking: bool = True,
     ) -> None:
-        """Append hooks: all mutating hooks run before all validating hooks, in order."""
+        """Append hooks: all mutating hooks run before all validating hooks, in order.
+        ``blocking=False`` promises they never block (no I/O, no waiting)."""
         ...
 
     def close(self) -> None: ...

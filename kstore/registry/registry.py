@@ -293,6 +293,10 @@ class StoreRegistry(Registry):
         return self._config.reads_are_local
 
     @property
+    def creates_on_loop(self) -> bool:
+        return self._config.reads_are_local and not self._admission.may_block
+
+    @property
     def backend(self) -> Backend:
         return self._backend
 
@@ -332,9 +336,13 @@ class StoreRegistry(Registry):
         return sorted(targets, key=lambda t: (t.group, t.resource))
 
     def add_admission(
-        self, *, mutating: AdmissionHook | None = None, validating: AdmissionHook | None = None
+        self,
+        *,
+        mutating: AdmissionHook | None = None,
+        validating: AdmissionHook | None = None,
+        blocking: bool = True,
     ) -> None:
-        self._admission.add(mutating=mutating, validating=validating)
+        self._admission.add(mutating=mutating, validating=validating, blocking=blocking)
 
     def close(self) -> None:
         with self._lock:

@@ -44,7 +44,7 @@ from __future__ import annotations
 import builtins
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -88,6 +88,7 @@ from kstore.registry.patch.fieldsets import FieldSet
 from kstore.registry.patch.managed import current_time, reset_field_set, track_update
 from kstore.registry.patch.typed import SchemaError
 from kstore.registry.strategies.base import Strategy, copy_value, meta, read_meta
+from kstore.storage.aio import AsyncStorage, as_async
 from kstore.storage.interface import (
     GetOptions,
     ListOptions,
@@ -169,6 +170,8 @@ class GenericStore(ResourceStore):
         # (version, subresource, reset fields) -> field-manager inputs; filled on first use
         # (a racing fill stores an equal value).
         self._trackings: dict[tuple[str, str, frozenset[tuple[str, ...]]], _Tracking] = {}
+        # This storage's verbs as coroutines, made on the first create_async.
+        self._aio: AsyncStorage | None = None
 
     # -- identity --------------------------------------------------------------------------
 
@@ -447,37 +450,90 @@ class GenericStore(ResourceStore):
 
     def create(self, ctx: RequestContext, obj: Object, opts: CreateOptions) -> WriteResult:
         request = _Request()
-        obj = copy_value(obj)
-        self._admit_create(ctx, obj, opts.field_manager, "", opts.dry_run, request)
-        m = read_meta(obj)
-        retries = MAX_GENERATE_NAME_ATTEMPTS if m.get("generateName") and not m.get("name") else 1
-        for attempt in range(retries):
-            candidate = copy_value(obj) if attempt + 1 < retries else obj
+        obj = self._admitted_for_create(ctx, obj, opts, request)
+        for candidate, last in self._create_candidates(obj):
+            key = self._prepared_create(ctx, candidate, opts, request)
             try:
-                stored = self._create_once(ctx, candidate, opts, request)
+                stored = self._stored_create(key, candidate, opts)
             except AlreadyExists:
-                if attempt + 1 < retries:
-                    continue
-                raise
+                if last:
+                    raise
+                continue
             return WriteResult(object=stored, warnings=tuple(request.warnings))
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _create_once(
+    async def create_async(
+        self, ctx: RequestContext, obj: Object, opts: CreateOptions
+    ) -> WriteResult:
+        """:meth:`create` on an event loop: the registry's work runs on the loop's thread and
+        the storage write is awaited (natively where the storage can: LMDB), so no thread is
+        held while the commit waits. For registries whose reads are local and whose admission
+        hooks do not block (:attr:`~kstore.registry.interface.Registry.creates_on_loop`)."""
+        request = _Request()
+        obj = self._admitted_for_create(ctx, obj, opts, request)
+        for candidate, last in self._create_candidates(obj):
+            key = self._prepared_create(ctx, candidate, opts, request)
+            try:
+                stored = await self._stored_create_async(key, candidate, opts)
+            except AlreadyExists:
+                if last:
+                    raise
+                continue
+            return WriteResult(object=stored, warnings=tuple(request.warnings))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _admitted_for_create(
         self, ctx: RequestContext, obj: Object, opts: CreateOptions, request: _Request
     ) -> Object:
+        obj = copy_value(obj)
+        self._admit_create(ctx, obj, opts.field_manager, "", opts.dry_run, request)
+        return obj
+
+    @staticmethod
+    def _create_candidates(obj: Object) -> Iterator[tuple[Object, bool]]:
+        """The objects to try storing, each with whether it is the last try: one, or, for a
+        generateName without a name, a fresh copy per attempt (each gets its own name)."""
+        m = read_meta(obj)
+        retries = MAX_GENERATE_NAME_ATTEMPTS if m.get("generateName") and not m.get("name") else 1
+        for attempt in range(retries):
+            last = attempt + 1 == retries
+            yield (obj if last else copy_value(obj)), last
+
+    def _prepared_create(
+        self, ctx: RequestContext, obj: Object, opts: CreateOptions, request: _Request
+    ) -> str:
+        """System fields, prepare, validate and validating admission; the storage key."""
         self._before_create(ctx, obj, "", opts.dry_run, request)
-        name = name_of(obj)
-        key = self.key(ctx, name)
+        return self.key(ctx, name_of(obj))
+
+    def _stored_create(self, key: str, obj: Object, opts: CreateOptions) -> Object:
         try:
             if opts.dry_run:
-                if self._storage.get(key, GetOptions(ignore_not_found=True)):
-                    raise self._already_exists(name)
-                return obj
+                return self._dry_run_create(key, obj)
             return self._storage.create(key, obj, ttl_seconds=self._strategy.ttl_seconds)
-        except AlreadyExists:
-            raise self._create_conflict(key, obj) from None
         except KStoreError as exc:
-            raise self.interpret_error(exc, name) from None
+            raise self._create_error(exc, key, obj) from None
+
+    async def _stored_create_async(self, key: str, obj: Object, opts: CreateOptions) -> Object:
+        try:
+            if opts.dry_run:
+                return self._dry_run_create(key, obj)
+            aio = self._aio
+            if aio is None:
+                aio = self._aio = as_async(self._storage)
+            return await aio.create(key, obj, ttl_seconds=self._strategy.ttl_seconds)
+        except KStoreError as exc:
+            raise self._create_error(exc, key, obj) from None
+
+    def _dry_run_create(self, key: str, obj: Object) -> Object:
+        if self._storage.get(key, GetOptions(ignore_not_found=True)):
+            raise self._already_exists(name_of(obj))
+        return obj
+
+    def _create_error(self, exc: KStoreError, key: str, obj: Object) -> KStoreError:
+        if isinstance(exc, AlreadyExists):
+            return self._create_conflict(key, obj)
+        return self.interpret_error(exc, name_of(obj))
 
     def _create_conflict(self, key: str, obj: Object) -> AlreadyExists:
         m = read_meta(obj)

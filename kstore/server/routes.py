@@ -9,7 +9,11 @@ watch becomes a streaming response. Where the registry's reads are local
 (:attr:`~kstore.registry.interface.Registry.reads_are_local`: LMDB), a GET of one object at
 no resourceVersion or ``0`` runs on the event loop instead: it is a short read transaction
 that waits for nothing, and the thread hop was about a third of its server CPU. A GET at a
-given resourceVersion may wait for the watch cache to catch up, so it keeps the hop.
+given resourceVersion may wait for the watch cache to catch up, so it keeps the hop. Where
+the registry's creates may run on the loop too
+(:attr:`~kstore.registry.interface.Registry.creates_on_loop`: local reads, no admission hook
+that blocks), a create's registry work runs on the loop and awaits the storage's commit
+there, with no worker thread at all.
 Every error answers with a ``Status``, routing errors as go-restful and the API server's
 service-error handler answer them: a path no route serves is 404, a method the path has no
 route for (``POST`` with a name, ``PUT``/``PATCH`` on a collection, ``TRACE``...) is 405
@@ -53,7 +57,7 @@ from kstore.server.discovery import Document, wants_aggregated
 from kstore.server.filters.authentication import ANONYMOUS, request_user
 from kstore.server.filters.authorization import request_authorizer
 from kstore.server.handlers import create, delete, get, patch, scale, update
-from kstore.server.handlers.deadline import run_write
+from kstore.server.handlers.deadline import run_write, run_write_on_loop
 from kstore.server.handlers.scope import Call, Reply, ResourceScope, error_reply, warning_header
 from kstore.server.handlers.watch import WatchResponse, open_watch
 from kstore.server.health import run_checks
@@ -288,7 +292,9 @@ class _Endpoints:
                 if verb not in _READS:
                     body = await request.body()
                 call = _call(request, info, body)
-                if verb in _WRITES:
+                if handler is create.create and self.state.registry.creates_on_loop:
+                    reply = await run_write_on_loop(create.create_async, scope, call)
+                elif verb in _WRITES:
                     reply = await run_write(handler, scope, call)
                 elif (
                     verb == "get"

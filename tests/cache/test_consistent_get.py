@@ -5,6 +5,7 @@ meanwhile."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +15,8 @@ import pytest
 
 from kstore.api.gvk import Object
 from kstore.cache import CacheConfig, Cacher
-from kstore.storage.interface import IdentityTransformer, ResourceStorageConfig
+from kstore.storage.aio import as_async
+from kstore.storage.interface import GetOptions, IdentityTransformer, ResourceStorageConfig
 from kstore.storage.lmdb import LmdbBackend, LmdbConfig
 from kstore.testing.objects import pod, pod_attrs, pod_codec, pod_config, rv_of
 
@@ -91,3 +93,22 @@ def test_gets_come_from_memory_once_the_cache_is_current(
     monkeypatch.setattr(storage, "get", counted_get)
     assert rv_of(cacher.get("/pods/ns/a")) == rv_of(created)
     assert reads == []
+
+
+def test_a_create_through_the_caches_coroutines_awaits_the_backends_commit_on_the_loop(
+    cacher: Cacher, backend: LmdbBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Writes go straight to the backend: as_async(cacher).create is LMDB's native create
+    # (no worker thread), and the cache then serves what it wrote.
+    submitted: list[int] = []
+    native = backend.submit_async
+
+    async def counted(request: Any) -> Any:
+        submitted.append(threading.get_ident())
+        return await native(request)
+
+    monkeypatch.setattr(backend, "submit_async", counted)
+    created = asyncio.run(as_async(cacher).create("/pods/ns/aio", pod("aio", "ns")))
+    assert submitted == [threading.get_ident()]
+    assert rv_of(created) > 0
+    assert cacher.get("/pods/ns/aio", GetOptions(resource_version=str(rv_of(created)))) == created

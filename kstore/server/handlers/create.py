@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from kstore.api.gvk import Object
 from kstore.errors import BadRequest
+from kstore.registry.interface import WriteResult
 from kstore.server.decoding import decode_body
 from kstore.server.handlers.scope import Call, Reply, ResourceScope
 from kstore.server.negotiation import body_serializer, negotiate
 from kstore.server.options import create_options, field_validation
 
-__all__ = ["create", "ensure_namespace"]
+__all__ = ["create", "create_async", "ensure_namespace"]
 
 
 def ensure_namespace(scope: ResourceScope, obj: Object, request_namespace: str) -> None:
@@ -38,14 +39,34 @@ def ensure_namespace(scope: ResourceScope, obj: Object, request_namespace: str) 
 
 
 def create(scope: ResourceScope, call: Call) -> Reply:
-    fmt = negotiate(call.accept)
-    validation = field_validation(call.query)
-    options = create_options(call.query, call.dry_run, call.user_agent)
-    decoded = decode_body(
-        scope.scheme, call.body, body_serializer(call.content_type), scope.gvk, validation
-    )
-    ensure_namespace(scope, decoded.hub, call.info.namespace)
-    ctx = scope.context(call.info)
-    result = scope.store.create(ctx, decoded.hub, options)
-    body = scope.encoder.object(result.object, scope.gv, fmt)
-    return Reply(201, body, fmt.content_type, [*decoded.warnings, *result.warnings])
+    request = _CreateRequest(scope, call)
+    result = scope.store.create(request.ctx, request.decoded.hub, request.options)
+    return request.reply(result)
+
+
+async def create_async(scope: ResourceScope, call: Call) -> Reply:
+    """:func:`create` on the event loop (where the registry's creates may run there)."""
+    request = _CreateRequest(scope, call)
+    result = await scope.store.create_async(request.ctx, request.decoded.hub, request.options)
+    return request.reply(result)
+
+
+class _CreateRequest:
+    """A POST's body decoded and its options read: everything before the registry."""
+
+    __slots__ = ("ctx", "decoded", "fmt", "options", "scope")
+
+    def __init__(self, scope: ResourceScope, call: Call) -> None:
+        self.scope = scope
+        self.fmt = negotiate(call.accept)
+        validation = field_validation(call.query)
+        self.options = create_options(call.query, call.dry_run, call.user_agent)
+        self.decoded = decode_body(
+            scope.scheme, call.body, body_serializer(call.content_type), scope.gvk, validation
+        )
+        ensure_namespace(scope, self.decoded.hub, call.info.namespace)
+        self.ctx = scope.context(call.info)
+
+    def reply(self, result: WriteResult) -> Reply:
+        body = self.scope.encoder.object(result.object, self.scope.gv, self.fmt)
+        return Reply(201, body, self.fmt.content_type, [*self.decoded.warnings, *result.warnings])
