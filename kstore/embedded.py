@@ -532,9 +532,11 @@ class Client:
         *,
         mutating: Callable[[Any], None] | None = None,
         validating: Callable[[Any], None] | None = None,
+        blocking: bool = True,
     ) -> None:
-        """Register admission hooks (see :mod:`kstore.registry.admission`)."""
-        self._registry.add_admission(mutating=mutating, validating=validating)
+        """Register admission hooks (see :mod:`kstore.registry.admission`); ``blocking=False``
+        promises that they never block (no I/O, no waiting)."""
+        self._registry.add_admission(mutating=mutating, validating=validating, blocking=blocking)
 
     def close(self) -> None:
         if self._closed:
