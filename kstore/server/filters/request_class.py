@@ -18,6 +18,8 @@ __all__ = ["is_long_running", "is_mutating"]
 
 _LONG_RUNNING_SUBRESOURCES = frozenset({"proxy", "attach", "exec", "log", "portforward"})
 _MUTATING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+# Where the answer is kept in the request's scope: several filters ask for every request.
+_LONG_RUNNING_KEY = "kstore.long_running"
 
 
 def is_mutating(scope: Scope) -> bool:
@@ -27,6 +29,13 @@ def is_mutating(scope: Scope) -> bool:
 def is_long_running(scope: Scope) -> bool:
     """True for watches and streaming subresources; False for every other request (a path
     that does not parse is not long-running: its handler answers it with an error quickly)."""
+    known: bool | None = scope.get(_LONG_RUNNING_KEY)
+    if known is None:
+        known = scope[_LONG_RUNNING_KEY] = _long_running(scope)
+    return known
+
+
+def _long_running(scope: Scope) -> bool:
     try:
         info = parse_path(str(scope.get("path", "")))
     except KStoreError:

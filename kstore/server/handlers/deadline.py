@@ -244,15 +244,28 @@ async def run_write_on_loop(handler: AsyncHandler, scope: ResourceScope, call: C
     task runs on to its end and its outcome is logged."""
     budget = write_budget_seconds(call.query)
     attempt = _Attempt(call)
-    task = asyncio.ensure_future(attempt.run_async(handler, scope, call))
+    loop = asyncio.get_running_loop()
+    task = loop.create_task(attempt.run_async(handler, scope, call))
+    # One waiter woken by whichever comes first, the write's end or the deadline: what
+    # asyncio.wait does, without its bookkeeping (this runs once per create).
+    waiter = loop.create_future()
+
+    def wake(_: object = None) -> None:
+        if not waiter.done():
+            waiter.set_result(None)
+
+    task.add_done_callback(wake)
+    timer = loop.call_later(budget, wake)
     try:
-        # wait() never cancels the task: a write, once started, ends on its own.
-        await asyncio.wait((task,), timeout=budget)
+        await waiter
     except BaseException:
         if not attempt.abandon():
             attempt.log_late()
         _let_run(task)
         raise
+    finally:
+        timer.cancel()
+        task.remove_done_callback(wake)
     if task.done():
         return task.result()
     _let_run(task)
