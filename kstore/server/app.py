@@ -84,7 +84,8 @@ def build_authorizer(config: FilterConfig, registry: Registry) -> Authorizer | N
             # Serving before the first lists only sends more requests the slow way.
             cache.wait_synced(_RBAC_SYNC_SECONDS)
             rbac = RBACAuthorizer(registry, cache)
-            # The check reads the in-memory policy cache only: it never blocks.
+            # The check reads the policy cache and, for the roles a binding names, the
+            # registry itself: nothing remote where creates run on the loop (local reads).
             registry.add_admission(validating=escalation_check(rbac), blocking=False)
             authorizers.append(rbac)
     return authorizers[0] if len(authorizers) == 1 else Union(authorizers)
