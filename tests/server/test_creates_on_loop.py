@@ -23,25 +23,11 @@ from kstore.registry.interface import AdmissionAttributes, Registry
 from kstore.server.app import build_app
 from kstore.server.handlers.deadline import run_write_on_loop
 from kstore.server.handlers.scope import Call, Reply, ResourceScope
-from kstore.server.request_info import RequestInfo
 from kstore.server.serve import ServeConfig, open_registry
 from kstore.storage.lmdb import LmdbBackend
+from tests.server.calls import post_call
 
 _CMS = "/api/v1/namespaces/default/configmaps"
-
-
-def _call(query: dict[str, str]) -> Call:
-    info = RequestInfo("", "v1", "default", "configmaps", "cm", "", False)
-    return Call(
-        method="POST",
-        info=info,
-        query=query,
-        dry_run=[],
-        accept=None,
-        content_type=None,
-        body=b"",
-        user_agent="",
-    )
 
 
 _NO_SCOPE = cast(ResourceScope, None)
@@ -61,10 +47,10 @@ def test_a_coroutine_write_answers_with_its_reply_or_its_error_in_the_callers_co
 
     async def main() -> None:
         user.set("alice")
-        reply = await run_write_on_loop(stored, _NO_SCOPE, _call({"timeout": "5s"}))
+        reply = await run_write_on_loop(stored, _NO_SCOPE, post_call({"timeout": "5s"}))
         assert reply.body == b"stored"
         with pytest.raises(BadRequest, match=r"^no$"):
-            await run_write_on_loop(fails, _NO_SCOPE, _call({}))
+            await run_write_on_loop(fails, _NO_SCOPE, post_call({}))
 
     anyio.run(main)
     assert seen == [("alice", threading.get_ident())]
@@ -84,7 +70,7 @@ def test_a_coroutine_write_past_its_deadline_is_a_timeout_and_ends_on_its_own_lo
 
         started = time.monotonic()
         with pytest.raises(Timeout):
-            await run_write_on_loop(slow, _NO_SCOPE, _call({"timeout": "200ms"}))
+            await run_write_on_loop(slow, _NO_SCOPE, post_call({"timeout": "200ms"}))
         assert 0.15 < time.monotonic() - started < 2
         assert not finished.is_set()
         release.set()
@@ -107,7 +93,7 @@ def test_a_malformed_timeout_fails_a_coroutine_write_before_it_runs() -> None:
 
     async def main() -> None:
         with pytest.raises(BadRequest, match="invalid timeout specified in the request URL"):
-            await run_write_on_loop(handler, _NO_SCOPE, _call({"timeout": "1"}))
+            await run_write_on_loop(handler, _NO_SCOPE, post_call({"timeout": "1"}))
 
     anyio.run(main)
     assert not ran

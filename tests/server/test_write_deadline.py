@@ -34,8 +34,8 @@ from kstore.server.handlers.deadline import (
     write_budget_seconds,
 )
 from kstore.server.handlers.scope import Call, Reply, ResourceScope
-from kstore.server.request_info import RequestInfo
 from kstore.server.serve import ServeConfig, open_registry
+from tests.server.calls import post_call
 
 
 @pytest.mark.parametrize(
@@ -100,20 +100,6 @@ def test_a_write_budget_is_the_clients_timeout_capped_at_34_seconds() -> None:
         write_budget_seconds({"timeout": "1.5"})
 
 
-def _call(query: dict[str, str], name: str = "cm") -> Call:
-    info = RequestInfo("", "v1", "default", "configmaps", name, "", False)
-    return Call(
-        method="POST",
-        info=info,
-        query=query,
-        dry_run=[],
-        accept=None,
-        content_type=None,
-        body=b"",
-        user_agent="",
-    )
-
-
 def _reply(text: str) -> Reply:
     return Reply(201, text.encode(), "text/plain")
 
@@ -123,7 +109,7 @@ def _run(handler: Handler, query: dict[str, str]) -> Reply:
     scope = cast(ResourceScope, None)
 
     async def main() -> Reply:
-        return await run_write(handler, scope, _call(query))
+        return await run_write(handler, scope, post_call(query))
 
     return anyio.run(main)
 
@@ -148,7 +134,7 @@ def test_a_write_runs_on_a_worker_thread_in_the_callers_context() -> None:
 
     async def main() -> None:
         user.set("alice")
-        await run_write(handler, cast(ResourceScope, None), _call({}))
+        await run_write(handler, cast(ResourceScope, None), post_call({}))
 
     anyio.run(main)
     assert seen[0][0] == "alice"
@@ -211,7 +197,7 @@ def test_a_write_cancelled_from_outside_is_abandoned_and_its_outcome_logged(
     async def main() -> bool:
         # As the --request-timeout filter cancels the request before the write deadline.
         with anyio.move_on_after(0.2) as outer:
-            await run_write(slow, cast(ResourceScope, None), _call({"timeout": "30s"}))
+            await run_write(slow, cast(ResourceScope, None), post_call({"timeout": "30s"}))
         return outer.cancelled_caught
 
     with caplog.at_level(logging.WARNING, logger="kstore.server"):
