@@ -16,8 +16,9 @@ ones of :mod:`kstore.storage.interface` and the reference's sections 1.4-1.8:
 from __future__ import annotations
 
 import time
+from collections.abc import Generator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from kstore.api.gvk import Object
 from kstore.errors import (
@@ -32,7 +33,7 @@ from kstore.errors import (
 )
 from kstore.storage import _lmdb_records as rec
 from kstore.storage._lmdb_list import Lister, list_one
-from kstore.storage._lmdb_writes import DeleteRequest, Outcome, PutRequest
+from kstore.storage._lmdb_writes import DeleteRequest, Outcome, PutRequest, Request
 from kstore.storage._watch_hub import (
     HistorySource,
     HubWatcher,
@@ -74,11 +75,30 @@ if TYPE_CHECKING:
     from kstore.storage._lmdb_aio import LmdbAsyncStorage
     from kstore.storage.lmdb import LmdbBackend
 
-__all__ = ["LmdbStorage"]
+__all__ = ["LmdbStorage", "WriteSteps", "run_writes"]
 
 MAX_KEY_BYTES = rec.MAX_KEY_BYTES
+_T = TypeVar("_T")
 _GET_DEFAULTS = GetOptions()
 _LIST_DEFAULTS = ListOptions()
+
+#: A write verb as a generator: it yields each request it needs committed and is sent the
+#: request's outcome (raising its error is the runner's part); it returns the verb's result.
+WriteSteps = Generator[Request, Outcome, Object]
+
+
+def run_writes(steps: Generator[Request, Outcome, _T], backend: LmdbBackend) -> _T:
+    """Run a write verb's steps on this thread, each request committed through ``backend``
+    (its error raised here, which closes the generator)."""
+    try:
+        request = next(steps)
+        while True:
+            request = steps.send(backend.submit(request))
+    except StopIteration as done:
+        result: _T = done.value
+        return result
+
+
 # Aliases for annotations inside LmdbStorage, where ``list`` names the method.
 _StateItems = list[tuple[str, int, bytes]]
 _Events = list[RawEvent]
@@ -185,6 +205,11 @@ class LmdbStorage(Storage, HistorySource):
         return _State(obj, object_resource_version(obj), plain)
 
     def _put(self, key: str, plain: bytes, request: PutRequest) -> tuple[Outcome, Object | None]:
+        return run_writes(self._put_steps(key, plain, request), self.backend)
+
+    def _put_steps(
+        self, key: str, plain: bytes, request: PutRequest
+    ) -> Generator[Request, Outcome, tuple[Outcome, Object | None]]:
         """Have ``request`` written; return its outcome and the stored object (``plain``
         decoded, with its new resourceVersion), or None for the object on a conflict.
 
@@ -208,7 +233,7 @@ class LmdbStorage(Storage, HistorySource):
                 failure = exc
         else:
             request.defer(lambda: self.decode_plain(key, plain))
-        outcome = self.backend.submit(request)
+        outcome = yield request
         if outcome.conflict:
             return outcome, None
         if failure is not None:
@@ -269,6 +294,23 @@ class LmdbStorage(Storage, HistorySource):
         cached_existing: Object | None = None,
         ttl_seconds: int | None = None,
     ) -> Object:
+        steps = self.update_steps(
+            key, try_update, ignore_not_found, preconditions, cached_existing, ttl_seconds
+        )
+        return run_writes(steps, self.backend)
+
+    def update_steps(
+        self,
+        key: str,
+        try_update: TryUpdate,
+        ignore_not_found: bool,
+        preconditions: Preconditions | None,
+        cached_existing: Object | None,
+        ttl_seconds: int | None,
+    ) -> WriteSteps:
+        """guaranteed_update as a generator of the writes it needs committed: it yields each
+        request and is sent its outcome (:func:`run_writes`, or awaited on an event loop by
+        :mod:`._lmdb_aio`); reads and ``try_update`` run where it runs."""
         key = self._key(key, recursive=False)
         name = name_of_key(key)
         if cached_existing is not None:
@@ -302,7 +344,7 @@ class LmdbStorage(Storage, HistorySource):
                     state, current = self._read_state(key), True
                     continue
                 return with_resource_version(self.decode_plain(key, plain), state.revision)
-            outcome, stored_obj = self._put(
+            outcome, stored_obj = yield from self._put_steps(
                 key,
                 plain,
                 PutRequest(
@@ -322,6 +364,17 @@ class LmdbStorage(Storage, HistorySource):
         validate_deletion: Callable[[Object], None] | None = None,
         cached_existing: Object | None = None,
     ) -> Object:
+        steps = self.delete_steps(key, preconditions, validate_deletion, cached_existing)
+        return run_writes(steps, self.backend)
+
+    def delete_steps(
+        self,
+        key: str,
+        preconditions: Preconditions | None,
+        validate_deletion: Callable[[Object], None] | None,
+        cached_existing: Object | None,
+    ) -> WriteSteps:
+        """delete as a generator of the writes it needs committed (see :meth:`update_steps`)."""
         key = self._key(key, recursive=False)
         name = name_of_key(key)
         if cached_existing is not None:
@@ -345,7 +398,7 @@ class LmdbStorage(Storage, HistorySource):
                     raise
                 state, current = fresh, True
                 continue
-            outcome = self.backend.submit(DeleteRequest(key, expected=state.revision))
+            outcome = yield DeleteRequest(key, expected=state.revision)
             if outcome.conflict:
                 if outcome.current is None:
                     raise self._not_found(key)

@@ -4,7 +4,7 @@
 :class:`AsyncStorage` face with the same verbs, arguments, results and errors. A backend
 whose client can wait without a thread offers its own through an ``aio`` property, and that
 is used: the etcd backend's runs on ``grpc.aio``, so one event loop keeps many requests in
-flight (:mod:`kstore.storage._etcd_aio`); the LMDB store's creates await the writer
+flight (:mod:`kstore.storage._etcd_aio`); the LMDB store's writes await the writer
 thread's commit on the loop (:mod:`kstore.storage._lmdb_aio`). Any other storage (a cache in
 front of a backend, an embedder's own) runs each call in the loop's default executor: the
 loop never blocks, at the cost of a thread hand-off per call.

@@ -153,3 +153,74 @@ def test_concurrent_creates_each_get_their_own_revision(pods: Storage) -> None:
 
     created = asyncio.run(scenario())
     assert len({rv(obj) for obj in created}) == 32
+
+
+def test_updates_and_deletes_run_their_callbacks_on_the_loop_and_commit_off_it(
+    backend: LmdbBackend, pods: Storage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    aio = as_async(pods)
+    callbacks: set[int] = set()
+    committers: set[int] = set()
+    original = backend._run_batch
+
+    def run_batch(batch: list[Any]) -> None:
+        committers.add(threading.get_ident())
+        original(batch)
+
+    monkeypatch.setattr(backend, "_run_batch", run_batch)
+
+    def relabel(current: Object) -> Object:
+        callbacks.add(threading.get_ident())
+        return {**current, "metadata": {**current["metadata"], "labels": {"a": "b"}}}
+
+    def allow(current: Object) -> None:
+        callbacks.add(threading.get_ident())
+
+    async def scenario() -> None:
+        await aio.create("/pods/ns/u", pod("ns", "u"))
+        await aio.guaranteed_update("/pods/ns/u", relabel)
+        await aio.delete("/pods/ns/u", validate_deletion=allow)
+
+    asyncio.run(scenario())
+    assert callbacks == {threading.get_ident()}  # the loop's own thread, no worker
+    assert threading.get_ident() not in committers
+
+
+def test_concurrent_updates_of_one_object_from_tasks_lose_nothing(pods: Storage) -> None:
+    # Every task reads, adds one and writes: conflicts are retried with the fresh value, so
+    # the count ends at the number of updates and each update got its own revision.
+    aio = as_async(pods)
+
+    def add_one(current: Object) -> Object:
+        count = int(current["metadata"].get("annotations", {}).get("count", "0"))
+        meta = {**current["metadata"], "annotations": {"count": str(count + 1)}}
+        return {**current, "metadata": meta}
+
+    async def scenario() -> tuple[Object, list[Object]]:
+        await aio.create("/pods/ns/c", pod("ns", "c"))
+        updates = await asyncio.gather(
+            *(aio.guaranteed_update("/pods/ns/c", add_one) for _ in range(40))
+        )
+        return await aio.get("/pods/ns/c"), updates
+
+    final, updates = asyncio.run(scenario())
+    assert final["metadata"]["annotations"]["count"] == "40"
+    assert len({rv(obj) for obj in updates}) == 40
+
+
+def test_a_delete_that_loses_a_race_to_an_update_checks_the_new_value(pods: Storage) -> None:
+    # The delete starts from a stale copy; its precondition is checked again on the live value.
+    aio = as_async(pods)
+
+    async def scenario() -> None:
+        created = await aio.create("/pods/ns/d", pod("ns", "d"))
+        await aio.guaranteed_update(
+            "/pods/ns/d",
+            lambda cur: {**cur, "metadata": {**cur["metadata"], "labels": {"x": "y"}}},
+        )
+        deleted = await aio.delete("/pods/ns/d", cached_existing=created)
+        assert deleted["metadata"]["labels"] == {"x": "y"}
+        with pytest.raises(NotFound):
+            await aio.delete("/pods/ns/d")
+
+    asyncio.run(scenario())
