@@ -269,9 +269,9 @@ class Cacher(Storage):
 
     @property
     def aio(self) -> AsyncStorage:
-        """This cache's verbs as coroutines: a create goes straight to the backend's own
-        coroutine (native where it has one, see :func:`kstore.storage.aio.as_async`); the
-        other verbs, which may read the cache or wait for it, run in the loop's executor."""
+        """This cache's verbs as coroutines: the writes go straight to the backend's own
+        coroutines (native where it has them, see :func:`kstore.storage.aio.as_async`); the
+        reads, which may wait for the cache, run in the loop's executor."""
         return _CacherAsync(self, as_async(self._storage))
 
     def _cached_object(self, key: str) -> Object | None:
@@ -620,14 +620,50 @@ class Cacher(Storage):
 
 
 class _CacherAsync(ThreadedAsyncStorage):
-    """A :class:`Cacher`'s verbs as coroutines: create from the backend's face, the rest
-    threaded over the cacher."""
+    """A :class:`Cacher`'s verbs as coroutines: the writes on the backend's face (an update or
+    delete with the cache's copy as the hint, as :class:`Cacher` does), the reads threaded over
+    the cacher."""
 
-    __slots__ = ("_backend",)
+    __slots__ = ("_backend", "_cacher")
 
     def __init__(self, cacher: Cacher, backend: AsyncStorage) -> None:
         super().__init__(cacher)
+        self._cacher = cacher
         self._backend = backend
 
     async def create(self, key: str, obj: Object, *, ttl_seconds: int | None = None) -> Object:
         return await self._backend.create(key, obj, ttl_seconds=ttl_seconds)
+
+    async def guaranteed_update(
+        self,
+        key: str,
+        try_update: TryUpdate,
+        *,
+        ignore_not_found: bool = False,
+        preconditions: Preconditions | None = None,
+        cached_existing: Object | None = None,
+        ttl_seconds: int | None = None,
+    ) -> Object:
+        return await self._backend.guaranteed_update(
+            key,
+            try_update,
+            ignore_not_found=ignore_not_found,
+            preconditions=preconditions,
+            cached_existing=self._cacher._cached_object(key),
+            ttl_seconds=ttl_seconds,
+        )
+
+    async def delete(
+        self,
+        key: str,
+        *,
+        preconditions: Preconditions | None = None,
+        validate_deletion: Callable[[Object], None] | None = None,
+        cached_existing: Object | None = None,
+    ) -> Object:
+        return await self._backend.delete(
+            key,
+            preconditions=preconditions,
+            validate_deletion=validate_deletion,
+            cached_existing=self._cacher._cached_object(key),
+        )

@@ -171,7 +171,7 @@ class ResourceStore(Protocol):
         self, ctx: RequestContext, obj: Object, opts: CreateOptions
     ) -> WriteResult:
         """:meth:`create` awaited on an event loop, its registry work on the loop's thread:
-        only where :attr:`Registry.creates_on_loop` holds."""
+        only where :attr:`Registry.writes_on_loop` holds."""
         ...
 
     def get(self, ctx: RequestContext, name: str, *, resource_version: str = "") -> Object: ...
@@ -183,6 +183,13 @@ class ResourceStore(Protocol):
     ) -> WriteResult:
         """Update (or create, where the kind allows create-on-update); 409 Conflict on a stale
         resourceVersion in the object ``updated`` returns."""
+        ...
+
+    async def update_async(
+        self, ctx: RequestContext, name: str, updated: UpdatedObject, opts: UpdateOptions
+    ) -> WriteResult:
+        """:meth:`update` awaited on an event loop, ``updated`` and the registry's work on the
+        loop's thread: only where :attr:`Registry.writes_on_loop` holds."""
         ...
 
     def delete(self, ctx: RequestContext, name: str, opts: DeleteOptions) -> DeleteResult: ...
@@ -209,10 +216,11 @@ class Registry(Protocol):
         ...
 
     @property
-    def creates_on_loop(self) -> bool:
-        """Whether :meth:`ResourceStore.create_async` may run on an event loop's thread: reads
-        are local (:attr:`reads_are_local`) and no admission hook may block. The REST routes
-        then run creates on the loop, awaiting the storage's commit there."""
+    def writes_on_loop(self) -> bool:
+        """Whether :meth:`ResourceStore.create_async` and :meth:`ResourceStore.update_async`
+        may run on an event loop's thread: reads are local (:attr:`reads_are_local`) and no
+        admission hook may block. The REST routes then run creates, updates and patches on
+        the loop, awaiting the storage's commits there."""
         ...
 
     def store(self, group: str, resource: str) -> ResourceStore:

@@ -293,7 +293,7 @@ class StoreRegistry(Registry):
         return self._config.reads_are_local
 
     @property
-    def creates_on_loop(self) -> bool:
+    def writes_on_loop(self) -> bool:
         return self._config.reads_are_local and not self._admission.may_block
 
     @property

@@ -140,6 +140,20 @@ class _Request:
     created: bool = False
 
 
+@dataclass(slots=True)
+class _UpdatePlan:
+    """An update's key, whether it may create, its request state and its update function."""
+
+    key: str
+    allow_create: bool
+    request: _Request
+    try_update: Callable[[Object], Object]
+
+    def result(self, stored: Object) -> WriteResult:
+        request = self.request
+        return WriteResult(object=stored, warnings=tuple(request.warnings), created=request.created)
+
+
 class GenericStore(ResourceStore):
     """The objects of one resource (see the module docstring). Thread-safe."""
 
@@ -468,7 +482,7 @@ class GenericStore(ResourceStore):
         """:meth:`create` on an event loop: the registry's work runs on the loop's thread and
         the storage write is awaited (natively where the storage can: LMDB), so no thread is
         held while the commit waits. For registries whose reads are local and whose admission
-        hooks do not block (:attr:`~kstore.registry.interface.Registry.creates_on_loop`)."""
+        hooks do not block (:attr:`~kstore.registry.interface.Registry.writes_on_loop`)."""
         request = _Request()
         obj = self._admitted_for_create(ctx, obj, opts, request)
         for candidate, last in self._create_candidates(obj):
@@ -518,10 +532,9 @@ class GenericStore(ResourceStore):
         try:
             if opts.dry_run:
                 return self._dry_run_create(key, obj)
-            aio = self._aio
-            if aio is None:
-                aio = self._aio = as_async(self._storage)
-            return await aio.create(key, obj, ttl_seconds=self._strategy.ttl_seconds)
+            return await self._storage_aio().create(
+                key, obj, ttl_seconds=self._strategy.ttl_seconds
+            )
         except KStoreError as exc:
             raise self._create_error(exc, key, obj) from None
 
@@ -555,6 +568,58 @@ class GenericStore(ResourceStore):
     def update(
         self, ctx: RequestContext, name: str, updated: UpdatedObject, opts: UpdateOptions
     ) -> WriteResult:
+        plan = self._update_plan(ctx, name, updated, opts)
+        try:
+            if opts.dry_run:
+                stored = self._dry_run_update(
+                    plan.key, plan.try_update, plan.allow_create, opts.preconditions
+                )
+            else:
+                stored = self._storage.guaranteed_update(
+                    plan.key,
+                    plan.try_update,
+                    ignore_not_found=plan.allow_create,
+                    preconditions=opts.preconditions,
+                    ttl_seconds=self._strategy.ttl_seconds,
+                )
+        except _EmptiedFinalizers as emptied:
+            if not opts.dry_run:
+                self._delete_emptied(plan.key, name, opts)
+            return plan.result(emptied.obj)
+        except (Raised, KStoreError) as exc:
+            raise self._update_error(exc, name, plan.request) from None
+        return plan.result(stored)
+
+    async def update_async(
+        self, ctx: RequestContext, name: str, updated: UpdatedObject, opts: UpdateOptions
+    ) -> WriteResult:
+        """:meth:`update` on an event loop, as :meth:`create_async`: ``updated`` and the
+        registry's work run on the loop's thread, the storage's writes are awaited."""
+        plan = self._update_plan(ctx, name, updated, opts)
+        try:
+            if opts.dry_run:
+                stored = self._dry_run_update(
+                    plan.key, plan.try_update, plan.allow_create, opts.preconditions
+                )
+            else:
+                stored = await self._storage_aio().guaranteed_update(
+                    plan.key,
+                    plan.try_update,
+                    ignore_not_found=plan.allow_create,
+                    preconditions=opts.preconditions,
+                    ttl_seconds=self._strategy.ttl_seconds,
+                )
+        except _EmptiedFinalizers as emptied:
+            if not opts.dry_run:
+                await self._delete_emptied_async(plan.key, name, opts)
+            return plan.result(emptied.obj)
+        except (Raised, KStoreError) as exc:
+            raise self._update_error(exc, name, plan.request) from None
+        return plan.result(stored)
+
+    def _update_plan(
+        self, ctx: RequestContext, name: str, updated: UpdatedObject, opts: UpdateOptions
+    ) -> _UpdatePlan:
         subresource = opts.subresource
         if subresource and subresource not in self._strategy.subresources():
             raise NotFound("the server could not find the requested resource")
@@ -569,29 +634,21 @@ class GenericStore(ResourceStore):
             request.created = False
             return self._updated(ctx, name, current, updated, opts, allow_create, request)
 
-        try:
-            if opts.dry_run:
-                stored = self._dry_run_update(
-                    key, guarded(try_update), allow_create, opts.preconditions
-                )
-            else:
-                stored = self._storage.guaranteed_update(
-                    key,
-                    guarded(try_update),
-                    ignore_not_found=allow_create,
-                    preconditions=opts.preconditions,
-                    ttl_seconds=self._strategy.ttl_seconds,
-                )
-        except _EmptiedFinalizers as emptied:
-            self._delete_emptied(key, name, emptied.obj, opts)
-            return WriteResult(object=emptied.obj, warnings=tuple(request.warnings))
-        except Raised as raised:
-            raise raised.error from None
-        except KStoreError as exc:
-            if request.created and isinstance(exc, AlreadyExists):
-                raise self._already_exists(name) from None
-            raise self.interpret_error(exc, name) from None
-        return WriteResult(object=stored, warnings=tuple(request.warnings), created=request.created)
+        return _UpdatePlan(key, allow_create, request, guarded(try_update))
+
+    def _update_error(self, exc: Exception, name: str, request: _Request) -> BaseException:
+        if isinstance(exc, Raised):
+            return exc.error
+        assert isinstance(exc, KStoreError)
+        if request.created and isinstance(exc, AlreadyExists):
+            return self._already_exists(name)
+        return self.interpret_error(exc, name)
+
+    def _storage_aio(self) -> AsyncStorage:
+        aio = self._aio
+        if aio is None:
+            aio = self._aio = as_async(self._storage)
+        return aio
 
     def _dry_run_update(
         self,
@@ -733,11 +790,17 @@ class GenericStore(ResourceStore):
         if causes:
             raise self._invalid(obj, causes)
 
-    def _delete_emptied(self, key: str, name: str, obj: Object, opts: UpdateOptions) -> None:
-        if opts.dry_run:
-            return
+    def _delete_emptied(self, key: str, name: str, opts: UpdateOptions) -> None:
         try:
             self._storage.delete(key, preconditions=opts.preconditions)
+        except NotFound:
+            return
+        except KStoreError as exc:
+            raise self.interpret_error(exc, name) from None
+
+    async def _delete_emptied_async(self, key: str, name: str, opts: UpdateOptions) -> None:
+        try:
+            await self._storage_aio().delete(key, preconditions=opts.preconditions)
         except NotFound:
             return
         except KStoreError as exc:

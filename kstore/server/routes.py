@@ -10,10 +10,11 @@ watch becomes a streaming response. Where the registry's reads are local
 no resourceVersion or ``0`` runs on the event loop instead: it is a short read transaction
 that waits for nothing, and the thread hop was about a third of its server CPU. A GET at a
 given resourceVersion may wait for the watch cache to catch up, so it keeps the hop. Where
-the registry's creates may run on the loop too
-(:attr:`~kstore.registry.interface.Registry.creates_on_loop`: local reads, no admission hook
-that blocks), a create's registry work runs on the loop and awaits the storage's commit
-there, with no worker thread at all.
+the registry's writes may run on the loop too
+(:attr:`~kstore.registry.interface.Registry.writes_on_loop`: local reads, no admission hook
+that blocks), a create, update or patch runs its registry work on the loop and awaits the
+storage's commits there, with no worker thread at all; deletes (graceful deletion,
+finalizers, collections) keep the worker thread.
 Every error answers with a ``Status``, routing errors as go-restful and the API server's
 service-error handler answer them: a path no route serves is 404, a method the path has no
 route for (``POST`` with a name, ``PUT``/``PATCH`` on a collection, ``TRACE``...) is 405
@@ -57,7 +58,7 @@ from kstore.server.discovery import Document, wants_aggregated
 from kstore.server.filters.authentication import ANONYMOUS, request_user
 from kstore.server.filters.authorization import request_authorizer
 from kstore.server.handlers import create, delete, get, patch, scale, update
-from kstore.server.handlers.deadline import run_write, run_write_on_loop
+from kstore.server.handlers.deadline import AsyncHandler, run_write, run_write_on_loop
 from kstore.server.handlers.scope import Call, Reply, ResourceScope, error_reply, warning_header
 from kstore.server.handlers.watch import WatchResponse, open_watch
 from kstore.server.health import run_checks
@@ -87,6 +88,13 @@ _HANDLERS: dict[str, Handler] = {
     "patch": patch.patch,
     "delete": delete.delete,
     "deletecollection": delete.delete_collection,
+}
+# The writes whose handlers have a form that runs on the event loop (where the registry's
+# writes may: Registry.writes_on_loop).
+_ON_LOOP: dict[Handler, AsyncHandler] = {
+    create.create: create.create_async,
+    update.update: update.update_async,
+    patch.patch: patch.patch_async,
 }
 _METRIC_VERBS = {
     "get": "GET",
@@ -292,8 +300,9 @@ class _Endpoints:
                 if verb not in _READS:
                     body = await request.body()
                 call = _call(request, info, body)
-                if handler is create.create and self.state.registry.creates_on_loop:
-                    reply = await run_write_on_loop(create.create_async, scope, call)
+                on_loop = _ON_LOOP.get(handler)
+                if on_loop is not None and self.state.registry.writes_on_loop:
+                    reply = await run_write_on_loop(on_loop, scope, call)
                 elif verb in _WRITES:
                     reply = await run_write(handler, scope, call)
                 elif (

@@ -1,14 +1,12 @@
 """Create as Kubernetes' generic store does it (reference 7.2), on a real LMDB store.
 
-Every test runs twice: through ``create`` and through ``create_async`` (the face the REST
-routes await on the event loop where the registry allows it), which must behave alike.
+Every test runs twice: through ``create`` and through ``create_async`` (the ``write_face``
+fixture).
 """
 
 from __future__ import annotations
 
-import asyncio
 import re
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -19,23 +17,12 @@ from kstore.errors import AlreadyExists, BadRequest, Forbidden, Invalid, NotFoun
 from kstore.registry import names
 from kstore.registry.interface import CreateOptions, DeleteOptions, UpdateOptions
 from kstore.registry.registry import StoreRegistry
-from kstore.registry.store import GenericStore
 from tests.registry.objects import config_map, ctx, deployment, hub, pod, widget
 
 _SUFFIX = re.compile(r"[bcdfghjklmnpqrstvwxz2456789]{5}")
 
 
-@pytest.fixture(autouse=True, params=["create", "create_async"])
-def create_face(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """Route every store's create through ``create_async`` on an event loop, for the second
-    run of each test."""
-    if request.param == "create_async":
-
-        def create_on_a_loop(self: GenericStore, ctx: Any, obj: Any, opts: CreateOptions) -> Any:
-            return asyncio.run(self.create_async(ctx, obj, opts))
-
-        monkeypatch.setattr(GenericStore, "create", create_on_a_loop)
-    yield str(request.param)
+pytestmark = pytest.mark.usefixtures("write_face")
 
 
 def _create(

@@ -1,4 +1,7 @@
-"""Event expiry (the registry's event TTL) and the admission chain embedders register."""
+"""Event expiry (the registry's event TTL) and the admission chain embedders register.
+
+Every test runs twice: with the blocking create and update and with their asyncio forms
+(the ``write_face`` fixture)."""
 
 from __future__ import annotations
 
@@ -19,6 +22,8 @@ from kstore.registry.registry import StoreRegistry
 from kstore.storage.lmdb import LmdbBackend
 from tests.registry.conftest import make_registry
 from tests.registry.objects import changed, config_map, ctx, hub, wait_for
+
+pytestmark = pytest.mark.usefixtures("write_face")
 
 
 def _event(name: str) -> dict[str, Any]:

@@ -1,4 +1,7 @@
-"""Update as Kubernetes' generic store does it (reference 7.3), on a real LMDB store."""
+"""Update as Kubernetes' generic store does it (reference 7.3), on a real LMDB store.
+
+Every test runs twice: through ``update`` and through ``update_async`` (the ``write_face``
+fixture)."""
 
 from __future__ import annotations
 
@@ -21,6 +24,8 @@ from tests.registry.objects import (
     replace_with,
     widget,
 )
+
+pytestmark = pytest.mark.usefixtures("write_face")
 
 STATUS = UpdateOptions(subresource="status")
 APPS = "apps/v1"

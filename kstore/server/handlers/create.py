@@ -45,7 +45,7 @@ def create(scope: ResourceScope, call: Call) -> Reply:
 
 
 async def create_async(scope: ResourceScope, call: Call) -> Reply:
-    """:func:`create` on the event loop (where the registry's creates may run there)."""
+    """:func:`create` on the event loop (where the registry's writes may run there)."""
     request = _CreateRequest(scope, call)
     result = await scope.store.create_async(request.ctx, request.decoded.hub, request.options)
     return request.reply(result)

@@ -16,13 +16,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 from kstore.api.gvk import Object
+from kstore.registry.interface import WriteResult
 from kstore.registry.patch import PatchOptions, PatchType, apply_patch, parse_patch_type
 from kstore.server.handlers.scope import Call, Reply, ResourceScope
 from kstore.server.negotiation import negotiate
 from kstore.server.options import field_validation, update_options
 from kstore.server.request_info import query_bool
 
-__all__ = ["patch"]
+__all__ = ["patch", "patch_async"]
 
 
 def _reset_fields(scope: ResourceScope, subresource: str) -> list[tuple[str, ...]]:
@@ -34,46 +35,79 @@ def _reset_fields(scope: ResourceScope, subresource: str) -> list[tuple[str, ...
 
 
 def patch(scope: ResourceScope, call: Call) -> Reply:
-    fmt = negotiate(call.accept)
-    gvk = scope.gvk
-    patch_type = parse_patch_type(call.content_type or "", gvk)
-    raw_force = call.query.get("force")
-    force = None if raw_force is None else query_bool(raw_force)
-    options = update_options(
-        call.query,
-        call.dry_run,
-        subresource=call.info.subresource,
-        kind="PatchOptions",
-        user_agent=call.user_agent,
+    request = _PatchRequest(scope, call)
+    return request.reply(
+        scope.store.update(request.ctx, call.info.name, request.updated, request.options)
     )
-    version = scope.scheme.kind_version(gvk)
-    group = scope.gv.group
-    patch_options = PatchOptions(
-        gvk=gvk,
-        name=call.info.name,
-        namespace=call.info.namespace if scope.namespaced else "",
-        resource=f"{scope.plural}.{group}" if group else scope.plural,
-        # The parameter itself: apply requires it (the User-Agent does not stand in).
-        field_manager=call.query.get("fieldManager", ""),
-        user_agent=call.user_agent,
-        force=force,
-        subresource=call.info.subresource,
-        field_validation=field_validation(call.query),
-        schema=version.schema,
-        default=version.default,
-        reset_fields=_reset_fields(scope, call.info.subresource),
+
+
+async def patch_async(scope: ResourceScope, call: Call) -> Reply:
+    """:func:`patch` on the event loop (where the registry's writes may run there)."""
+    request = _PatchRequest(scope, call)
+    store = scope.store
+    return request.reply(
+        await store.update_async(request.ctx, call.info.name, request.updated, request.options)
     )
-    warnings: list[str] = []
 
-    def updated(current: Object) -> Object:
-        external = scope.scheme.from_hub(current, gvk.version) if current else {}
-        result = apply_patch(external, call.body, patch_type, patch_options)
-        warnings[:] = result.warnings
-        return scope.scheme.to_hub(result.object)
 
-    options = replace(options, apply=patch_type is PatchType.APPLY)
-    ctx = scope.context(call.info)
-    written = scope.store.update(ctx, call.info.name, updated, options)
-    body = scope.encoder.object(written.object, scope.gv, fmt)
-    status = 201 if written.created else 200
-    return Reply(status, body, fmt.content_type, [*warnings, *written.warnings])
+class _PatchRequest:
+    """A PATCH's type and options read; :meth:`updated` applies it to the current object."""
+
+    __slots__ = (
+        "body",
+        "ctx",
+        "fmt",
+        "options",
+        "patch_options",
+        "patch_type",
+        "scope",
+        "warnings",
+    )
+
+    def __init__(self, scope: ResourceScope, call: Call) -> None:
+        self.scope = scope
+        self.body = call.body
+        self.fmt = negotiate(call.accept)
+        gvk = scope.gvk
+        self.patch_type = parse_patch_type(call.content_type or "", gvk)
+        raw_force = call.query.get("force")
+        force = None if raw_force is None else query_bool(raw_force)
+        options = update_options(
+            call.query,
+            call.dry_run,
+            subresource=call.info.subresource,
+            kind="PatchOptions",
+            user_agent=call.user_agent,
+        )
+        version = scope.scheme.kind_version(gvk)
+        group = scope.gv.group
+        self.patch_options = PatchOptions(
+            gvk=gvk,
+            name=call.info.name,
+            namespace=call.info.namespace if scope.namespaced else "",
+            resource=f"{scope.plural}.{group}" if group else scope.plural,
+            # The parameter itself: apply requires it (the User-Agent does not stand in).
+            field_manager=call.query.get("fieldManager", ""),
+            user_agent=call.user_agent,
+            force=force,
+            subresource=call.info.subresource,
+            field_validation=field_validation(call.query),
+            schema=version.schema,
+            default=version.default,
+            reset_fields=_reset_fields(scope, call.info.subresource),
+        )
+        self.warnings: list[str] = []
+        self.options = replace(options, apply=self.patch_type is PatchType.APPLY)
+        self.ctx = scope.context(call.info)
+
+    def updated(self, current: Object) -> Object:
+        scheme, version = self.scope.scheme, self.scope.gvk.version
+        external = scheme.from_hub(current, version) if current else {}
+        result = apply_patch(external, self.body, self.patch_type, self.patch_options)
+        self.warnings[:] = result.warnings
+        return scheme.to_hub(result.object)
+
+    def reply(self, written: WriteResult) -> Reply:
+        body = self.scope.encoder.object(written.object, self.scope.gv, self.fmt)
+        status = 201 if written.created else 200
+        return Reply(status, body, self.fmt.content_type, [*self.warnings, *written.warnings])

@@ -13,6 +13,7 @@ from dataclasses import replace
 
 from kstore.api.gvk import Object
 from kstore.errors import BadRequest
+from kstore.registry.interface import WriteResult
 from kstore.server.decoding import decode_body
 from kstore.server.handlers.create import ensure_namespace
 from kstore.server.handlers.scope import Call, Reply, ResourceScope
@@ -20,38 +21,65 @@ from kstore.server.negotiation import body_serializer, negotiate
 from kstore.server.options import field_validation, update_options
 from kstore.storage.interface import Preconditions
 
-__all__ = ["update"]
+__all__ = ["update", "update_async"]
 
 
 def update(scope: ResourceScope, call: Call) -> Reply:
-    fmt = negotiate(call.accept)
-    validation = field_validation(call.query)
-    options = update_options(
-        call.query, call.dry_run, subresource=call.info.subresource, user_agent=call.user_agent
+    request = _UpdateRequest(scope, call)
+    return request.reply(
+        scope.store.update(request.ctx, call.info.name, request.updated, request.options)
     )
-    decoded = decode_body(
-        scope.scheme, call.body, body_serializer(call.content_type), scope.gvk, validation
-    )
-    hub = decoded.hub
-    name = hub["metadata"].get("name") or ""
-    if name != call.info.name:
-        raise BadRequest(
-            f"the name of the object ({name}) does not match the name on the URL ({call.info.name})"
-        )
-    ensure_namespace(scope, hub, call.info.namespace)
-    uid = hub["metadata"].get("uid")
-    if isinstance(uid, str) and uid:
-        # As Kubernetes' DefaultUpdatedObjectInfo: replacing an object that was deleted and
-        # recreated under the same name is a Conflict, not an update of the new one.
-        options = replace(options, preconditions=Preconditions(uid=uid))
 
-    def updated(current: Object) -> Object:
+
+async def update_async(scope: ResourceScope, call: Call) -> Reply:
+    """:func:`update` on the event loop (where the registry's writes may run there)."""
+    request = _UpdateRequest(scope, call)
+    store = scope.store
+    return request.reply(
+        await store.update_async(request.ctx, call.info.name, request.updated, request.options)
+    )
+
+
+class _UpdateRequest:
+    """A PUT's body decoded and checked against the path, its options read."""
+
+    __slots__ = ("ctx", "decoded", "fmt", "hub", "options", "scope")
+
+    def __init__(self, scope: ResourceScope, call: Call) -> None:
+        self.scope = scope
+        self.fmt = negotiate(call.accept)
+        validation = field_validation(call.query)
+        options = update_options(
+            call.query, call.dry_run, subresource=call.info.subresource, user_agent=call.user_agent
+        )
+        self.decoded = decode_body(
+            scope.scheme, call.body, body_serializer(call.content_type), scope.gvk, validation
+        )
+        hub = self.hub = self.decoded.hub
+        name = hub["metadata"].get("name") or ""
+        if name != call.info.name:
+            raise BadRequest(
+                f"the name of the object ({name}) does not match the name on the URL "
+                f"({call.info.name})"
+            )
+        ensure_namespace(scope, hub, call.info.namespace)
+        uid = hub["metadata"].get("uid")
+        if isinstance(uid, str) and uid:
+            # As Kubernetes' DefaultUpdatedObjectInfo: replacing an object that was deleted and
+            # recreated under the same name is a Conflict, not an update of the new one.
+            options = replace(options, preconditions=Preconditions(uid=uid))
+        self.options = options
+        self.ctx = scope.context(call.info)
+
+    def updated(self, current: Object) -> Object:
         # The registry may fill system fields into what this returns; each conflict retry
         # gets its own top level and metadata, the rest is shared and left alone.
+        hub = self.hub
         return {**hub, "metadata": dict(hub["metadata"])}
 
-    ctx = scope.context(call.info)
-    result = scope.store.update(ctx, call.info.name, updated, options)
-    body = scope.encoder.object(result.object, scope.gv, fmt)
-    status = 201 if result.created else 200
-    return Reply(status, body, fmt.content_type, [*decoded.warnings, *result.warnings])
+    def reply(self, result: WriteResult) -> Reply:
+        body = self.scope.encoder.object(result.object, self.scope.gv, self.fmt)
+        status = 201 if result.created else 200
+        return Reply(
+            status, body, self.fmt.content_type, [*self.decoded.warnings, *result.warnings]
+        )

@@ -1,6 +1,7 @@
-"""Creates run on the event loop where the registry allows it (local reads, no admission hook
-that may block): the deadline runner for coroutine handlers, which thread a create's registry
-work runs on, and a create past its deadline while the LMDB writer is held."""
+"""Creates, updates and patches run on the event loop where the registry allows it (local
+reads, no admission hook that may block): the deadline runner for coroutine handlers, which
+thread a write's registry work runs on, and writes past their deadline while the LMDB writer
+is held."""
 
 from __future__ import annotations
 
@@ -114,39 +115,58 @@ def _body(name: str) -> bytes:
     return orjson.dumps({"metadata": {"name": name}, "data": {"k": "v"}})
 
 
-def test_creates_run_on_the_loop_until_a_hook_that_may_block_is_added(
+def test_writes_run_on_the_loop_until_a_hook_that_may_block_is_added(
     lmdb_registry: tuple[Registry, LmdbBackend],
 ) -> None:
     registry, _ = lmdb_registry
-    threads: list[int] = []
+    threads: list[tuple[str, int]] = []
 
     def record(attributes: AdmissionAttributes) -> None:
-        threads.append(threading.get_ident())
+        threads.append((str(attributes.operation), threading.get_ident()))
 
     registry.add_admission(validating=record, blocking=False)
-    assert registry.creates_on_loop
+    assert registry.writes_on_loop
     app = build_app(registry)
 
-    async def create(name: str) -> None:
+    async def write(name: str) -> None:
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://kstore") as c:
             r = await c.post(_CMS, content=_body(name))
             assert r.status_code == 201, r.text
-            assert r.json()["metadata"]["resourceVersion"]
+            obj = r.json()
+            obj["data"] = {"k": "put"}
+            r = await c.put(f"{_CMS}/{name}", content=orjson.dumps(obj))
+            assert (r.status_code, r.json()["data"]) == (200, {"k": "put"}), r.text
+            r = await c.patch(
+                f"{_CMS}/{name}",
+                content=b'{"data": {"k": "patched"}}',
+                headers={"Content-Type": "application/merge-patch+json"},
+            )
+            assert (r.status_code, r.json()["data"]) == (200, {"k": "patched"}), r.text
 
-    anyio.run(create, "on-loop")
-    assert threads == [threading.get_ident()]  # the test's thread runs the event loop
+    def operations() -> list[str]:
+        # An update's hooks run once more when its write meets a newer value (a retry, as in
+        # Kubernetes): the operations in order, repeats merged.
+        ops = [op for op, _ in threads]
+        return [op for i, op in enumerate(ops) if i == 0 or ops[i - 1] != op]
+
+    anyio.run(write, "on-loop")
+    loop_thread = threading.get_ident()  # the test's thread runs the event loop
+    assert operations() == ["CREATE", "UPDATE"] and len(threads) >= 3
+    assert {ident for _, ident in threads} == {loop_thread}
     registry.add_admission(validating=lambda attributes: None)
-    assert not registry.creates_on_loop
-    anyio.run(create, "on-a-worker")
-    assert len(threads) == 2 and threads[1] != threading.get_ident()
+    assert not registry.writes_on_loop
+    threads.clear()
+    anyio.run(write, "on-a-worker")
+    assert operations() == ["CREATE", "UPDATE"] and len(threads) >= 3
+    assert loop_thread not in {ident for _, ident in threads}
 
 
 def test_a_create_on_the_loop_past_its_deadline_answers_504_and_is_stored_later(
     lmdb_registry: tuple[Registry, LmdbBackend],
 ) -> None:
     registry, backend = lmdb_registry
-    assert registry.creates_on_loop
+    assert registry.writes_on_loop
     app = build_app(registry)
 
     async def main() -> None:
@@ -165,5 +185,35 @@ def test_a_create_on_the_loop_past_its_deadline_answers_504_and_is_stored_later(
                 await anyio.sleep(0.01)
             else:
                 pytest.fail("the abandoned create was never stored")
+
+    anyio.run(main)
+
+
+def test_a_patch_on_the_loop_past_its_deadline_answers_504_and_is_applied_later(
+    lmdb_registry: tuple[Registry, LmdbBackend],
+) -> None:
+    registry, backend = lmdb_registry
+    app = build_app(registry)
+    merge = {"Content-Type": "application/merge-patch+json"}
+
+    async def main() -> None:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://kstore") as c:
+            assert (await c.post(_CMS, content=_body("patched"))).status_code == 201
+            with backend._commit_lock:
+                r = await c.patch(
+                    f"{_CMS}/patched",
+                    params={"timeout": "300ms"},
+                    content=b'{"data": {"k": "late"}}',
+                    headers=merge,
+                )
+                assert r.status_code == 504, r.text
+                assert (await c.get(f"{_CMS}/patched")).json()["data"] == {"k": "v"}
+            for _ in range(500):
+                if (await c.get(f"{_CMS}/patched")).json()["data"] == {"k": "late"}:
+                    break
+                await anyio.sleep(0.01)
+            else:
+                pytest.fail("the abandoned patch was never applied")
 
     anyio.run(main)
