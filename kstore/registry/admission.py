@@ -14,8 +14,8 @@ per conflict retry). Dry-run requests run every hook with ``dry_run=True``.
 
 Adding hooks is thread-safe and takes effect for requests that start afterwards. A hook is
 taken to block (to do I/O or wait) unless it is added with ``blocking=False``; while every
-hook is non-blocking, a server on local storage runs creates on its event loop, hooks
-included (see :attr:`kstore.registry.interface.Registry.writes_on_loop`).
+hook is non-blocking, a server on local storage runs creates, updates and patches on its event
+loop, hooks included (see :attr:`kstore.registry.interface.Registry.writes_on_loop`).
 """
 
 from __future__ import annotations
