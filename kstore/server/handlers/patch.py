@@ -19,6 +19,7 @@ from kstore.api.gvk import Object
 from kstore.registry.interface import WriteResult
 from kstore.registry.patch import PatchOptions, PatchType, apply_patch, parse_patch_type
 from kstore.server.handlers.scope import Call, Reply, ResourceScope
+from kstore.server.handlers.update import store_update, store_update_async
 from kstore.server.negotiation import negotiate
 from kstore.server.options import field_validation, update_options
 from kstore.server.request_info import query_bool
@@ -35,19 +36,12 @@ def _reset_fields(scope: ResourceScope, subresource: str) -> list[tuple[str, ...
 
 
 def patch(scope: ResourceScope, call: Call) -> Reply:
-    request = _PatchRequest(scope, call)
-    return request.reply(
-        scope.store.update(request.ctx, call.info.name, request.updated, request.options)
-    )
+    return store_update(scope, call, _PatchRequest(scope, call))
 
 
 async def patch_async(scope: ResourceScope, call: Call) -> Reply:
     """:func:`patch` on the event loop (where the registry's writes may run there)."""
-    request = _PatchRequest(scope, call)
-    store = scope.store
-    return request.reply(
-        await store.update_async(request.ctx, call.info.name, request.updated, request.options)
-    )
+    return await store_update_async(scope, call, _PatchRequest(scope, call))
 
 
 class _PatchRequest:

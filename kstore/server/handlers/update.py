@@ -10,10 +10,11 @@ function of the current object so that an unconditional update survives conflict
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Protocol
 
 from kstore.api.gvk import Object
 from kstore.errors import BadRequest
-from kstore.registry.interface import WriteResult
+from kstore.registry.interface import RequestContext, UpdateOptions, WriteResult
 from kstore.server.decoding import decode_body
 from kstore.server.handlers.create import ensure_namespace
 from kstore.server.handlers.scope import Call, Reply, ResourceScope
@@ -21,23 +22,40 @@ from kstore.server.negotiation import body_serializer, negotiate
 from kstore.server.options import field_validation, update_options
 from kstore.storage.interface import Preconditions
 
-__all__ = ["update", "update_async"]
+__all__ = ["UpdateCall", "store_update", "store_update_async", "update", "update_async"]
 
 
 def update(scope: ResourceScope, call: Call) -> Reply:
-    request = _UpdateRequest(scope, call)
-    return request.reply(
-        scope.store.update(request.ctx, call.info.name, request.updated, request.options)
-    )
+    return store_update(scope, call, _UpdateRequest(scope, call))
 
 
 async def update_async(scope: ResourceScope, call: Call) -> Reply:
     """:func:`update` on the event loop (where the registry's writes may run there)."""
-    request = _UpdateRequest(scope, call)
+    return await store_update_async(scope, call, _UpdateRequest(scope, call))
+
+
+class UpdateCall(Protocol):
+    """A PUT or PATCH ready for the registry: its context, options, update function, reply."""
+
+    ctx: RequestContext
+    options: UpdateOptions
+
+    def updated(self, current: Object) -> Object: ...
+
+    def reply(self, result: WriteResult) -> Reply: ...
+
+
+def store_update(scope: ResourceScope, call: Call, request: UpdateCall) -> Reply:
+    """Have the registry apply ``request`` to the object the path names; its reply."""
+    result = scope.store.update(request.ctx, call.info.name, request.updated, request.options)
+    return request.reply(result)
+
+
+async def store_update_async(scope: ResourceScope, call: Call, request: UpdateCall) -> Reply:
+    """:func:`store_update` on the event loop."""
     store = scope.store
-    return request.reply(
-        await store.update_async(request.ctx, call.info.name, request.updated, request.options)
-    )
+    result = await store.update_async(request.ctx, call.info.name, request.updated, request.options)
+    return request.reply(result)
 
 
 class _UpdateRequest:
