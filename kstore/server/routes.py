@@ -114,7 +114,7 @@ _WRITES = frozenset({"create", "update", "patch", "delete", "deletecollection"})
 _UNWAITED_VERSIONS = frozenset({"", "0"})
 _JSON = "application/json"
 _NOT_FOUND = "the server could not find the requested resource"
-_METHOD_NOT_ALLOWED = "the server does not allow this method on the requested resource"
+METHOD_NOT_ALLOWED_MESSAGE = "the server does not allow this method on the requested resource"
 # The methods go-restful has a route for, on an object path and on a collection path
 # (subresources are checked against their own verbs by the server state).
 _OBJECT_METHODS = frozenset({"GET", "HEAD", "PUT", "PATCH", "DELETE"})
@@ -167,7 +167,7 @@ def _check_route(method: str, info: RequestInfo) -> None:
         return
     allowed = _OBJECT_METHODS if info.name else _COLLECTION_METHODS
     if method not in allowed:
-        raise MethodNotAllowed(_METHOD_NOT_ALLOWED)
+        raise MethodNotAllowed(METHOD_NOT_ALLOWED_MESSAGE)
 
 
 def _go_quote(text: str) -> str:
@@ -340,7 +340,7 @@ class _Endpoints:
         if info.name or info.subresource or review.namespaced != bool(info.namespace):
             raise NotFound(_NOT_FOUND)
         if request.method != "POST":
-            raise MethodNotAllowed(_METHOD_NOT_ALLOWED)
+            raise MethodNotAllowed(METHOD_NOT_ALLOWED_MESSAGE)
         fmt = _review_format(request.headers.get("accept"))
         serializer = body_serializer(request.headers.get("content-type"))
         data = await request.body()

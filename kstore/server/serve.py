@@ -41,6 +41,7 @@ from kstore.registry.interface import Registry, RequestContext
 from kstore.server.app import build_app, server_state
 from kstore.server.filters import AuditLog, FilterConfig
 from kstore.server.filters.tls import server_tls_context
+from kstore.server.http_protocol import KStoreHttpProtocol
 from kstore.server.metrics import Figure
 from kstore.server.state import ServerState
 from kstore.storage.interface import Backend, ListOptions
@@ -395,6 +396,7 @@ def serve(
         uv_config = uvicorn.Config(
             app,
             lifespan="off",
+            http=KStoreHttpProtocol,
             log_level=config.log_level.lower(),
             access_log=False,
             timeout_graceful_shutdown=int(config.shutdown_timeout_seconds),

@@ -1,0 +1,62 @@
+"""The HTTP/1.1 protocol ``kstore serve`` runs: uvicorn's, on the httptools (llhttp) parser.
+
+The C parser costs 40-45% less server CPU per GET and about 20% per create than h11 (the
+pure-Python parser). One difference shows: llhttp knows a fixed list of methods and stops at
+any other, where Go's server (and h11) pass every method on. Kubernetes answers an unknown
+method with a 405 ``Status``; so does this protocol, in place of uvicorn's plain-text 400, then
+closes the connection (the parser cannot go on past a request line it rejected).
+"""
+
+from __future__ import annotations
+
+from array import array
+from typing import Any
+
+import httptools
+import orjson
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from kstore.errors import MethodNotAllowed, to_status
+from kstore.server.routes import METHOD_NOT_ALLOWED_MESSAGE
+
+_METHOD_NOT_ALLOWED_BODY = orjson.dumps(to_status(MethodNotAllowed(METHOD_NOT_ALLOWED_MESSAGE)))
+
+
+class _Parser(httptools.HttpRequestParser):
+    """llhttp's request parser, remembering on its protocol when a method was unknown."""
+
+    def __init__(self, protocol: KStoreHttpProtocol) -> None:
+        super().__init__(protocol)
+        self._protocol = protocol
+
+    def feed_data(self, data: bytes | bytearray | memoryview | array[int]) -> None:
+        try:
+            super().feed_data(data)
+        except httptools.HttpParserInvalidMethodError:
+            self._protocol.unknown_method = True
+            raise
+
+
+class KStoreHttpProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol with Kubernetes' 405 for a method llhttp does not know."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.unknown_method = False
+        self.parser = _Parser(self)
+        # As uvicorn sets its own parser: a response can still go out when the client has
+        # pipelined more data after a request that closes the connection.
+        self.parser.set_dangerous_leniencies(lenient_data_after_close=True)
+
+    def send_400_response(self, msg: str) -> None:
+        if not self.unknown_method:
+            super().send_400_response(msg)
+            return
+        head = [b"HTTP/1.1 405 Method Not Allowed\r\n"]
+        for name, value in self.server_state.default_headers:
+            head.append(name + b": " + value + b"\r\n")
+        head.append(b"content-type: application/json\r\n")
+        head.append(b"content-length: %d\r\n" % len(_METHOD_NOT_ALLOWED_BODY))
+        head.append(b"connection: close\r\n\r\n")
+        self.transport.write(b"".join(head) + _METHOD_NOT_ALLOWED_BODY)
+        self.transport.close()
