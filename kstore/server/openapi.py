@@ -15,6 +15,14 @@ with the one ``post`` operation each has (as the API server publishes them).
 The index names each document with ``?hash=<hash of its bytes>``; a request carrying the
 current hash is answered ``Cache-Control: public, immutable`` so kubectl's HTTP cache keeps it,
 any other with ``no-cache`` and the ``ETag``.
+
+``/openapi/v2`` (Swagger 2.0, JSON or gnostic's protobuf ``openapi.v2.Document``) is where
+kubectl turns when a kind has no PATCH operation in v3, as the create-only reviews have: it
+looks there for the kind's PATCH and, failing that, for the Namespace PATCH's
+``fieldValidation`` (only then would it list CustomResourceDefinitions, which kstore does not
+serve); without either it validates client-side against v2's definitions and skips kinds they
+do not define. So the v2 document has no paths and no definitions, which lets such a create go
+through with validation on (the server validates it).
 """
 
 from __future__ import annotations
@@ -25,10 +33,11 @@ import orjson
 
 from kstore.api.gvk import GroupVersion, Object
 from kstore.api.scheme import RegisteredResource, Scheme
+from kstore.codec._pb_values import length_prefixed
 from kstore.server.discovery import SERVED_SUBRESOURCES, subresource_gvk
 from kstore.server.reviews import REVIEW_RESOURCES, ReviewResource
 
-__all__ = ["OpenAPIDocument", "OpenAPIV3"]
+__all__ = ["OPENAPI_V2_PROTOBUF", "OpenAPIDocument", "OpenAPIV2", "OpenAPIV3"]
 
 
 class OpenAPIDocument:
@@ -220,3 +229,45 @@ class OpenAPIV3:
 
     def document(self, key: str) -> OpenAPIDocument | None:
         return self._docs.get(key.strip("/"))
+
+
+#: The media type of gnostic's protobuf ``openapi.v2.Document`` as answered: kubectl asks
+#: with the older ``...spec.v2@v1.0+protobuf``, whose ``@`` Go's media-type parser rejects in a
+#: ``Content-Type``, so the API server answers with this spelling.
+OPENAPI_V2_PROTOBUF = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+
+
+class OpenAPIV2:
+    """The Swagger 2.0 document, in JSON and in protobuf (see the module's text for why it
+    holds no paths or definitions)."""
+
+    def __init__(self, server_version: str) -> None:
+        title = "kstore"
+        self.json = OpenAPIDocument(
+            orjson.dumps(
+                {
+                    "swagger": "2.0",
+                    "info": {"title": title, "version": server_version},
+                    "paths": {},
+                    "definitions": {},
+                }
+            )
+        )
+        # openapi.v2.Document: swagger = 1, info = 2 (Info: title = 1, version = 2),
+        # paths = 8, definitions = 9; the empty messages are written so both are present.
+        info = b"\x0a" + length_prefixed(title.encode()) + b"\x12"
+        info += length_prefixed(server_version.encode())
+        self.protobuf = OpenAPIDocument(
+            b"\x0a"
+            + length_prefixed(b"2.0")
+            + b"\x12"
+            + length_prefixed(info)
+            + b"\x42\x00\x4a\x00"
+        )
+
+    def document(self, accept: str | None) -> tuple[OpenAPIDocument, str]:
+        """The document and its media type for an ``Accept`` header (protobuf when it names
+        gnostic's type, in either spelling; JSON otherwise)."""
+        if accept and "com.github.proto-openapi.spec.v2" in accept:
+            return self.protobuf, OPENAPI_V2_PROTOBUF
+        return self.json, "application/json"

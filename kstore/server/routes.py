@@ -64,6 +64,7 @@ from kstore.server.handlers.watch import WatchResponse, open_watch
 from kstore.server.health import run_checks
 from kstore.server.metrics import RequestLabels
 from kstore.server.negotiation import OutputFormat, body_serializer, negotiate
+from kstore.server.openapi import OpenAPIDocument
 from kstore.server.request_info import (
     RequestInfo,
     parse_path,
@@ -446,18 +447,28 @@ class _Endpoints:
         doc = self.state.openapi.document(key)
         if doc is None:
             return _error_response(NotFound(_NOT_FOUND))
-        etag = f'"{doc.hash}"'
-        if request.query_params.get("hash") == doc.hash:
-            cache = "public, immutable, max-age=31536000"
-        else:
-            cache = "no-cache, private"
-        headers = {"ETag": etag, "Cache-Control": cache}
-        if request.headers.get("if-none-match") == etag:
-            return Response(status_code=304, headers=headers)
-        return Response(doc.body, media_type=_JSON, headers=headers)
+        return _cached_document(request, doc, _JSON)
+
+    async def openapi_v2(self, request: Request) -> Response:
+        doc, media_type = self.state.openapi_v2.document(request.headers.get("accept"))
+        return _cached_document(request, doc, media_type)
 
     async def not_found(self, request: Request) -> Response:
         return _error_response(NotFound(_NOT_FOUND))
+
+
+def _cached_document(request: Request, doc: OpenAPIDocument, media_type: str) -> Response:
+    """``doc`` with its ``ETag``: immutable when the request names its current hash, 304 when
+    the client's copy is current."""
+    etag = f'"{doc.hash}"'
+    if request.query_params.get("hash") == doc.hash:
+        cache = "public, immutable, max-age=31536000"
+    else:
+        cache = "no-cache, private"
+    headers = {"ETag": etag, "Cache-Control": cache}
+    if request.headers.get("if-none-match") == etag:
+        return Response(status_code=304, headers=headers)
+    return Response(doc.body, media_type=media_type, headers=headers)
 
 
 class _AnyMethod:
@@ -491,6 +502,7 @@ def build_routes(state: ServerState) -> list[BaseRoute]:
         Route("/version", e.version),
         Route("/version/", e.version),
         Route("/metrics", e.metrics),
+        Route("/openapi/v2", e.openapi_v2),
         Route("/openapi/v3", e.openapi_index),
         Route("/openapi/v3/", e.openapi_index),
         Route("/openapi/v3/{rest:path}", e.openapi_document),

@@ -21,7 +21,7 @@ from kstore.server.encoding import ResponseEncoder
 from kstore.server.handlers.scope import ResourceScope, selectable_fields
 from kstore.server.handlers.watch import WatchRegistry
 from kstore.server.metrics import Metrics
-from kstore.server.openapi import OpenAPIV3
+from kstore.server.openapi import OpenAPIV2, OpenAPIV3
 from kstore.server.request_info import RequestInfo
 
 __all__ = ["KUBERNETES_MINOR", "ServerState", "VersionInfo"]
@@ -84,6 +84,7 @@ class ServerState:
         encoder = ResponseEncoder(scheme)
         self.discovery = Discovery(scheme)
         self.openapi = OpenAPIV3(scheme, self.version.git_version)
+        self.openapi_v2 = OpenAPIV2(self.version.git_version)
         self._scopes: dict[tuple[GroupVersion, str], ResourceScope] = {}
         for resource in scheme.resources():
             store = self.registry.store(resource.group_version.group, resource.info.plural)

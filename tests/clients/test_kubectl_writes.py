@@ -50,6 +50,22 @@ def test_strict_validation_rejects_an_unknown_field(k: Kubectl) -> None:
     assert "data" not in _get(k, "cm", "typo")
 
 
+def test_create_from_file_of_a_create_only_review_with_validation_on(k: Kubectl) -> None:
+    # A review has no PATCH operation in OpenAPI v3, so kubectl's validation turns to
+    # /openapi/v2 (as protobuf) before it sends the review.
+    manifest = (
+        "apiVersion: authorization.k8s.io/v1\n"
+        "kind: SelfSubjectAccessReview\n"
+        "spec:\n"
+        "  resourceAttributes: {verb: get, resource: configmaps, namespace: default}\n"
+    )
+    k.write("ssar.yaml", manifest)
+    answer = json.loads(k.ok("create", "-f", "ssar.yaml", "-o", "json"))
+    assert answer["kind"] == "SelfSubjectAccessReview"
+    assert answer["status"]["allowed"] is True
+    assert answer["spec"]["resourceAttributes"]["resource"] == "configmaps"
+
+
 # ------------------------------------------------------------ 6. client-side apply
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpx
 import orjson
 import pytest
@@ -65,6 +67,53 @@ def test_openapi_v3_index_and_group_version_document(client: httpx.Client) -> No
     assert r.status_code == 200 and "immutable" in r.headers["cache-control"]
     op = r.json()["paths"]["/api/v1/namespaces/{namespace}/configmaps/{name}"]["patch"]
     assert "fieldValidation" in [p["name"] for p in op["parameters"]]
+
+
+def _gnostic_document_class() -> Any:
+    """The part of gnostic's ``openapi.v2.Document`` the server writes, as a message class."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+    proto = descriptor_pb2.FileDescriptorProto(name="openapiv2_subset.proto", package="t")
+    string = descriptor_pb2.FieldDescriptorProto.TYPE_STRING
+    message = descriptor_pb2.FieldDescriptorProto.TYPE_MESSAGE
+    optional = descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL
+    info = proto.message_type.add(name="Info")
+    info.field.add(name="title", number=1, type=string, label=optional)
+    info.field.add(name="version", number=2, type=string, label=optional)
+    proto.message_type.add(name="Paths")
+    proto.message_type.add(name="Definitions")
+    doc = proto.message_type.add(name="Document")
+    doc.field.add(name="swagger", number=1, type=string, label=optional)
+    for name, number, type_name in (("info", 2, "Info"), ("paths", 8, "Paths")):
+        doc.field.add(name=name, number=number, type=message, label=optional, type_name=type_name)
+    doc.field.add(
+        name="definitions", number=9, type=message, label=optional, type_name="Definitions"
+    )
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(proto)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("t.Document"))
+
+
+def test_openapi_v2_in_json_and_in_gnostic_protobuf(client: httpx.Client) -> None:
+    as_json = client.get("/openapi/v2")
+    assert as_json.headers["content-type"] == "application/json"
+    assert as_json.json()["swagger"] == "2.0"
+    assert as_json.json()["paths"] == {}
+    # What kubectl sends, and the media type the API server answers with.
+    accept = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+    as_pb = client.get("/openapi/v2", headers={"Accept": accept})
+    assert as_pb.status_code == 200
+    assert as_pb.headers["content-type"] == (
+        "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+    )
+    doc = _gnostic_document_class().FromString(as_pb.content)
+    assert doc.swagger == "2.0"
+    assert doc.info.title == "kstore" and doc.info.version.startswith("v1.")
+    assert doc.HasField("paths") and doc.HasField("definitions")
+    etag = as_pb.headers["etag"]
+    again = client.get("/openapi/v2", headers={"Accept": accept, "If-None-Match": etag})
+    assert again.status_code == 304
+    assert etag != as_json.headers["etag"]
 
 
 def test_health_endpoints_and_metrics(client: httpx.Client) -> None:
