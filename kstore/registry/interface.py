@@ -46,6 +46,8 @@ class UserInfo:
     name: str
     uid: str = ""
     groups: tuple[str, ...] = ()
+    #: Kubernetes' ``user.Info.Extra`` as (key, values) pairs, in the order they came.
+    extra: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -37,6 +37,7 @@ from kstore.api.validation.field import GoStruct, Path, invalid
 from kstore.errors import BadRequest, Cause, Invalid
 from kstore.registry.interface import UserInfo
 from kstore.server.decoding import check_endpoint_type
+from kstore.server.filters.authentication import user_info_fields
 from kstore.server.filters.authorization import (
     SYSTEM_PRIVILEGED_GROUP,
     AlwaysAllow,
@@ -507,16 +508,11 @@ def _self_subject_review(
     authorizer: Authorizer | None,
     namespace: str,
 ) -> Object:
-    info: dict[str, Any] = {"username": user.name}
-    if user.uid:
-        info["uid"] = user.uid
-    if user.groups:
-        info["groups"] = list(user.groups)
     return {
         "kind": review.kind,
         "apiVersion": review.api_version,
         "metadata": {"creationTimestamp": None},
-        "status": {"userInfo": info},
+        "status": {"userInfo": user_info_fields(user)},
     }
 
 

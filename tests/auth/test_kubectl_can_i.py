@@ -221,3 +221,38 @@ def test_access_review_reason_names_a_service_account_binding(
         "reason": 'RBAC: allowed by RoleBinding "cm-reader/team-a" of Role "cm-reader" to '
         'ServiceAccount "robot/team-a"',
     }
+
+
+# ------------------------------------------------------------------- --as (impersonation)
+
+
+def test_as_and_as_group_act_as_another_user(k: TokenKubectl) -> None:
+    review = json.loads(
+        k.ok(ADMIN, "auth", "whoami", "--as", "alice", "--as-group", "dev", "-o", "json")
+    )
+    assert review["status"]["userInfo"] == {
+        "username": "alice",
+        "groups": ["dev", "system:authenticated"],
+    }
+    # can-i answers for the impersonated user: alice's RoleBinding, not admin's masters.
+    yes = k.run(ADMIN, "auth", "can-i", "list", "configmaps", "-n", "team-a", "--as", "alice")
+    assert (yes.code, yes.stdout.strip()) == (0, "yes"), yes
+    no = k.run(ADMIN, "auth", "can-i", "create", "pods", "-n", "team-a", "--as", "alice")
+    assert (no.code, no.stdout.strip()) == (1, "no"), no
+
+
+def test_as_without_the_right_to_impersonate_is_forbidden(k: TokenKubectl) -> None:
+    result = k.run(ALICE, "get", "configmaps", "-n", "team-a", "--as", "bob")
+    assert result.code == 1
+    assert result.stderr.strip() == (
+        'Error from server (Forbidden): users "bob" is forbidden: User "alice" cannot '
+        'impersonate resource "users" in API group "" at the cluster scope'
+    )
+
+
+def test_always_allow_lets_anybody_act_as_anybody(open_kubectl: Kubectl) -> None:
+    review = json.loads(open_kubectl.ok("auth", "whoami", "--as", "alice", "-o", "json"))
+    assert review["status"]["userInfo"] == {
+        "username": "alice",
+        "groups": ["system:authenticated"],
+    }

@@ -27,8 +27,14 @@ from urllib.parse import parse_qsl
 import orjson
 
 from kstore.errors import KStoreError
+from kstore.registry.interface import UserInfo
 from kstore.server.filters._asgi import ASGIApp, Message, Receive, Scope, Send
-from kstore.server.filters.authentication import USER_KEY, request_user
+from kstore.server.filters.authentication import (
+    REQUESTER_KEY,
+    USER_KEY,
+    request_user,
+    user_info_fields,
+)
 from kstore.server.filters.recovery import REQUEST_ID_KEY
 from kstore.server.request_info import parse_path, query_bool, verb_for
 
@@ -40,15 +46,9 @@ _ANONYMOUS = {"username": "system:anonymous", "groups": ["system:unauthenticated
 def _user(scope: Scope) -> dict[str, Any]:
     if USER_KEY not in scope:
         return _ANONYMOUS
-    user = request_user(scope)
-    if user is None:
-        return {}
-    out: dict[str, Any] = {"username": user.name}
-    if user.uid:
-        out["uid"] = user.uid
-    if user.groups:
-        out["groups"] = list(user.groups)
-    return out
+    requester = scope.get(REQUESTER_KEY)
+    user = requester if isinstance(requester, UserInfo) else request_user(scope)
+    return {} if user is None else user_info_fields(user)
 
 
 def _micro_time(moment: datetime) -> str:
@@ -152,6 +152,10 @@ class Audit:
             "sourceIPs": [client[0]] if client else [],
             "userAgent": _header(scope, b"user-agent"),
         }
+        if isinstance(scope.get(REQUESTER_KEY), UserInfo):
+            acting = request_user(scope)
+            if acting is not None:
+                event["impersonatedUser"] = user_info_fields(acting)
         if object_ref is not None:
             event["objectRef"] = object_ref
         event["responseStatus"] = {"metadata": {}, "code": code}

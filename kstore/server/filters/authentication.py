@@ -23,14 +23,16 @@ Invariant: every request that passes this filter has a user in both.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
 import hmac
 import logging
+from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from kstore.errors import BadRequest, Unauthorized
 from kstore.registry.interface import UserInfo
@@ -41,19 +43,25 @@ __all__ = [
     "ALL_UNAUTHENTICATED",
     "ANONYMOUS",
     "ANONYMOUS_USER",
+    "REQUESTER_KEY",
     "USER_KEY",
     "Authentication",
     "Authenticator",
     "TokenFile",
+    "acting_as",
     "current_user",
     "load_token_file",
     "request_user",
+    "user_info_fields",
 ]
 
 _log = logging.getLogger(__name__)
 
 #: Where the authenticated :class:`UserInfo` lives in the ASGI scope.
 USER_KEY: Final = "kstore.user"
+#: Where the authenticated user is kept when the request acts as another one
+#: (:mod:`kstore.server.filters.impersonation`); :data:`USER_KEY` then holds the other one.
+REQUESTER_KEY: Final = "kstore.requester"
 
 ANONYMOUS_USER: Final = "system:anonymous"
 ALL_UNAUTHENTICATED: Final = "system:unauthenticated"
@@ -190,6 +198,30 @@ def current_user() -> UserInfo | None:
     return _current_user.get()
 
 
+@contextlib.contextmanager
+def acting_as(scope: Scope, user: UserInfo) -> Iterator[None]:
+    """``user`` as the request's user, in its scope and for :func:`current_user`, until the
+    block ends."""
+    scope[USER_KEY] = user
+    token = _current_user.set(user)
+    try:
+        yield
+    finally:
+        _current_user.reset(token)
+
+
+def user_info_fields(user: UserInfo) -> dict[str, Any]:
+    """``authentication.k8s.io/v1`` ``UserInfo`` of ``user`` (empty fields left out)."""
+    out: dict[str, Any] = {"username": user.name}
+    if user.uid:
+        out["uid"] = user.uid
+    if user.groups:
+        out["groups"] = list(user.groups)
+    if user.extra:
+        out["extra"] = {key: list(values) for key, values in user.extra}
+    return out
+
+
 def request_user(scope: Scope) -> UserInfo | None:
     """The user authentication found for a request (None before or without it)."""
     user = scope.get(USER_KEY)
@@ -214,9 +246,5 @@ class Authentication:
             scope[USER_KEY] = None
             await send_status(send, exc)
             return
-        scope[USER_KEY] = user
-        token = _current_user.set(user)
-        try:
+        with acting_as(scope, user):
             await self.app(scope, receive, send)
-        finally:
-            _current_user.reset(token)

@@ -5,8 +5,9 @@ answers with a ``Status``), audit (installed only with an audit log; here rather
 authentication, as in the API server, so that it records the 504s and 429s of the filters
 below it), the request timeout (it times everything below it, a wait for
 nothing included: no filter queues), CORS (installed only with allowed origins; a preflight is
-answered before any limit counts it), authentication, the in-flight limits, authorization,
-then the request body limit.
+answered before any limit counts it), authentication, impersonation (always installed: under
+``AlwaysAllow`` anybody may act as anybody), the in-flight limits, authorization, then the
+request body limit.
 
 Audit sits outside authentication yet records the authenticated user: it reads the user from
 the request's scope when the request ends, after authentication has run (a request that
@@ -30,6 +31,7 @@ from kstore.server.filters.authentication import Authentication, Authenticator
 from kstore.server.filters.authorization import Authorization, Authorizer
 from kstore.server.filters.body_limit import DEFAULT_MAX_REQUEST_BODY_BYTES, BodyLimit
 from kstore.server.filters.cors import Cors, compile_origins
+from kstore.server.filters.impersonation import Impersonation
 from kstore.server.filters.max_inflight import MaxInFlight
 from kstore.server.filters.recovery import PanicRecovery
 from kstore.server.filters.timeout import RequestTimeout
@@ -89,6 +91,7 @@ def filter_middleware(
         chain.append(Middleware(Cors, allowed_origins=compile_origins(config.cors_allowed_origins)))
     if authenticator is not None:
         chain.append(Middleware(Authentication, authenticator=authenticator))
+    chain.append(Middleware(Impersonation, authorizer=authorizer))
     chain.append(
         Middleware(
             MaxInFlight,
