@@ -245,12 +245,30 @@ def _rules_review(data: bytes) -> dict[str, Any]:
     return out
 
 
+def _token_review(data: bytes) -> dict[str, Any]:
+    # TokenReview: 1 metadata, 2 spec {1: token, 2: audiences (repeated)}.
+    out: dict[str, Any] = {}
+    for number, _, value in _fields(data):
+        if number == 1:
+            out["metadata"] = _metadata(_message(value))
+        elif number == 2:
+            spec: dict[str, Any] = {}
+            for field, _, item in _fields(_message(value)):
+                if field == 1 and _text(item):
+                    spec["token"] = _text(item)
+                elif field == 2:
+                    spec.setdefault("audiences", []).append(_text(item))
+            out["spec"] = spec
+    return out
+
+
 _READERS: Final[dict[str, Callable[[bytes], dict[str, Any]]]] = {
     "SelfSubjectAccessReview": _access_review,
     "SubjectAccessReview": _access_review,
     "LocalSubjectAccessReview": _access_review,
     "SelfSubjectRulesReview": _rules_review,
     "SelfSubjectReview": _self_subject_review,
+    "TokenReview": _token_review,
 }
 
 

@@ -7,6 +7,10 @@
   what may I do in this namespace? The authorizers' rules (``RulesFor``): RBAC's bound
   rules, everything for ``AlwaysAllow``, nothing for ``AlwaysDeny``.
 - ``authentication.k8s.io/v1`` ``SelfSubjectReview`` (``kubectl auth whoami``): who am I?
+- ``authentication.k8s.io/v1`` ``TokenReview``: who is this bearer token? The authenticator the
+  request met (the authentication filter leaves it in the ASGI scope) decides, as for a
+  request carrying it: the token file's user, ``invalid bearer token`` for a token it does not
+  list, ``system:anonymous`` when nothing checks tokens and anonymous requests are allowed.
 
 Each is create-only, as in the API server's registry for them: the body (JSON, YAML, or
 protobuf read by :mod:`kstore.server._review_wire`) is decoded, checked (Kubernetes'
@@ -37,7 +41,7 @@ from kstore.api.validation.field import GoStruct, Path, invalid
 from kstore.errors import BadRequest, Cause, Invalid
 from kstore.registry.interface import UserInfo
 from kstore.server.decoding import check_endpoint_type
-from kstore.server.filters.authentication import user_info_fields
+from kstore.server.filters.authentication import Authenticator, user_info_fields
 from kstore.server.filters.authorization import (
     SYSTEM_PRIVILEGED_GROUP,
     AlwaysAllow,
@@ -115,6 +119,14 @@ SELF_SUBJECT_REVIEW: Final = ReviewResource(
     "SelfSubjectReview",
     False,
 )
+TOKEN_REVIEW: Final = ReviewResource(
+    AUTHENTICATION_GROUP,
+    "v1",
+    "tokenreviews",
+    "tokenreview",
+    "TokenReview",
+    False,
+)
 
 #: Every review resource served, in discovery's order within a group.
 REVIEW_RESOURCES: Final = (
@@ -123,6 +135,7 @@ REVIEW_RESOURCES: Final = (
     SELF_SUBJECT_RULES_REVIEW,
     SUBJECT_ACCESS_REVIEW,
     SELF_SUBJECT_REVIEW,
+    TOKEN_REVIEW,
 )
 _BY_PATH: Final = {(r.group, r.version, r.plural): r for r in REVIEW_RESOURCES}
 
@@ -516,6 +529,50 @@ def _self_subject_review(
     }
 
 
+# --------------------------------------------------------------------------- token review
+
+
+def _token_review(
+    review: ReviewResource, obj: dict[str, Any], authenticator: Authenticator
+) -> Object:
+    """Kubernetes' TokenReview: the token authenticated as a request's bearer token would be.
+    A token the token file does not list is ``authenticated`` false with the authenticator's
+    error; the audiences asked for are echoed on success (the token file's tokens hold for any
+    audience)."""
+    spec = obj["spec"]
+    token = spec.get("token")
+    if token is not None and not isinstance(token, str):
+        raise _type_error(review, token, "TokenReviewSpec", "spec.token", "string")
+    audiences = spec.get("audiences")
+    if audiences is not None and (
+        not isinstance(audiences, list) or not all(isinstance(a, str) for a in audiences)
+    ):
+        raise _type_error(review, audiences, "TokenReviewSpec", "spec.audiences", "[]string")
+    if not token:
+        raise BadRequest("token is required for TokenReview in authentication")
+    out_spec: dict[str, Any] = {"token": token}
+    if audiences:
+        out_spec["audiences"] = list(audiences)
+    user, error = authenticator.review_token(token)
+    status: dict[str, Any] = {}
+    if user is not None:
+        status["authenticated"] = True
+        status["user"] = user_info_fields(user)
+        if audiences:
+            status["audiences"] = list(audiences)
+    else:
+        status["user"] = {}
+        if error:
+            status["error"] = error
+    return {
+        "kind": review.kind,
+        "apiVersion": review.api_version,
+        "metadata": {"creationTimestamp": None, **obj["metadata"]},
+        "spec": out_spec,
+        "status": status,
+    }
+
+
 def _reply(
     review: ReviewResource,
     spec: dict[str, Any],
@@ -547,8 +604,13 @@ def answer_review(
     user: UserInfo,
     authorizer: Authorizer | None,
     namespace: str = "",
+    authenticator: Authenticator | None = None,
 ) -> Object:
     """The answered review of a decoded request ``body`` from ``user`` (in ``namespace`` for
     a namespaced review). BadRequest for a body of the wrong type or shape, Invalid for one
-    that fails Kubernetes' validation. May block: it asks ``authorizer`` (None: allow all)."""
-    return _ANSWERS[review.kind](review, _decode(review, body), user, authorizer, namespace)
+    that fails Kubernetes' validation. May block: it asks ``authorizer`` (None: allow all).
+    A TokenReview asks ``authenticator`` (None: the one of a server without credentials)."""
+    obj = _decode(review, body)
+    if review is TOKEN_REVIEW:
+        return _token_review(review, obj, authenticator or Authenticator())
+    return _ANSWERS[review.kind](review, obj, user, authorizer, namespace)

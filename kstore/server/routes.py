@@ -55,7 +55,11 @@ from kstore.errors import (
 )
 from kstore.server._review_wire import decode_review_protobuf
 from kstore.server.discovery import Document, wants_aggregated
-from kstore.server.filters.authentication import ANONYMOUS, request_user
+from kstore.server.filters.authentication import (
+    ANONYMOUS,
+    request_authenticator,
+    request_user,
+)
 from kstore.server.filters.authorization import request_authorizer
 from kstore.server.handlers import create, delete, get, patch, scale, update
 from kstore.server.handlers.deadline import AsyncHandler, run_write, run_write_on_loop
@@ -355,7 +359,13 @@ class _Endpoints:
             body = serializer.decode(data)
         user = request_user(request.scope) or ANONYMOUS
         answer = await anyio.to_thread.run_sync(
-            answer_review, review, body, user, request_authorizer(request.scope), info.namespace
+            answer_review,
+            review,
+            body,
+            user,
+            request_authorizer(request.scope),
+            info.namespace,
+            request_authenticator(request.scope),
         )
         return Response(fmt.serializer.encode(answer), 201, media_type=fmt.content_type)
 

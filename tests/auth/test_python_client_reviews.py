@@ -70,3 +70,24 @@ def test_self_subject_review_names_the_token_user(rbac_server: RunningServer) ->
     answer = api.create_self_subject_review(client.V1SelfSubjectReview())
     assert answer.status.user_info.username == "bob"
     assert answer.status.user_info.groups == ["dev", "qa", "system:authenticated"]
+
+
+def test_token_review_authenticates_a_token_as_a_request_would(
+    rbac_server: RunningServer,
+) -> None:
+    api = client.AuthenticationV1Api(_api(rbac_server, ADMIN))
+    review = client.V1TokenReview(
+        spec=client.V1TokenReviewSpec(token=BOB, audiences=["https://example.test"])
+    )
+    answer = api.create_token_review(review)
+    assert isinstance(answer, client.V1TokenReview)
+    assert answer.status.authenticated is True
+    assert answer.status.user.username == "bob"
+    assert answer.status.user.uid == "uid-bob"
+    assert answer.status.user.groups == ["dev", "qa", "system:authenticated"]
+    assert answer.status.audiences == ["https://example.test"]
+    refused = api.create_token_review(
+        client.V1TokenReview(spec=client.V1TokenReviewSpec(token="not-a-listed-token"))
+    )
+    assert not refused.status.authenticated
+    assert refused.status.error == "invalid bearer token"

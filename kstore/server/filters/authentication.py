@@ -43,6 +43,7 @@ __all__ = [
     "ALL_UNAUTHENTICATED",
     "ANONYMOUS",
     "ANONYMOUS_USER",
+    "AUTHENTICATOR_KEY",
     "REQUESTER_KEY",
     "USER_KEY",
     "Authentication",
@@ -51,6 +52,7 @@ __all__ = [
     "acting_as",
     "current_user",
     "load_token_file",
+    "request_authenticator",
     "request_user",
     "user_info_fields",
 ]
@@ -59,6 +61,8 @@ _log = logging.getLogger(__name__)
 
 #: Where the authenticated :class:`UserInfo` lives in the ASGI scope.
 USER_KEY: Final = "kstore.user"
+#: Where the authentication filter leaves its :class:`Authenticator` (for TokenReview).
+AUTHENTICATOR_KEY: Final = "kstore.authenticator"
 #: Where the authenticated user is kept when the request acts as another one
 #: (:mod:`kstore.server.filters.impersonation`); :data:`USER_KEY` then holds the other one.
 REQUESTER_KEY: Final = "kstore.requester"
@@ -70,6 +74,8 @@ ANONYMOUS: Final = UserInfo(name=ANONYMOUS_USER, groups=(ALL_UNAUTHENTICATED,))
 
 #: ``apierrors.NewUnauthorized("Unauthorized")``: the message of every 401.
 UNAUTHORIZED_MESSAGE: Final = "Unauthorized"
+#: The bearer-token authenticator's error for a token no token authenticator accepts.
+INVALID_BEARER_TOKEN: Final = "invalid bearer token"
 
 
 def _digest(token: str) -> bytes:
@@ -175,21 +181,32 @@ class Authenticator:
 
     def authenticate(self, authorization: str) -> UserInfo:
         """The user an ``Authorization`` header value stands for; Unauthorized otherwise."""
-        if self._tokens is not None:
-            token = _bearer_token(authorization)
-            if token:
-                user = self._tokens.authenticate(token)
-                if user is None:
-                    raise Unauthorized(UNAUTHORIZED_MESSAGE)
-                return _with_authenticated_group(user)
+        user, _ = self.review_token(_bearer_token(authorization))
+        if user is None:
+            raise Unauthorized(UNAUTHORIZED_MESSAGE)
+        return user
+
+    def review_token(self, token: str) -> tuple[UserInfo | None, str]:
+        """(the user a bearer ``token`` stands for, "") as the request authenticator decides
+        (anonymous when nothing claims it and anonymous requests are allowed), or (None, the
+        error the API server's TokenReview reports: ``invalid bearer token`` for a token the
+        token file does not list, "" when no authenticator claims it at all)."""
+        if self._tokens is not None and token:
+            user = self._tokens.authenticate(token)
+            if user is None:
+                return None, INVALID_BEARER_TOKEN
+            return _with_authenticated_group(user), ""
         if self._anonymous:
-            return ANONYMOUS
-        raise Unauthorized(UNAUTHORIZED_MESSAGE)
+            return ANONYMOUS, ""
+        return None, ""
 
 
 #: The user of the request being served, for code below the handlers that is given no scope
 #: (admission): worker threads started with ``anyio.to_thread`` inherit it.
 _current_user: ContextVar[UserInfo | None] = ContextVar("kstore_current_user", default=None)
+
+#: What authenticates a request when no authentication filter is installed.
+_NO_CREDENTIALS: Final = Authenticator()
 
 
 def current_user() -> UserInfo | None:
@@ -222,6 +239,13 @@ def user_info_fields(user: UserInfo) -> dict[str, Any]:
     return out
 
 
+def request_authenticator(scope: Scope) -> Authenticator:
+    """The authenticator the authentication filter used for this request; without the filter,
+    the one every request then meets (no tokens, anonymous allowed)."""
+    found = scope.get(AUTHENTICATOR_KEY)
+    return found if isinstance(found, Authenticator) else _NO_CREDENTIALS
+
+
 def request_user(scope: Scope) -> UserInfo | None:
     """The user authentication found for a request (None before or without it)."""
     user = scope.get(USER_KEY)
@@ -246,5 +270,6 @@ class Authentication:
             scope[USER_KEY] = None
             await send_status(send, exc)
             return
+        scope[AUTHENTICATOR_KEY] = self.authenticator
         with acting_as(scope, user):
             await self.app(scope, receive, send)
