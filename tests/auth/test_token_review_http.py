@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from kstore.codec._pb_values import length_prefixed
 from tests.auth.conftest import ADMIN, ALICE, ROBOT, bearer
 from tests.server.harness import RunningServer
 
@@ -67,17 +68,8 @@ def test_creating_a_token_review_needs_the_right(rbac_server: RunningServer) -> 
     )
 
 
-def _len(n: int) -> bytes:
-    out = bytearray()
-    while n > 0x7F:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
 def _field(number: int, payload: bytes) -> bytes:
-    return bytes([number << 3 | 2]) + _len(len(payload)) + payload
+    return bytes([number << 3 | 2]) + length_prefixed(payload)
 
 
 def test_a_protobuf_request_body(rbac_server: RunningServer) -> None:
