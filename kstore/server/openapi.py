@@ -6,8 +6,8 @@ group/version/kind declares the ``fieldValidation`` query parameter; it then sen
 ``fieldValidation=Strict`` and leaves validation to the server. So each document lists every
 path of its group version with its operations tagged ``x-kubernetes-action`` and
 ``x-kubernetes-group-version-kind``, and the write operations with their query parameters.
-``components.schemas`` is empty: field schemas (what ``kubectl explain`` and client-side
-schema validation read) are not published.
+``components.schemas`` holds the structural schema of each kind of the group version and of
+the types it contains (:mod:`kstore.server.openapi_schemas`), for ``kubectl explain``.
 
 The review resources of :mod:`kstore.server.reviews` get a document per group version too,
 with the one ``post`` operation each has (as the API server publishes them).
@@ -35,6 +35,7 @@ from kstore.api.gvk import GroupVersion, Object
 from kstore.api.scheme import RegisteredResource, Scheme
 from kstore.codec._pb_values import length_prefixed
 from kstore.server.discovery import SERVED_SUBRESOURCES, subresource_gvk
+from kstore.server.openapi_schemas import component_schemas
 from kstore.server.reviews import REVIEW_RESOURCES, ReviewResource
 
 __all__ = ["OPENAPI_V2_PROTOBUF", "OpenAPIDocument", "OpenAPIV2", "OpenAPIV3"]
@@ -211,11 +212,13 @@ class OpenAPIV3:
             key = f"api/{gv.version}" if not gv.group else f"apis/{gv.group}/{gv.version}"
             paths = _paths(gv, by_gv.get(gv, []))
             paths.update(_review_paths(gv, reviews.get(gv, [])))
+            kinds = [r.gvk for r in by_gv.get(gv, [])]
+            kinds += [gvk.group_version.with_kind(f"{gvk.kind}List") for gvk in kinds]
             doc = {
                 "openapi": "3.0.0",
                 "info": {"title": "kstore", "version": server_version},
                 "paths": paths,
-                "components": {"schemas": {}},
+                "components": {"schemas": component_schemas(kinds)},
             }
             self._docs[key] = OpenAPIDocument(orjson.dumps(doc))
         self.index = orjson.dumps(

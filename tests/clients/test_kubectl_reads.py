@@ -33,6 +33,20 @@ def test_api_resources_have_short_names_kinds_and_scope(kubectl: Kubectl) -> Non
     assert ["namespaces", "ns", "v1", "false", "Namespace"] in rows
 
 
+def test_explain_shows_fields_types_and_required_ones(kubectl: Kubectl) -> None:
+    out = kubectl.ok("explain", "pods.spec.containers")
+    assert "FIELD: containers <[]Container>" in out
+    rows = _rows(out)
+    assert ["image", "<string>"] in rows
+    assert ["name", "<string>", "-required-"] in rows
+    assert ["ports", "<[]ContainerPort>"] in rows
+    spec = _rows(kubectl.ok("explain", "deployments.spec", "--api-version", "apps/v1"))
+    assert ["template", "<PodTemplateSpec>", "-required-"] in spec
+    assert ["replicas", "<integer>"] in spec
+    recursive = kubectl.ok("explain", "configmaps", "--recursive")
+    assert "binaryData\t<map[string]string>" in recursive
+
+
 def test_version_names_client_and_server(kubectl: Kubectl) -> None:
     out = kubectl.ok("version")
     assert f"Client Version: {KUBECTL_VERSION}" in out

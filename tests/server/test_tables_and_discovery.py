@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 
 import orjson
@@ -133,6 +134,29 @@ def test_openapi_patch_operations_declare_field_validation() -> None:
         "kind": "ConfigMap",
     }
     assert "fieldValidation" in [p["name"] for p in op["parameters"]]
+
+
+def test_openapi_documents_publish_each_kinds_schema() -> None:
+    openapi = OpenAPIV3(builtin_scheme(), "v1.36.0")
+    for key in ("api/v1", "apis/apps/v1"):
+        doc = openapi.document(key)
+        assert doc is not None
+        schemas = orjson.loads(doc.body)["components"]["schemas"]
+        # Every reference names a schema of the same document.
+        refs = re.findall(rb'"\$ref":"#/components/schemas/([^"]+)"', doc.body)
+        assert refs and {r.decode() for r in refs} <= set(schemas)
+    core_doc = openapi.document("api/v1")
+    assert core_doc is not None
+    core = orjson.loads(core_doc.body)["components"]["schemas"]
+    pod = core["io.k8s.api.core.v1.Pod"]
+    assert pod["x-kubernetes-group-version-kind"] == [{"group": "", "kind": "Pod", "version": "v1"}]
+    containers = core["io.k8s.api.core.v1.PodSpec"]["properties"]["containers"]
+    assert containers["x-kubernetes-patch-merge-key"] == "name"
+    assert containers["x-kubernetes-list-map-keys"] == ["name"]
+    assert core["io.k8s.api.core.v1.PodSpec"]["required"] == ["containers"]
+    assert core["io.k8s.apimachinery.pkg.apis.meta.v1.Time"]["format"] == "date-time"
+    labels = core["io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"]["properties"]["labels"]
+    assert labels == {"type": "object", "additionalProperties": {"type": "string"}}
 
 
 def test_metrics_render_counts_and_histograms() -> None:
