@@ -831,6 +831,18 @@ def _partial_object_metadata_list(version: str) -> st.SearchStrategy[Obj]:
     )
 
 
+def _service_account(version: str) -> st.SearchStrategy[Obj]:
+    named = _fields({"name": dns_subdomain()}, {})
+    return _fields(
+        {"metadata": object_meta(namespaced=True)},
+        {
+            "secrets": st.lists(named, max_size=2),
+            "imagePullSecrets": st.lists(named, max_size=2),
+            "automountServiceAccountToken": st.booleans(),
+        },
+    )
+
+
 # ------------------------------------------------------------------------------- dispatch
 
 _BY_KIND: dict[tuple[str, str], StrategyFor] = {
@@ -840,6 +852,7 @@ _BY_KIND: dict[tuple[str, str], StrategyFor] = {
     ("", "Event"): _event,
     ("", "Pod"): _pod,
     ("", "Service"): _service,
+    ("", "ServiceAccount"): _service_account,
     ("apps", "Deployment"): _deployment,
     ("coordination.k8s.io", "Lease"): _lease,
     ("rbac.authorization.k8s.io", "Role"): _rbac_role(namespaced=True),

@@ -202,6 +202,7 @@ _CORE_V1: dict[str, dict[str, _Tags]] = {
         "selector": _ATOMIC_MAP,
     },
     "ServiceStatus": _CONDITIONS,
+    "ServiceAccount": {"secrets": _merge("name")},
     "NamespaceStatus": _CONDITIONS,
     "NodeAllocatableResourceClaimStatus": {
         "containers": _SET,

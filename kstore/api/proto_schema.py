@@ -82,6 +82,8 @@ _GROUP_VERSIONS: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {
             "PodList",
             "Service",
             "ServiceList",
+            "ServiceAccount",
+            "ServiceAccountList",
             "List",
         ),
     ),

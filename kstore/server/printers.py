@@ -87,6 +87,11 @@ def _secret(obj: Object, now: datetime) -> list[Any]:
     return [_name(obj), str(obj.get("type", "")), len(_m(obj, "data")), _age(obj, now)]
 
 
+def _service_account(obj: Object, now: datetime) -> list[Any]:
+    secrets = obj.get("secrets")
+    return [_name(obj), len(secrets) if isinstance(secrets, list) else 0, _age(obj, now)]
+
+
 def _namespace(obj: Object, now: datetime) -> list[Any]:
     return [_name(obj), str(_m(obj, "status").get("phase", "")), _age(obj, now)]
 
@@ -352,6 +357,10 @@ _PRINTERS: dict[tuple[str, str], Printer] = {
     ),
     ("", "Namespace"): Printer(
         (_NAME, _col("Status", "string", "The phase of the namespace."), _AGE), _namespace
+    ),
+    ("", "ServiceAccount"): Printer(
+        (_NAME, _col("Secrets", "integer", "Number of secrets of the service account."), _AGE),
+        _service_account,
     ),
     ("", "Pod"): Printer(
         (

@@ -399,6 +399,7 @@ def test_diff_of_a_deployment_and_server_side_diff(k: Kubectl) -> None:
         (("configmap", "x", "--from-literal=a=b"), "configmap/x created"),
         (("secret", "generic", "s", "--from-literal=k=v"), "secret/s created"),
         (("deployment", "d", "--image=nginx:1.27", "--replicas=2"), "deployment.apps/d created"),
+        (("serviceaccount", "robot"), "serviceaccount/robot created"),
     ],
 )
 def test_generator_commands_send_protobuf(k: Kubectl, args: tuple[str, ...], created: str) -> None:
@@ -419,3 +420,21 @@ def test_created_from_protobuf_reads_back_as_json(k: Kubectl) -> None:
     secret = _get(k, "secret", "s")
     assert secret["type"] == "Opaque"
     assert secret["data"] == {"k": "dg=="}
+
+
+def test_service_accounts_apply_list_and_keep_only_secret_names(k: Kubectl) -> None:
+    manifest = (
+        "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: deployer\n"
+        "secrets:\n- name: s1\n  namespace: elsewhere\n"
+        "imagePullSecrets:\n- name: registry\nautomountServiceAccountToken: false\n"
+    )
+    k.write("sa.yaml", manifest)
+    assert k.ok("apply", "-f", "sa.yaml").strip() == "serviceaccount/deployer created"
+    sa = _get(k, "sa", "deployer")
+    # The API server keeps only the name of each secret reference.
+    assert sa["secrets"] == [{"name": "s1"}]
+    assert sa["imagePullSecrets"] == [{"name": "registry"}]
+    assert sa["automountServiceAccountToken"] is False
+    rows = [line.split() for line in k.ok("get", "serviceaccounts").splitlines()]
+    assert rows[0] == ["NAME", "SECRETS", "AGE"]
+    assert rows[1][:2] == ["deployer", "1"]

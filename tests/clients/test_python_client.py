@@ -378,3 +378,26 @@ def test_python_client_31_watch_and_delete(
     assert report["events"] == [["ADDED", "old"], ["ADDED", "py2"], ["DELETED", "py2"]]
     assert report["delete"] == "Success"
     assert report["missing"] == [404, "NotFound"]
+
+
+def test_service_account_crud(core: client.CoreV1Api, namespace: str) -> None:
+    body = client.V1ServiceAccount(
+        metadata=client.V1ObjectMeta(name="builder", labels={"team": "ci"}),
+        secrets=[client.V1ObjectReference(name="token", namespace="ignored")],
+        automount_service_account_token=False,
+    )
+    created = core.create_namespaced_service_account(namespace, body)
+    assert isinstance(created, client.V1ServiceAccount)
+    assert [s.to_dict()["name"] for s in created.secrets] == ["token"]
+    assert created.secrets[0].namespace is None
+    listed = core.list_namespaced_service_account(namespace, label_selector="team=ci")
+    assert [sa.metadata.name for sa in listed.items] == ["builder"]
+    core.patch_namespaced_service_account(
+        "builder", namespace, {"imagePullSecrets": [{"name": "registry"}]}
+    )
+    read = core.read_namespaced_service_account("builder", namespace)
+    assert [ref.name for ref in read.image_pull_secrets] == ["registry"]
+    core.delete_namespaced_service_account("builder", namespace)
+    with pytest.raises(ApiException) as gone:
+        core.read_namespaced_service_account("builder", namespace)
+    assert _error(gone) == (404, "NotFound")

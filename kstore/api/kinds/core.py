@@ -1,4 +1,4 @@
-"""core/v1 kinds: Namespace, ConfigMap, Secret, Event, Pod, Service.
+"""core/v1 kinds: Namespace, ConfigMap, Secret, Event, Pod, Service, ServiceAccount.
 
 Each kind has one external version, ``v1``, whose shape is the hub's, so conversion only rewrites
 ``apiVersion``. Per kind this module registers:
@@ -37,6 +37,8 @@ from kstore.api.validation.core import (
     validate_secret,
     validate_secret_update,
     validate_service,
+    validate_service_account,
+    validate_service_account_update,
     validate_service_update,
 )
 
@@ -567,6 +569,21 @@ _KINDS: Final[tuple[KindDefinition, ...]] = (
         validate_update=validate_service_update,
         field_labels=service_fields,
         list_kind="ServiceList",
+    ),
+    KindDefinition(
+        group="",
+        kind="ServiceAccount",
+        versions=(KindVersion(version="v1"),),
+        storage_version="v1",
+        resource=ResourceInfo(
+            plural="serviceaccounts",
+            singular="serviceaccount",
+            namespaced=True,
+            short_names=("sa",),
+        ),
+        validate=validate_service_account,
+        validate_update=validate_service_account_update,
+        list_kind="ServiceAccountList",
     ),
 )
 

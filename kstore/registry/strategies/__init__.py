@@ -18,6 +18,7 @@ from kstore.registry.strategies.core import (
     EventStrategy,
     NamespaceStrategy,
     SecretStrategy,
+    ServiceAccountStrategy,
     ServiceStrategy,
 )
 from kstore.registry.strategies.pod import PodStrategy
@@ -33,6 +34,7 @@ _BUILTIN: dict[tuple[str, str], StrategyFactory] = {
     ("", "Service"): lambda d, ttl: ServiceStrategy(d),
     ("", "Secret"): lambda d, ttl: SecretStrategy(d),
     ("", "ConfigMap"): lambda d, ttl: ConfigMapStrategy(d),
+    ("", "ServiceAccount"): lambda d, ttl: ServiceAccountStrategy(d),
     ("", "Event"): lambda d, ttl: EventStrategy(d, ttl_seconds=ttl),
     ("apps", "Deployment"): lambda d, ttl: DeploymentStrategy(d),
     ("coordination.k8s.io", "Lease"): lambda d, ttl: LeaseStrategy(d),

@@ -1,4 +1,5 @@
-"""core/v1 strategies other than Pod's: Namespace, Service, Secret, ConfigMap, Event.
+"""core/v1 strategies other than Pod's: Namespace, Service, Secret, ConfigMap, Event,
+ServiceAccount.
 
 As Kubernetes' ``pkg/registry/core/<kind>/strategy.go`` (and the service storage's create and
 update hooks):
@@ -14,7 +15,9 @@ update hooks):
 - **Secret**: ``stringData`` is merged into ``data`` (base64) and dropped, as Kubernetes'
   v1 conversion does;
 - **Event**: create on update is allowed; events expire after the registry's event TTL;
-- **ConfigMap**: the built-in defaults.
+- **ConfigMap**: the built-in defaults;
+- **ServiceAccount**: each ``secrets`` reference is cut down to its ``name`` on create and
+  update; the deprecated ``kubernetes.io/enforce-mountable-secrets`` annotation draws a warning.
 """
 
 from __future__ import annotations
@@ -42,12 +45,14 @@ from kstore.registry.strategies.base import (
 )
 
 __all__ = [
+    "ENFORCE_MOUNTABLE_SECRETS",
     "FINALIZE",
     "KUBERNETES_FINALIZER",
     "ConfigMapStrategy",
     "EventStrategy",
     "NamespaceStrategy",
     "SecretStrategy",
+    "ServiceAccountStrategy",
     "ServiceStrategy",
 ]
 
@@ -243,6 +248,37 @@ class SecretStrategy(BuiltinStrategy):
 
 class ConfigMapStrategy(BuiltinStrategy):
     """The built-in defaults (a named class, so the strategy table reads per kind)."""
+
+
+#: Deprecated in Kubernetes 1.32; the warning is the API server's.
+ENFORCE_MOUNTABLE_SECRETS: Final = "kubernetes.io/enforce-mountable-secrets"
+
+
+def _secret_names_only(obj: Object) -> None:
+    secrets = obj.get("secrets")
+    if isinstance(secrets, list):
+        obj["secrets"] = [
+            {"name": ref["name"]} if isinstance(ref, dict) and ref.get("name") else {}
+            for ref in secrets
+        ]
+
+
+class ServiceAccountStrategy(BuiltinStrategy):
+    def prepare_for_create(self, ctx: RequestContext, obj: Object) -> list[str]:
+        _secret_names_only(obj)
+        warnings = super().prepare_for_create(ctx, obj)
+        if ENFORCE_MOUNTABLE_SECRETS in (read_meta(obj).get("annotations") or {}):
+            warnings.append(
+                f"metadata.annotations[{ENFORCE_MOUNTABLE_SECRETS}]: deprecated in v1.32+; "
+                "prefer separate namespaces to isolate access to mounted secrets"
+            )
+        return warnings
+
+    def prepare_for_update(
+        self, ctx: RequestContext, obj: Object, old: Object, subresource: str
+    ) -> None:
+        _secret_names_only(obj)
+        super().prepare_for_update(ctx, obj, old, subresource)
 
 
 class EventStrategy(BuiltinStrategy):

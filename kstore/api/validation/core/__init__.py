@@ -1,4 +1,5 @@
-"""Validators of the core/v1 kinds: Namespace, ConfigMap, Secret, Event, Pod, Service.
+"""Validators of the core/v1 kinds: Namespace, ConfigMap, Secret, Event, Pod, Service,
+ServiceAccount.
 
 Each ``validate_<kind>(obj)`` checks a create and each ``validate_<kind>_update(new, old)`` an
 update, on the hub form (the v1 shape), and returns one cause per problem in Kubernetes' order.
@@ -29,6 +30,10 @@ from kstore.api.validation.core.service import (
     validate_service,
     validate_service_update,
 )
+from kstore.api.validation.core.service_account import (
+    validate_service_account,
+    validate_service_account_update,
+)
 
 __all__ = [
     "MAX_SECRET_SIZE",
@@ -48,6 +53,8 @@ __all__ = [
     "validate_secret",
     "validate_secret_update",
     "validate_service",
+    "validate_service_account",
+    "validate_service_account_update",
     "validate_service_update",
     "validate_tolerations",
 ]
