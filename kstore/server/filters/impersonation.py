@@ -78,9 +78,13 @@ class _Asked:
 
         def ask(resource: str, name: str, **more: str) -> Attributes:
             return Attributes(
-                user=requester, verb="impersonate", resource_request=True, resource=resource,
-                name=name, **more,
-            )  # fmt: skip
+                user=requester,
+                verb="impersonate",
+                resource_request=True,
+                resource=resource,
+                name=name,
+                **more,
+            )
 
         out: list[Attributes] = []
         if self.user:
