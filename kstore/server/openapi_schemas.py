@@ -65,8 +65,13 @@ def component_name(desc: Descriptor) -> str:
     return "io.k8s." + name[len("k8s.io.") :] if name.startswith("k8s.io.") else name
 
 
-def _ref(desc: Descriptor) -> Object:
-    return {"allOf": [{"$ref": f"#/components/schemas/{component_name(desc)}"}], "default": {}}
+def _ref(desc: Descriptor, *, struct: bool) -> Object:
+    """A reference to ``desc``'s schema; a struct's with the empty object as its default, as
+    Kubernetes writes one (a string form such as Time has none)."""
+    out: Object = {"allOf": [{"$ref": f"#/components/schemas/{component_name(desc)}"}]}
+    if struct:
+        out["default"] = {}
+    return out
 
 
 def _scalar(fd: FieldDescriptor) -> Object:
@@ -114,11 +119,11 @@ class _Builder:
         form = json_kind(desc)
         if form == JsonKind.OBJECT:
             self._struct(desc, node)
-            return _ref(desc)
+            return _ref(desc, struct=True)
         if form in _SCALAR_FORMS:
             name = component_name(desc)
             self.schemas.setdefault(name, dict(_SCALAR_FORMS[form]))
-            return _ref(desc)
+            return _ref(desc, struct=False)
         if form == JsonKind.ITEMS_LIST:
             items = desc.fields_by_name["items"]
             item = node.item if node.item is not None else node
