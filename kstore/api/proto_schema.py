@@ -222,6 +222,16 @@ def field_omitempty(fd: FieldDescriptor) -> bool:
     return bool(fd.GetOptions().Extensions[options_pb2.omitempty])
 
 
+def field_required(fd: FieldDescriptor) -> bool:
+    """Whether a published schema lists the field as required: as its ``+required`` or
+    ``+optional`` marker says where it has one that overrides the JSON tag, else when the tag
+    has no omitempty (openapi-gen's rules)."""
+    opts = fd.GetOptions()
+    if opts.HasExtension(options_pb2.required):
+        return bool(opts.Extensions[options_pb2.required])
+    return not opts.Extensions[options_pb2.omitempty]
+
+
 def field_inline(fd: FieldDescriptor) -> bool:
     """The field's message spreads its fields into the parent's JSON object."""
     return bool(fd.GetOptions().Extensions[options_pb2.inline])

@@ -23,7 +23,7 @@ from kstore.api.patch_meta import FieldMeta, ListType, NodeKind, TypeNode, type_
 from kstore.api.proto_schema import (
     JsonKind,
     field_inline,
-    field_omitempty,
+    field_required,
     json_kind,
     kind_messages,
     message_for_gvk,
@@ -173,7 +173,7 @@ class _Builder:
             if meta is None:
                 continue
             properties[fd.name] = self._field(fd, meta)
-            if not field_omitempty(fd):
+            if field_required(fd):
                 required.append(fd.name)
         schema["properties"] = dict(sorted(properties.items()))
         if required:

@@ -159,6 +159,78 @@ def test_openapi_documents_publish_each_kinds_schema() -> None:
     assert labels == {"type": "object", "additionalProperties": {"type": "string"}}
 
 
+def _published_schemas() -> dict[str, dict[str, object]]:
+    openapi = OpenAPIV3(builtin_scheme(), "v1.36.0")
+    schemas: dict[str, dict[str, object]] = {}
+    for key in orjson.loads(openapi.index)["paths"]:
+        doc = openapi.document(key)
+        assert doc is not None
+        schemas.update(orjson.loads(doc.body).get("components", {}).get("schemas", {}))
+    return schemas
+
+
+@pytest.mark.parametrize(
+    ("schema", "required"),
+    [
+        # +optional without omitempty: not required.
+        ("io.k8s.api.core.v1.Event", ["involvedObject", "metadata"]),
+        ("io.k8s.api.core.v1.GRPCAction", ["port"]),
+        ("io.k8s.api.core.v1.TypedLocalObjectReference", ["kind", "name"]),
+        ("io.k8s.api.core.v1.ProjectedVolumeSource", []),
+        ("io.k8s.api.rbac.v1.Role", []),
+        ("io.k8s.api.rbac.v1.ClusterRole", []),
+        # +required with omitempty: required.
+        ("io.k8s.api.core.v1.PodCertificateProjection", ["keyType", "signerName"]),
+        ("io.k8s.api.core.v1.ContainerRestartRule", ["action"]),
+        # No omitempty and no marker: required.
+        ("io.k8s.api.rbac.v1.RoleRef", ["apiGroup", "kind", "name"]),
+        ("io.k8s.api.apps.v1.DeploymentCondition", ["status", "type"]),
+        # omitempty: optional.
+        ("io.k8s.api.apps.v1.Deployment", []),
+    ],
+)
+def test_openapi_required_fields_follow_the_optional_and_required_markers(
+    schema: str, required: list[str]
+) -> None:
+    assert _published_schemas()[schema].get("required", []) == required
+
+
+def test_openapi_required_fields_agree_with_the_python_clients_models() -> None:
+    """The kubernetes Python client's models are generated from Kubernetes' published
+    schemas: a model field without a default is a required one."""
+    models = pytest.importorskip("kubernetes.client.models")
+    # Where the client's models differ from Kubernetes' own documents (its generator's
+    # choices, not the API's): Deployment.spec is optional there, DeploymentCondition's type
+    # and status and RoleRef.apiGroup are required.
+    client_quirks = {
+        "io.k8s.api.apps.v1.Deployment",
+        "io.k8s.api.apps.v1.DeploymentCondition",
+        "io.k8s.api.rbac.v1.RoleRef",
+    }
+    compared = 0
+    for name, schema in _published_schemas().items():
+        group, version, kind = name.split(".")[-3:]
+        model = None
+        for candidate in (
+            f"{version.capitalize()}{kind}",
+            f"{group.capitalize()}{version.capitalize()}{kind}",
+        ):
+            fields = getattr(getattr(models, candidate, None), "model_fields", None)
+            if fields and {f.serialization_alias or f.alias or n for n, f in fields.items()} == set(
+                schema.get("properties", {})  # type: ignore[arg-type]
+            ):
+                model = fields
+                break
+        if model is None or name in client_quirks:
+            continue
+        theirs = sorted(
+            f.serialization_alias or f.alias or n for n, f in model.items() if f.is_required()
+        )
+        assert schema.get("required", []) == theirs, name
+        compared += 1
+    assert compared > 150
+
+
 def test_metrics_render_counts_and_histograms() -> None:
     metrics = Metrics()
     labels = RequestLabels("GET", "", "v1", "configmaps", "", "resource")

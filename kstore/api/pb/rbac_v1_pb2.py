@@ -26,7 +26,7 @@ from kstore.api.pb import options_pb2 as kstore_dot_api_dot_pb_dot_options__pb2
 from kstore.api.pb import meta_v1_pb2 as kstore_dot_api_dot_pb_dot_meta__v1__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bkstore/api/pb/rbac_v1.proto\x12\x12k8s.io.api.rbac.v1\x1a\x1bkstore/api/pb/options.proto\x1a\x1bkstore/api/pb/meta_v1.proto\"d\n\x0f\x41ggregationRule\x12Q\n\x14\x63lusterRoleSelectors\x18\x01 \x03(\x0b\x32\x33.k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector\"\xca\x01\n\x0b\x43lusterRole\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12\x33\n\x05rules\x18\x02 \x03(\x0b\x32\x1e.k8s.io.api.rbac.v1.PolicyRuleB\x04\xf0\xf6\x19\x00\x12\x42\n\x0f\x61ggregationRule\x18\x03 \x01(\x0b\x32#.k8s.io.api.rbac.v1.AggregationRuleB\x04\xe8\xf6\x19\x01\"\xbb\x01\n\x12\x43lusterRoleBinding\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12-\n\x08subjects\x18\x02 \x03(\x0b\x32\x1b.k8s.io.api.rbac.v1.Subject\x12\x32\n\x07roleRef\x18\x03 \x01(\x0b\x32\x1b.k8s.io.api.rbac.v1.RoleRefB\x04\xf0\xf6\x19\x00\"\x97\x01\n\x16\x43lusterRoleBindingList\x12@\n\x08metadata\x18\x01 \x01(\x0b\x32..k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta\x12;\n\x05items\x18\x02 \x03(\x0b\x32&.k8s.io.api.rbac.v1.ClusterRoleBindingB\x04\xf0\xf6\x19\x00\"\x89\x01\n\x0f\x43lusterRoleList\x12@\n\x08metadata\x18\x01 \x01(\x0b\x32..k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta\x12\x34\n\x05items\x18\x02 \x03(\x0b\x32\x1f.k8s.io.api.rbac.v1.ClusterRoleB\x04\xf0\xf6\x19\x00\"w\n\nPolicyRule\x12\x13\n\x05verbs\x18\x01 \x03(\tB\x04\xf0\xf6\x19\x00\x12\x11\n\tapiGroups\x18\x02 \x03(\t\x12\x11\n\tresources\x18\x03 \x03(\t\x12\x15\n\rresourceNames\x18\x04 \x03(\t\x12\x17\n\x0fnonResourceURLs\x18\x05 \x03(\t\"\x7f\n\x04Role\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12\x33\n\x05rules\x18\x02 \x03(\x0b\x32\x1e.k8s.io.api.rbac.v1.PolicyRuleB\x04\xf0\xf6\x19\x00\"\xb4\x01\n\x0bRoleBinding\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12-\n\x08subjects\x18\x02 \x03(\x0b\x32\x1b.k8s.io.api.rbac.v1.Subject\x12\x32\n\x07roleRef\x18\x03 \x01(\x0b\x32\x1b.k8s.io.api.rbac.v1.RoleRefB\x04\xf0\xf6\x19\x00\"\x89\x01\n\x0fRoleBindingList\x12@\n\x08metadata\x18\x01 \x01(\x0b\x32..k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta\x12\x34\n\x05items\x18\x02 \x03(\x0b\x32\x1f.k8s.io.api.rbac.v1.RoleBindingB\x04\xf0\xf6\x19\x00\"{\n\x08RoleList\x12@\n\x08metadata\x18\x01 \x01(\x0b\x32..k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta\x12-\n\x05items\x18\x02 \x03(\x0b\x32\x18.k8s.io.api.rbac.v1.RoleB\x04\xf0\xf6\x19\x00\"I\n\x07RoleRef\x12\x16\n\x08\x61piGroup\x18\x01 \x01(\tB\x04\xf0\xf6\x19\x00\x12\x12\n\x04kind\x18\x02 \x01(\tB\x04\xf0\xf6\x19\x00\x12\x12\n\x04name\x18\x03 \x01(\tB\x04\xf0\xf6\x19\x00\"V\n\x07Subject\x12\x12\n\x04kind\x18\x01 \x01(\tB\x04\xf0\xf6\x19\x00\x12\x10\n\x08\x61piGroup\x18\x02 \x01(\t\x12\x12\n\x04name\x18\x03 \x01(\tB\x04\xf0\xf6\x19\x00\x12\x11\n\tnamespace\x18\x04 \x01(\t')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bkstore/api/pb/rbac_v1.proto\x12\x12k8s.io.api.rbac.v1\x1a\x1bkstore/api/pb/options.proto\x1a\x1bkstore/api/pb/meta_v1.proto\"d\n\x0f\x41ggregationRule\x12Q\n\x14\x63lusterRoleSelectors\x18\x01 \x03(\x0b\x32\x33.k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector\"\xce\x01\n\x0b\x43lusterRole\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12\x37\n\x05rules\x18\x02 \x03(\x0b\x32\x1e.k8s.io.api.rbac.v1.PolicyRuleB\x08\xf0\xf6\x19\x00\x80\xf7\x19\x00\x12\x42\n\x0f\x61ggregationRule\x18\x03 \x01(\x0b\x32#.k8s.io.api.rbac.v1.AggregationRuleB\x04\xe8\xf6\x19\x01\"\xbb\x01\n\x12\x43lusterRoleBinding\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12-\n\x08subjects\x18\x02 \x03(\x0b\x32\x1b.k8s.io.api.rbac.v1.Subject\x12\x32\n\x07roleRef\x18\x03 \x01(\x0b\x32\x1b.k8s.io.api.rbac.v1.RoleRefB\x04\xf0\xf6\x19\x00\"\x97\x01\n\x16\x43lusterRoleBindingList\x12@\n\x08metadata\x18\x01 \x01(\x0b\x32..k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta\x12;\n\x05items\x18\x02 \x03(\x0b\x32&.k8s.io.api.rbac.v1.ClusterRoleBindingB\x04\xf0\xf6\x19\x00\"\x89\x01\n\x0f\x43lusterRoleList\x12@\n\x08metadata\x18\x01 \x01(\x0b\x32..k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta\x12\x34\n\x05items\x18\x02 \x03(\x0b\x32\x1f.k8s.io.api.rbac.v1.ClusterRoleB\x04\xf0\xf6\x19\x00\"w\n\nPolicyRule\x12\x13\n\x05verbs\x18\x01 \x03(\tB\x04\xf0\xf6\x19\x00\x12\x11\n\tapiGroups\x18\x02 \x03(\t\x12\x11\n\tresources\x18\x03 \x03(\t\x12\x15\n\rresourceNames\x18\x04 \x03(\t\x12\x17\n\x0fnonResourceURLs\x18\x05 \x03(\t\"\x83\x01\n\x04Role\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12\x37\n\x05rules\x18\x02 \x03(\x0b\x32\x1e.k8s.io.api.rbac.v1.PolicyRuleB\x08\xf0\xf6\x19\x00\x80\xf7\x19\x00\"\xb4\x01\n\x0bRoleBinding\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12-\n\x08subjects\x18\x02 \x03(\x0b\x32\x1b.k8s.io.api.rbac.v1.Subject\x12\x32\n\x07roleRef\x18\x03 \x01(\x0b\x32\x1b.k8s.io.api.rbac.v1.RoleRefB\x04\xf0\xf6\x19\x00\"\x89\x01\n\x0fRoleBindingList\x12@\n\x08metadata\x18\x01 \x01(\x0b\x32..k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta\x12\x34\n\x05items\x18\x02 \x03(\x0b\x32\x1f.k8s.io.api.rbac.v1.RoleBindingB\x04\xf0\xf6\x19\x00\"{\n\x08RoleList\x12@\n\x08metadata\x18\x01 \x01(\x0b\x32..k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta\x12-\n\x05items\x18\x02 \x03(\x0b\x32\x18.k8s.io.api.rbac.v1.RoleB\x04\xf0\xf6\x19\x00\"I\n\x07RoleRef\x12\x16\n\x08\x61piGroup\x18\x01 \x01(\tB\x04\xf0\xf6\x19\x00\x12\x12\n\x04kind\x18\x02 \x01(\tB\x04\xf0\xf6\x19\x00\x12\x12\n\x04name\x18\x03 \x01(\tB\x04\xf0\xf6\x19\x00\"V\n\x07Subject\x12\x12\n\x04kind\x18\x01 \x01(\tB\x04\xf0\xf6\x19\x00\x12\x10\n\x08\x61piGroup\x18\x02 \x01(\t\x12\x12\n\x04name\x18\x03 \x01(\tB\x04\xf0\xf6\x19\x00\x12\x11\n\tnamespace\x18\x04 \x01(\t')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,7 +34,7 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'kstore.api.pb.rbac_v1_pb2',
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_CLUSTERROLE'].fields_by_name['rules']._loaded_options = None
-  _globals['_CLUSTERROLE'].fields_by_name['rules']._serialized_options = b'\360\366\031\000'
+  _globals['_CLUSTERROLE'].fields_by_name['rules']._serialized_options = b'\360\366\031\000\200\367\031\000'
   _globals['_CLUSTERROLE'].fields_by_name['aggregationRule']._loaded_options = None
   _globals['_CLUSTERROLE'].fields_by_name['aggregationRule']._serialized_options = b'\350\366\031\001'
   _globals['_CLUSTERROLEBINDING'].fields_by_name['roleRef']._loaded_options = None
@@ -46,7 +46,7 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_POLICYRULE'].fields_by_name['verbs']._loaded_options = None
   _globals['_POLICYRULE'].fields_by_name['verbs']._serialized_options = b'\360\366\031\000'
   _globals['_ROLE'].fields_by_name['rules']._loaded_options = None
-  _globals['_ROLE'].fields_by_name['rules']._serialized_options = b'\360\366\031\000'
+  _globals['_ROLE'].fields_by_name['rules']._serialized_options = b'\360\366\031\000\200\367\031\000'
   _globals['_ROLEBINDING'].fields_by_name['roleRef']._loaded_options = None
   _globals['_ROLEBINDING'].fields_by_name['roleRef']._serialized_options = b'\360\366\031\000'
   _globals['_ROLEBINDINGLIST'].fields_by_name['items']._loaded_options = None
@@ -66,25 +66,25 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_AGGREGATIONRULE']._serialized_start=109
   _globals['_AGGREGATIONRULE']._serialized_end=209
   _globals['_CLUSTERROLE']._serialized_start=212
-  _globals['_CLUSTERROLE']._serialized_end=414
-  _globals['_CLUSTERROLEBINDING']._serialized_start=417
-  _globals['_CLUSTERROLEBINDING']._serialized_end=604
-  _globals['_CLUSTERROLEBINDINGLIST']._serialized_start=607
-  _globals['_CLUSTERROLEBINDINGLIST']._serialized_end=758
-  _globals['_CLUSTERROLELIST']._serialized_start=761
-  _globals['_CLUSTERROLELIST']._serialized_end=898
-  _globals['_POLICYRULE']._serialized_start=900
-  _globals['_POLICYRULE']._serialized_end=1019
-  _globals['_ROLE']._serialized_start=1021
-  _globals['_ROLE']._serialized_end=1148
-  _globals['_ROLEBINDING']._serialized_start=1151
-  _globals['_ROLEBINDING']._serialized_end=1331
-  _globals['_ROLEBINDINGLIST']._serialized_start=1334
-  _globals['_ROLEBINDINGLIST']._serialized_end=1471
-  _globals['_ROLELIST']._serialized_start=1473
-  _globals['_ROLELIST']._serialized_end=1596
-  _globals['_ROLEREF']._serialized_start=1598
-  _globals['_ROLEREF']._serialized_end=1671
-  _globals['_SUBJECT']._serialized_start=1673
-  _globals['_SUBJECT']._serialized_end=1759
+  _globals['_CLUSTERROLE']._serialized_end=418
+  _globals['_CLUSTERROLEBINDING']._serialized_start=421
+  _globals['_CLUSTERROLEBINDING']._serialized_end=608
+  _globals['_CLUSTERROLEBINDINGLIST']._serialized_start=611
+  _globals['_CLUSTERROLEBINDINGLIST']._serialized_end=762
+  _globals['_CLUSTERROLELIST']._serialized_start=765
+  _globals['_CLUSTERROLELIST']._serialized_end=902
+  _globals['_POLICYRULE']._serialized_start=904
+  _globals['_POLICYRULE']._serialized_end=1023
+  _globals['_ROLE']._serialized_start=1026
+  _globals['_ROLE']._serialized_end=1157
+  _globals['_ROLEBINDING']._serialized_start=1160
+  _globals['_ROLEBINDING']._serialized_end=1340
+  _globals['_ROLEBINDINGLIST']._serialized_start=1343
+  _globals['_ROLEBINDINGLIST']._serialized_end=1480
+  _globals['_ROLELIST']._serialized_start=1482
+  _globals['_ROLELIST']._serialized_end=1605
+  _globals['_ROLEREF']._serialized_start=1607
+  _globals['_ROLEREF']._serialized_end=1680
+  _globals['_SUBJECT']._serialized_start=1682
+  _globals['_SUBJECT']._serialized_end=1768
 # @@protoc_insertion_point(module_scope)
