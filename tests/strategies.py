@@ -843,6 +843,74 @@ def _service_account(version: str) -> st.SearchStrategy[Obj]:
     )
 
 
+def _job_spec() -> st.SearchStrategy[Obj]:
+    exit_codes = _fields(
+        {
+            "operator": st.sampled_from(["In", "NotIn"]),
+            "values": st.lists(int32(1, 255), max_size=3),
+        },
+        {"containerName": dns_label()},
+    )
+    pattern = _fields({"type": qualified_name(), "status": st.sampled_from(["True", "False"])}, {})
+    rule = _fields(
+        {"action": st.sampled_from(["FailJob", "Ignore", "Count", "FailIndex"])},
+        {"onExitCodes": exit_codes, "onPodConditions": st.lists(pattern, max_size=2)},
+    )
+    success_rule = _fields(
+        {}, {"succeededIndexes": st.sampled_from(["0", "1-3,5"]), "succeededCount": int32(1, 9)}
+    )
+    return _fields(
+        {"template": pod_template_spec()},
+        {
+            "parallelism": small_nonneg(),
+            "completions": small_nonneg(),
+            "activeDeadlineSeconds": st.integers(0, 2**40),
+            "podFailurePolicy": _fields({"rules": st.lists(rule, max_size=2)}, {}),
+            "successPolicy": _fields({"rules": st.lists(success_rule, max_size=2)}, {}),
+            "backoffLimit": small_nonneg(),
+            "backoffLimitPerIndex": small_nonneg(),
+            "maxFailedIndexes": small_nonneg(),
+            "selector": label_selector(),
+            "manualSelector": st.booleans(),
+            "ttlSecondsAfterFinished": small_nonneg(),
+            "completionMode": st.sampled_from(["NonIndexed", "Indexed"]),
+            "suspend": st.booleans(),
+            "podReplacementPolicy": st.sampled_from(["Failed", "TerminatingOrFailed"]),
+            "managedBy": st.just("example.com/controller"),
+        },
+    )
+
+
+def _job(version: str) -> st.SearchStrategy[Obj]:
+    condition = _fields(
+        {
+            "type": st.sampled_from(["Complete", "Failed", "Suspended"]),
+            "status": st.sampled_from(["True", "False", "Unknown"]),
+        },
+        {"lastProbeTime": timestamp(), "lastTransitionTime": timestamp(), "reason": st.just("R")},
+    )
+    uids = st.lists(uid(), max_size=2)
+    status = _fields(
+        {},
+        {
+            "conditions": st.lists(condition, max_size=2),
+            "startTime": timestamp(),
+            "completionTime": timestamp(),
+            "active": small_nonneg(),
+            "succeeded": small_nonneg(),
+            "failed": small_nonneg(),
+            "terminating": small_nonneg(),
+            "completedIndexes": st.just("1,3-5"),
+            "failedIndexes": st.just("2"),
+            "uncountedTerminatedPods": _fields({}, {"succeeded": uids, "failed": uids}),
+            "ready": small_nonneg(),
+        },
+    )
+    return _fields(
+        {"metadata": object_meta(namespaced=True), "spec": _job_spec()}, {"status": status}
+    )
+
+
 # ------------------------------------------------------------------------------- dispatch
 
 _BY_KIND: dict[tuple[str, str], StrategyFor] = {
@@ -854,6 +922,7 @@ _BY_KIND: dict[tuple[str, str], StrategyFor] = {
     ("", "Service"): _service,
     ("", "ServiceAccount"): _service_account,
     ("apps", "Deployment"): _deployment,
+    ("batch", "Job"): _job,
     ("coordination.k8s.io", "Lease"): _lease,
     ("rbac.authorization.k8s.io", "Role"): _rbac_role(namespaced=True),
     ("rbac.authorization.k8s.io", "ClusterRole"): _rbac_role(namespaced=False),

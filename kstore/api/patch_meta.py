@@ -155,7 +155,7 @@ def _map_list(*keys: str) -> _Tags:
 
 
 # Go type -> JSON field -> tags, per Go package; from kubernetes/api (core/v1, apps/v1,
-# apps/v1beta1, apps/v1beta2, coordination/v1) and apimachinery meta/v1 types.go.
+# apps/v1beta1, apps/v1beta2, batch/v1, coordination/v1) and apimachinery meta/v1 types.go.
 _CONTAINER = {
     "ports": _merge("containerPort", "containerPort", "protocol"),
     "env": _merge("name"),
@@ -214,6 +214,13 @@ _APPS: dict[str, dict[str, _Tags]] = {
     "DeploymentSpec": {"strategy": _RETAIN_KEYS},
     "DeploymentStatus": _CONDITIONS,
 }
+_BATCH_V1: dict[str, dict[str, _Tags]] = {
+    # Merged by type for strategic merge patch, yet atomic for apply.
+    "JobStatus": {"conditions": _Tags("merge", "type", "atomic")},
+    "PodFailurePolicyOnExitCodesRequirement": {"values": _SET},
+    "UncountedTerminatedPods": {"succeeded": _SET, "failed": _SET},
+    "JobSchedulingConfiguration": {"resourceClaims": _merge("name")},
+}
 _META_V1: dict[str, dict[str, _Tags]] = {
     "ObjectMeta": {"ownerReferences": _merge("uid"), "finalizers": _MERGE_SET},
 }
@@ -250,6 +257,7 @@ _TAGS: dict[str, dict[str, dict[str, _Tags]]] = {
     "k8s.io.api.apps.v1": _APPS,
     "k8s.io.api.apps.v1beta1": _APPS,
     "k8s.io.api.apps.v1beta2": _APPS,
+    "k8s.io.api.batch.v1": _BATCH_V1,
     "k8s.io.api.coordination.v1": {},
     # RBAC declares no patch strategy: every list of it is atomic.
     "k8s.io.api.rbac.v1": {},

@@ -23,6 +23,7 @@ from kstore.api.pb import (
     apps_v1_pb2,
     apps_v1beta1_pb2,
     apps_v1beta2_pb2,
+    batch_v1_pb2,
     coordination_v1_pb2,
     core_v1_pb2,
     meta_v1_pb2,
@@ -90,6 +91,7 @@ _GROUP_VERSIONS: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {
     ("apps", "v1"): ("k8s.io.api.apps.v1", ("Deployment", "DeploymentList")),
     ("apps", "v1beta2"): ("k8s.io.api.apps.v1beta2", ("Deployment", "DeploymentList")),
     ("apps", "v1beta1"): ("k8s.io.api.apps.v1beta1", ("Deployment", "DeploymentList")),
+    ("batch", "v1"): ("k8s.io.api.batch.v1", ("Job", "JobList")),
     ("coordination.k8s.io", "v1"): ("k8s.io.api.coordination.v1", ("Lease", "LeaseList")),
     ("rbac.authorization.k8s.io", "v1"): (
         "k8s.io.api.rbac.v1",
@@ -144,6 +146,7 @@ _FILES = (
     apps_v1_pb2,
     apps_v1beta1_pb2,
     apps_v1beta2_pb2,
+    batch_v1_pb2,
     coordination_v1_pb2,
     rbac_v1_pb2,
 )

@@ -10,6 +10,19 @@ P_d_k8s_io_api_apps_v1_DeploymentSpec = None
 P_d_k8s_io_api_apps_v1_DeploymentStatus = None
 P_d_k8s_io_api_apps_v1_DeploymentStrategy = None
 P_d_k8s_io_api_apps_v1_RollingUpdateDeployment = None
+P_d_k8s_io_api_batch_v1_Job = None
+P_d_k8s_io_api_batch_v1_JobCondition = None
+P_d_k8s_io_api_batch_v1_JobList = None
+P_d_k8s_io_api_batch_v1_JobSchedulingConfiguration = None
+P_d_k8s_io_api_batch_v1_JobSpec = None
+P_d_k8s_io_api_batch_v1_JobStatus = None
+P_d_k8s_io_api_batch_v1_PodFailurePolicy = None
+P_d_k8s_io_api_batch_v1_PodFailurePolicyOnExitCodesRequirement = None
+P_d_k8s_io_api_batch_v1_PodFailurePolicyOnPodConditionsPattern = None
+P_d_k8s_io_api_batch_v1_PodFailurePolicyRule = None
+P_d_k8s_io_api_batch_v1_SuccessPolicy = None
+P_d_k8s_io_api_batch_v1_SuccessPolicyRule = None
+P_d_k8s_io_api_batch_v1_UncountedTerminatedPods = None
 P_d_k8s_io_api_coordination_v1_Lease = None
 P_d_k8s_io_api_coordination_v1_LeaseList = None
 P_d_k8s_io_api_coordination_v1_LeaseSpec = None
@@ -117,6 +130,15 @@ P_d_k8s_io_api_core_v1_VolumeMountStatus = None
 P_d_k8s_io_api_core_v1_VolumeProjection = None
 P_d_k8s_io_api_core_v1_VolumeSource = None
 P_d_k8s_io_api_core_v1_WeightedPodAffinityTerm = None
+P_d_k8s_io_api_scheduling_v1alpha3_TopologyConstraint = None
+P_d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupAllDisruptionMode = None
+P_d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupBasicSchedulingPolicy = None
+P_d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupDisruptionMode = None
+P_d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupGangSchedulingPolicy = None
+P_d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupResourceClaim = None
+P_d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupSchedulingConstraints = None
+P_d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupSchedulingPolicy = None
+P_d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupSingleDisruptionMode = None
 P_d_k8s_io_apimachinery_pkg_apis_meta_v1_Condition = None
 P_d_k8s_io_apimachinery_pkg_apis_meta_v1_DeleteOptions = None
 P_d_k8s_io_apimachinery_pkg_apis_meta_v1_LabelSelector = None
@@ -844,6 +866,529 @@ cdef dict K_d_k8s_io_api_apps_v1_RollingUpdateDeployment = {}
 
 cdef dict C_d_k8s_io_api_apps_v1_RollingUpdateDeployment(bytes b, Py_ssize_t p, Py_ssize_t q):
     return _leaf(K_d_k8s_io_api_apps_v1_RollingUpdateDeployment, d_k8s_io_api_apps_v1_RollingUpdateDeployment, b, p, q)
+
+cdef int d_k8s_io_api_batch_v1_Job(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.batch.v1.Job
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_apimachinery_pkg_apis_meta_v1_ObjectMeta(b, s, q, x)
+        r['metadata'] = x
+        p = q
+        t = _tag(b, p, e)
+    else:
+        x = {}
+        d_k8s_io_apimachinery_pkg_apis_meta_v1_ObjectMeta(b'', 0, 0, x)
+        r['metadata'] = x
+    if t == 18:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_api_batch_v1_JobSpec(b, s, q, x)
+        r['spec'] = x
+        p = q
+        t = _tag(b, p, e)
+    else:
+        x = {}
+        d_k8s_io_api_batch_v1_JobSpec(b'', 0, 0, x)
+        r['spec'] = x
+    if t == 26:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_api_batch_v1_JobStatus(b, s, q, x)
+        r['status'] = x
+        p = q
+        t = _tag(b, p, e)
+    else:
+        x = {}
+        d_k8s_io_api_batch_v1_JobStatus(b'', 0, 0, x)
+        r['status'] = x
+    if p != e:
+        _rest(P_d_k8s_io_api_batch_v1_Job, b, p, e, r)
+
+cdef int d_k8s_io_api_batch_v1_JobCondition(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.batch.v1.JobCondition
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['type'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['type'] = ""
+    if t == 18:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['status'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['status'] = ""
+    if t == 26:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['lastProbeTime'] = _time(b, s, q)
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['lastProbeTime'] = None
+    if t == 34:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['lastTransitionTime'] = _time(b, s, q)
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['lastTransitionTime'] = None
+    if t == 42:
+        if b[p + 1] == 0:
+            p += 2
+        else:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            r['reason'] = b[s:q].decode()
+            p = q
+        t = _tag(b, p, e)
+    if t == 50:
+        if b[p + 1] == 0:
+            p += 2
+        else:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            r['message'] = b[s:q].decode()
+            p = q
+        t = _tag(b, p, e)
+    if p != e:
+        _rest(P_d_k8s_io_api_batch_v1_JobCondition, b, p, e, r)
+
+cdef dict K_d_k8s_io_api_batch_v1_JobCondition = {}
+
+
+cdef dict C_d_k8s_io_api_batch_v1_JobCondition(bytes b, Py_ssize_t p, Py_ssize_t q):
+    return _leaf(K_d_k8s_io_api_batch_v1_JobCondition, d_k8s_io_api_batch_v1_JobCondition, b, p, q)
+
+cdef int d_k8s_io_api_batch_v1_JobList(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.batch.v1.JobList
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_apimachinery_pkg_apis_meta_v1_ListMeta(b, s, q, x)
+        r['metadata'] = x
+        p = q
+        t = _tag(b, p, e)
+    else:
+        x = {}
+        d_k8s_io_apimachinery_pkg_apis_meta_v1_ListMeta(b'', 0, 0, x)
+        r['metadata'] = x
+    if t == 18:
+        l = []
+        while t == 18:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            x = {}
+            d_k8s_io_api_batch_v1_Job(b, s, q, x)
+            l.append(x)
+            p = q
+            t = _tag(b, p, e)
+        r['items'] = l
+    else:
+        r['items'] = None
+    if p != e:
+        _rest(P_d_k8s_io_api_batch_v1_JobList, b, p, e, r)
+
+cdef int d_k8s_io_api_batch_v1_JobSchedulingConfiguration(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.batch.v1.JobSchedulingConfiguration
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupSchedulingPolicy(b, s, q, x)
+        r['schedulingPolicy'] = x
+        p = q
+        t = _tag(b, p, e)
+    if t == 18:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupSchedulingConstraints(b, s, q, x)
+        r['schedulingConstraints'] = x
+        p = q
+        t = _tag(b, p, e)
+    if t == 26:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupDisruptionMode(b, s, q, x)
+        r['disruptionMode'] = x
+        p = q
+        t = _tag(b, p, e)
+    if t == 34:
+        l = []
+        while t == 34:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            l.append(C_d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupResourceClaim(b, s, q))
+            p = q
+            t = _tag(b, p, e)
+        r['resourceClaims'] = l
+    if p != e:
+        _rest(P_d_k8s_io_api_batch_v1_JobSchedulingConfiguration, b, p, e, r)
+
+cdef int d_k8s_io_api_batch_v1_JobSpec(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.batch.v1.JobSpec
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 8:
+        v = _vint(_i32, b, p + 1, &p)
+        r['parallelism'] = v
+        t = _tag(b, p, e)
+    if t == 16:
+        v = _vint(_i32, b, p + 1, &p)
+        r['completions'] = v
+        t = _tag(b, p, e)
+    if t == 24:
+        v = _vint(_i64, b, p + 1, &p)
+        r['activeDeadlineSeconds'] = v
+        t = _tag(b, p, e)
+    if t == 34:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_apimachinery_pkg_apis_meta_v1_LabelSelector(b, s, q, x)
+        r['selector'] = x
+        p = q
+        t = _tag(b, p, e)
+    if t == 40:
+        v = _vint(_uvr, b, p + 1, &p)
+        v = v != 0
+        r['manualSelector'] = v
+        t = _tag(b, p, e)
+    if t == 50:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_api_core_v1_PodTemplateSpec(b, s, q, x)
+        r['template'] = x
+        p = q
+        t = _tag(b, p, e)
+    else:
+        x = {}
+        d_k8s_io_api_core_v1_PodTemplateSpec(b'', 0, 0, x)
+        r['template'] = x
+    if t == 56:
+        v = _vint(_i32, b, p + 1, &p)
+        r['backoffLimit'] = v
+        t = _tag(b, p, e)
+    if t == 64:
+        v = _vint(_i32, b, p + 1, &p)
+        r['ttlSecondsAfterFinished'] = v
+        t = _tag(b, p, e)
+    if t == 74:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['completionMode'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    if t == 80:
+        v = _vint(_uvr, b, p + 1, &p)
+        v = v != 0
+        r['suspend'] = v
+        t = _tag(b, p, e)
+    if t == 90:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_api_batch_v1_PodFailurePolicy(b, s, q, x)
+        r['podFailurePolicy'] = x
+        p = q
+        t = _tag(b, p, e)
+    if t == 96:
+        v = _vint(_i32, b, p + 1, &p)
+        r['backoffLimitPerIndex'] = v
+        t = _tag(b, p, e)
+    if t == 104:
+        v = _vint(_i32, b, p + 1, &p)
+        r['maxFailedIndexes'] = v
+        t = _tag(b, p, e)
+    if t == 114:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['podReplacementPolicy'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    if t == 122:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['managedBy'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    if t == 130 and b[p + 1] == 1:
+        n = _len(b, p + 2, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_api_batch_v1_SuccessPolicy(b, s, q, x)
+        r['successPolicy'] = x
+        p = q
+        t = _tag(b, p, e)
+    if t == 138 and b[p + 1] == 1:
+        n = _len(b, p + 2, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_api_batch_v1_JobSchedulingConfiguration(b, s, q, x)
+        r['scheduling'] = x
+        p = q
+        t = _tag(b, p, e)
+    if p != e:
+        _rest(P_d_k8s_io_api_batch_v1_JobSpec, b, p, e, r)
+
+cdef int d_k8s_io_api_batch_v1_JobStatus(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.batch.v1.JobStatus
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        l = []
+        while t == 10:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            l.append(C_d_k8s_io_api_batch_v1_JobCondition(b, s, q))
+            p = q
+            t = _tag(b, p, e)
+        r['conditions'] = l
+    if t == 18:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['startTime'] = _time(b, s, q)
+        p = q
+        t = _tag(b, p, e)
+    if t == 26:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['completionTime'] = _time(b, s, q)
+        p = q
+        t = _tag(b, p, e)
+    if t == 32:
+        v = _vint(_i32, b, p + 1, &p)
+        if v:
+            r['active'] = v
+        t = _tag(b, p, e)
+    if t == 40:
+        v = _vint(_i32, b, p + 1, &p)
+        if v:
+            r['succeeded'] = v
+        t = _tag(b, p, e)
+    if t == 48:
+        v = _vint(_i32, b, p + 1, &p)
+        if v:
+            r['failed'] = v
+        t = _tag(b, p, e)
+    if t == 58:
+        if b[p + 1] == 0:
+            p += 2
+        else:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            r['completedIndexes'] = b[s:q].decode()
+            p = q
+        t = _tag(b, p, e)
+    if t == 66:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_api_batch_v1_UncountedTerminatedPods(b, s, q, x)
+        r['uncountedTerminatedPods'] = x
+        p = q
+        t = _tag(b, p, e)
+    if t == 72:
+        v = _vint(_i32, b, p + 1, &p)
+        r['ready'] = v
+        t = _tag(b, p, e)
+    if t == 82:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['failedIndexes'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    if t == 88:
+        v = _vint(_i32, b, p + 1, &p)
+        r['terminating'] = v
+        t = _tag(b, p, e)
+    if p != e:
+        _rest(P_d_k8s_io_api_batch_v1_JobStatus, b, p, e, r)
+
+cdef int d_k8s_io_api_batch_v1_PodFailurePolicy(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.batch.v1.PodFailurePolicy
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        l = []
+        while t == 10:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            x = {}
+            d_k8s_io_api_batch_v1_PodFailurePolicyRule(b, s, q, x)
+            l.append(x)
+            p = q
+            t = _tag(b, p, e)
+        r['rules'] = l
+    else:
+        r['rules'] = None
+    if p != e:
+        _rest(P_d_k8s_io_api_batch_v1_PodFailurePolicy, b, p, e, r)
+
+cdef int d_k8s_io_api_batch_v1_PodFailurePolicyOnExitCodesRequirement(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.batch.v1.PodFailurePolicyOnExitCodesRequirement
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['containerName'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    if t == 18:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['operator'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['operator'] = ""
+    if t == 24:
+        l = []
+        while t == 24:
+            v = _vint(_i32, b, p + 1, &p)
+            l.append(v)
+            t = _tag(b, p, e)
+        r['values'] = l
+    else:
+        r['values'] = None
+    if p != e:
+        _rest(P_d_k8s_io_api_batch_v1_PodFailurePolicyOnExitCodesRequirement, b, p, e, r)
+
+cdef int d_k8s_io_api_batch_v1_PodFailurePolicyOnPodConditionsPattern(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.batch.v1.PodFailurePolicyOnPodConditionsPattern
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['type'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['type'] = ""
+    if t == 18:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['status'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['status'] = ""
+    if p != e:
+        _rest(P_d_k8s_io_api_batch_v1_PodFailurePolicyOnPodConditionsPattern, b, p, e, r)
+
+cdef dict K_d_k8s_io_api_batch_v1_PodFailurePolicyOnPodConditionsPattern = {}
+
+
+cdef dict C_d_k8s_io_api_batch_v1_PodFailurePolicyOnPodConditionsPattern(bytes b, Py_ssize_t p, Py_ssize_t q):
+    return _leaf(K_d_k8s_io_api_batch_v1_PodFailurePolicyOnPodConditionsPattern, d_k8s_io_api_batch_v1_PodFailurePolicyOnPodConditionsPattern, b, p, q)
+
+cdef int d_k8s_io_api_batch_v1_PodFailurePolicyRule(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.batch.v1.PodFailurePolicyRule
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['action'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['action'] = ""
+    if t == 18:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_api_batch_v1_PodFailurePolicyOnExitCodesRequirement(b, s, q, x)
+        r['onExitCodes'] = x
+        p = q
+        t = _tag(b, p, e)
+    if t == 26:
+        l = []
+        while t == 26:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            l.append(C_d_k8s_io_api_batch_v1_PodFailurePolicyOnPodConditionsPattern(b, s, q))
+            p = q
+            t = _tag(b, p, e)
+        r['onPodConditions'] = l
+    if p != e:
+        _rest(P_d_k8s_io_api_batch_v1_PodFailurePolicyRule, b, p, e, r)
+
+cdef int d_k8s_io_api_batch_v1_SuccessPolicy(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.batch.v1.SuccessPolicy
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        l = []
+        while t == 10:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            l.append(C_d_k8s_io_api_batch_v1_SuccessPolicyRule(b, s, q))
+            p = q
+            t = _tag(b, p, e)
+        r['rules'] = l
+    else:
+        r['rules'] = None
+    if p != e:
+        _rest(P_d_k8s_io_api_batch_v1_SuccessPolicy, b, p, e, r)
+
+cdef int d_k8s_io_api_batch_v1_SuccessPolicyRule(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.batch.v1.SuccessPolicyRule
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['succeededIndexes'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    if t == 16:
+        v = _vint(_i32, b, p + 1, &p)
+        r['succeededCount'] = v
+        t = _tag(b, p, e)
+    if p != e:
+        _rest(P_d_k8s_io_api_batch_v1_SuccessPolicyRule, b, p, e, r)
+
+cdef dict K_d_k8s_io_api_batch_v1_SuccessPolicyRule = {}
+
+
+cdef dict C_d_k8s_io_api_batch_v1_SuccessPolicyRule(bytes b, Py_ssize_t p, Py_ssize_t q):
+    return _leaf(K_d_k8s_io_api_batch_v1_SuccessPolicyRule, d_k8s_io_api_batch_v1_SuccessPolicyRule, b, p, q)
+
+cdef int d_k8s_io_api_batch_v1_UncountedTerminatedPods(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.batch.v1.UncountedTerminatedPods
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        l = []
+        while t == 10:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            l.append(b[s:q].decode())
+            p = q
+            t = _tag(b, p, e)
+        r['succeeded'] = l
+    if t == 18:
+        l = []
+        while t == 18:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            l.append(b[s:q].decode())
+            p = q
+            t = _tag(b, p, e)
+        r['failed'] = l
+    if p != e:
+        _rest(P_d_k8s_io_api_batch_v1_UncountedTerminatedPods, b, p, e, r)
 
 cdef int d_k8s_io_api_coordination_v1_Lease(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.coordination.v1.Lease
     cdef Py_ssize_t t, n, s, q
@@ -5632,6 +6177,161 @@ cdef int d_k8s_io_api_core_v1_WeightedPodAffinityTerm(bytes b, Py_ssize_t p, Py_
     if p != e:
         _rest(P_d_k8s_io_api_core_v1_WeightedPodAffinityTerm, b, p, e, r)
 
+cdef int d_k8s_io_api_scheduling_v1alpha3_TopologyConstraint(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.scheduling.v1alpha3.TopologyConstraint
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['key'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['key'] = ""
+    if p != e:
+        _rest(P_d_k8s_io_api_scheduling_v1alpha3_TopologyConstraint, b, p, e, r)
+
+cdef dict K_d_k8s_io_api_scheduling_v1alpha3_TopologyConstraint = {}
+
+
+cdef dict C_d_k8s_io_api_scheduling_v1alpha3_TopologyConstraint(bytes b, Py_ssize_t p, Py_ssize_t q):
+    return _leaf(K_d_k8s_io_api_scheduling_v1alpha3_TopologyConstraint, d_k8s_io_api_scheduling_v1alpha3_TopologyConstraint, b, p, q)
+
+cdef int d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupAllDisruptionMode(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupAllDisruptionMode
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if p != e:
+        _rest(P_d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupAllDisruptionMode, b, p, e, r)
+
+cdef dict K_d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupAllDisruptionMode = {}
+
+
+cdef dict C_d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupAllDisruptionMode(bytes b, Py_ssize_t p, Py_ssize_t q):
+    return _leaf(K_d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupAllDisruptionMode, d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupAllDisruptionMode, b, p, q)
+
+cdef int d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupBasicSchedulingPolicy(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupBasicSchedulingPolicy
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if p != e:
+        _rest(P_d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupBasicSchedulingPolicy, b, p, e, r)
+
+cdef dict K_d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupBasicSchedulingPolicy = {}
+
+
+cdef dict C_d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupBasicSchedulingPolicy(bytes b, Py_ssize_t p, Py_ssize_t q):
+    return _leaf(K_d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupBasicSchedulingPolicy, d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupBasicSchedulingPolicy, b, p, q)
+
+cdef int d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupDisruptionMode(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupDisruptionMode
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['single'] = C_d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupSingleDisruptionMode(b, s, q)
+        p = q
+        t = _tag(b, p, e)
+    if t == 18:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['all'] = C_d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupAllDisruptionMode(b, s, q)
+        p = q
+        t = _tag(b, p, e)
+    if p != e:
+        _rest(P_d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupDisruptionMode, b, p, e, r)
+
+cdef int d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupGangSchedulingPolicy(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupGangSchedulingPolicy
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 8:
+        v = _vint(_i32, b, p + 1, &p)
+        r['minCount'] = v
+        t = _tag(b, p, e)
+    if p != e:
+        _rest(P_d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupGangSchedulingPolicy, b, p, e, r)
+
+cdef dict K_d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupGangSchedulingPolicy = {}
+
+
+cdef dict C_d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupGangSchedulingPolicy(bytes b, Py_ssize_t p, Py_ssize_t q):
+    return _leaf(K_d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupGangSchedulingPolicy, d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupGangSchedulingPolicy, b, p, q)
+
+cdef int d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupResourceClaim(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupResourceClaim
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['name'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['name'] = ""
+    if t == 18:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['resourceClaimName'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    if t == 26:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['resourceClaimTemplateName'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    if p != e:
+        _rest(P_d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupResourceClaim, b, p, e, r)
+
+cdef dict K_d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupResourceClaim = {}
+
+
+cdef dict C_d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupResourceClaim(bytes b, Py_ssize_t p, Py_ssize_t q):
+    return _leaf(K_d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupResourceClaim, d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupResourceClaim, b, p, q)
+
+cdef int d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupSchedulingConstraints(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupSchedulingConstraints
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        l = []
+        while t == 10:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            l.append(C_d_k8s_io_api_scheduling_v1alpha3_TopologyConstraint(b, s, q))
+            p = q
+            t = _tag(b, p, e)
+        r['topology'] = l
+    if p != e:
+        _rest(P_d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupSchedulingConstraints, b, p, e, r)
+
+cdef int d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupSchedulingPolicy(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupSchedulingPolicy
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['basic'] = C_d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupBasicSchedulingPolicy(b, s, q)
+        p = q
+        t = _tag(b, p, e)
+    if t == 18:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['gang'] = C_d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupGangSchedulingPolicy(b, s, q)
+        p = q
+        t = _tag(b, p, e)
+    if p != e:
+        _rest(P_d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupSchedulingPolicy, b, p, e, r)
+
+cdef int d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupSingleDisruptionMode(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupSingleDisruptionMode
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if p != e:
+        _rest(P_d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupSingleDisruptionMode, b, p, e, r)
+
+cdef dict K_d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupSingleDisruptionMode = {}
+
+
+cdef dict C_d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupSingleDisruptionMode(bytes b, Py_ssize_t p, Py_ssize_t q):
+    return _leaf(K_d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupSingleDisruptionMode, d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupSingleDisruptionMode, b, p, q)
+
 cdef int d_k8s_io_apimachinery_pkg_apis_meta_v1_Condition(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.apimachinery.pkg.apis.meta.v1.Condition
     cdef Py_ssize_t t, n, s, q
     t = _tag(b, p, e)
@@ -6356,6 +7056,19 @@ CONVERTERS = {
     'k8s.io.api.apps.v1.DeploymentStatus': _decoder(d_k8s_io_api_apps_v1_DeploymentStatus),
     'k8s.io.api.apps.v1.DeploymentStrategy': _decoder(d_k8s_io_api_apps_v1_DeploymentStrategy),
     'k8s.io.api.apps.v1.RollingUpdateDeployment': _decoder(d_k8s_io_api_apps_v1_RollingUpdateDeployment),
+    'k8s.io.api.batch.v1.Job': _decoder(d_k8s_io_api_batch_v1_Job),
+    'k8s.io.api.batch.v1.JobCondition': _decoder(d_k8s_io_api_batch_v1_JobCondition),
+    'k8s.io.api.batch.v1.JobList': _decoder(d_k8s_io_api_batch_v1_JobList),
+    'k8s.io.api.batch.v1.JobSchedulingConfiguration': _decoder(d_k8s_io_api_batch_v1_JobSchedulingConfiguration),
+    'k8s.io.api.batch.v1.JobSpec': _decoder(d_k8s_io_api_batch_v1_JobSpec),
+    'k8s.io.api.batch.v1.JobStatus': _decoder(d_k8s_io_api_batch_v1_JobStatus),
+    'k8s.io.api.batch.v1.PodFailurePolicy': _decoder(d_k8s_io_api_batch_v1_PodFailurePolicy),
+    'k8s.io.api.batch.v1.PodFailurePolicyOnExitCodesRequirement': _decoder(d_k8s_io_api_batch_v1_PodFailurePolicyOnExitCodesRequirement),
+    'k8s.io.api.batch.v1.PodFailurePolicyOnPodConditionsPattern': _decoder(d_k8s_io_api_batch_v1_PodFailurePolicyOnPodConditionsPattern),
+    'k8s.io.api.batch.v1.PodFailurePolicyRule': _decoder(d_k8s_io_api_batch_v1_PodFailurePolicyRule),
+    'k8s.io.api.batch.v1.SuccessPolicy': _decoder(d_k8s_io_api_batch_v1_SuccessPolicy),
+    'k8s.io.api.batch.v1.SuccessPolicyRule': _decoder(d_k8s_io_api_batch_v1_SuccessPolicyRule),
+    'k8s.io.api.batch.v1.UncountedTerminatedPods': _decoder(d_k8s_io_api_batch_v1_UncountedTerminatedPods),
     'k8s.io.api.coordination.v1.Lease': _decoder(d_k8s_io_api_coordination_v1_Lease),
     'k8s.io.api.coordination.v1.LeaseList': _decoder(d_k8s_io_api_coordination_v1_LeaseList),
     'k8s.io.api.coordination.v1.LeaseSpec': _decoder(d_k8s_io_api_coordination_v1_LeaseSpec),
@@ -6463,6 +7176,15 @@ CONVERTERS = {
     'k8s.io.api.core.v1.VolumeProjection': _decoder(d_k8s_io_api_core_v1_VolumeProjection),
     'k8s.io.api.core.v1.VolumeSource': _decoder(d_k8s_io_api_core_v1_VolumeSource),
     'k8s.io.api.core.v1.WeightedPodAffinityTerm': _decoder(d_k8s_io_api_core_v1_WeightedPodAffinityTerm),
+    'k8s.io.api.scheduling.v1alpha3.TopologyConstraint': _decoder(d_k8s_io_api_scheduling_v1alpha3_TopologyConstraint),
+    'k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupAllDisruptionMode': _decoder(d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupAllDisruptionMode),
+    'k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupBasicSchedulingPolicy': _decoder(d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupBasicSchedulingPolicy),
+    'k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupDisruptionMode': _decoder(d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupDisruptionMode),
+    'k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupGangSchedulingPolicy': _decoder(d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupGangSchedulingPolicy),
+    'k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupResourceClaim': _decoder(d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupResourceClaim),
+    'k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupSchedulingConstraints': _decoder(d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupSchedulingConstraints),
+    'k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupSchedulingPolicy': _decoder(d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupSchedulingPolicy),
+    'k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupSingleDisruptionMode': _decoder(d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupSingleDisruptionMode),
     'k8s.io.apimachinery.pkg.apis.meta.v1.Condition': _decoder(d_k8s_io_apimachinery_pkg_apis_meta_v1_Condition),
     'k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions': _decoder(d_k8s_io_apimachinery_pkg_apis_meta_v1_DeleteOptions),
     'k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector': _decoder(d_k8s_io_apimachinery_pkg_apis_meta_v1_LabelSelector),
@@ -6489,6 +7211,19 @@ DIGESTS = {
     'k8s.io.api.apps.v1.DeploymentStatus': '65fad44f5181214f591a7aecb40aeb7d',
     'k8s.io.api.apps.v1.DeploymentStrategy': '07a6027d69fc759fa099b7133d7c982f',
     'k8s.io.api.apps.v1.RollingUpdateDeployment': 'e940ad678a4ac1bb0b3dd693719d3e1e',
+    'k8s.io.api.batch.v1.Job': '7ee79aecc57b912d718d63c3e6a7cb84',
+    'k8s.io.api.batch.v1.JobCondition': 'c7304ee7484eae4c523b84a7010f7cc3',
+    'k8s.io.api.batch.v1.JobList': 'b8755c813bf08b8eb98c7e89e46dba8c',
+    'k8s.io.api.batch.v1.JobSchedulingConfiguration': '7f84aff22a1c0da1482cac7ba869e6ed',
+    'k8s.io.api.batch.v1.JobSpec': 'cb8ab4afc54f08365adf963b6aa0d3fe',
+    'k8s.io.api.batch.v1.JobStatus': '6ef8e51047527514d72ef5f8e22ced16',
+    'k8s.io.api.batch.v1.PodFailurePolicy': '0bb77ebb17f08f127de27a2b18fafaa7',
+    'k8s.io.api.batch.v1.PodFailurePolicyOnExitCodesRequirement': '16fb68cfec716faa3152eb6be8eacf69',
+    'k8s.io.api.batch.v1.PodFailurePolicyOnPodConditionsPattern': '8f9b2808f4a04af4fcbd5d8e77226ce0',
+    'k8s.io.api.batch.v1.PodFailurePolicyRule': '3cca33d7c79b17a28b690e40c82faa33',
+    'k8s.io.api.batch.v1.SuccessPolicy': 'dd395c3427fbf997890069db6123337c',
+    'k8s.io.api.batch.v1.SuccessPolicyRule': '4269dd5616c8345e626cd8478e93a80c',
+    'k8s.io.api.batch.v1.UncountedTerminatedPods': '4a9e5f2c18c9daae0871fd283051f8f6',
     'k8s.io.api.coordination.v1.Lease': '462bc2a15e7e143b7049b9a7397f4234',
     'k8s.io.api.coordination.v1.LeaseList': '698147db356c3be00b1052abf31c6d1d',
     'k8s.io.api.coordination.v1.LeaseSpec': 'c74dc1dca36055a675c2b2e8c76a4bc0',
@@ -6596,6 +7331,15 @@ DIGESTS = {
     'k8s.io.api.core.v1.VolumeProjection': 'eef6689752fe3ae2b1b63aab242b7dae',
     'k8s.io.api.core.v1.VolumeSource': '2382f8603d5f0972525977c089858938',
     'k8s.io.api.core.v1.WeightedPodAffinityTerm': 'e3010014c670a8bc07b3e005695a2761',
+    'k8s.io.api.scheduling.v1alpha3.TopologyConstraint': 'e13cdca314523d8883b7e4b3a29bb4b7',
+    'k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupAllDisruptionMode': '7336d48ede397cf452a3f38218ba6919',
+    'k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupBasicSchedulingPolicy': 'c8827e72aa4d5e789e586fe13a66f360',
+    'k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupDisruptionMode': '80017a652e7668717ac2cd3bdfaadd02',
+    'k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupGangSchedulingPolicy': 'f9747b0534668bc168123bd28177182e',
+    'k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupResourceClaim': '457ad94054f820004a70f0d74b28c5d7',
+    'k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupSchedulingConstraints': 'c37e3eab18cdab4285da776030b9c218',
+    'k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupSchedulingPolicy': '80d98267ac0ebbeec69226b7fded5da7',
+    'k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupSingleDisruptionMode': '631f27a65108b357a5e1459080692c9f',
     'k8s.io.apimachinery.pkg.apis.meta.v1.Condition': '46db09a1d674e3c1c3b28afaf4e6c92b',
     'k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions': '828d2647ff3a52fae2439d797e0046d5',
     'k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelector': '97761d164605104454b23dedd880a160',

@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from kstore.api.gvk import Object
-from kstore.server.durations import translate_timestamp_since
+from kstore.server.durations import human_duration, parse_timestamp, translate_timestamp_since
 
 __all__ = ["Column", "Printer", "printer_for"]
 
@@ -287,6 +287,64 @@ def _deployment(obj: Object, now: datetime) -> list[Any]:
     ]
 
 
+def _containers_and_images(pod_spec: Mapping[str, Any]) -> list[str]:
+    containers = [c for c in _l(pod_spec, "containers") if isinstance(c, Mapping)]
+    return [
+        ",".join(str(c.get("name", "")) for c in containers),
+        ",".join(str(c.get("image", "")) for c in containers),
+    ]
+
+
+# ------------------------------------------------------------------------ batch/v1
+
+
+def _condition_true(status: Mapping[str, Any], kind: str) -> bool:
+    return any(
+        isinstance(c, Mapping) and c.get("type") == kind and c.get("status") == "True"
+        for c in _l(status, "conditions")
+    )
+
+
+def _job_status(obj: Object) -> str:
+    status = _m(obj, "status")
+    if _condition_true(status, "Complete"):
+        return "Complete"
+    if _condition_true(status, "Failed"):
+        return "Failed"
+    if _m(obj, "metadata").get("deletionTimestamp"):
+        return "Terminating"
+    for kind in ("Suspended", "FailureTarget", "SuccessCriteriaMet"):
+        if _condition_true(status, kind):
+            return kind
+    return "Running"
+
+
+def _job(obj: Object, now: datetime) -> list[Any]:
+    spec, status = _m(obj, "spec"), _m(obj, "status")
+    succeeded = int(status.get("succeeded") or 0)
+    completions, parallelism = spec.get("completions"), spec.get("parallelism")
+    if completions is not None:
+        done = f"{succeeded}/{int(completions)}"
+    elif int(parallelism or 0) > 1:
+        done = f"{succeeded}/1 of {int(parallelism or 0)}"
+    else:
+        done = f"{succeeded}/1"
+    start = parse_timestamp(status.get("startTime"))
+    end = parse_timestamp(status.get("completionTime"))
+    took = ""
+    if start is not None:
+        took = human_duration(((end or now) - start).total_seconds())
+    return [
+        _name(obj),
+        _job_status(obj),
+        done,
+        took,
+        _age(obj, now),
+        *_containers_and_images(_m(_m(spec, "template"), "spec")),
+        _selector_text(_m(spec, "selector")),
+    ]
+
+
 def _col(name: str, kind: str, description: str, priority: int = 0) -> Column:
     return Column(name, kind, "", description, priority)
 
@@ -415,6 +473,21 @@ _PRINTERS: dict[tuple[str, str], Printer] = {
             _col("Selector", "string", "The label selector of the deployment.", 1),
         ),
         _deployment,
+    ),
+    ("batch", "Job"): Printer(
+        (
+            _NAME,
+            _col("Status", "string", "Status of the job."),
+            _col("Completions", "string", "The number of pods which reached phase Succeeded."),
+            _col("Duration", "string", "Time required to complete the job."),
+            _AGE,
+            _col("Containers", "string", "Names of each container in the template.", 1),
+            _col("Images", "string", "Images referenced by each container in the template.", 1),
+            _col(
+                "Selector", "string", "A label query over pods that should match the pod count.", 1
+            ),
+        ),
+        _job,
     ),
     ("coordination.k8s.io", "Lease"): Printer(
         (_NAME, _col("Holder", "string", "The holder of the lease."), _AGE), _lease

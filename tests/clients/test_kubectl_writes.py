@@ -438,3 +438,21 @@ def test_service_accounts_apply_list_and_keep_only_secret_names(k: Kubectl) -> N
     rows = [line.split() for line in k.ok("get", "serviceaccounts").splitlines()]
     assert rows[0] == ["NAME", "SECRETS", "AGE"]
     assert rows[1][:2] == ["deployer", "1"]
+
+
+def test_create_job_then_get_prints_the_job_table(k: Kubectl) -> None:
+    assert k.ok("create", "job", "pi", "--image=perl:5.34").strip() == "job.batch/pi created"
+    job = _get(k, "job", "pi")
+    uid = job["metadata"]["uid"]
+    assert job["spec"]["selector"] == {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
+    labels = job["spec"]["template"]["metadata"]["labels"]
+    assert labels["job-name"] == labels["batch.kubernetes.io/job-name"] == "pi"
+    assert labels["controller-uid"] == uid
+    assert job["spec"]["backoffLimit"] == 6
+    assert job["spec"]["completionMode"] == "NonIndexed"
+    rows = [line.split() for line in k.ok("get", "jobs").splitlines()]
+    assert rows[0] == ["NAME", "STATUS", "COMPLETIONS", "DURATION", "AGE"]
+    assert rows[1][:3] == ["pi", "Running", "0/1"]
+    wide = [line.split() for line in k.ok("get", "job", "pi", "-o", "wide").splitlines()]
+    assert wide[0][-3:] == ["CONTAINERS", "IMAGES", "SELECTOR"]
+    assert wide[1][-3:] == ["pi", "perl:5.34", f"batch.kubernetes.io/controller-uid={uid}"]

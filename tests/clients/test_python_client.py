@@ -401,3 +401,54 @@ def test_service_account_crud(core: client.CoreV1Api, namespace: str) -> None:
     with pytest.raises(ApiException) as gone:
         core.read_namespaced_service_account("builder", namespace)
     assert _error(gone) == (404, "NotFound")
+
+
+@pytest.fixture(scope="module")
+def batch(api_client: client.ApiClient) -> client.BatchV1Api:
+    return client.BatchV1Api(api_client)
+
+
+def _pod_template(restart_policy: str) -> client.V1PodTemplateSpec:
+    return client.V1PodTemplateSpec(
+        spec=client.V1PodSpec(
+            containers=[client.V1Container(name="work", image="busybox")],
+            restart_policy=restart_policy,
+        )
+    )
+
+
+def test_job_crud_with_generated_selector(batch: client.BatchV1Api, namespace: str) -> None:
+    body = client.V1Job(
+        metadata=client.V1ObjectMeta(name="once", labels={"team": "ci"}),
+        spec=client.V1JobSpec(template=_pod_template("Never"), backoff_limit=2),
+    )
+    created = batch.create_namespaced_job(namespace, body)
+    assert isinstance(created, client.V1Job)
+    uid = created.metadata.uid
+    assert created.spec.selector.match_labels == {"batch.kubernetes.io/controller-uid": uid}
+    assert created.spec.template.metadata.labels["job-name"] == "once"
+    assert (created.spec.completions, created.spec.parallelism) == (1, 1)
+    assert created.spec.backoff_limit == 2
+    assert created.spec.pod_replacement_policy == "TerminatingOrFailed"
+    listed = batch.list_namespaced_job(namespace, label_selector="team=ci")
+    assert [j.metadata.name for j in listed.items] == ["once"]
+    patched = batch.patch_namespaced_job_status(
+        "once", namespace, {"status": {"active": 1, "ready": 0}}
+    )
+    assert patched.status.active == 1
+    assert patched.metadata.generation == 1
+    with pytest.raises(ApiException) as immutable:
+        batch.patch_namespaced_job(
+            "once", namespace, {"spec": {"template": {"spec": {"activeDeadlineSeconds": 5}}}}
+        )
+    assert _error(immutable) == (422, "Invalid")
+    # Without a propagation policy, batch/v1 orphans the pods: the garbage collector's
+    # ``orphan`` finalizer holds the Job until it is removed.
+    batch.delete_namespaced_job("once", namespace)
+    held = batch.read_namespaced_job("once", namespace)
+    assert held.metadata.finalizers == ["orphan"]
+    assert held.metadata.deletion_timestamp is not None
+    batch.patch_namespaced_job("once", namespace, {"metadata": {"finalizers": None}})
+    with pytest.raises(ApiException) as gone:
+        batch.read_namespaced_job("once", namespace)
+    assert _error(gone) == (404, "NotFound")

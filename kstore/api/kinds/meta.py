@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from kstore.api.kinds import apps, coordination, core
+from kstore.api.kinds import apps, batch, coordination, core
 from kstore.api.scheme import KindDefinition, KindVersion
 
 __all__ = [
@@ -74,7 +74,12 @@ def group_version_kinds(group: str, versions: Sequence[str]) -> tuple[KindDefini
 def _builtin_group_versions() -> dict[str, list[str]]:
     """The built-in resource groups and their versions, in registration order."""
     groups: dict[str, list[str]] = {}
-    for definition in (*core.DEFINITIONS, *apps.DEFINITIONS, *coordination.DEFINITIONS):
+    for definition in (
+        *core.DEFINITIONS,
+        *apps.DEFINITIONS,
+        *batch.DEFINITIONS,
+        *coordination.DEFINITIONS,
+    ):
         known = groups.setdefault(definition.group, [])
         for v in definition.versions:
             if v.version not in known:
