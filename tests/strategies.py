@@ -911,6 +911,34 @@ def _job(version: str) -> st.SearchStrategy[Obj]:
     )
 
 
+def _cron_job(version: str) -> st.SearchStrategy[Obj]:
+    job_template = _fields({}, {"metadata": object_meta(namespaced=True), "spec": _job_spec()})
+    reference = _fields({"kind": st.just("Job"), "name": dns_label()}, {"uid": uid()})
+    spec = _fields(
+        {
+            "schedule": st.sampled_from(["*/5 * * * *", "@hourly", "0 3 * * mon-fri"]),
+            "jobTemplate": job_template,
+        },
+        {
+            "timeZone": st.sampled_from(["Etc/UTC", "Europe/Paris"]),
+            "startingDeadlineSeconds": st.integers(0, 2**40),
+            "concurrencyPolicy": st.sampled_from(["Allow", "Forbid", "Replace"]),
+            "suspend": st.booleans(),
+            "successfulJobsHistoryLimit": small_nonneg(),
+            "failedJobsHistoryLimit": small_nonneg(),
+        },
+    )
+    status = _fields(
+        {},
+        {
+            "active": st.lists(reference, max_size=2),
+            "lastScheduleTime": timestamp(),
+            "lastSuccessfulTime": timestamp(),
+        },
+    )
+    return _fields({"metadata": object_meta(namespaced=True), "spec": spec}, {"status": status})
+
+
 # ------------------------------------------------------------------------------- dispatch
 
 _BY_KIND: dict[tuple[str, str], StrategyFor] = {
@@ -923,6 +951,7 @@ _BY_KIND: dict[tuple[str, str], StrategyFor] = {
     ("", "ServiceAccount"): _service_account,
     ("apps", "Deployment"): _deployment,
     ("batch", "Job"): _job,
+    ("batch", "CronJob"): _cron_job,
     ("coordination.k8s.io", "Lease"): _lease,
     ("rbac.authorization.k8s.io", "Role"): _rbac_role(namespaced=True),
     ("rbac.authorization.k8s.io", "ClusterRole"): _rbac_role(namespaced=False),

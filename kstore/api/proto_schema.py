@@ -91,7 +91,7 @@ _GROUP_VERSIONS: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {
     ("apps", "v1"): ("k8s.io.api.apps.v1", ("Deployment", "DeploymentList")),
     ("apps", "v1beta2"): ("k8s.io.api.apps.v1beta2", ("Deployment", "DeploymentList")),
     ("apps", "v1beta1"): ("k8s.io.api.apps.v1beta1", ("Deployment", "DeploymentList")),
-    ("batch", "v1"): ("k8s.io.api.batch.v1", ("Job", "JobList")),
+    ("batch", "v1"): ("k8s.io.api.batch.v1", ("Job", "JobList", "CronJob", "CronJobList")),
     ("coordination.k8s.io", "v1"): ("k8s.io.api.coordination.v1", ("Lease", "LeaseList")),
     ("rbac.authorization.k8s.io", "v1"): (
         "k8s.io.api.rbac.v1",

@@ -345,6 +345,24 @@ def _job(obj: Object, now: datetime) -> list[Any]:
     ]
 
 
+def _cron_job(obj: Object, now: datetime) -> list[Any]:
+    spec, status = _m(obj, "spec"), _m(obj, "status")
+    last = status.get("lastScheduleTime")
+    suspend = spec.get("suspend")
+    job_spec = _m(_m(spec, "jobTemplate"), "spec")
+    return [
+        _name(obj),
+        str(spec.get("schedule") or ""),
+        "<none>" if spec.get("timeZone") is None else str(spec["timeZone"]),
+        "<unset>" if suspend is None else ("True" if suspend else "False"),
+        len(_l(status, "active")),
+        translate_timestamp_since(last, now) if last is not None else "<none>",
+        _age(obj, now),
+        *_containers_and_images(_m(_m(job_spec, "template"), "spec")),
+        _selector_text(_m(job_spec, "selector")),
+    ]
+
+
 def _col(name: str, kind: str, description: str, priority: int = 0) -> Column:
     return Column(name, kind, "", description, priority)
 
@@ -488,6 +506,23 @@ _PRINTERS: dict[tuple[str, str], Printer] = {
             ),
         ),
         _job,
+    ),
+    ("batch", "CronJob"): Printer(
+        (
+            _NAME,
+            _col("Schedule", "string", "The schedule in Cron format."),
+            _col("Timezone", "string", "The time zone name for the given schedule."),
+            Column("Suspend", "boolean", "", "Whether subsequent executions are suspended."),
+            Column("Active", "integer", "", "The number of currently running jobs."),
+            _col("Last Schedule", "string", "When the job was last successfully scheduled."),
+            _AGE,
+            _col("Containers", "string", "Names of each container in the template.", 1),
+            _col("Images", "string", "Images referenced by each container in the template.", 1),
+            _col(
+                "Selector", "string", "A label query over pods that should match the pod count.", 1
+            ),
+        ),
+        _cron_job,
     ),
     ("coordination.k8s.io", "Lease"): Printer(
         (_NAME, _col("Holder", "string", "The holder of the lease."), _AGE), _lease

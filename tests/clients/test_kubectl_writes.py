@@ -456,3 +456,33 @@ def test_create_job_then_get_prints_the_job_table(k: Kubectl) -> None:
     wide = [line.split() for line in k.ok("get", "job", "pi", "-o", "wide").splitlines()]
     assert wide[0][-3:] == ["CONTAINERS", "IMAGES", "SELECTOR"]
     assert wide[1][-3:] == ["pi", "perl:5.34", f"batch.kubernetes.io/controller-uid={uid}"]
+
+
+def test_apply_cron_job_then_get_prints_the_cron_job_table(k: Kubectl) -> None:
+    manifest = (
+        "apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: nightly\n"
+        "spec:\n  schedule: '0 3 * * *'\n  timeZone: Etc/UTC\n  jobTemplate:\n    spec:\n"
+        "      template:\n        spec:\n          restartPolicy: OnFailure\n"
+        "          containers:\n          - name: backup\n            image: busybox\n"
+    )
+    k.write("cj.yaml", manifest)
+    assert k.ok("apply", "-f", "cj.yaml").strip() == "cronjob.batch/nightly created"
+    cron_job = _get(k, "cj", "nightly")
+    assert cron_job["spec"]["concurrencyPolicy"] == "Allow"
+    assert cron_job["spec"]["successfulJobsHistoryLimit"] == 3
+    rows = [line.split() for line in k.ok("get", "cronjobs").splitlines()]
+    assert rows[0] == [
+        "NAME",
+        "SCHEDULE",
+        "TIMEZONE",
+        "SUSPEND",
+        "ACTIVE",
+        "LAST",
+        "SCHEDULE",
+        "AGE",
+    ]
+    assert rows[1][:8] == ["nightly", "0", "3", "*", "*", "*", "Etc/UTC", "False"]
+    bad = manifest.replace("'0 3 * * *'", "'0 3 * *'").replace("nightly", "broken")
+    k.write("bad.yaml", bad)
+    failed = k.fails("apply", "-f", "bad.yaml")
+    assert "expected exactly 5 fields, found 4: [0 3 * *]" in failed.stderr

@@ -452,3 +452,28 @@ def test_job_crud_with_generated_selector(batch: client.BatchV1Api, namespace: s
     with pytest.raises(ApiException) as gone:
         batch.read_namespaced_job("once", namespace)
     assert _error(gone) == (404, "NotFound")
+
+
+def test_cron_job_crud(batch: client.BatchV1Api, namespace: str) -> None:
+    body = client.V1CronJob(
+        metadata=client.V1ObjectMeta(name="hourly"),
+        spec=client.V1CronJobSpec(
+            schedule="@hourly",
+            job_template=client.V1JobTemplateSpec(
+                spec=client.V1JobSpec(template=_pod_template("OnFailure"))
+            ),
+        ),
+    )
+    created = batch.create_namespaced_cron_job(namespace, body)
+    assert isinstance(created, client.V1CronJob)
+    assert created.spec.concurrency_policy == "Allow"
+    assert created.spec.failed_jobs_history_limit == 1
+    suspended = batch.patch_namespaced_cron_job("hourly", namespace, {"spec": {"suspend": True}})
+    assert suspended.spec.suspend is True
+    assert suspended.metadata.generation == 2
+    with pytest.raises(ApiException) as invalid:
+        batch.patch_namespaced_cron_job("hourly", namespace, {"spec": {"schedule": "61 * * * *"}})
+    assert _error(invalid) == (422, "Invalid")
+    assert "end of range (61) above maximum (59): 61" in json.loads(invalid.value.body)["message"]
+    batch.delete_namespaced_cron_job("hourly", namespace)
+    assert batch.list_namespaced_cron_job(namespace).items == []

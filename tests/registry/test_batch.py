@@ -1,4 +1,4 @@
-"""batch Job through the generic store: the generated selector, generation, the
+"""batch Job and CronJob through the generic store: the generated selector, generation, the
 status subresource and the default garbage-collection policy of Kubernetes' strategies."""
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ def _job(name: str = "pi", **spec: Any) -> dict[str, Any]:
 
 
 def _create(registry: StoreRegistry, scheme: Scheme, obj: dict[str, Any]) -> dict[str, Any]:
-    store = registry.store("batch", "jobs")
+    plural = "jobs" if obj["kind"] == "Job" else "cronjobs"
+    store = registry.store("batch", plural)
     return store.create(ctx("default", BATCH), hub(scheme, obj), CreateOptions()).object
 
 
@@ -138,3 +139,49 @@ def test_deleting_through_batch_v1_orphans_the_pods(registry: StoreRegistry) -> 
     jobs = registry.store("batch", "jobs").strategy
     assert jobs.default_gc_policy(ctx("default", BATCH)) == ORPHAN_DEPENDENTS
     assert jobs.default_gc_policy(ctx("default", "batch/v2")) == DELETE_DEPENDENTS
+    cron_jobs = registry.store("batch", "cronjobs").strategy
+    assert cron_jobs.default_gc_policy(ctx("default", BATCH)) == DELETE_DEPENDENTS
+
+
+def test_cron_job_gets_generation_and_an_empty_status(
+    registry: StoreRegistry, scheme: Scheme
+) -> None:
+    body = {
+        "apiVersion": BATCH,
+        "kind": "CronJob",
+        "metadata": {"name": "nightly"},
+        "spec": {
+            "schedule": "@daily",
+            "jobTemplate": {
+                "spec": {
+                    "template": {
+                        "spec": {
+                            "containers": [{"name": "c", "image": "busybox"}],
+                            "restartPolicy": "OnFailure",
+                        }
+                    }
+                }
+            },
+        },
+        "status": {"lastScheduleTime": "2026-01-01T00:00:00Z"},
+    }
+    cron_job = _create(registry, scheme, body)
+    assert cron_job["metadata"]["generation"] == 1
+    assert cron_job["status"] == {}
+    store = registry.store("batch", "cronjobs")
+    updated = store.update(
+        ctx("default", BATCH),
+        "nightly",
+        changed(lambda o: o["spec"].update(schedule="@hourly")),
+        UpdateOptions(),
+    ).object
+    assert updated["metadata"]["generation"] == 2
+
+    def set_status(o: dict[str, Any]) -> None:
+        o["status"] = {"lastScheduleTime": "2026-01-01T03:00:00Z"}
+        o["spec"]["suspend"] = True  # ignored by a status write
+
+    stored = store.update(ctx("default", BATCH), "nightly", changed(set_status), STATUS).object
+    assert stored["status"] == {"lastScheduleTime": "2026-01-01T03:00:00Z"}
+    assert stored["spec"]["suspend"] is False
+    assert stored["metadata"]["generation"] == 2

@@ -1,4 +1,4 @@
-"""The batch group at the REST edge: its discovery entries, the Job table kubectl
+"""The batch group at the REST edge: its discovery entries, the Job and CronJob tables kubectl
 prints, its OpenAPI document and the meta kinds every group version accepts."""
 
 from __future__ import annotations
@@ -20,15 +20,17 @@ def _ago(seconds: int) -> str:
     return (datetime.now(UTC) - timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def test_discovery_lists_jobs() -> None:
+def test_discovery_lists_jobs_and_cron_jobs() -> None:
     discovery = Discovery(builtin_scheme())
     groups = orjson.loads(discovery.aggregated_groups.body)
     batch = next(g for g in groups["items"] if g["metadata"]["name"] == "batch")
     assert [v["version"] for v in batch["versions"]] == ["v1"]
     resources = {r["resource"]: r for r in batch["versions"][0]["resources"]}
-    assert set(resources) == {"jobs"}
+    assert set(resources) == {"jobs", "cronjobs"}
     assert resources["jobs"]["categories"] == ["all"]
     assert "shortNames" not in resources["jobs"]
+    assert resources["cronjobs"]["shortNames"] == ["cj"]
+    assert resources["cronjobs"]["categories"] == ["all"]
     for resource in resources.values():
         assert resource["scope"] == "Namespaced"
         assert [s["subresource"] for s in resource["subresources"]] == ["status"]
@@ -95,6 +97,42 @@ def test_job_rows_as_kubectl_prints_them() -> None:
     assert _cells(parallel, "Job")[2] == "0/1 of 4"
 
 
+def test_cron_job_rows_as_kubectl_prints_them() -> None:
+    cron_job = {
+        "metadata": {"name": "nightly", "creationTimestamp": _ago(3600)},
+        "spec": {
+            "schedule": "0 3 * * *",
+            "suspend": False,
+            "jobTemplate": {
+                "spec": {"template": {"spec": {"containers": [{"name": "b", "image": "busybox"}]}}}
+            },
+        },
+        "status": {"active": [{"name": "nightly-1"}], "lastScheduleTime": _ago(120)},
+    }
+    table = build_table([cron_job], kind="CronJob", group="batch", meta_version="v1")
+    assert [c["name"] for c in table["columnDefinitions"] if c["priority"] == 0] == [
+        "Name",
+        "Schedule",
+        "Timezone",
+        "Suspend",
+        "Active",
+        "Last Schedule",
+        "Age",
+    ]
+    assert table["rows"][0]["cells"] == [
+        "nightly",
+        "0 3 * * *",
+        "<none>",
+        "False",
+        1,
+        "2m",
+        "60m",
+        "b",
+        "busybox",
+        "<none>",
+    ]
+
+
 def test_openapi_document_of_batch_v1() -> None:
     openapi = OpenAPIV3(builtin_scheme(), "v1.36.0")
     doc = openapi.document("apis/batch/v1")
@@ -102,8 +140,10 @@ def test_openapi_document_of_batch_v1() -> None:
     body = orjson.loads(doc.body)
     paths = body["paths"]
     assert "/apis/batch/v1/namespaces/{namespace}/jobs/{name}/status" in paths
+    assert "/apis/batch/v1/namespaces/{namespace}/cronjobs/{name}" in paths
     schemas = body["components"]["schemas"]
     conditions = schemas["io.k8s.api.batch.v1.JobStatus"]["properties"]["conditions"]
     assert conditions["x-kubernetes-patch-merge-key"] == "type"
     assert conditions["x-kubernetes-list-type"] == "atomic"
     assert schemas["io.k8s.api.batch.v1.JobSpec"]["required"] == ["template"]
+    assert schemas["io.k8s.api.batch.v1.CronJobSpec"]["required"] == ["jobTemplate", "schedule"]

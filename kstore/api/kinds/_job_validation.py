@@ -1,4 +1,4 @@
-"""Job validation on the hub, as ``pkg/apis/batch/validation`` and the registry
+"""Job and CronJob validation on the hub, as ``pkg/apis/batch/validation`` and the registry
 strategies call it.
 
 - :func:`validate_job` is ``ValidateJob`` with the options of a create: metadata (a DNS
@@ -16,6 +16,11 @@ strategies call it.
 - :func:`validate_job_status_update` is ``ValidateJobUpdateStatus``: non-negative counters,
   unique uncounted pod UIDs, and the transitions Kubernetes refuses (counters going down, a
   terminal condition switched off, Complete with Failed);
+- :func:`validate_cron_job` / :func:`validate_cron_job_update` are ``ValidateCronJobCreate`` /
+  ``ValidateCronJobUpdate``: the schedule (:mod:`kstore.api.kinds._cron`), the time zone, the
+  concurrency policy, history limits, and the job template validated as a Job spec that may not
+  carry a selector or ``manualSelector: true``.
+
 Expects defaulted objects, as Kubernetes validates after defaulting. Field paths, messages and
 the order of the causes are Kubernetes'.
 """
@@ -26,6 +31,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from kstore.api.kinds._cron import load_location_error, schedule_error
 from kstore.api.kinds._selector import as_matcher, selector_value, validate_label_selector
 from kstore.api.validation.core.podspec import validate_pod_template_spec
 from kstore.api.validation.field import (
@@ -59,6 +65,8 @@ __all__ = [
     "JOB_NAME_LABEL",
     "LEGACY_CONTROLLER_UID_LABEL",
     "LEGACY_JOB_NAME_LABEL",
+    "validate_cron_job",
+    "validate_cron_job_update",
     "validate_job",
     "validate_job_status_update",
     "validate_job_update",
@@ -85,15 +93,20 @@ _MAX_POD_CONDITION_PATTERNS: Final = 20
 _MAX_MANAGED_BY_LENGTH: Final = 63
 _MAX_SUCCEEDED_INDEXES_LENGTH: Final = 64 * 1024
 _MAX_SUCCESS_POLICY_RULES: Final = 20
+#: ``DNS1035LabelMaxLength - 11``: the controller appends ``-<timestamp>`` to Job names.
+_MAX_CRON_JOB_NAME: Final = 52
+
 # sets.List order (sorted), as Kubernetes lists the supported values.
 _ACTIONS: Final = ("Count", "FailIndex", "FailJob", "Ignore")
 _OPERATORS: Final = ("In", "NotIn")
 _CONDITION_STATUSES: Final = ("False", "True", "Unknown")
 _REPLACEMENT_POLICIES: Final = ("Failed", "TerminatingOrFailed")
+_CONCURRENCY_POLICIES: Final = ("Allow", "Forbid", "Replace")
 _TERMINAL_CONDITIONS: Final = ("Failed", "Complete", "FailureTarget")
 
 _HTTP_PATH_FMT: Final = r"[A-Za-z0-9/\-._~%!$&'()*+,;=:]+"
 _HTTP_PATH: Final = re.compile(_HTTP_PATH_FMT)
+_TIME_ZONE_PART: Final = re.compile(r"[A-Za-z.\-_0-9+]{1,14}")
 
 
 # ----------------------------------------------------------------------------- access
@@ -823,4 +836,116 @@ def validate_job_status_update(new: Mapping[str, Any], old: Mapping[str, Any]) -
                 "cannot decrease the succeeded counter",
             )
         )
+    return causes
+
+
+# ----------------------------------------------------------------------------- CronJob
+
+
+def _validate_time_zone(zone: Any, path: Path) -> list[Cause]:
+    if not isinstance(zone, str):
+        return []
+    if not zone:
+        return [invalid(path, zone, "timeZone must be nil or non-empty string")]
+    for part in zone.split("/"):
+        if part in (".", "..") or part.startswith("-") or _TIME_ZONE_PART.fullmatch(part) is None:
+            return [invalid(path, zone, f"unknown time zone {zone}")]
+    causes: list[Cause] = []
+    if zone.lower() == "local":
+        causes.append(
+            invalid(
+                path,
+                zone,
+                "timeZone must be an explicit time zone as defined in "
+                "https://www.iana.org/time-zones",
+            )
+        )
+    error = load_location_error(zone)
+    if error is not None:
+        causes.append(invalid(path, zone, error))
+    return causes
+
+
+def _validate_job_template(template: Mapping[str, Any], path: Path) -> list[Cause]:
+    """``ValidateJobTemplateSpec``: the Job spec without its selector rules."""
+    spec = _map(template, "spec")
+    spec_path = path.child("spec")
+    causes = _validate_job_spec_fields(spec, spec_path)
+    selector = _opt_map(spec, "selector")
+    if selector is not None:
+        causes.append(
+            invalid(
+                spec_path.child("selector"),
+                selector_value(selector),
+                "`selector` will be auto-generated",
+            )
+        )
+    if spec.get("manualSelector") is True:
+        causes.append(not_supported(spec_path.child("manualSelector"), True, ("nil", "false")))
+    return causes
+
+
+def _validate_cron_job_spec(
+    spec: Mapping[str, Any], old_spec: Mapping[str, Any] | None, path: Path
+) -> list[Cause]:
+    causes: list[Cause] = []
+    schedule = _str(spec, "schedule")
+    schedule_path = path.child("schedule")
+    time_zone = spec.get("timeZone")
+    if not schedule:
+        causes.append(required(schedule_path))
+    else:
+        error = schedule_error(schedule)
+        if error is not None:
+            causes.append(invalid(schedule_path, schedule, error))
+        tz_allowed = old_spec is not None and "TZ" in _str(old_spec, "schedule")
+        if tz_allowed and "TZ" in schedule and time_zone is not None:
+            causes.append(
+                invalid(
+                    schedule_path,
+                    schedule,
+                    "cannot use both timeZone field and TZ or CRON_TZ in schedule",
+                )
+            )
+        elif not tz_allowed and "TZ" in schedule:
+            causes.append(
+                invalid(
+                    schedule_path,
+                    schedule,
+                    "cannot use TZ or CRON_TZ in schedule, use timeZone field instead",
+                )
+            )
+    deadline = _opt_int(spec, "startingDeadlineSeconds")
+    if deadline is not None:
+        causes.extend(validate_nonnegative_field(deadline, path.child("startingDeadlineSeconds")))
+    if old_spec is None or old_spec.get("timeZone") != time_zone:
+        causes.extend(_validate_time_zone(time_zone, path.child("timeZone")))
+    policy = _str(spec, "concurrencyPolicy")
+    policy_path = path.child("concurrencyPolicy")
+    if not policy:
+        causes.append(required(policy_path))
+    elif policy not in _CONCURRENCY_POLICIES:
+        causes.append(not_supported(policy_path, JSONValue(policy), _CONCURRENCY_POLICIES))
+    causes.extend(_validate_job_template(_map(spec, "jobTemplate"), path.child("jobTemplate")))
+    for key in ("successfulJobsHistoryLimit", "failedJobsHistoryLimit"):
+        value = _opt_int(spec, key)
+        if value is not None:
+            causes.extend(validate_nonnegative_field(value, path.child(key)))
+    return causes
+
+
+def validate_cron_job(cron_job: Mapping[str, Any]) -> list[Cause]:
+    """``ValidateCronJobCreate``; names longer than 52 characters are refused on create only."""
+    causes = validate_object_meta(cron_job, True, name_is_dns_subdomain)
+    causes.extend(_validate_cron_job_spec(_map(cron_job, "spec"), None, _SPEC))
+    name = _str(_map(cron_job, "metadata"), "name")
+    if len(name) > _MAX_CRON_JOB_NAME:
+        causes.append(invalid(_META.child("name"), name, "must be no more than 52 characters"))
+    return causes
+
+
+def validate_cron_job_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> list[Cause]:
+    """``ValidateCronJobUpdate``."""
+    causes = validate_object_meta_update(new, old)
+    causes.extend(_validate_cron_job_spec(_map(new, "spec"), _map(old, "spec"), _SPEC))
     return causes

@@ -1,7 +1,7 @@
-"""batch/v1 Job: the hub has v1's shape (one version, conversion only rewrites
+"""batch/v1 Job and CronJob: the hub has v1's shape (one version, conversion only rewrites
 ``apiVersion``); storage is batch/v1.
 
-Defaulting is Kubernetes' generated ``SetObjectDefaults_Job``:
+Defaulting is Kubernetes' generated ``SetObjectDefaults_Job`` / ``SetObjectDefaults_CronJob``:
 
 - **Job** (``SetDefaults_Job``): ``completions`` and ``parallelism`` 1 when both are unset,
   else ``parallelism`` 1 when unset; ``backoffLimit`` 6, or the int32 maximum when
@@ -9,7 +9,11 @@ Defaulting is Kubernetes' generated ``SetObjectDefaults_Job``:
   the template has labels (even ``{}``) and the Job has none; ``completionMode`` ``NonIndexed``;
   ``suspend`` false; ``podReplacementPolicy`` ``Failed`` with a pod failure policy, else
   ``TerminatingOrFailed`` (the JobPodReplacementPolicy feature is GA); ``manualSelector`` false.
-- Each pod failure policy ``onPodConditions`` pattern's ``status`` defaults to ``True``,
+- **CronJob** (``SetDefaults_CronJob``): ``concurrencyPolicy`` ``Allow``, ``suspend`` false,
+  ``successfulJobsHistoryLimit`` 3, ``failedJobsHistoryLimit`` 1. The job template's spec gets
+  no Job defaults (Kubernetes defaults the Job when the controller creates it), only the nested
+  ones below.
+- Both: each pod failure policy ``onPodConditions`` pattern's ``status`` defaults to ``True``,
   and the pod template's spec gets the pod spec defaults
   (:func:`kstore.api.kinds.core.default_pod_spec`).
 
@@ -29,15 +33,22 @@ from collections.abc import Mapping, MutableMapping
 from typing import Any, Final
 
 from kstore.api.gvk import Object
-from kstore.api.kinds._job_validation import validate_job, validate_job_update
+from kstore.api.kinds._job_validation import (
+    validate_cron_job,
+    validate_cron_job_update,
+    validate_job,
+    validate_job_update,
+)
 from kstore.api.kinds._lists import list_definition
 from kstore.api.kinds.core import default_pod_spec
 from kstore.api.scheme import KindDefinition, KindVersion, ResourceInfo
 
 __all__ = [
+    "CRON_JOB",
     "DEFINITIONS",
     "GROUP",
     "JOB",
+    "default_cron_job",
     "default_job",
     "job_fields",
     "labels_from_template",
@@ -110,6 +121,22 @@ def default_job(obj: Object) -> None:
     _default_template(spec)
 
 
+def default_cron_job(obj: Object) -> None:
+    """batch/v1 ``SetObjectDefaults_CronJob``, in place."""
+    spec = _child(obj, "spec")
+    if spec is None:
+        return
+    if not spec.get("concurrencyPolicy"):
+        spec["concurrencyPolicy"] = "Allow"
+    _set_if_none(spec, "suspend", False)
+    _set_if_none(spec, "successfulJobsHistoryLimit", 3)
+    _set_if_none(spec, "failedJobsHistoryLimit", 1)
+    job_template = _child(spec, "jobTemplate")
+    job_spec = _child(job_template, "spec") if job_template is not None else None
+    if job_spec is not None:
+        _default_template(job_spec)
+
+
 def labels_from_template(job: Mapping[str, Any]) -> bool:
     """Whether the Job's labels are its template's (as defaulting leaves a Job that had none)."""
     meta = job.get("metadata")
@@ -148,7 +175,27 @@ JOB = KindDefinition(
     list_kind="JobList",
 )
 
+CRON_JOB = KindDefinition(
+    group=GROUP,
+    kind="CronJob",
+    versions=(KindVersion(version="v1", default=default_cron_job),),
+    storage_version="v1",
+    validate=validate_cron_job,
+    validate_update=validate_cron_job_update,
+    resource=ResourceInfo(
+        plural="cronjobs",
+        singular="cronjob",
+        namespaced=True,
+        short_names=("cj",),
+        categories=("all",),
+        subresources=("status",),
+    ),
+    list_kind="CronJobList",
+)
+
 DEFINITIONS: tuple[KindDefinition, ...] = (
     JOB,
     list_definition(JOB),
+    CRON_JOB,
+    list_definition(CRON_JOB),
 )

@@ -28,13 +28,35 @@ from kstore.api.pb import meta_v1_pb2 as kstore_dot_api_dot_pb_dot_meta__v1__pb2
 from kstore.api.pb import scheduling_v1alpha3_pb2 as kstore_dot_api_dot_pb_dot_scheduling__v1alpha3__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ckstore/api/pb/batch_v1.proto\x12\x13k8s.io.api.batch.v1\x1a\x1bkstore/api/pb/options.proto\x1a\x1bkstore/api/pb/core_v1.proto\x1a\x1bkstore/api/pb/meta_v1.proto\x1a\'kstore/api/pb/scheduling_v1alpha3.proto\"\xa5\x01\n\x03Job\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12*\n\x04spec\x18\x02 \x01(\x0b\x32\x1c.k8s.io.api.batch.v1.JobSpec\x12.\n\x06status\x18\x03 \x01(\x0b\x32\x1e.k8s.io.api.batch.v1.JobStatus\"\xe4\x01\n\x0cJobCondition\x12\x12\n\x04type\x18\x01 \x01(\tB\x04\xf0\xf6\x19\x00\x12\x14\n\x06status\x18\x02 \x01(\tB\x04\xf0\xf6\x19\x00\x12\x41\n\rlastProbeTime\x18\x03 \x01(\x0b\x32*.k8s.io.apimachinery.pkg.apis.meta.v1.Time\x12\x46\n\x12lastTransitionTime\x18\x04 \x01(\x0b\x32*.k8s.io.apimachinery.pkg.apis.meta.v1.Time\x12\x0e\n\x06reason\x18\x05 \x01(\t\x12\x0f\n\x07message\x18\x06 \x01(\t\"z\n\x07JobList\x12@\n\x08metadata\x18\x01 \x01(\x0b\x32..k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta\x12-\n\x05items\x18\x02 \x03(\x0b\x32\x18.k8s.io.api.batch.v1.JobB\x04\xf0\xf6\x19\x00\"\x9f\x03\n\x1aJobSchedulingConfiguration\x12`\n\x10schedulingPolicy\x18\x01 \x01(\x0b\x32@.k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupSchedulingPolicyB\x04\xe8\xf6\x19\x01\x12j\n\x15schedulingConstraints\x18\x02 \x01(\x0b\x32\x45.k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupSchedulingConstraintsB\x04\xe8\xf6\x19\x01\x12\\\n\x0e\x64isruptionMode\x18\x03 \x01(\x0b\x32>.k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupDisruptionModeB\x04\xe8\xf6\x19\x01\x12U\n\x0eresourceClaims\x18\x04 \x03(\x0b\x32=.k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupResourceClaim\"\xd8\x05\n\x07JobSpec\x12\x19\n\x0bparallelism\x18\x01 \x01(\x05\x42\x04\xe8\xf6\x19\x01\x12\x19\n\x0b\x63ompletions\x18\x02 \x01(\x05\x42\x04\xe8\xf6\x19\x01\x12#\n\x15\x61\x63tiveDeadlineSeconds\x18\x03 \x01(\x03\x42\x04\xe8\xf6\x19\x01\x12\x45\n\x10podFailurePolicy\x18\x0b \x01(\x0b\x32%.k8s.io.api.batch.v1.PodFailurePolicyB\x04\xe8\xf6\x19\x01\x12?\n\rsuccessPolicy\x18\x10 \x01(\x0b\x32\".k8s.io.api.batch.v1.SuccessPolicyB\x04\xe8\xf6\x19\x01\x12\x1a\n\x0c\x62\x61\x63koffLimit\x18\x07 \x01(\x05\x42\x04\xe8\xf6\x19\x01\x12\"\n\x14\x62\x61\x63koffLimitPerIndex\x18\x0c \x01(\x05\x42\x04\xe8\xf6\x19\x01\x12\x1e\n\x10maxFailedIndexes\x18\r \x01(\x05\x42\x04\xe8\xf6\x19\x01\x12K\n\x08selector\x18\x04 \x01(\x0b\x32\x33.k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelectorB\x04\xe8\xf6\x19\x01\x12\x1c\n\x0emanualSelector\x18\x05 \x01(\x08\x42\x04\xe8\xf6\x19\x01\x12;\n\x08template\x18\x06 \x01(\x0b\x32#.k8s.io.api.core.v1.PodTemplateSpecB\x04\xf0\xf6\x19\x00\x12%\n\x17ttlSecondsAfterFinished\x18\x08 \x01(\x05\x42\x04\xe8\xf6\x19\x01\x12\x1c\n\x0e\x63ompletionMode\x18\t \x01(\tB\x04\xe8\xf6\x19\x01\x12\x15\n\x07suspend\x18\n \x01(\x08\x42\x04\xe8\xf6\x19\x01\x12\"\n\x14podReplacementPolicy\x18\x0e \x01(\tB\x04\xe8\xf6\x19\x01\x12\x17\n\tmanagedBy\x18\x0f \x01(\tB\x04\xe8\xf6\x19\x01\x12I\n\nscheduling\x18\x11 \x01(\x0b\x32/.k8s.io.api.batch.v1.JobSchedulingConfigurationB\x04\xe8\xf6\x19\x01\"\xc0\x03\n\tJobStatus\x12\x35\n\nconditions\x18\x01 \x03(\x0b\x32!.k8s.io.api.batch.v1.JobCondition\x12\x43\n\tstartTime\x18\x02 \x01(\x0b\x32*.k8s.io.apimachinery.pkg.apis.meta.v1.TimeB\x04\xe8\xf6\x19\x01\x12H\n\x0e\x63ompletionTime\x18\x03 \x01(\x0b\x32*.k8s.io.apimachinery.pkg.apis.meta.v1.TimeB\x04\xe8\xf6\x19\x01\x12\x0e\n\x06\x61\x63tive\x18\x04 \x01(\x05\x12\x11\n\tsucceeded\x18\x05 \x01(\x05\x12\x0e\n\x06\x66\x61iled\x18\x06 \x01(\x05\x12\x19\n\x0bterminating\x18\x0b \x01(\x05\x42\x04\xe8\xf6\x19\x01\x12\x18\n\x10\x63ompletedIndexes\x18\x07 \x01(\t\x12\x1b\n\rfailedIndexes\x18\n \x01(\tB\x04\xe8\xf6\x19\x01\x12S\n\x17uncountedTerminatedPods\x18\x08 \x01(\x0b\x32,.k8s.io.api.batch.v1.UncountedTerminatedPodsB\x04\xe8\xf6\x19\x01\x12\x13\n\x05ready\x18\t \x01(\x05\x42\x04\xe8\xf6\x19\x01\"R\n\x10PodFailurePolicy\x12>\n\x05rules\x18\x01 \x03(\x0b\x32).k8s.io.api.batch.v1.PodFailurePolicyRuleB\x04\xf0\xf6\x19\x00\"s\n&PodFailurePolicyOnExitCodesRequirement\x12\x1b\n\rcontainerName\x18\x01 \x01(\tB\x04\xe8\xf6\x19\x01\x12\x16\n\x08operator\x18\x02 \x01(\tB\x04\xf0\xf6\x19\x00\x12\x14\n\x06values\x18\x03 \x03(\x05\x42\x04\xf0\xf6\x19\x00\"V\n&PodFailurePolicyOnPodConditionsPattern\x12\x12\n\x04type\x18\x01 \x01(\tB\x04\xf0\xf6\x19\x00\x12\x18\n\x06status\x18\x02 \x01(\tB\x08\xf0\xf6\x19\x00\x80\xf7\x19\x00\"\xda\x01\n\x14PodFailurePolicyRule\x12\x14\n\x06\x61\x63tion\x18\x01 \x01(\tB\x04\xf0\xf6\x19\x00\x12V\n\x0bonExitCodes\x18\x02 \x01(\x0b\x32;.k8s.io.api.batch.v1.PodFailurePolicyOnExitCodesRequirementB\x04\xe8\xf6\x19\x01\x12T\n\x0fonPodConditions\x18\x03 \x03(\x0b\x32;.k8s.io.api.batch.v1.PodFailurePolicyOnPodConditionsPattern\"L\n\rSuccessPolicy\x12;\n\x05rules\x18\x01 \x03(\x0b\x32&.k8s.io.api.batch.v1.SuccessPolicyRuleB\x04\xf0\xf6\x19\x00\"Q\n\x11SuccessPolicyRule\x12\x1e\n\x10succeededIndexes\x18\x01 \x01(\tB\x04\xe8\xf6\x19\x01\x12\x1c\n\x0esucceededCount\x18\x02 \x01(\x05\x42\x04\xe8\xf6\x19\x01\"<\n\x17UncountedTerminatedPods\x12\x11\n\tsucceeded\x18\x01 \x03(\t\x12\x0e\n\x06\x66\x61iled\x18\x02 \x03(\t')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ckstore/api/pb/batch_v1.proto\x12\x13k8s.io.api.batch.v1\x1a\x1bkstore/api/pb/options.proto\x1a\x1bkstore/api/pb/core_v1.proto\x1a\x1bkstore/api/pb/meta_v1.proto\x1a\'kstore/api/pb/scheduling_v1alpha3.proto\"\xb7\x01\n\x07\x43ronJob\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12\x34\n\x04spec\x18\x02 \x01(\x0b\x32 .k8s.io.api.batch.v1.CronJobSpecB\x04\x80\xf7\x19\x01\x12\x32\n\x06status\x18\x03 \x01(\x0b\x32\".k8s.io.api.batch.v1.CronJobStatus\"\x82\x01\n\x0b\x43ronJobList\x12@\n\x08metadata\x18\x01 \x01(\x0b\x32..k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta\x12\x31\n\x05items\x18\x02 \x03(\x0b\x32\x1c.k8s.io.api.batch.v1.CronJobB\x04\xf0\xf6\x19\x00\"\xa7\x02\n\x0b\x43ronJobSpec\x12\x16\n\x08schedule\x18\x01 \x01(\tB\x04\xf0\xf6\x19\x00\x12\x16\n\x08timeZone\x18\x08 \x01(\tB\x04\xe8\xf6\x19\x01\x12%\n\x17startingDeadlineSeconds\x18\x02 \x01(\x03\x42\x04\xe8\xf6\x19\x01\x12\x19\n\x11\x63oncurrencyPolicy\x18\x03 \x01(\t\x12\x15\n\x07suspend\x18\x04 \x01(\x08\x42\x04\xe8\xf6\x19\x01\x12?\n\x0bjobTemplate\x18\x05 \x01(\x0b\x32$.k8s.io.api.batch.v1.JobTemplateSpecB\x04\xf0\xf6\x19\x00\x12(\n\x1asuccessfulJobsHistoryLimit\x18\x06 \x01(\x05\x42\x04\xe8\xf6\x19\x01\x12$\n\x16\x66\x61iledJobsHistoryLimit\x18\x07 \x01(\x05\x42\x04\xe8\xf6\x19\x01\"\xde\x01\n\rCronJobStatus\x12\x33\n\x06\x61\x63tive\x18\x01 \x03(\x0b\x32#.k8s.io.api.core.v1.ObjectReference\x12J\n\x10lastScheduleTime\x18\x04 \x01(\x0b\x32*.k8s.io.apimachinery.pkg.apis.meta.v1.TimeB\x04\xe8\xf6\x19\x01\x12L\n\x12lastSuccessfulTime\x18\x05 \x01(\x0b\x32*.k8s.io.apimachinery.pkg.apis.meta.v1.TimeB\x04\xe8\xf6\x19\x01\"\xa5\x01\n\x03Job\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12*\n\x04spec\x18\x02 \x01(\x0b\x32\x1c.k8s.io.api.batch.v1.JobSpec\x12.\n\x06status\x18\x03 \x01(\x0b\x32\x1e.k8s.io.api.batch.v1.JobStatus\"\xe4\x01\n\x0cJobCondition\x12\x12\n\x04type\x18\x01 \x01(\tB\x04\xf0\xf6\x19\x00\x12\x14\n\x06status\x18\x02 \x01(\tB\x04\xf0\xf6\x19\x00\x12\x41\n\rlastProbeTime\x18\x03 \x01(\x0b\x32*.k8s.io.apimachinery.pkg.apis.meta.v1.Time\x12\x46\n\x12lastTransitionTime\x18\x04 \x01(\x0b\x32*.k8s.io.apimachinery.pkg.apis.meta.v1.Time\x12\x0e\n\x06reason\x18\x05 \x01(\t\x12\x0f\n\x07message\x18\x06 \x01(\t\"z\n\x07JobList\x12@\n\x08metadata\x18\x01 \x01(\x0b\x32..k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta\x12-\n\x05items\x18\x02 \x03(\x0b\x32\x18.k8s.io.api.batch.v1.JobB\x04\xf0\xf6\x19\x00\"\x9f\x03\n\x1aJobSchedulingConfiguration\x12`\n\x10schedulingPolicy\x18\x01 \x01(\x0b\x32@.k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupSchedulingPolicyB\x04\xe8\xf6\x19\x01\x12j\n\x15schedulingConstraints\x18\x02 \x01(\x0b\x32\x45.k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupSchedulingConstraintsB\x04\xe8\xf6\x19\x01\x12\\\n\x0e\x64isruptionMode\x18\x03 \x01(\x0b\x32>.k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupDisruptionModeB\x04\xe8\xf6\x19\x01\x12U\n\x0eresourceClaims\x18\x04 \x03(\x0b\x32=.k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupResourceClaim\"\xd8\x05\n\x07JobSpec\x12\x19\n\x0bparallelism\x18\x01 \x01(\x05\x42\x04\xe8\xf6\x19\x01\x12\x19\n\x0b\x63ompletions\x18\x02 \x01(\x05\x42\x04\xe8\xf6\x19\x01\x12#\n\x15\x61\x63tiveDeadlineSeconds\x18\x03 \x01(\x03\x42\x04\xe8\xf6\x19\x01\x12\x45\n\x10podFailurePolicy\x18\x0b \x01(\x0b\x32%.k8s.io.api.batch.v1.PodFailurePolicyB\x04\xe8\xf6\x19\x01\x12?\n\rsuccessPolicy\x18\x10 \x01(\x0b\x32\".k8s.io.api.batch.v1.SuccessPolicyB\x04\xe8\xf6\x19\x01\x12\x1a\n\x0c\x62\x61\x63koffLimit\x18\x07 \x01(\x05\x42\x04\xe8\xf6\x19\x01\x12\"\n\x14\x62\x61\x63koffLimitPerIndex\x18\x0c \x01(\x05\x42\x04\xe8\xf6\x19\x01\x12\x1e\n\x10maxFailedIndexes\x18\r \x01(\x05\x42\x04\xe8\xf6\x19\x01\x12K\n\x08selector\x18\x04 \x01(\x0b\x32\x33.k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelectorB\x04\xe8\xf6\x19\x01\x12\x1c\n\x0emanualSelector\x18\x05 \x01(\x08\x42\x04\xe8\xf6\x19\x01\x12;\n\x08template\x18\x06 \x01(\x0b\x32#.k8s.io.api.core.v1.PodTemplateSpecB\x04\xf0\xf6\x19\x00\x12%\n\x17ttlSecondsAfterFinished\x18\x08 \x01(\x05\x42\x04\xe8\xf6\x19\x01\x12\x1c\n\x0e\x63ompletionMode\x18\t \x01(\tB\x04\xe8\xf6\x19\x01\x12\x15\n\x07suspend\x18\n \x01(\x08\x42\x04\xe8\xf6\x19\x01\x12\"\n\x14podReplacementPolicy\x18\x0e \x01(\tB\x04\xe8\xf6\x19\x01\x12\x17\n\tmanagedBy\x18\x0f \x01(\tB\x04\xe8\xf6\x19\x01\x12I\n\nscheduling\x18\x11 \x01(\x0b\x32/.k8s.io.api.batch.v1.JobSchedulingConfigurationB\x04\xe8\xf6\x19\x01\"\xc0\x03\n\tJobStatus\x12\x35\n\nconditions\x18\x01 \x03(\x0b\x32!.k8s.io.api.batch.v1.JobCondition\x12\x43\n\tstartTime\x18\x02 \x01(\x0b\x32*.k8s.io.apimachinery.pkg.apis.meta.v1.TimeB\x04\xe8\xf6\x19\x01\x12H\n\x0e\x63ompletionTime\x18\x03 \x01(\x0b\x32*.k8s.io.apimachinery.pkg.apis.meta.v1.TimeB\x04\xe8\xf6\x19\x01\x12\x0e\n\x06\x61\x63tive\x18\x04 \x01(\x05\x12\x11\n\tsucceeded\x18\x05 \x01(\x05\x12\x0e\n\x06\x66\x61iled\x18\x06 \x01(\x05\x12\x19\n\x0bterminating\x18\x0b \x01(\x05\x42\x04\xe8\xf6\x19\x01\x12\x18\n\x10\x63ompletedIndexes\x18\x07 \x01(\t\x12\x1b\n\rfailedIndexes\x18\n \x01(\tB\x04\xe8\xf6\x19\x01\x12S\n\x17uncountedTerminatedPods\x18\x08 \x01(\x0b\x32,.k8s.io.api.batch.v1.UncountedTerminatedPodsB\x04\xe8\xf6\x19\x01\x12\x13\n\x05ready\x18\t \x01(\x05\x42\x04\xe8\xf6\x19\x01\"\x81\x01\n\x0fJobTemplateSpec\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12*\n\x04spec\x18\x02 \x01(\x0b\x32\x1c.k8s.io.api.batch.v1.JobSpec\"R\n\x10PodFailurePolicy\x12>\n\x05rules\x18\x01 \x03(\x0b\x32).k8s.io.api.batch.v1.PodFailurePolicyRuleB\x04\xf0\xf6\x19\x00\"s\n&PodFailurePolicyOnExitCodesRequirement\x12\x1b\n\rcontainerName\x18\x01 \x01(\tB\x04\xe8\xf6\x19\x01\x12\x16\n\x08operator\x18\x02 \x01(\tB\x04\xf0\xf6\x19\x00\x12\x14\n\x06values\x18\x03 \x03(\x05\x42\x04\xf0\xf6\x19\x00\"V\n&PodFailurePolicyOnPodConditionsPattern\x12\x12\n\x04type\x18\x01 \x01(\tB\x04\xf0\xf6\x19\x00\x12\x18\n\x06status\x18\x02 \x01(\tB\x08\xf0\xf6\x19\x00\x80\xf7\x19\x00\"\xda\x01\n\x14PodFailurePolicyRule\x12\x14\n\x06\x61\x63tion\x18\x01 \x01(\tB\x04\xf0\xf6\x19\x00\x12V\n\x0bonExitCodes\x18\x02 \x01(\x0b\x32;.k8s.io.api.batch.v1.PodFailurePolicyOnExitCodesRequirementB\x04\xe8\xf6\x19\x01\x12T\n\x0fonPodConditions\x18\x03 \x03(\x0b\x32;.k8s.io.api.batch.v1.PodFailurePolicyOnPodConditionsPattern\"L\n\rSuccessPolicy\x12;\n\x05rules\x18\x01 \x03(\x0b\x32&.k8s.io.api.batch.v1.SuccessPolicyRuleB\x04\xf0\xf6\x19\x00\"Q\n\x11SuccessPolicyRule\x12\x1e\n\x10succeededIndexes\x18\x01 \x01(\tB\x04\xe8\xf6\x19\x01\x12\x1c\n\x0esucceededCount\x18\x02 \x01(\x05\x42\x04\xe8\xf6\x19\x01\"<\n\x17UncountedTerminatedPods\x12\x11\n\tsucceeded\x18\x01 \x03(\t\x12\x0e\n\x06\x66\x61iled\x18\x02 \x03(\t')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'kstore.api.pb.batch_v1_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
+  _globals['_CRONJOB'].fields_by_name['spec']._loaded_options = None
+  _globals['_CRONJOB'].fields_by_name['spec']._serialized_options = b'\200\367\031\001'
+  _globals['_CRONJOBLIST'].fields_by_name['items']._loaded_options = None
+  _globals['_CRONJOBLIST'].fields_by_name['items']._serialized_options = b'\360\366\031\000'
+  _globals['_CRONJOBSPEC'].fields_by_name['schedule']._loaded_options = None
+  _globals['_CRONJOBSPEC'].fields_by_name['schedule']._serialized_options = b'\360\366\031\000'
+  _globals['_CRONJOBSPEC'].fields_by_name['timeZone']._loaded_options = None
+  _globals['_CRONJOBSPEC'].fields_by_name['timeZone']._serialized_options = b'\350\366\031\001'
+  _globals['_CRONJOBSPEC'].fields_by_name['startingDeadlineSeconds']._loaded_options = None
+  _globals['_CRONJOBSPEC'].fields_by_name['startingDeadlineSeconds']._serialized_options = b'\350\366\031\001'
+  _globals['_CRONJOBSPEC'].fields_by_name['suspend']._loaded_options = None
+  _globals['_CRONJOBSPEC'].fields_by_name['suspend']._serialized_options = b'\350\366\031\001'
+  _globals['_CRONJOBSPEC'].fields_by_name['jobTemplate']._loaded_options = None
+  _globals['_CRONJOBSPEC'].fields_by_name['jobTemplate']._serialized_options = b'\360\366\031\000'
+  _globals['_CRONJOBSPEC'].fields_by_name['successfulJobsHistoryLimit']._loaded_options = None
+  _globals['_CRONJOBSPEC'].fields_by_name['successfulJobsHistoryLimit']._serialized_options = b'\350\366\031\001'
+  _globals['_CRONJOBSPEC'].fields_by_name['failedJobsHistoryLimit']._loaded_options = None
+  _globals['_CRONJOBSPEC'].fields_by_name['failedJobsHistoryLimit']._serialized_options = b'\350\366\031\001'
+  _globals['_CRONJOBSTATUS'].fields_by_name['lastScheduleTime']._loaded_options = None
+  _globals['_CRONJOBSTATUS'].fields_by_name['lastScheduleTime']._serialized_options = b'\350\366\031\001'
+  _globals['_CRONJOBSTATUS'].fields_by_name['lastSuccessfulTime']._loaded_options = None
+  _globals['_CRONJOBSTATUS'].fields_by_name['lastSuccessfulTime']._serialized_options = b'\350\366\031\001'
   _globals['_JOBCONDITION'].fields_by_name['type']._loaded_options = None
   _globals['_JOBCONDITION'].fields_by_name['type']._serialized_options = b'\360\366\031\000'
   _globals['_JOBCONDITION'].fields_by_name['status']._loaded_options = None
@@ -115,30 +137,40 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_SUCCESSPOLICYRULE'].fields_by_name['succeededIndexes']._serialized_options = b'\350\366\031\001'
   _globals['_SUCCESSPOLICYRULE'].fields_by_name['succeededCount']._loaded_options = None
   _globals['_SUCCESSPOLICYRULE'].fields_by_name['succeededCount']._serialized_options = b'\350\366\031\001'
-  _globals['_JOB']._serialized_start=182
-  _globals['_JOB']._serialized_end=347
-  _globals['_JOBCONDITION']._serialized_start=350
-  _globals['_JOBCONDITION']._serialized_end=578
-  _globals['_JOBLIST']._serialized_start=580
-  _globals['_JOBLIST']._serialized_end=702
-  _globals['_JOBSCHEDULINGCONFIGURATION']._serialized_start=705
-  _globals['_JOBSCHEDULINGCONFIGURATION']._serialized_end=1120
-  _globals['_JOBSPEC']._serialized_start=1123
-  _globals['_JOBSPEC']._serialized_end=1851
-  _globals['_JOBSTATUS']._serialized_start=1854
-  _globals['_JOBSTATUS']._serialized_end=2302
-  _globals['_PODFAILUREPOLICY']._serialized_start=2304
-  _globals['_PODFAILUREPOLICY']._serialized_end=2386
-  _globals['_PODFAILUREPOLICYONEXITCODESREQUIREMENT']._serialized_start=2388
-  _globals['_PODFAILUREPOLICYONEXITCODESREQUIREMENT']._serialized_end=2503
-  _globals['_PODFAILUREPOLICYONPODCONDITIONSPATTERN']._serialized_start=2505
-  _globals['_PODFAILUREPOLICYONPODCONDITIONSPATTERN']._serialized_end=2591
-  _globals['_PODFAILUREPOLICYRULE']._serialized_start=2594
-  _globals['_PODFAILUREPOLICYRULE']._serialized_end=2812
-  _globals['_SUCCESSPOLICY']._serialized_start=2814
-  _globals['_SUCCESSPOLICY']._serialized_end=2890
-  _globals['_SUCCESSPOLICYRULE']._serialized_start=2892
-  _globals['_SUCCESSPOLICYRULE']._serialized_end=2973
-  _globals['_UNCOUNTEDTERMINATEDPODS']._serialized_start=2975
-  _globals['_UNCOUNTEDTERMINATEDPODS']._serialized_end=3035
+  _globals['_CRONJOB']._serialized_start=182
+  _globals['_CRONJOB']._serialized_end=365
+  _globals['_CRONJOBLIST']._serialized_start=368
+  _globals['_CRONJOBLIST']._serialized_end=498
+  _globals['_CRONJOBSPEC']._serialized_start=501
+  _globals['_CRONJOBSPEC']._serialized_end=796
+  _globals['_CRONJOBSTATUS']._serialized_start=799
+  _globals['_CRONJOBSTATUS']._serialized_end=1021
+  _globals['_JOB']._serialized_start=1024
+  _globals['_JOB']._serialized_end=1189
+  _globals['_JOBCONDITION']._serialized_start=1192
+  _globals['_JOBCONDITION']._serialized_end=1420
+  _globals['_JOBLIST']._serialized_start=1422
+  _globals['_JOBLIST']._serialized_end=1544
+  _globals['_JOBSCHEDULINGCONFIGURATION']._serialized_start=1547
+  _globals['_JOBSCHEDULINGCONFIGURATION']._serialized_end=1962
+  _globals['_JOBSPEC']._serialized_start=1965
+  _globals['_JOBSPEC']._serialized_end=2693
+  _globals['_JOBSTATUS']._serialized_start=2696
+  _globals['_JOBSTATUS']._serialized_end=3144
+  _globals['_JOBTEMPLATESPEC']._serialized_start=3147
+  _globals['_JOBTEMPLATESPEC']._serialized_end=3276
+  _globals['_PODFAILUREPOLICY']._serialized_start=3278
+  _globals['_PODFAILUREPOLICY']._serialized_end=3360
+  _globals['_PODFAILUREPOLICYONEXITCODESREQUIREMENT']._serialized_start=3362
+  _globals['_PODFAILUREPOLICYONEXITCODESREQUIREMENT']._serialized_end=3477
+  _globals['_PODFAILUREPOLICYONPODCONDITIONSPATTERN']._serialized_start=3479
+  _globals['_PODFAILUREPOLICYONPODCONDITIONSPATTERN']._serialized_end=3565
+  _globals['_PODFAILUREPOLICYRULE']._serialized_start=3568
+  _globals['_PODFAILUREPOLICYRULE']._serialized_end=3786
+  _globals['_SUCCESSPOLICY']._serialized_start=3788
+  _globals['_SUCCESSPOLICY']._serialized_end=3864
+  _globals['_SUCCESSPOLICYRULE']._serialized_start=3866
+  _globals['_SUCCESSPOLICYRULE']._serialized_end=3947
+  _globals['_UNCOUNTEDTERMINATEDPODS']._serialized_start=3949
+  _globals['_UNCOUNTEDTERMINATEDPODS']._serialized_end=4009
 # @@protoc_insertion_point(module_scope)

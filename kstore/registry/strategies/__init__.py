@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from kstore.api.scheme import KindDefinition
 from kstore.registry.strategies.apps import DeploymentStrategy
 from kstore.registry.strategies.base import BuiltinStrategy, Strategy
-from kstore.registry.strategies.batch import JobStrategy
+from kstore.registry.strategies.batch import CronJobStrategy, JobStrategy
 from kstore.registry.strategies.coordination import LeaseStrategy
 from kstore.registry.strategies.core import (
     ConfigMapStrategy,
@@ -39,6 +39,7 @@ _BUILTIN: dict[tuple[str, str], StrategyFactory] = {
     ("", "Event"): lambda d, ttl: EventStrategy(d, ttl_seconds=ttl),
     ("apps", "Deployment"): lambda d, ttl: DeploymentStrategy(d),
     ("batch", "Job"): lambda d, ttl: JobStrategy(d),
+    ("batch", "CronJob"): lambda d, ttl: CronJobStrategy(d),
     ("coordination.k8s.io", "Lease"): lambda d, ttl: LeaseStrategy(d),
     # RBAC objects carry no metadata.generation in Kubernetes.
     ("rbac.authorization.k8s.io", "Role"): lambda d, ttl: BuiltinStrategy(d),

@@ -1,4 +1,6 @@
-"""batch Job: Kubernetes' ``pkg/registry/batch/job`` strategy.
+"""batch Job and CronJob: Kubernetes' ``pkg/registry/batch/job`` and ``.../cronjob`` strategies.
+
+Job:
 
 - create: unless ``spec.manualSelector`` is true, the API server generates the selector and the
   pod template labels that tie the Job's pods to it: ``batch.kubernetes.io/controller-uid`` and
@@ -15,6 +17,10 @@
 - deleting through batch/v1 without a propagation policy orphans the Job's pods (Kubernetes
   keeps that default for compatibility); without a request version it deletes them;
 - a name that is not a DNS label draws Kubernetes' warning (pod names and hostnames come from it).
+
+CronJob: ``status`` starts empty, ``generation`` at 1 and follows ``spec``; ``status`` writes keep
+``spec`` and are not validated further (as Kubernetes); deletes take dependents along; the same
+name warning.
 """
 
 from __future__ import annotations
@@ -42,7 +48,7 @@ from kstore.registry.strategies.base import (
     read_meta,
 )
 
-__all__ = ["JobStrategy", "generate_selector"]
+__all__ = ["CronJobStrategy", "JobStrategy", "generate_selector"]
 
 _BATCH_V1: Final = GroupVersion("batch", "v1")
 
@@ -128,3 +134,20 @@ class JobStrategy(BuiltinStrategy):
 
     def default_gc_policy(self, ctx: RequestContext) -> str:
         return ORPHAN_DEPENDENTS if ctx.request_version == _BATCH_V1 else DELETE_DEPENDENTS
+
+
+class CronJobStrategy(BuiltinStrategy):
+    tracks_generation = True
+    default_policy = DELETE_DEPENDENTS
+
+    def prepare_for_create(self, ctx: RequestContext, obj: Object) -> list[str]:
+        warnings = super().prepare_for_create(ctx, obj)
+        warnings.extend(_name_warnings(obj))
+        return warnings
+
+    def validate_kind_update(
+        self, ctx: RequestContext, obj: Object, old: Object, subresource: str
+    ) -> list[Cause]:
+        if subresource == STATUS:
+            return []
+        return super().validate_kind_update(ctx, obj, old, subresource)
