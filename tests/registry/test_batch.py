@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 
 from kstore.api.scheme import Scheme
-from kstore.errors import Invalid
-from kstore.registry.interface import CreateOptions, UpdateOptions
+from kstore.errors import Invalid, NotFound
+from kstore.registry.interface import CreateOptions, DeleteOptions, ListOptions, UpdateOptions
 from kstore.registry.registry import StoreRegistry
 from kstore.registry.strategies.base import DELETE_DEPENDENTS, ORPHAN_DEPENDENTS
-from tests.registry.objects import changed, ctx, hub
+from tests.registry.objects import changed, ctx, hub, wait_for
 
 BATCH = "batch/v1"
 STATUS = UpdateOptions(subresource="status")
@@ -185,3 +185,22 @@ def test_cron_job_gets_generation_and_an_empty_status(
     assert stored["status"] == {"lastScheduleTime": "2026-01-01T03:00:00Z"}
     assert stored["spec"]["suspend"] is False
     assert stored["metadata"]["generation"] == 2
+
+
+def test_deleting_a_namespace_removes_its_jobs(registry: StoreRegistry, scheme: Scheme) -> None:
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}}
+    namespaces = registry.store("", "namespaces")
+    namespaces.create(ctx(""), hub(scheme, namespace), CreateOptions())
+    jobs = registry.store("batch", "jobs")
+    jobs.create(ctx("team", BATCH), hub(scheme, _job()), CreateOptions())
+    namespaces.delete(ctx(""), "team", DeleteOptions())
+
+    def gone() -> bool:
+        try:
+            namespaces.get(ctx(""), "team")
+        except NotFound:
+            return True
+        return False
+
+    assert wait_for(gone)
+    assert jobs.list(ctx("team", BATCH), ListOptions()).items == []
