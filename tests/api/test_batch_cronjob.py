@@ -9,7 +9,7 @@ import pytest
 
 from kstore.api.kinds import builtin_scheme
 from kstore.api.kinds._cron import schedule_error
-from kstore.api.kinds._job_validation import validate_cron_job, validate_cron_job_update
+from kstore.api.kinds._cron_job_validation import validate_cron_job, validate_cron_job_update
 from kstore.errors import Cause
 
 SCHEME = builtin_scheme()

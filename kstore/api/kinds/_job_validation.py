@@ -1,5 +1,5 @@
-"""Job and CronJob validation on the hub, as ``pkg/apis/batch/validation`` and the registry
-strategies call it.
+"""Job validation on the hub, as ``pkg/apis/batch/validation`` and the registry strategy call
+it.
 
 - :func:`validate_job` is ``ValidateJob`` with the options of a create: metadata (a DNS
   subdomain name), the generated selector and pod template labels (unless ``manualSelector``),
@@ -16,10 +16,10 @@ strategies call it.
 - :func:`validate_job_status_update` is ``ValidateJobUpdateStatus``: non-negative counters,
   unique uncounted pod UIDs, and the transitions Kubernetes refuses (counters going down, a
   terminal condition switched off, Complete with Failed);
-- :func:`validate_cron_job` / :func:`validate_cron_job_update` are ``ValidateCronJobCreate`` /
-  ``ValidateCronJobUpdate``: the schedule (:mod:`kstore.api.kinds._cron`), the time zone, the
-  concurrency policy, history limits, and the job template validated as a Job spec that may not
-  carry a selector or ``manualSelector: true``.
+- :func:`validate_job_spec_fields` is ``validateJobSpec`` (everything but the selector), which
+  a CronJob's job template is held to as well (:mod:`kstore.api.kinds._cron_job_validation`).
+
+The pod failure and success policies are checked by :mod:`kstore.api.kinds._job_policies`.
 
 Expects defaulted objects, as Kubernetes validates after defaulting. Field paths, messages and
 the order of the causes are Kubernetes'.
@@ -27,11 +27,15 @@ the order of the causes are Kubernetes'.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, Final
 
-from kstore.api.kinds._cron import load_location_error, schedule_error
+from kstore.api.kinds._job_policies import (
+    success_policy_value,
+    validate_domain_prefixed_path,
+    validate_pod_failure_policy,
+    validate_success_policy,
+)
 from kstore.api.kinds._selector import as_matcher, selector_value, validate_label_selector
 from kstore.api.validation.core.podspec import validate_pod_template_spec
 from kstore.api.validation.field import (
@@ -43,15 +47,8 @@ from kstore.api.validation.field import (
     not_supported,
     required,
     too_long,
-    too_many,
 )
-from kstore.api.validation.names import (
-    is_dns1123_label,
-    is_dns1123_subdomain,
-    is_qualified_name,
-    name_is_dns_subdomain,
-    regex_error,
-)
+from kstore.api.validation.names import is_dns1123_label, name_is_dns_subdomain
 from kstore.api.validation.objectmeta import (
     validate_immutable_field,
     validate_nonnegative_field,
@@ -65,9 +62,8 @@ __all__ = [
     "JOB_NAME_LABEL",
     "LEGACY_CONTROLLER_UID_LABEL",
     "LEGACY_JOB_NAME_LABEL",
-    "validate_cron_job",
-    "validate_cron_job_update",
     "validate_job",
+    "validate_job_spec_fields",
     "validate_job_status_update",
     "validate_job_update",
 ]
@@ -87,26 +83,12 @@ _MAX_FAILED_INDEXES: Final = 100_000
 _COMPLETIONS_SOFT_LIMIT: Final = 100_000
 _PARALLELISM_HIGH_COMPLETIONS: Final = 10_000
 _MAX_FAILED_INDEXES_HIGH_COMPLETIONS: Final = 10_000
-_MAX_POD_FAILURE_RULES: Final = 20
-_MAX_EXIT_CODE_VALUES: Final = 255
-_MAX_POD_CONDITION_PATTERNS: Final = 20
 _MAX_MANAGED_BY_LENGTH: Final = 63
-_MAX_SUCCEEDED_INDEXES_LENGTH: Final = 64 * 1024
-_MAX_SUCCESS_POLICY_RULES: Final = 20
-#: ``DNS1035LabelMaxLength - 11``: the controller appends ``-<timestamp>`` to Job names.
-_MAX_CRON_JOB_NAME: Final = 52
 
 # sets.List order (sorted), as Kubernetes lists the supported values.
-_ACTIONS: Final = ("Count", "FailIndex", "FailJob", "Ignore")
-_OPERATORS: Final = ("In", "NotIn")
-_CONDITION_STATUSES: Final = ("False", "True", "Unknown")
 _REPLACEMENT_POLICIES: Final = ("Failed", "TerminatingOrFailed")
-_CONCURRENCY_POLICIES: Final = ("Allow", "Forbid", "Replace")
+#: The conditions a status write may not switch off, in the order Kubernetes checks them.
 _TERMINAL_CONDITIONS: Final = ("Failed", "Complete", "FailureTarget")
-
-_HTTP_PATH_FMT: Final = r"[A-Za-z0-9/\-._~%!$&'()*+,;=:]+"
-_HTTP_PATH: Final = re.compile(_HTTP_PATH_FMT)
-_TIME_ZONE_PART: Final = re.compile(r"[A-Za-z.\-_0-9+]{1,14}")
 
 
 # ----------------------------------------------------------------------------- access
@@ -203,253 +185,6 @@ def _validate_generated_selector(job: Mapping[str, Any], prefixed_labels: bool) 
     return causes
 
 
-# ----------------------------------------------------------------------------- policies
-
-
-def _validate_exit_codes(
-    requirement: Mapping[str, Any], path: Path, container_names: set[str]
-) -> list[Cause]:
-    causes: list[Cause] = []
-    operator = _str(requirement, "operator")
-    operator_path = path.child("operator")
-    if not operator:
-        causes.append(required(operator_path, "valid values: " + _go_q_list(_OPERATORS)))
-    elif operator not in _OPERATORS:
-        causes.append(not_supported(operator_path, JSONValue(operator), _OPERATORS))
-    container = _opt_str(requirement, "containerName")
-    if container is not None and container not in container_names:
-        causes.append(
-            invalid(
-                path.child("containerName"),
-                container,
-                "must be one of the container or initContainer names in the pod template",
-            )
-        )
-    values = [v for v in _list(requirement, "values") if isinstance(v, int)]
-    values_path = path.child("values")
-    if not values:
-        causes.append(invalid(values_path, values, "at least one value is required"))
-    elif len(values) > _MAX_EXIT_CODE_VALUES:
-        causes.append(too_many(values_path, len(values), _MAX_EXIT_CODE_VALUES))
-    seen: set[int] = set()
-    ordered = True
-    for j, value in enumerate(values):
-        if operator == "In" and value == 0:
-            causes.append(invalid(values_path.index(j), value, "must not be 0 for the In operator"))
-        if value in seen:
-            causes.append(duplicate(values_path.index(j), value))
-        else:
-            seen.add(value)
-        if j > 0 and values[j - 1] > value:
-            ordered = False
-    if not ordered:
-        causes.append(invalid(values_path, values, "must be ordered"))
-    return causes
-
-
-def _validate_pod_conditions(patterns: list[Any], path: Path) -> list[Cause]:
-    causes: list[Cause] = []
-    if len(patterns) > _MAX_POD_CONDITION_PATTERNS:
-        causes.append(too_many(path, len(patterns), _MAX_POD_CONDITION_PATTERNS))
-    for j, pattern in enumerate(patterns):
-        pattern = pattern if isinstance(pattern, Mapping) else {}
-        pattern_path = path.index(j)
-        kind = _str(pattern, "type")
-        causes.extend(
-            invalid(pattern_path.child("type"), kind, msg) for msg in is_qualified_name(kind)
-        )
-        status = _str(pattern, "status")
-        status_path = pattern_path.child("status")
-        if not status:
-            causes.append(required(status_path, "valid values: " + _go_q_list(_CONDITION_STATUSES)))
-        elif status not in _CONDITION_STATUSES:
-            causes.append(not_supported(status_path, JSONValue(status), _CONDITION_STATUSES))
-    return causes
-
-
-def _go_q_list(values: Sequence[str]) -> str:
-    """Go's ``%q`` of a ``[]string``: ``["a" "b"]``."""
-    return "[" + " ".join(f'"{v}"' for v in values) + "]"
-
-
-def _validate_pod_failure_rule(
-    spec: Mapping[str, Any], rule: Mapping[str, Any], path: Path, container_names: set[str]
-) -> list[Cause]:
-    causes: list[Cause] = []
-    action = _str(rule, "action")
-    action_path = path.child("action")
-    if not action:
-        causes.append(required(action_path, "valid values: " + _go_q_list(_ACTIONS)))
-    elif action == "FailIndex":
-        if spec.get("backoffLimitPerIndex") is None:
-            causes.append(
-                invalid(
-                    action_path, JSONValue(action), "requires the backoffLimitPerIndex to be set"
-                )
-            )
-    elif action not in _ACTIONS:
-        causes.append(not_supported(action_path, JSONValue(action), _ACTIONS))
-    on_exit_codes = _opt_map(rule, "onExitCodes")
-    if on_exit_codes is not None:
-        causes.extend(
-            _validate_exit_codes(on_exit_codes, path.child("onExitCodes"), container_names)
-        )
-    patterns = _list(rule, "onPodConditions")
-    if patterns:
-        causes.extend(_validate_pod_conditions(patterns, path.child("onPodConditions")))
-    if on_exit_codes is not None and patterns:
-        causes.append(
-            invalid(
-                path, OMIT_VALUE, "specifying both OnExitCodes and OnPodConditions is not supported"
-            )
-        )
-    if on_exit_codes is None and not patterns:
-        causes.append(
-            invalid(
-                path, OMIT_VALUE, "specifying one of OnExitCodes and OnPodConditions is required"
-            )
-        )
-    return causes
-
-
-def _validate_pod_failure_policy(spec: Mapping[str, Any], path: Path) -> list[Cause]:
-    rules = _list(_map(spec, "podFailurePolicy"), "rules")
-    rules_path = path.child("rules")
-    causes: list[Cause] = []
-    if len(rules) > _MAX_POD_FAILURE_RULES:
-        causes.append(too_many(rules_path, len(rules), _MAX_POD_FAILURE_RULES))
-    pod_spec = _map(_map(spec, "template"), "spec")
-    names = {
-        _str(c, "name")
-        for key in ("containers", "initContainers")
-        for c in _list(pod_spec, key)
-        if isinstance(c, Mapping)
-    }
-    for i, rule in enumerate(rules):
-        rule = rule if isinstance(rule, Mapping) else {}
-        causes.extend(_validate_pod_failure_rule(spec, rule, rules_path.index(i), names))
-    return causes
-
-
-def _parse_index_interval(text: str, completions: int) -> tuple[int, int]:
-    limits = text.split("-")
-    if len(limits) > 2:
-        raise ValueError(
-            f'the fragment "{text}" violates the requirement that an index interval can have '
-            "at most two parts separated by '-'"
-        )
-    bounds: list[int] = []
-    for limit in limits:
-        if re.fullmatch(r"[+-]?[0-9]+", limit) is None:
-            raise ValueError(f'cannot convert string to integer for index: "{limit}"')
-        value = int(limit)
-        if value >= completions:
-            raise ValueError(f'too large index: "{limit}"')
-        bounds.append(value)
-    if len(bounds) == 2 and bounds[0] >= bounds[1]:
-        raise ValueError(f"non-increasing order, previous: {bounds[0]}, current: {bounds[1]}")
-    return bounds[0], bounds[-1]
-
-
-def _indexes_total(text: str, completions: int) -> int:
-    """``validateIndexesFormat``: how many indexes ``1,3-5`` names; ValueError when malformed."""
-    if not text:
-        return 0
-    last: int | None = None
-    total = 0
-    for interval in text.split(","):
-        x, y = _parse_index_interval(interval, completions)
-        if last is not None and last >= x:
-            raise ValueError(f"non-increasing order, previous: {last}, current: {x}")
-        total += y - x + 1
-        last = y
-    return total
-
-
-def _success_policy_value(policy: Mapping[str, Any]) -> JSONValue:
-    rules = []
-    for rule in _list(policy, "rules"):
-        rule = rule if isinstance(rule, Mapping) else {}
-        rules.append(
-            {k: rule[k] for k in ("succeededIndexes", "succeededCount") if rule.get(k) is not None}
-        )
-    return JSONValue({"rules": rules})
-
-
-def _validate_success_policy(spec: Mapping[str, Any], path: Path) -> list[Cause]:
-    rules = _list(_map(spec, "successPolicy"), "rules")
-    rules_path = path.child("rules")
-    completions = _opt_int(spec, "completions")
-    causes: list[Cause] = []
-    if not rules:
-        causes.append(
-            required(
-                rules_path,
-                "at least one rules must be specified when the successPolicy is specified",
-            )
-        )
-    if len(rules) > _MAX_SUCCESS_POLICY_RULES:
-        causes.append(too_many(rules_path, len(rules), _MAX_SUCCESS_POLICY_RULES))
-    for i, rule in enumerate(rules):
-        rule = rule if isinstance(rule, Mapping) else {}
-        rule_path = rules_path.index(i)
-        indexes = _opt_str(rule, "succeededIndexes")
-        count = _opt_int(rule, "succeededCount")
-        if indexes is None and count is None:
-            causes.append(
-                required(
-                    rule_path,
-                    "at least one of succeededCount or succeededIndexes must be specified",
-                )
-            )
-        total = 0
-        if indexes is not None:
-            indexes_path = rule_path.child("succeededIndexes")
-            if len(indexes.encode()) > _MAX_SUCCEEDED_INDEXES_LENGTH:
-                causes.append(too_long(indexes_path, _MAX_SUCCEEDED_INDEXES_LENGTH))
-            try:
-                total = _indexes_total(indexes, completions or 0)
-            except ValueError as exc:
-                causes.append(
-                    invalid(indexes_path, indexes, f"error parsing succeededIndexes: {exc}")
-                )
-        if count is not None:
-            count_path = rule_path.child("succeededCount")
-            causes.extend(validate_nonnegative_field(count, count_path))
-            if completions is not None and count > completions:
-                causes.append(
-                    invalid(
-                        count_path,
-                        count,
-                        f"must be less than or equal to {completions} "
-                        "(the number of specified completions)",
-                    )
-                )
-            if indexes is not None and count > total:
-                causes.append(
-                    invalid(
-                        count_path,
-                        count,
-                        f"must be less than or equal to {total} "
-                        "(the number of indexes in the specified succeededIndexes field)",
-                    )
-                )
-    return causes
-
-
-def _validate_domain_prefixed_path(value: str, path: Path) -> list[Cause]:
-    """``IsDomainPrefixedPath``."""
-    if not value:
-        return [required(path)]
-    host, slash, rest = value.partition("/")
-    if not slash or not host or not rest:
-        return [invalid(path, value, 'must be a domain-prefixed path (such as "acme.io/foo")')]
-    causes = [invalid(path, host, msg) for msg in is_dns1123_subdomain(host)]
-    if _HTTP_PATH.fullmatch(rest) is None:
-        causes.append(invalid(path, rest, regex_error("Invalid path", _HTTP_PATH_FMT)))
-    return causes
-
-
 # ----------------------------------------------------------------------------- spec
 
 
@@ -522,7 +257,7 @@ def _validate_indexed(spec: Mapping[str, Any], path: Path) -> list[Cause]:
     return causes
 
 
-def _validate_job_spec_fields(spec: Mapping[str, Any], path: Path) -> list[Cause]:
+def validate_job_spec_fields(spec: Mapping[str, Any], path: Path) -> list[Cause]:
     """``validateJobSpec``: everything but the selector."""
     causes: list[Cause] = []
     for key in (
@@ -545,7 +280,7 @@ def _validate_job_spec_fields(spec: Mapping[str, Any], path: Path) -> list[Cause
             )
     managed_by = _opt_str(spec, "managedBy")
     if managed_by is not None:
-        causes.extend(_validate_domain_prefixed_path(managed_by, path.child("managedBy")))
+        causes.extend(validate_domain_prefixed_path(managed_by, path.child("managedBy")))
         if len(managed_by.encode()) > _MAX_MANAGED_BY_LENGTH:
             causes.append(too_long(path.child("managedBy"), _MAX_MANAGED_BY_LENGTH))
     mode = _opt_str(spec, "completionMode")
@@ -565,19 +300,19 @@ def _validate_job_spec_fields(spec: Mapping[str, Any], path: Path) -> list[Cause
                 causes.append(invalid(path.child(key), value, "requires indexed completion mode"))
     has_failure_policy = _opt_map(spec, "podFailurePolicy") is not None
     if has_failure_policy:
-        causes.extend(_validate_pod_failure_policy(spec, path.child("podFailurePolicy")))
+        causes.extend(validate_pod_failure_policy(spec, path.child("podFailurePolicy")))
     success_policy = _opt_map(spec, "successPolicy")
     if success_policy is not None:
         if not _is_indexed(spec):
             causes.append(
                 invalid(
                     path.child("successPolicy"),
-                    _success_policy_value(success_policy),
+                    success_policy_value(success_policy),
                     "requires indexed completion mode",
                 )
             )
         else:
-            causes.extend(_validate_success_policy(spec, path.child("successPolicy")))
+            causes.extend(validate_success_policy(spec, path.child("successPolicy")))
     replacement = _opt_str(spec, "podReplacementPolicy")
     if replacement is not None:
         where = path.child("podReplacementPolicy")
@@ -606,7 +341,7 @@ def _validate_job_spec_fields(spec: Mapping[str, Any], path: Path) -> list[Cause
 
 def _validate_job_spec(spec: Mapping[str, Any], path: Path) -> list[Cause]:
     """``ValidateJobSpec``: the fields, a selector, and the selector matching the template."""
-    causes = _validate_job_spec_fields(spec, path)
+    causes = validate_job_spec_fields(spec, path)
     selector = _opt_map(spec, "selector")
     if selector is None:
         causes.append(required(path.child("selector")))
@@ -836,116 +571,4 @@ def validate_job_status_update(new: Mapping[str, Any], old: Mapping[str, Any]) -
                 "cannot decrease the succeeded counter",
             )
         )
-    return causes
-
-
-# ----------------------------------------------------------------------------- CronJob
-
-
-def _validate_time_zone(zone: Any, path: Path) -> list[Cause]:
-    if not isinstance(zone, str):
-        return []
-    if not zone:
-        return [invalid(path, zone, "timeZone must be nil or non-empty string")]
-    for part in zone.split("/"):
-        if part in (".", "..") or part.startswith("-") or _TIME_ZONE_PART.fullmatch(part) is None:
-            return [invalid(path, zone, f"unknown time zone {zone}")]
-    causes: list[Cause] = []
-    if zone.lower() == "local":
-        causes.append(
-            invalid(
-                path,
-                zone,
-                "timeZone must be an explicit time zone as defined in "
-                "https://www.iana.org/time-zones",
-            )
-        )
-    error = load_location_error(zone)
-    if error is not None:
-        causes.append(invalid(path, zone, error))
-    return causes
-
-
-def _validate_job_template(template: Mapping[str, Any], path: Path) -> list[Cause]:
-    """``ValidateJobTemplateSpec``: the Job spec without its selector rules."""
-    spec = _map(template, "spec")
-    spec_path = path.child("spec")
-    causes = _validate_job_spec_fields(spec, spec_path)
-    selector = _opt_map(spec, "selector")
-    if selector is not None:
-        causes.append(
-            invalid(
-                spec_path.child("selector"),
-                selector_value(selector),
-                "`selector` will be auto-generated",
-            )
-        )
-    if spec.get("manualSelector") is True:
-        causes.append(not_supported(spec_path.child("manualSelector"), True, ("nil", "false")))
-    return causes
-
-
-def _validate_cron_job_spec(
-    spec: Mapping[str, Any], old_spec: Mapping[str, Any] | None, path: Path
-) -> list[Cause]:
-    causes: list[Cause] = []
-    schedule = _str(spec, "schedule")
-    schedule_path = path.child("schedule")
-    time_zone = spec.get("timeZone")
-    if not schedule:
-        causes.append(required(schedule_path))
-    else:
-        error = schedule_error(schedule)
-        if error is not None:
-            causes.append(invalid(schedule_path, schedule, error))
-        tz_allowed = old_spec is not None and "TZ" in _str(old_spec, "schedule")
-        if tz_allowed and "TZ" in schedule and time_zone is not None:
-            causes.append(
-                invalid(
-                    schedule_path,
-                    schedule,
-                    "cannot use both timeZone field and TZ or CRON_TZ in schedule",
-                )
-            )
-        elif not tz_allowed and "TZ" in schedule:
-            causes.append(
-                invalid(
-                    schedule_path,
-                    schedule,
-                    "cannot use TZ or CRON_TZ in schedule, use timeZone field instead",
-                )
-            )
-    deadline = _opt_int(spec, "startingDeadlineSeconds")
-    if deadline is not None:
-        causes.extend(validate_nonnegative_field(deadline, path.child("startingDeadlineSeconds")))
-    if old_spec is None or old_spec.get("timeZone") != time_zone:
-        causes.extend(_validate_time_zone(time_zone, path.child("timeZone")))
-    policy = _str(spec, "concurrencyPolicy")
-    policy_path = path.child("concurrencyPolicy")
-    if not policy:
-        causes.append(required(policy_path))
-    elif policy not in _CONCURRENCY_POLICIES:
-        causes.append(not_supported(policy_path, JSONValue(policy), _CONCURRENCY_POLICIES))
-    causes.extend(_validate_job_template(_map(spec, "jobTemplate"), path.child("jobTemplate")))
-    for key in ("successfulJobsHistoryLimit", "failedJobsHistoryLimit"):
-        value = _opt_int(spec, key)
-        if value is not None:
-            causes.extend(validate_nonnegative_field(value, path.child(key)))
-    return causes
-
-
-def validate_cron_job(cron_job: Mapping[str, Any]) -> list[Cause]:
-    """``ValidateCronJobCreate``; names longer than 52 characters are refused on create only."""
-    causes = validate_object_meta(cron_job, True, name_is_dns_subdomain)
-    causes.extend(_validate_cron_job_spec(_map(cron_job, "spec"), None, _SPEC))
-    name = _str(_map(cron_job, "metadata"), "name")
-    if len(name) > _MAX_CRON_JOB_NAME:
-        causes.append(invalid(_META.child("name"), name, "must be no more than 52 characters"))
-    return causes
-
-
-def validate_cron_job_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> list[Cause]:
-    """``ValidateCronJobUpdate``."""
-    causes = validate_object_meta_update(new, old)
-    causes.extend(_validate_cron_job_spec(_map(new, "spec"), _map(old, "spec"), _SPEC))
     return causes

@@ -24,7 +24,8 @@ Job strategy (:mod:`kstore.registry.strategies.batch`) reproduces that whenever 
 equal its template's on create (:func:`labels_from_template`): also when a client wrote the same
 labels twice, where Kubernetes would keep two maps.
 
-Validation runs on the hub (:mod:`kstore.api.kinds._job_validation`).
+Validation runs on the hub (:mod:`kstore.api.kinds._job_validation`,
+:mod:`kstore.api.kinds._cron_job_validation`).
 """
 
 from __future__ import annotations
@@ -33,12 +34,8 @@ from collections.abc import Mapping, MutableMapping
 from typing import Any, Final
 
 from kstore.api.gvk import Object
-from kstore.api.kinds._job_validation import (
-    validate_cron_job,
-    validate_cron_job_update,
-    validate_job,
-    validate_job_update,
-)
+from kstore.api.kinds._cron_job_validation import validate_cron_job, validate_cron_job_update
+from kstore.api.kinds._job_validation import validate_job, validate_job_update
 from kstore.api.kinds._lists import list_definition
 from kstore.api.kinds.core import default_pod_spec
 from kstore.api.scheme import KindDefinition, KindVersion, ResourceInfo
