@@ -486,3 +486,20 @@ def test_apply_cron_job_then_get_prints_the_cron_job_table(k: Kubectl) -> None:
     k.write("bad.yaml", bad)
     failed = k.fails("apply", "-f", "bad.yaml")
     assert "expected exactly 5 fields, found 4: [0 3 * *]" in failed.stderr
+
+
+def test_create_cron_job_and_a_job_from_it(k: Kubectl) -> None:
+    created = k.ok("create", "cronjob", "tick", "--image=busybox", "--schedule=*/1 * * * *")
+    assert created.strip() == "cronjob.batch/tick created"
+    cron_job = _get(k, "cronjob", "tick")
+    assert cron_job["spec"]["jobTemplate"]["spec"]["template"]["spec"]["restartPolicy"] == (
+        "OnFailure"
+    )
+    assert k.ok("create", "job", "manual", "--from=cronjob/tick").strip() == (
+        "job.batch/manual created"
+    )
+    job = _get(k, "job", "manual")
+    assert job["metadata"]["annotations"]["cronjob.kubernetes.io/instantiate"] == "manual"
+    owner = job["metadata"]["ownerReferences"][0]
+    assert (owner["kind"], owner["name"]) == ("CronJob", "tick")
+    assert owner["uid"] == cron_job["metadata"]["uid"]
