@@ -269,11 +269,19 @@ def _selector_text(selector: Mapping[str, Any]) -> str:
     return ",".join(parts) or "<none>"
 
 
-def _deployment(obj: Object, now: datetime) -> list[Any]:
-    spec, status = _m(obj, "spec"), _m(obj, "status")
+def _template_containers(spec: Mapping[str, Any]) -> list[str]:
+    """``layoutContainerCells``: the pod template's container names and images."""
     containers = [
         c for c in _l(_m(_m(spec, "template"), "spec"), "containers") if isinstance(c, dict)
     ]
+    return [
+        ",".join(str(c.get("name", "")) for c in containers),
+        ",".join(str(c.get("image", "")) for c in containers),
+    ]
+
+
+def _deployment(obj: Object, now: datetime) -> list[Any]:
+    spec, status = _m(obj, "spec"), _m(obj, "status")
     desired = spec.get("replicas", 1)
     return [
         _name(obj),
@@ -281,9 +289,19 @@ def _deployment(obj: Object, now: datetime) -> list[Any]:
         int(status.get("updatedReplicas") or 0),
         int(status.get("availableReplicas") or 0),
         _age(obj, now),
-        ",".join(str(c.get("name", "")) for c in containers),
-        ",".join(str(c.get("image", "")) for c in containers),
+        *_template_containers(spec),
         _selector_text(_m(spec, "selector")),
+    ]
+
+
+def _stateful_set(obj: Object, now: datetime) -> list[Any]:
+    spec, status = _m(obj, "spec"), _m(obj, "status")
+    desired = spec.get("replicas", 1)
+    return [
+        _name(obj),
+        f"{int(status.get('readyReplicas') or 0)}/{int(desired or 0)}",
+        _age(obj, now),
+        *_template_containers(spec),
     ]
 
 
@@ -415,6 +433,16 @@ _PRINTERS: dict[tuple[str, str], Printer] = {
             _col("Selector", "string", "The label selector of the deployment.", 1),
         ),
         _deployment,
+    ),
+    ("apps", "StatefulSet"): Printer(
+        (
+            _NAME,
+            _col("Ready", "string", "Number of the pod with ready state"),
+            _AGE,
+            _col("Containers", "string", "Names of each container in the template.", 1),
+            _col("Images", "string", "Images referenced by each container in the template.", 1),
+        ),
+        _stateful_set,
     ),
     ("coordination.k8s.io", "Lease"): Printer(
         (_NAME, _col("Holder", "string", "The holder of the lease."), _AGE), _lease

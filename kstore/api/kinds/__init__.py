@@ -1,5 +1,5 @@
 """The built-in kinds kstore serves: core/v1, apps, coordination.k8s.io, rbac.authorization.k8s.io,
-and the meta kinds.
+and the meta kinds (one module per group, or per kind for the later ones).
 
 Their structural schemas (which fields each version has, for ``fieldValidation``) come from the
 protobuf descriptors of the same kinds, so the wire format and the field checks cannot drift.
@@ -11,7 +11,14 @@ import dataclasses
 from functools import cache
 
 from kstore.api.gvk import GroupVersionKind
-from kstore.api.kinds import apps, coordination, core, meta, rbac
+from kstore.api.kinds import (
+    apps,
+    coordination,
+    core,
+    meta,
+    rbac,
+    statefulset,
+)
 from kstore.api.proto_schema import schema_for_gvk
 from kstore.api.scheme import KindDefinition, Scheme, SchemeBuilder
 
@@ -44,6 +51,7 @@ def _builtin_definitions() -> tuple[KindDefinition, ...]:
     every = (
         *core.DEFINITIONS,
         *apps.DEFINITIONS,
+        *statefulset.DEFINITIONS,
         *coordination.DEFINITIONS,
         *rbac.DEFINITIONS,
         *meta.DEFINITIONS,

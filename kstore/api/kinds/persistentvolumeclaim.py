@@ -1,0 +1,41 @@
+"""core/v1 PersistentVolumeClaim defaults (claims are embedded in StatefulSets'
+``volumeClaimTemplates``).
+
+Defaulting is Kubernetes' ``SetObjectDefaults_PersistentVolumeClaim``: ``status.phase``
+``Pending`` and ``spec.volumeMode`` ``Filesystem`` (:func:`default_persistent_volume_claim`,
+which StatefulSets apply to each of their ``volumeClaimTemplates`` too). The rounding of
+resource quantities to milli-units is skipped, as for Pods.
+
+Validation of a claim's spec: :mod:`kstore.api.kinds._persistentvolumeclaim_validation`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from kstore.api.gvk import Object
+
+__all__ = ["default_persistent_volume_claim", "struct_at"]
+
+_PENDING: Final = "Pending"
+_FILESYSTEM: Final = "Filesystem"
+
+
+def struct_at(parent: dict[str, Any], key: str) -> dict[str, Any] | None:
+    """The struct at ``parent[key]``, created when absent or null (a Go struct is never nil);
+    None when the key holds something else (validation reports it)."""
+    value = parent.get(key)
+    if value is None:
+        value = parent[key] = {}
+    return value if isinstance(value, dict) else None
+
+
+def default_persistent_volume_claim(pvc: Object) -> None:
+    """``SetDefaults_PersistentVolumeClaim`` and ``SetDefaults_PersistentVolumeClaimSpec``,
+    in place."""
+    status = struct_at(pvc, "status")
+    if status is not None and not status.get("phase"):
+        status["phase"] = _PENDING
+    spec = struct_at(pvc, "spec")
+    if spec is not None and spec.get("volumeMode") is None:
+        spec["volumeMode"] = _FILESYSTEM
