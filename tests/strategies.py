@@ -484,6 +484,13 @@ def persistent_volume_claim_status() -> st.SearchStrategy[Obj]:
     )
 
 
+def _persistent_volume_claim(version: str) -> st.SearchStrategy[Obj]:
+    return _fields(
+        {"metadata": object_meta(namespaced=True)},
+        {"spec": persistent_volume_claim_spec(), "status": persistent_volume_claim_status()},
+    )
+
+
 def _pod(version: str) -> st.SearchStrategy[Obj]:
     return _fields(
         {"metadata": object_meta(namespaced=True), "spec": pod_spec()},
@@ -991,6 +998,7 @@ _BY_KIND: dict[tuple[str, str], StrategyFor] = {
     ("", "ConfigMap"): _config_map,
     ("", "Secret"): _secret,
     ("", "Event"): _event,
+    ("", "PersistentVolumeClaim"): _persistent_volume_claim,
     ("", "Pod"): _pod,
     ("", "Service"): _service,
     ("", "ServiceAccount"): _service_account,

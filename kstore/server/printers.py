@@ -249,6 +249,44 @@ def _event(obj: Object, now: datetime) -> list[Any]:
     ]
 
 
+#: ``helper.GetAccessModesAsString``: each mode once, in this order.
+_ACCESS_MODES = (
+    ("ReadWriteOnce", "RWO"),
+    ("ReadOnlyMany", "ROX"),
+    ("ReadWriteMany", "RWX"),
+    ("ReadWriteOncePod", "RWOP"),
+)
+
+
+def _persistent_volume_claim(obj: Object, now: datetime) -> list[Any]:
+    spec, status, meta = _m(obj, "spec"), _m(obj, "status"), _m(obj, "metadata")
+    phase = "Terminating" if meta.get("deletionTimestamp") else str(status.get("phase") or "")
+    volume = str(spec.get("volumeName") or "")
+    capacity = modes = ""
+    if volume:
+        bound = _l(status, "accessModes")
+        modes = ",".join(short for mode, short in _ACCESS_MODES if mode in bound)
+        capacity = str(_m(status, "capacity").get("storage") or "0")
+    # helper.GetPersistentVolumeClaimClass: the beta annotation first.
+    annotations = _m(meta, "annotations")
+    storage_class = annotations.get("volume.beta.kubernetes.io/storage-class")
+    if storage_class is None:
+        storage_class = spec.get("storageClassName") or ""
+    attributes_class = spec.get("volumeAttributesClassName")
+    mode = spec.get("volumeMode")
+    return [
+        _name(obj),
+        phase,
+        volume,
+        capacity,
+        modes,
+        str(storage_class),
+        "<unset>" if attributes_class is None else str(attributes_class),
+        _age(obj, now),
+        "<unset>" if mode is None else str(mode),
+    ]
+
+
 # ------------------------------------------------------------------------ apps/v1
 
 
@@ -405,6 +443,20 @@ _PRINTERS: dict[tuple[str, str], Printer] = {
             _col("Selector", "string", "The pod selector of the service.", 1),
         ),
         _service,
+    ),
+    ("", "PersistentVolumeClaim"): Printer(
+        (
+            _NAME,
+            _col("Status", "string", "The phase of the claim."),
+            _col("Volume", "string", "The volume bound to the claim."),
+            _col("Capacity", "string", "The capacity of the bound volume."),
+            _col("Access Modes", "string", "The access modes of the bound volume."),
+            _col("StorageClass", "string", "StorageClass of the pvc"),
+            _col("VolumeAttributesClass", "string", "VolumeAttributesClass of the pvc"),
+            _AGE,
+            _col("VolumeMode", "string", "The volume mode the claim asks for.", 1),
+        ),
+        _persistent_volume_claim,
     ),
     ("", "Event"): Printer(
         (

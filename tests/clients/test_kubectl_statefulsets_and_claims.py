@@ -1,9 +1,12 @@
-"""StatefulSets with real kubectl: discovery, apply, the columns ``kubectl get`` prints,
-``kubectl scale``, the immutable spec; on LMDB and on etcd."""
+"""StatefulSets and PersistentVolumeClaims with real kubectl and the Python client: discovery,
+apply, the columns ``kubectl get`` prints, ``kubectl scale``, the immutable spec, a claim bound
+through its status; on LMDB and on etcd."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from kubernetes import client
 
 from tests.clients.kubectl import Kubectl
 from tests.clients.manifests import to_yaml
@@ -44,6 +47,19 @@ def _statefulset(service: str = "web", image: str = "nginx:1.27") -> dict[str, A
     }
 
 
+def _claim() -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "data"},
+        "spec": {
+            "accessModes": ["ReadWriteOnce"],
+            "storageClassName": "standard",
+            "resources": {"requests": {"storage": "1Gi"}},
+        },
+    }
+
+
 def _table(text: str) -> list[dict[str, str]]:
     """kubectl's columns read by position (cells may be empty, names may hold a space)."""
     lines = [line for line in text.splitlines() if line.strip()]
@@ -62,6 +78,7 @@ def _table(text: str) -> list[dict[str, str]]:
 def test_discovery_names_both_kinds(kubectl: Kubectl) -> None:
     rows = [line.split() for line in kubectl.ok("api-resources").splitlines()]
     assert ["statefulsets", "sts", "apps/v1", "true", "StatefulSet"] in rows
+    assert ["persistentvolumeclaims", "pvc", "v1", "true", "PersistentVolumeClaim"] in rows
     spec = [line.split() for line in kubectl.ok("explain", "sts.spec").splitlines()]
     assert ["selector", "<LabelSelector>", "-required-"] in spec
     assert ["template", "<PodTemplateSpec>", "-required-"] in spec
@@ -94,3 +111,41 @@ def test_apply_get_scale_and_the_immutable_spec(k: Kubectl, namespace: str) -> N
         "'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' "
         "are forbidden"
     ) in result.stderr, (result.stderr, namespace)
+
+
+def test_claim_columns_before_and_after_binding(
+    k: Kubectl, api_client: client.ApiClient, namespace: str
+) -> None:
+    k.write("data.yaml", to_yaml(_claim()))
+    assert k.ok("create", "-f", "data.yaml").strip() == "persistentvolumeclaim/data created"
+    rows = _table(k.ok("get", "pvc", "-o", "wide"))
+    assert list(rows[0]) == [
+        "NAME",
+        "STATUS",
+        "VOLUME",
+        "CAPACITY",
+        "ACCESS MODES",
+        "STORAGECLASS",
+        "VOLUMEATTRIBUTESCLASS",
+        "AGE",
+        "VOLUMEMODE",
+    ]
+    pending = rows[0]
+    assert (pending["NAME"], pending["STATUS"], pending["VOLUME"]) == ("data", "Pending", "")
+    assert (pending["CAPACITY"], pending["ACCESS MODES"]) == ("", "")
+    assert (pending["STORAGECLASS"], pending["VOLUMEATTRIBUTESCLASS"]) == ("standard", "<unset>")
+    assert pending["VOLUMEMODE"] == "Filesystem"
+
+    # The volume controller's two writes: the spec names the volume, the status binds it.
+    core = client.CoreV1Api(api_client)
+    core.patch_namespaced_persistent_volume_claim(
+        "data", namespace, {"spec": {"volumeName": "pv-1"}}
+    )
+    status = {"phase": "Bound", "accessModes": ["ReadWriteOnce"], "capacity": {"storage": "1Gi"}}
+    core.patch_namespaced_persistent_volume_claim_status("data", namespace, {"status": status})
+    bound = _table(k.ok("get", "pvc"))[0]
+    assert (bound["STATUS"], bound["VOLUME"], bound["CAPACITY"]) == ("Bound", "pv-1", "1Gi")
+    assert bound["ACCESS MODES"] == "RWO"
+
+    result = k.fails("patch", "pvc", "data", "--type=merge", "-p", '{"spec":{"volumeName":"pv-2"}}')
+    assert "spec is immutable after creation except resources.requests" in result.stderr

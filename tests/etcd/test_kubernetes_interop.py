@@ -57,6 +57,9 @@ KINDS = {
     "core.v1.ConfigMap": Kind("", "configmaps", True, core_v1_pb2.ConfigMap),
     "core.v1.Event": Kind("", "events", True, core_v1_pb2.Event),
     "core.v1.Namespace": Kind("", "namespaces", False, core_v1_pb2.Namespace),
+    "core.v1.PersistentVolumeClaim": Kind(
+        "", "persistentvolumeclaims", True, core_v1_pb2.PersistentVolumeClaim
+    ),
     "core.v1.Pod": Kind("", "pods", True, core_v1_pb2.Pod),
     "core.v1.Secret": Kind("", "secrets", True, core_v1_pb2.Secret),
     "core.v1.Service": Kind("", "services", True, core_v1_pb2.Service),
@@ -203,7 +206,7 @@ def test_what_kstore_writes_is_what_kubernetes_writes(
 
 #: Kinds whose fixtures (in kubernetes/api's testdata at the fixture set's commit) a fixture set
 #: taken before kstore served them lacks; checked wherever the set has them.
-AWAITING_FIXTURES = {"apps.v1.StatefulSet"}
+AWAITING_FIXTURES = {"apps.v1.StatefulSet", "core.v1.PersistentVolumeClaim"}
 
 
 def test_fixtures_are_present_for_every_kind() -> None:

@@ -1,5 +1,5 @@
-"""StatefulSet through the generic store: what its strategy does on create, update, status and
-scale writes (on a real LMDB store)."""
+"""StatefulSet and PersistentVolumeClaim through the generic store: what their strategies do on
+create, update, status and scale writes (on a real LMDB store)."""
 
 from __future__ import annotations
 
@@ -40,9 +40,28 @@ def _sts(**spec: Any) -> dict[str, Any]:
     return {"apiVersion": APPS, "kind": "StatefulSet", "metadata": {"name": "web"}, "spec": body}
 
 
+def _pvc(**spec: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "accessModes": ["ReadWriteOnce"],
+        "resources": {"requests": {"storage": "1Gi"}},
+    }
+    body.update(spec)
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "data"},
+        "spec": body,
+    }
+
+
 def _create_sts(registry: StoreRegistry, scheme: Scheme, **spec: Any) -> Any:
     store = registry.store("apps", "statefulsets")
     return store.create(ctx("default", APPS), hub(scheme, _sts(**spec)), CreateOptions())
+
+
+def _create_pvc(registry: StoreRegistry, scheme: Scheme, obj: dict[str, Any]) -> Any:
+    store = registry.store("", "persistentvolumeclaims")
+    return store.create(ctx(), hub(scheme, obj), CreateOptions())
 
 
 # ---------------------------------------------------------------------------- StatefulSet
@@ -159,3 +178,83 @@ def test_scale_writes_change_replicas_only(registry: StoreRegistry, scheme: Sche
     assert stored["spec"]["serviceName"] == "web"
     assert "labels" not in stored["metadata"]
     assert stored["metadata"]["generation"] == 2
+
+
+# ---------------------------------------------------------------------------- claims
+
+
+def test_created_claim_reads_pending_with_no_generation(
+    registry: StoreRegistry, scheme: Scheme
+) -> None:
+    claim = _pvc()
+    claim["status"] = {"phase": "Bound"}
+    created = _create_pvc(registry, scheme, claim).object
+    assert created["status"] == {"phase": "Pending"}
+    assert created["spec"]["volumeMode"] == "Filesystem"
+    assert "generation" not in created["metadata"]
+    stored = registry.store("", "persistentvolumeclaims").get(ctx(), "data")
+    assert stored["status"] == {"phase": "Pending"}
+
+
+def test_create_normalizes_data_sources_and_drops_legacy_ones(
+    registry: StoreRegistry, scheme: Scheme
+) -> None:
+    snapshot = {"apiGroup": "snapshot.storage.k8s.io", "kind": "VolumeSnapshot", "name": "s"}
+    created = _create_pvc(registry, scheme, _pvc(dataSource=snapshot)).object
+    assert created["spec"]["dataSourceRef"] == snapshot
+    claim = _pvc(dataSource={"apiGroup": "example.com", "kind": "Thing", "name": "t"})
+    claim["metadata"]["name"] = "legacy"
+    created = _create_pvc(registry, scheme, claim).object
+    assert "dataSource" not in created["spec"] and "dataSourceRef" not in created["spec"]
+
+
+def test_create_warns_of_the_beta_storage_class_annotation(
+    registry: StoreRegistry, scheme: Scheme
+) -> None:
+    claim = _pvc()
+    claim["metadata"]["annotations"] = {"volume.beta.kubernetes.io/storage-class": "gold"}
+    assert _create_pvc(registry, scheme, claim).warnings == (
+        "metadata.annotations[volume.beta.kubernetes.io/storage-class]: deprecated since v1.8; "
+        'use "storageClassName" attribute instead',
+    )
+
+
+def test_claim_spec_is_immutable_but_status_writes_bind_it(
+    registry: StoreRegistry, scheme: Scheme
+) -> None:
+    _create_pvc(registry, scheme, _pvc())
+    store = registry.store("", "persistentvolumeclaims")
+    with pytest.raises(Invalid) as caught:
+        store.update(
+            ctx(),
+            "data",
+            changed(lambda o: o["spec"].update(accessModes=["ReadOnlyMany"])),
+            UpdateOptions(),
+        )
+    assert caught.value.message.startswith(
+        'PersistentVolumeClaim "data" is invalid: spec: Forbidden: spec is immutable after '
+        "creation except resources.requests and volumeAttributesClassName for bound claims"
+    )
+    bound = store.update(
+        ctx(), "data", changed(lambda o: o["spec"].update(volumeName="pv-1")), UpdateOptions()
+    ).object
+    assert bound["spec"]["volumeName"] == "pv-1"
+
+    def bind(o: dict[str, Any]) -> None:
+        o["status"] = {
+            "phase": "Bound",
+            "accessModes": ["ReadWriteOnce"],
+            "capacity": {"storage": "1Gi"},
+        }
+        o["spec"]["volumeName"] = "ignored"
+
+    stored = store.update(ctx(), "data", changed(bind), STATUS).object
+    assert stored["status"]["phase"] == "Bound"
+    assert stored["spec"]["volumeName"] == "pv-1"
+    grown = store.update(
+        ctx(),
+        "data",
+        changed(lambda o: o["spec"]["resources"]["requests"].update(storage="2Gi")),
+        UpdateOptions(),
+    ).object
+    assert grown["spec"]["resources"]["requests"]["storage"] == "2Gi"

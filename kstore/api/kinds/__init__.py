@@ -16,6 +16,7 @@ from kstore.api.kinds import (
     coordination,
     core,
     meta,
+    persistentvolumeclaim,
     rbac,
     statefulset,
 )
@@ -50,6 +51,7 @@ def _rbac_meta_kinds() -> tuple[KindDefinition, ...]:
 def _builtin_definitions() -> tuple[KindDefinition, ...]:
     every = (
         *core.DEFINITIONS,
+        *persistentvolumeclaim.DEFINITIONS,
         *apps.DEFINITIONS,
         *statefulset.DEFINITIONS,
         *coordination.DEFINITIONS,
