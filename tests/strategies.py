@@ -410,6 +410,87 @@ def _event(version: str) -> st.SearchStrategy[Obj]:
     )
 
 
+def persistent_volume_claim_spec() -> st.SearchStrategy[Obj]:
+    source = _fields(
+        {"kind": st.sampled_from(["PersistentVolumeClaim", "VolumeSnapshot"]), "name": dns_label()},
+        {"apiGroup": st.sampled_from(["", "snapshot.storage.k8s.io"])},
+    )
+    source_ref = _fields(
+        {"kind": st.sampled_from(["PersistentVolumeClaim", "Populator"]), "name": dns_label()},
+        {"apiGroup": st.sampled_from(["", "example.com"]), "namespace": dns_label()},
+    )
+    storage = st.dictionaries(st.just("storage"), quantity(), max_size=1)
+    return _fields(
+        {},
+        {
+            "accessModes": st.lists(
+                st.sampled_from(["ReadWriteOnce", "ReadOnlyMany", "ReadWriteOncePod"]),
+                max_size=2,
+            ),
+            "selector": label_selector(),
+            "resources": _fields({}, {"requests": storage, "limits": storage}),
+            "volumeName": dns_subdomain(),
+            "storageClassName": st.one_of(st.just(""), dns_subdomain()),
+            "volumeMode": st.sampled_from(["Filesystem", "Block"]),
+            "dataSource": source,
+            "dataSourceRef": source_ref,
+            "volumeAttributesClassName": dns_subdomain(),
+        },
+    )
+
+
+def persistent_volume_claim_status() -> st.SearchStrategy[Obj]:
+    condition = _fields(
+        {
+            "type": st.sampled_from(["Resizing", "FileSystemResizePending"]),
+            "status": st.sampled_from(["True", "False"]),
+        },
+        {
+            "lastProbeTime": timestamp(),
+            "lastTransitionTime": timestamp(),
+            "reason": st.just("Resizing"),
+            "message": st.text(max_size=20),
+        },
+    )
+    health = _fields(
+        {"status": st.just("Abnormal"), "reason": st.just("VolumeNotFound")},
+        {"message": st.text(max_size=20)},
+    )
+    storage = st.dictionaries(st.just("storage"), quantity(), max_size=1)
+    return _fields(
+        {},
+        {
+            "phase": st.sampled_from(["Pending", "Bound", "Lost"]),
+            "accessModes": st.lists(st.just("ReadWriteOnce"), max_size=1),
+            "capacity": storage,
+            "conditions": st.lists(condition, max_size=2),
+            "allocatedResources": storage,
+            "allocatedResourceStatuses": st.dictionaries(
+                st.just("storage"), st.just("ControllerResizeInProgress"), max_size=1
+            ),
+            "currentVolumeAttributesClassName": dns_subdomain(),
+            "modifyVolumeStatus": _fields(
+                {"status": st.sampled_from(["Pending", "InProgress", "Infeasible"])},
+                {"targetVolumeAttributesClassName": dns_subdomain()},
+            ),
+            "healthStatus": _fields(
+                {},
+                {
+                    "healthConditions": st.lists(health, max_size=1),
+                    "lastTransitionTime": timestamp(),
+                },
+            ),
+        },
+    )
+
+
+def _persistent_volume_claim(version: str) -> st.SearchStrategy[Obj]:
+    return _fields(
+        {"metadata": object_meta(namespaced=True)},
+        {"spec": persistent_volume_claim_spec(), "status": persistent_volume_claim_status()},
+    )
+
+
 def _pod(version: str) -> st.SearchStrategy[Obj]:
     return _fields(
         {"metadata": object_meta(namespaced=True), "spec": pod_spec()},
@@ -559,6 +640,73 @@ def _lease(version: str) -> st.SearchStrategy[Obj]:
         },
     )
     return _fields({"metadata": object_meta(namespaced=True)}, {"spec": spec})
+
+
+def stateful_set_status() -> st.SearchStrategy[Obj]:
+    condition = _fields(
+        {
+            "type": st.sampled_from(["Available", "Progressing"]),
+            "status": st.sampled_from(["True", "False", "Unknown"]),
+        },
+        {
+            "lastTransitionTime": timestamp(),
+            "reason": st.just("Ready"),
+            "message": st.text(max_size=20),
+        },
+    )
+    return _fields(
+        {"replicas": small_nonneg()},
+        {
+            "observedGeneration": st.integers(0, 100),
+            "readyReplicas": small_nonneg(),
+            "currentReplicas": small_nonneg(),
+            "updatedReplicas": small_nonneg(),
+            "currentRevision": dns_label(),
+            "updateRevision": dns_label(),
+            "collisionCount": small_nonneg(),
+            "conditions": st.lists(condition, max_size=2),
+            "availableReplicas": small_nonneg(),
+        },
+    )
+
+
+def _stateful_set(version: str) -> st.SearchStrategy[Obj]:
+    claim = _fields(
+        {"metadata": _fields({"name": dns_label()}, {"labels": labels()})},
+        {"spec": persistent_volume_claim_spec(), "status": persistent_volume_claim_status()},
+    )
+    update_strategy = st.one_of(
+        st.just({"type": "OnDelete"}),
+        _fields(
+            {"type": st.just("RollingUpdate")},
+            {
+                "rollingUpdate": _fields(
+                    {}, {"partition": small_nonneg(), "maxUnavailable": int_or_string()}
+                )
+            },
+        ),
+    )
+    retention = st.sampled_from(["Retain", "Delete"])
+    spec = _fields(
+        {"selector": label_selector(), "template": pod_template_spec()},
+        {
+            "replicas": small_nonneg(),
+            "volumeClaimTemplates": st.lists(claim, max_size=2),
+            "serviceName": st.one_of(st.just(""), dns_label()),
+            "podManagementPolicy": st.sampled_from(["OrderedReady", "Parallel"]),
+            "updateStrategy": update_strategy,
+            "revisionHistoryLimit": small_nonneg(),
+            "minReadySeconds": small_nonneg(),
+            "persistentVolumeClaimRetentionPolicy": _fields(
+                {}, {"whenDeleted": retention, "whenScaled": retention}
+            ),
+            "ordinals": _fields({}, {"start": small_nonneg()}),
+        },
+    )
+    return _fields(
+        {"metadata": object_meta(namespaced=True), "spec": spec},
+        {"status": stateful_set_status()},
+    )
 
 
 def _policy_rule() -> st.SearchStrategy[Obj]:
@@ -946,10 +1094,12 @@ _BY_KIND: dict[tuple[str, str], StrategyFor] = {
     ("", "ConfigMap"): _config_map,
     ("", "Secret"): _secret,
     ("", "Event"): _event,
+    ("", "PersistentVolumeClaim"): _persistent_volume_claim,
     ("", "Pod"): _pod,
     ("", "Service"): _service,
     ("", "ServiceAccount"): _service_account,
     ("apps", "Deployment"): _deployment,
+    ("apps", "StatefulSet"): _stateful_set,
     ("batch", "Job"): _job,
     ("batch", "CronJob"): _cron_job,
     ("coordination.k8s.io", "Lease"): _lease,

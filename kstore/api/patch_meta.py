@@ -164,7 +164,9 @@ _CONTAINER = {
 }
 _CONDITIONS = {"conditions": _merge("type")}
 _CORE_V1: dict[str, dict[str, _Tags]] = {
+    "PersistentVolumeClaimStatus": _CONDITIONS,
     "PodVolumeHealth": {"healthConditions": _merge("status", "status", "reason")},
+    "VolumeHealthStatus": {"healthConditions": _merge("status", "status", "reason")},
     "VolumeMount": {"bindMountOptions": _SET},
     "ResourceRequirements": {"claims": _map_list("name")},
     "Container": _CONTAINER,
@@ -221,6 +223,11 @@ _BATCH_V1: dict[str, dict[str, _Tags]] = {
     "UncountedTerminatedPods": {"succeeded": _SET, "failed": _SET},
     "JobSchedulingConfiguration": {"resourceClaims": _merge("name")},
 }
+# Kinds kstore has in apps/v1 only (their beta messages are not in the descriptors).
+_APPS_V1: dict[str, dict[str, _Tags]] = {
+    **_APPS,
+    "StatefulSetStatus": _CONDITIONS,
+}
 _META_V1: dict[str, dict[str, _Tags]] = {
     "ObjectMeta": {"ownerReferences": _merge("uid"), "finalizers": _MERGE_SET},
 }
@@ -254,7 +261,7 @@ _KEY_DEFAULTS: dict[str, dict[str, Any]] = {
 
 _TAGS: dict[str, dict[str, dict[str, _Tags]]] = {
     "k8s.io.api.core.v1": _CORE_V1,
-    "k8s.io.api.apps.v1": _APPS,
+    "k8s.io.api.apps.v1": _APPS_V1,
     "k8s.io.api.apps.v1beta1": _APPS,
     "k8s.io.api.apps.v1beta2": _APPS,
     "k8s.io.api.batch.v1": _BATCH_V1,

@@ -10,6 +10,15 @@ P_d_k8s_io_api_apps_v1_DeploymentSpec = None
 P_d_k8s_io_api_apps_v1_DeploymentStatus = None
 P_d_k8s_io_api_apps_v1_DeploymentStrategy = None
 P_d_k8s_io_api_apps_v1_RollingUpdateDeployment = None
+P_d_k8s_io_api_apps_v1_RollingUpdateStatefulSetStrategy = None
+P_d_k8s_io_api_apps_v1_StatefulSet = None
+P_d_k8s_io_api_apps_v1_StatefulSetCondition = None
+P_d_k8s_io_api_apps_v1_StatefulSetList = None
+P_d_k8s_io_api_apps_v1_StatefulSetOrdinals = None
+P_d_k8s_io_api_apps_v1_StatefulSetPersistentVolumeClaimRetentionPolicy = None
+P_d_k8s_io_api_apps_v1_StatefulSetSpec = None
+P_d_k8s_io_api_apps_v1_StatefulSetStatus = None
+P_d_k8s_io_api_apps_v1_StatefulSetUpdateStrategy = None
 P_d_k8s_io_api_batch_v1_Job = None
 P_d_k8s_io_api_batch_v1_JobCondition = None
 P_d_k8s_io_api_batch_v1_JobList = None
@@ -67,6 +76,7 @@ P_d_k8s_io_api_core_v1_LifecycleHandler = None
 P_d_k8s_io_api_core_v1_LoadBalancerIngress = None
 P_d_k8s_io_api_core_v1_LoadBalancerStatus = None
 P_d_k8s_io_api_core_v1_LocalObjectReference = None
+P_d_k8s_io_api_core_v1_ModifyVolumeStatus = None
 P_d_k8s_io_api_core_v1_Namespace = None
 P_d_k8s_io_api_core_v1_NamespaceCondition = None
 P_d_k8s_io_api_core_v1_NamespaceList = None
@@ -78,6 +88,10 @@ P_d_k8s_io_api_core_v1_NodeSelectorRequirement = None
 P_d_k8s_io_api_core_v1_NodeSelectorTerm = None
 P_d_k8s_io_api_core_v1_ObjectFieldSelector = None
 P_d_k8s_io_api_core_v1_ObjectReference = None
+P_d_k8s_io_api_core_v1_PersistentVolumeClaim = None
+P_d_k8s_io_api_core_v1_PersistentVolumeClaimCondition = None
+P_d_k8s_io_api_core_v1_PersistentVolumeClaimSpec = None
+P_d_k8s_io_api_core_v1_PersistentVolumeClaimStatus = None
 P_d_k8s_io_api_core_v1_PersistentVolumeClaimVolumeSource = None
 P_d_k8s_io_api_core_v1_Pod = None
 P_d_k8s_io_api_core_v1_PodAffinity = None
@@ -124,10 +138,15 @@ P_d_k8s_io_api_core_v1_Sysctl = None
 P_d_k8s_io_api_core_v1_TCPSocketAction = None
 P_d_k8s_io_api_core_v1_Toleration = None
 P_d_k8s_io_api_core_v1_TopologySpreadConstraint = None
+P_d_k8s_io_api_core_v1_TypedLocalObjectReference = None
+P_d_k8s_io_api_core_v1_TypedObjectReference = None
 P_d_k8s_io_api_core_v1_Volume = None
+P_d_k8s_io_api_core_v1_VolumeHealthCondition = None
+P_d_k8s_io_api_core_v1_VolumeHealthStatus = None
 P_d_k8s_io_api_core_v1_VolumeMount = None
 P_d_k8s_io_api_core_v1_VolumeMountStatus = None
 P_d_k8s_io_api_core_v1_VolumeProjection = None
+P_d_k8s_io_api_core_v1_VolumeResourceRequirements = None
 P_d_k8s_io_api_core_v1_VolumeSource = None
 P_d_k8s_io_api_core_v1_WeightedPodAffinityTerm = None
 P_d_k8s_io_api_scheduling_v1alpha3_TopologyConstraint = None
@@ -866,6 +885,386 @@ cdef dict K_d_k8s_io_api_apps_v1_RollingUpdateDeployment = {}
 
 cdef dict C_d_k8s_io_api_apps_v1_RollingUpdateDeployment(bytes b, Py_ssize_t p, Py_ssize_t q):
     return _leaf(K_d_k8s_io_api_apps_v1_RollingUpdateDeployment, d_k8s_io_api_apps_v1_RollingUpdateDeployment, b, p, q)
+
+cdef int d_k8s_io_api_apps_v1_RollingUpdateStatefulSetStrategy(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.apps.v1.RollingUpdateStatefulSetStrategy
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 8:
+        v = _vint(_i32, b, p + 1, &p)
+        r['partition'] = v
+        t = _tag(b, p, e)
+    if t == 18:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['maxUnavailable'] = _ios(b, s, q)
+        p = q
+        t = _tag(b, p, e)
+    if p != e:
+        _rest(P_d_k8s_io_api_apps_v1_RollingUpdateStatefulSetStrategy, b, p, e, r)
+
+cdef dict K_d_k8s_io_api_apps_v1_RollingUpdateStatefulSetStrategy = {}
+
+
+cdef dict C_d_k8s_io_api_apps_v1_RollingUpdateStatefulSetStrategy(bytes b, Py_ssize_t p, Py_ssize_t q):
+    return _leaf(K_d_k8s_io_api_apps_v1_RollingUpdateStatefulSetStrategy, d_k8s_io_api_apps_v1_RollingUpdateStatefulSetStrategy, b, p, q)
+
+cdef int d_k8s_io_api_apps_v1_StatefulSet(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.apps.v1.StatefulSet
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_apimachinery_pkg_apis_meta_v1_ObjectMeta(b, s, q, x)
+        r['metadata'] = x
+        p = q
+        t = _tag(b, p, e)
+    else:
+        x = {}
+        d_k8s_io_apimachinery_pkg_apis_meta_v1_ObjectMeta(b'', 0, 0, x)
+        r['metadata'] = x
+    if t == 18:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_api_apps_v1_StatefulSetSpec(b, s, q, x)
+        r['spec'] = x
+        p = q
+        t = _tag(b, p, e)
+    else:
+        x = {}
+        d_k8s_io_api_apps_v1_StatefulSetSpec(b'', 0, 0, x)
+        r['spec'] = x
+    if t == 26:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_api_apps_v1_StatefulSetStatus(b, s, q, x)
+        r['status'] = x
+        p = q
+        t = _tag(b, p, e)
+    else:
+        x = {}
+        d_k8s_io_api_apps_v1_StatefulSetStatus(b'', 0, 0, x)
+        r['status'] = x
+    if p != e:
+        _rest(P_d_k8s_io_api_apps_v1_StatefulSet, b, p, e, r)
+
+cdef int d_k8s_io_api_apps_v1_StatefulSetCondition(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.apps.v1.StatefulSetCondition
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['type'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['type'] = ""
+    if t == 18:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['status'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['status'] = ""
+    if t == 26:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['lastTransitionTime'] = _time(b, s, q)
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['lastTransitionTime'] = None
+    if t == 34:
+        if b[p + 1] == 0:
+            p += 2
+        else:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            r['reason'] = b[s:q].decode()
+            p = q
+        t = _tag(b, p, e)
+    if t == 42:
+        if b[p + 1] == 0:
+            p += 2
+        else:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            r['message'] = b[s:q].decode()
+            p = q
+        t = _tag(b, p, e)
+    if p != e:
+        _rest(P_d_k8s_io_api_apps_v1_StatefulSetCondition, b, p, e, r)
+
+cdef dict K_d_k8s_io_api_apps_v1_StatefulSetCondition = {}
+
+
+cdef dict C_d_k8s_io_api_apps_v1_StatefulSetCondition(bytes b, Py_ssize_t p, Py_ssize_t q):
+    return _leaf(K_d_k8s_io_api_apps_v1_StatefulSetCondition, d_k8s_io_api_apps_v1_StatefulSetCondition, b, p, q)
+
+cdef int d_k8s_io_api_apps_v1_StatefulSetList(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.apps.v1.StatefulSetList
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_apimachinery_pkg_apis_meta_v1_ListMeta(b, s, q, x)
+        r['metadata'] = x
+        p = q
+        t = _tag(b, p, e)
+    else:
+        x = {}
+        d_k8s_io_apimachinery_pkg_apis_meta_v1_ListMeta(b'', 0, 0, x)
+        r['metadata'] = x
+    if t == 18:
+        l = []
+        while t == 18:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            x = {}
+            d_k8s_io_api_apps_v1_StatefulSet(b, s, q, x)
+            l.append(x)
+            p = q
+            t = _tag(b, p, e)
+        r['items'] = l
+    else:
+        r['items'] = None
+    if p != e:
+        _rest(P_d_k8s_io_api_apps_v1_StatefulSetList, b, p, e, r)
+
+cdef int d_k8s_io_api_apps_v1_StatefulSetOrdinals(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.apps.v1.StatefulSetOrdinals
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 8:
+        v = _vint(_i32, b, p + 1, &p)
+        r['start'] = v
+        t = _tag(b, p, e)
+    else:
+        r['start'] = 0
+    if p != e:
+        _rest(P_d_k8s_io_api_apps_v1_StatefulSetOrdinals, b, p, e, r)
+
+cdef dict K_d_k8s_io_api_apps_v1_StatefulSetOrdinals = {}
+
+
+cdef dict C_d_k8s_io_api_apps_v1_StatefulSetOrdinals(bytes b, Py_ssize_t p, Py_ssize_t q):
+    return _leaf(K_d_k8s_io_api_apps_v1_StatefulSetOrdinals, d_k8s_io_api_apps_v1_StatefulSetOrdinals, b, p, q)
+
+cdef int d_k8s_io_api_apps_v1_StatefulSetPersistentVolumeClaimRetentionPolicy(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.apps.v1.StatefulSetPersistentVolumeClaimRetentionPolicy
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        if b[p + 1] == 0:
+            p += 2
+        else:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            r['whenDeleted'] = b[s:q].decode()
+            p = q
+        t = _tag(b, p, e)
+    if t == 18:
+        if b[p + 1] == 0:
+            p += 2
+        else:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            r['whenScaled'] = b[s:q].decode()
+            p = q
+        t = _tag(b, p, e)
+    if p != e:
+        _rest(P_d_k8s_io_api_apps_v1_StatefulSetPersistentVolumeClaimRetentionPolicy, b, p, e, r)
+
+cdef dict K_d_k8s_io_api_apps_v1_StatefulSetPersistentVolumeClaimRetentionPolicy = {}
+
+
+cdef dict C_d_k8s_io_api_apps_v1_StatefulSetPersistentVolumeClaimRetentionPolicy(bytes b, Py_ssize_t p, Py_ssize_t q):
+    return _leaf(K_d_k8s_io_api_apps_v1_StatefulSetPersistentVolumeClaimRetentionPolicy, d_k8s_io_api_apps_v1_StatefulSetPersistentVolumeClaimRetentionPolicy, b, p, q)
+
+cdef int d_k8s_io_api_apps_v1_StatefulSetSpec(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.apps.v1.StatefulSetSpec
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 8:
+        v = _vint(_i32, b, p + 1, &p)
+        r['replicas'] = v
+        t = _tag(b, p, e)
+    if t == 18:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_apimachinery_pkg_apis_meta_v1_LabelSelector(b, s, q, x)
+        r['selector'] = x
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['selector'] = None
+    if t == 26:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_api_core_v1_PodTemplateSpec(b, s, q, x)
+        r['template'] = x
+        p = q
+        t = _tag(b, p, e)
+    else:
+        x = {}
+        d_k8s_io_api_core_v1_PodTemplateSpec(b'', 0, 0, x)
+        r['template'] = x
+    if t == 34:
+        l = []
+        while t == 34:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            x = {}
+            d_k8s_io_api_core_v1_PersistentVolumeClaim(b, s, q, x)
+            l.append(x)
+            p = q
+            t = _tag(b, p, e)
+        r['volumeClaimTemplates'] = l
+    if t == 42:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['serviceName'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['serviceName'] = ""
+    if t == 50:
+        if b[p + 1] == 0:
+            p += 2
+        else:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            r['podManagementPolicy'] = b[s:q].decode()
+            p = q
+        t = _tag(b, p, e)
+    if t == 58:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_api_apps_v1_StatefulSetUpdateStrategy(b, s, q, x)
+        r['updateStrategy'] = x
+        p = q
+        t = _tag(b, p, e)
+    else:
+        x = {}
+        d_k8s_io_api_apps_v1_StatefulSetUpdateStrategy(b'', 0, 0, x)
+        r['updateStrategy'] = x
+    if t == 64:
+        v = _vint(_i32, b, p + 1, &p)
+        r['revisionHistoryLimit'] = v
+        t = _tag(b, p, e)
+    if t == 72:
+        v = _vint(_i32, b, p + 1, &p)
+        if v:
+            r['minReadySeconds'] = v
+        t = _tag(b, p, e)
+    if t == 82:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['persistentVolumeClaimRetentionPolicy'] = C_d_k8s_io_api_apps_v1_StatefulSetPersistentVolumeClaimRetentionPolicy(b, s, q)
+        p = q
+        t = _tag(b, p, e)
+    if t == 90:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['ordinals'] = C_d_k8s_io_api_apps_v1_StatefulSetOrdinals(b, s, q)
+        p = q
+        t = _tag(b, p, e)
+    if p != e:
+        _rest(P_d_k8s_io_api_apps_v1_StatefulSetSpec, b, p, e, r)
+
+cdef int d_k8s_io_api_apps_v1_StatefulSetStatus(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.apps.v1.StatefulSetStatus
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 8:
+        v = _vint(_i64, b, p + 1, &p)
+        if v:
+            r['observedGeneration'] = v
+        t = _tag(b, p, e)
+    if t == 16:
+        v = _vint(_i32, b, p + 1, &p)
+        r['replicas'] = v
+        t = _tag(b, p, e)
+    else:
+        r['replicas'] = 0
+    if t == 24:
+        v = _vint(_i32, b, p + 1, &p)
+        if v:
+            r['readyReplicas'] = v
+        t = _tag(b, p, e)
+    if t == 32:
+        v = _vint(_i32, b, p + 1, &p)
+        if v:
+            r['currentReplicas'] = v
+        t = _tag(b, p, e)
+    if t == 40:
+        v = _vint(_i32, b, p + 1, &p)
+        if v:
+            r['updatedReplicas'] = v
+        t = _tag(b, p, e)
+    if t == 50:
+        if b[p + 1] == 0:
+            p += 2
+        else:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            r['currentRevision'] = b[s:q].decode()
+            p = q
+        t = _tag(b, p, e)
+    if t == 58:
+        if b[p + 1] == 0:
+            p += 2
+        else:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            r['updateRevision'] = b[s:q].decode()
+            p = q
+        t = _tag(b, p, e)
+    if t == 72:
+        v = _vint(_i32, b, p + 1, &p)
+        r['collisionCount'] = v
+        t = _tag(b, p, e)
+    if t == 82:
+        l = []
+        while t == 82:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            l.append(C_d_k8s_io_api_apps_v1_StatefulSetCondition(b, s, q))
+            p = q
+            t = _tag(b, p, e)
+        r['conditions'] = l
+    if t == 88:
+        v = _vint(_i32, b, p + 1, &p)
+        r['availableReplicas'] = v
+        t = _tag(b, p, e)
+    else:
+        r['availableReplicas'] = 0
+    if p != e:
+        _rest(P_d_k8s_io_api_apps_v1_StatefulSetStatus, b, p, e, r)
+
+cdef int d_k8s_io_api_apps_v1_StatefulSetUpdateStrategy(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.apps.v1.StatefulSetUpdateStrategy
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        if b[p + 1] == 0:
+            p += 2
+        else:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            r['type'] = b[s:q].decode()
+            p = q
+        t = _tag(b, p, e)
+    if t == 18:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['rollingUpdate'] = C_d_k8s_io_api_apps_v1_RollingUpdateStatefulSetStrategy(b, s, q)
+        p = q
+        t = _tag(b, p, e)
+    if p != e:
+        _rest(P_d_k8s_io_api_apps_v1_StatefulSetUpdateStrategy, b, p, e, r)
 
 cdef int d_k8s_io_api_batch_v1_Job(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.batch.v1.Job
     cdef Py_ssize_t t, n, s, q
@@ -3133,6 +3532,35 @@ cdef dict K_d_k8s_io_api_core_v1_LocalObjectReference = {}
 cdef dict C_d_k8s_io_api_core_v1_LocalObjectReference(bytes b, Py_ssize_t p, Py_ssize_t q):
     return _leaf(K_d_k8s_io_api_core_v1_LocalObjectReference, d_k8s_io_api_core_v1_LocalObjectReference, b, p, q)
 
+cdef int d_k8s_io_api_core_v1_ModifyVolumeStatus(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.ModifyVolumeStatus
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        if b[p + 1] == 0:
+            p += 2
+        else:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            r['targetVolumeAttributesClassName'] = b[s:q].decode()
+            p = q
+        t = _tag(b, p, e)
+    if t == 18:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['status'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['status'] = ""
+    if p != e:
+        _rest(P_d_k8s_io_api_core_v1_ModifyVolumeStatus, b, p, e, r)
+
+cdef dict K_d_k8s_io_api_core_v1_ModifyVolumeStatus = {}
+
+
+cdef dict C_d_k8s_io_api_core_v1_ModifyVolumeStatus(bytes b, Py_ssize_t p, Py_ssize_t q):
+    return _leaf(K_d_k8s_io_api_core_v1_ModifyVolumeStatus, d_k8s_io_api_core_v1_ModifyVolumeStatus, b, p, q)
+
 cdef int d_k8s_io_api_core_v1_Namespace(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.Namespace
     cdef Py_ssize_t t, n, s, q
     t = _tag(b, p, e)
@@ -3505,6 +3933,267 @@ cdef dict K_d_k8s_io_api_core_v1_ObjectReference = {}
 
 cdef dict C_d_k8s_io_api_core_v1_ObjectReference(bytes b, Py_ssize_t p, Py_ssize_t q):
     return _leaf(K_d_k8s_io_api_core_v1_ObjectReference, d_k8s_io_api_core_v1_ObjectReference, b, p, q)
+
+cdef int d_k8s_io_api_core_v1_PersistentVolumeClaim(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.PersistentVolumeClaim
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_apimachinery_pkg_apis_meta_v1_ObjectMeta(b, s, q, x)
+        r['metadata'] = x
+        p = q
+        t = _tag(b, p, e)
+    else:
+        x = {}
+        d_k8s_io_apimachinery_pkg_apis_meta_v1_ObjectMeta(b'', 0, 0, x)
+        r['metadata'] = x
+    if t == 18:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_api_core_v1_PersistentVolumeClaimSpec(b, s, q, x)
+        r['spec'] = x
+        p = q
+        t = _tag(b, p, e)
+    else:
+        x = {}
+        d_k8s_io_api_core_v1_PersistentVolumeClaimSpec(b'', 0, 0, x)
+        r['spec'] = x
+    if t == 26:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_api_core_v1_PersistentVolumeClaimStatus(b, s, q, x)
+        r['status'] = x
+        p = q
+        t = _tag(b, p, e)
+    else:
+        x = {}
+        d_k8s_io_api_core_v1_PersistentVolumeClaimStatus(b'', 0, 0, x)
+        r['status'] = x
+    if p != e:
+        _rest(P_d_k8s_io_api_core_v1_PersistentVolumeClaim, b, p, e, r)
+
+cdef int d_k8s_io_api_core_v1_PersistentVolumeClaimCondition(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.PersistentVolumeClaimCondition
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['type'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['type'] = ""
+    if t == 18:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['status'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['status'] = ""
+    if t == 26:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['lastProbeTime'] = _time(b, s, q)
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['lastProbeTime'] = None
+    if t == 34:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['lastTransitionTime'] = _time(b, s, q)
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['lastTransitionTime'] = None
+    if t == 42:
+        if b[p + 1] == 0:
+            p += 2
+        else:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            r['reason'] = b[s:q].decode()
+            p = q
+        t = _tag(b, p, e)
+    if t == 50:
+        if b[p + 1] == 0:
+            p += 2
+        else:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            r['message'] = b[s:q].decode()
+            p = q
+        t = _tag(b, p, e)
+    if p != e:
+        _rest(P_d_k8s_io_api_core_v1_PersistentVolumeClaimCondition, b, p, e, r)
+
+cdef dict K_d_k8s_io_api_core_v1_PersistentVolumeClaimCondition = {}
+
+
+cdef dict C_d_k8s_io_api_core_v1_PersistentVolumeClaimCondition(bytes b, Py_ssize_t p, Py_ssize_t q):
+    return _leaf(K_d_k8s_io_api_core_v1_PersistentVolumeClaimCondition, d_k8s_io_api_core_v1_PersistentVolumeClaimCondition, b, p, q)
+
+cdef int d_k8s_io_api_core_v1_PersistentVolumeClaimSpec(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.PersistentVolumeClaimSpec
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        l = []
+        while t == 10:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            l.append(b[s:q].decode())
+            p = q
+            t = _tag(b, p, e)
+        r['accessModes'] = l
+    if t == 18:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_api_core_v1_VolumeResourceRequirements(b, s, q, x)
+        r['resources'] = x
+        p = q
+        t = _tag(b, p, e)
+    else:
+        x = {}
+        d_k8s_io_api_core_v1_VolumeResourceRequirements(b'', 0, 0, x)
+        r['resources'] = x
+    if t == 26:
+        if b[p + 1] == 0:
+            p += 2
+        else:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            r['volumeName'] = b[s:q].decode()
+            p = q
+        t = _tag(b, p, e)
+    if t == 34:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_apimachinery_pkg_apis_meta_v1_LabelSelector(b, s, q, x)
+        r['selector'] = x
+        p = q
+        t = _tag(b, p, e)
+    if t == 42:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['storageClassName'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    if t == 50:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['volumeMode'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    if t == 58:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['dataSource'] = C_d_k8s_io_api_core_v1_TypedLocalObjectReference(b, s, q)
+        p = q
+        t = _tag(b, p, e)
+    if t == 66:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['dataSourceRef'] = C_d_k8s_io_api_core_v1_TypedObjectReference(b, s, q)
+        p = q
+        t = _tag(b, p, e)
+    if t == 74:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['volumeAttributesClassName'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    if p != e:
+        _rest(P_d_k8s_io_api_core_v1_PersistentVolumeClaimSpec, b, p, e, r)
+
+cdef int d_k8s_io_api_core_v1_PersistentVolumeClaimStatus(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.PersistentVolumeClaimStatus
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        if b[p + 1] == 0:
+            p += 2
+        else:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            r['phase'] = b[s:q].decode()
+            p = q
+        t = _tag(b, p, e)
+    if t == 18:
+        l = []
+        while t == 18:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            l.append(b[s:q].decode())
+            p = q
+            t = _tag(b, p, e)
+        r['accessModes'] = l
+    if t == 26:
+        l = {}
+        while t == 26:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            k, v = _entry_sq(b, s, q)
+            l[k] = v
+            p = q
+            t = _tag(b, p, e)
+        r['capacity'] = l
+    if t == 34:
+        l = []
+        while t == 34:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            l.append(C_d_k8s_io_api_core_v1_PersistentVolumeClaimCondition(b, s, q))
+            p = q
+            t = _tag(b, p, e)
+        r['conditions'] = l
+    if t == 42:
+        l = {}
+        while t == 42:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            k, v = _entry_sq(b, s, q)
+            l[k] = v
+            p = q
+            t = _tag(b, p, e)
+        r['allocatedResources'] = l
+    if t == 58:
+        l = {}
+        while t == 58:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            k, v = _entry_ss(b, s, q)
+            l[k] = v
+            p = q
+            t = _tag(b, p, e)
+        r['allocatedResourceStatuses'] = l
+    if t == 66:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['currentVolumeAttributesClassName'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    if t == 74:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['modifyVolumeStatus'] = C_d_k8s_io_api_core_v1_ModifyVolumeStatus(b, s, q)
+        p = q
+        t = _tag(b, p, e)
+    if t == 82:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_api_core_v1_VolumeHealthStatus(b, s, q, x)
+        r['healthStatus'] = x
+        p = q
+        t = _tag(b, p, e)
+    if p != e:
+        _rest(P_d_k8s_io_api_core_v1_PersistentVolumeClaimStatus, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_PersistentVolumeClaimVolumeSource(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.PersistentVolumeClaimVolumeSource
     cdef Py_ssize_t t, n, s, q
@@ -5756,6 +6445,84 @@ cdef int d_k8s_io_api_core_v1_TopologySpreadConstraint(bytes b, Py_ssize_t p, Py
     if p != e:
         _rest(P_d_k8s_io_api_core_v1_TopologySpreadConstraint, b, p, e, r)
 
+cdef int d_k8s_io_api_core_v1_TypedLocalObjectReference(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.TypedLocalObjectReference
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['apiGroup'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['apiGroup'] = None
+    if t == 18:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['kind'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['kind'] = ""
+    if t == 26:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['name'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['name'] = ""
+    if p != e:
+        _rest(P_d_k8s_io_api_core_v1_TypedLocalObjectReference, b, p, e, r)
+
+cdef dict K_d_k8s_io_api_core_v1_TypedLocalObjectReference = {}
+
+
+cdef dict C_d_k8s_io_api_core_v1_TypedLocalObjectReference(bytes b, Py_ssize_t p, Py_ssize_t q):
+    return _leaf(K_d_k8s_io_api_core_v1_TypedLocalObjectReference, d_k8s_io_api_core_v1_TypedLocalObjectReference, b, p, q)
+
+cdef int d_k8s_io_api_core_v1_TypedObjectReference(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.TypedObjectReference
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['apiGroup'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['apiGroup'] = None
+    if t == 18:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['kind'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['kind'] = ""
+    if t == 26:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['name'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['name'] = ""
+    if t == 34:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['namespace'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    if p != e:
+        _rest(P_d_k8s_io_api_core_v1_TypedObjectReference, b, p, e, r)
+
+cdef dict K_d_k8s_io_api_core_v1_TypedObjectReference = {}
+
+
+cdef dict C_d_k8s_io_api_core_v1_TypedObjectReference(bytes b, Py_ssize_t p, Py_ssize_t q):
+    return _leaf(K_d_k8s_io_api_core_v1_TypedObjectReference, d_k8s_io_api_core_v1_TypedObjectReference, b, p, q)
+
 cdef int d_k8s_io_api_core_v1_Volume(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.Volume
     cdef Py_ssize_t t, n, s, q
     t = _tag(b, p, e)
@@ -5777,6 +6544,66 @@ cdef int d_k8s_io_api_core_v1_Volume(bytes b, Py_ssize_t p, Py_ssize_t e, dict r
         d_k8s_io_api_core_v1_VolumeSource(b'', 0, 0, r)
     if p != e:
         _rest(P_d_k8s_io_api_core_v1_Volume, b, p, e, r)
+
+cdef int d_k8s_io_api_core_v1_VolumeHealthCondition(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.VolumeHealthCondition
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['status'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['status'] = ""
+    if t == 18:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['reason'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['reason'] = ""
+    if t == 26:
+        if b[p + 1] == 0:
+            p += 2
+        else:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            r['message'] = b[s:q].decode()
+            p = q
+        t = _tag(b, p, e)
+    if p != e:
+        _rest(P_d_k8s_io_api_core_v1_VolumeHealthCondition, b, p, e, r)
+
+cdef dict K_d_k8s_io_api_core_v1_VolumeHealthCondition = {}
+
+
+cdef dict C_d_k8s_io_api_core_v1_VolumeHealthCondition(bytes b, Py_ssize_t p, Py_ssize_t q):
+    return _leaf(K_d_k8s_io_api_core_v1_VolumeHealthCondition, d_k8s_io_api_core_v1_VolumeHealthCondition, b, p, q)
+
+cdef int d_k8s_io_api_core_v1_VolumeHealthStatus(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.VolumeHealthStatus
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        l = []
+        while t == 10:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            l.append(C_d_k8s_io_api_core_v1_VolumeHealthCondition(b, s, q))
+            p = q
+            t = _tag(b, p, e)
+        r['healthConditions'] = l
+    if t == 18:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['lastTransitionTime'] = _time(b, s, q)
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['lastTransitionTime'] = None
+    if p != e:
+        _rest(P_d_k8s_io_api_core_v1_VolumeHealthStatus, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_VolumeMount(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.VolumeMount
     cdef Py_ssize_t t, n, s, q
@@ -5938,6 +6765,32 @@ cdef int d_k8s_io_api_core_v1_VolumeProjection(bytes b, Py_ssize_t p, Py_ssize_t
         t = _tag(b, p, e)
     if p != e:
         _rest(P_d_k8s_io_api_core_v1_VolumeProjection, b, p, e, r)
+
+cdef int d_k8s_io_api_core_v1_VolumeResourceRequirements(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.VolumeResourceRequirements
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        l = {}
+        while t == 10:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            k, v = _entry_sq(b, s, q)
+            l[k] = v
+            p = q
+            t = _tag(b, p, e)
+        r['limits'] = l
+    if t == 18:
+        l = {}
+        while t == 18:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            k, v = _entry_sq(b, s, q)
+            l[k] = v
+            p = q
+            t = _tag(b, p, e)
+        r['requests'] = l
+    if p != e:
+        _rest(P_d_k8s_io_api_core_v1_VolumeResourceRequirements, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_VolumeSource(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.VolumeSource
     cdef Py_ssize_t t, n, s, q
@@ -7056,6 +7909,15 @@ CONVERTERS = {
     'k8s.io.api.apps.v1.DeploymentStatus': _decoder(d_k8s_io_api_apps_v1_DeploymentStatus),
     'k8s.io.api.apps.v1.DeploymentStrategy': _decoder(d_k8s_io_api_apps_v1_DeploymentStrategy),
     'k8s.io.api.apps.v1.RollingUpdateDeployment': _decoder(d_k8s_io_api_apps_v1_RollingUpdateDeployment),
+    'k8s.io.api.apps.v1.RollingUpdateStatefulSetStrategy': _decoder(d_k8s_io_api_apps_v1_RollingUpdateStatefulSetStrategy),
+    'k8s.io.api.apps.v1.StatefulSet': _decoder(d_k8s_io_api_apps_v1_StatefulSet),
+    'k8s.io.api.apps.v1.StatefulSetCondition': _decoder(d_k8s_io_api_apps_v1_StatefulSetCondition),
+    'k8s.io.api.apps.v1.StatefulSetList': _decoder(d_k8s_io_api_apps_v1_StatefulSetList),
+    'k8s.io.api.apps.v1.StatefulSetOrdinals': _decoder(d_k8s_io_api_apps_v1_StatefulSetOrdinals),
+    'k8s.io.api.apps.v1.StatefulSetPersistentVolumeClaimRetentionPolicy': _decoder(d_k8s_io_api_apps_v1_StatefulSetPersistentVolumeClaimRetentionPolicy),
+    'k8s.io.api.apps.v1.StatefulSetSpec': _decoder(d_k8s_io_api_apps_v1_StatefulSetSpec),
+    'k8s.io.api.apps.v1.StatefulSetStatus': _decoder(d_k8s_io_api_apps_v1_StatefulSetStatus),
+    'k8s.io.api.apps.v1.StatefulSetUpdateStrategy': _decoder(d_k8s_io_api_apps_v1_StatefulSetUpdateStrategy),
     'k8s.io.api.batch.v1.Job': _decoder(d_k8s_io_api_batch_v1_Job),
     'k8s.io.api.batch.v1.JobCondition': _decoder(d_k8s_io_api_batch_v1_JobCondition),
     'k8s.io.api.batch.v1.JobList': _decoder(d_k8s_io_api_batch_v1_JobList),
@@ -7113,6 +7975,7 @@ CONVERTERS = {
     'k8s.io.api.core.v1.LoadBalancerIngress': _decoder(d_k8s_io_api_core_v1_LoadBalancerIngress),
     'k8s.io.api.core.v1.LoadBalancerStatus': _decoder(d_k8s_io_api_core_v1_LoadBalancerStatus),
     'k8s.io.api.core.v1.LocalObjectReference': _decoder(d_k8s_io_api_core_v1_LocalObjectReference),
+    'k8s.io.api.core.v1.ModifyVolumeStatus': _decoder(d_k8s_io_api_core_v1_ModifyVolumeStatus),
     'k8s.io.api.core.v1.Namespace': _decoder(d_k8s_io_api_core_v1_Namespace),
     'k8s.io.api.core.v1.NamespaceCondition': _decoder(d_k8s_io_api_core_v1_NamespaceCondition),
     'k8s.io.api.core.v1.NamespaceList': _decoder(d_k8s_io_api_core_v1_NamespaceList),
@@ -7124,6 +7987,10 @@ CONVERTERS = {
     'k8s.io.api.core.v1.NodeSelectorTerm': _decoder(d_k8s_io_api_core_v1_NodeSelectorTerm),
     'k8s.io.api.core.v1.ObjectFieldSelector': _decoder(d_k8s_io_api_core_v1_ObjectFieldSelector),
     'k8s.io.api.core.v1.ObjectReference': _decoder(d_k8s_io_api_core_v1_ObjectReference),
+    'k8s.io.api.core.v1.PersistentVolumeClaim': _decoder(d_k8s_io_api_core_v1_PersistentVolumeClaim),
+    'k8s.io.api.core.v1.PersistentVolumeClaimCondition': _decoder(d_k8s_io_api_core_v1_PersistentVolumeClaimCondition),
+    'k8s.io.api.core.v1.PersistentVolumeClaimSpec': _decoder(d_k8s_io_api_core_v1_PersistentVolumeClaimSpec),
+    'k8s.io.api.core.v1.PersistentVolumeClaimStatus': _decoder(d_k8s_io_api_core_v1_PersistentVolumeClaimStatus),
     'k8s.io.api.core.v1.PersistentVolumeClaimVolumeSource': _decoder(d_k8s_io_api_core_v1_PersistentVolumeClaimVolumeSource),
     'k8s.io.api.core.v1.Pod': _decoder(d_k8s_io_api_core_v1_Pod),
     'k8s.io.api.core.v1.PodAffinity': _decoder(d_k8s_io_api_core_v1_PodAffinity),
@@ -7170,10 +8037,15 @@ CONVERTERS = {
     'k8s.io.api.core.v1.TCPSocketAction': _decoder(d_k8s_io_api_core_v1_TCPSocketAction),
     'k8s.io.api.core.v1.Toleration': _decoder(d_k8s_io_api_core_v1_Toleration),
     'k8s.io.api.core.v1.TopologySpreadConstraint': _decoder(d_k8s_io_api_core_v1_TopologySpreadConstraint),
+    'k8s.io.api.core.v1.TypedLocalObjectReference': _decoder(d_k8s_io_api_core_v1_TypedLocalObjectReference),
+    'k8s.io.api.core.v1.TypedObjectReference': _decoder(d_k8s_io_api_core_v1_TypedObjectReference),
     'k8s.io.api.core.v1.Volume': _decoder(d_k8s_io_api_core_v1_Volume),
+    'k8s.io.api.core.v1.VolumeHealthCondition': _decoder(d_k8s_io_api_core_v1_VolumeHealthCondition),
+    'k8s.io.api.core.v1.VolumeHealthStatus': _decoder(d_k8s_io_api_core_v1_VolumeHealthStatus),
     'k8s.io.api.core.v1.VolumeMount': _decoder(d_k8s_io_api_core_v1_VolumeMount),
     'k8s.io.api.core.v1.VolumeMountStatus': _decoder(d_k8s_io_api_core_v1_VolumeMountStatus),
     'k8s.io.api.core.v1.VolumeProjection': _decoder(d_k8s_io_api_core_v1_VolumeProjection),
+    'k8s.io.api.core.v1.VolumeResourceRequirements': _decoder(d_k8s_io_api_core_v1_VolumeResourceRequirements),
     'k8s.io.api.core.v1.VolumeSource': _decoder(d_k8s_io_api_core_v1_VolumeSource),
     'k8s.io.api.core.v1.WeightedPodAffinityTerm': _decoder(d_k8s_io_api_core_v1_WeightedPodAffinityTerm),
     'k8s.io.api.scheduling.v1alpha3.TopologyConstraint': _decoder(d_k8s_io_api_scheduling_v1alpha3_TopologyConstraint),
@@ -7211,6 +8083,15 @@ DIGESTS = {
     'k8s.io.api.apps.v1.DeploymentStatus': '65fad44f5181214f591a7aecb40aeb7d',
     'k8s.io.api.apps.v1.DeploymentStrategy': '07a6027d69fc759fa099b7133d7c982f',
     'k8s.io.api.apps.v1.RollingUpdateDeployment': 'e940ad678a4ac1bb0b3dd693719d3e1e',
+    'k8s.io.api.apps.v1.RollingUpdateStatefulSetStrategy': '827cc64c73b7a8d94707f7f0956bf088',
+    'k8s.io.api.apps.v1.StatefulSet': '90a6c060a7138fdd9a0ede1065aa259f',
+    'k8s.io.api.apps.v1.StatefulSetCondition': '3a2ca8c4287e8f84a96d789a42b8b0ec',
+    'k8s.io.api.apps.v1.StatefulSetList': 'ed9a69a852caebe026beb2a3c712936c',
+    'k8s.io.api.apps.v1.StatefulSetOrdinals': '8319e8934edf10ee8750a6a50f6fe5aa',
+    'k8s.io.api.apps.v1.StatefulSetPersistentVolumeClaimRetentionPolicy': '4677a49163442e26d135f4aec8bcd99b',
+    'k8s.io.api.apps.v1.StatefulSetSpec': 'f36d583313d3b050d3b45d2e8edf3018',
+    'k8s.io.api.apps.v1.StatefulSetStatus': 'a8e51780efa625c351a8b15f1e15dce3',
+    'k8s.io.api.apps.v1.StatefulSetUpdateStrategy': '237f41a6be1cffe0fab0849b2c28da5b',
     'k8s.io.api.batch.v1.Job': '7ee79aecc57b912d718d63c3e6a7cb84',
     'k8s.io.api.batch.v1.JobCondition': 'c7304ee7484eae4c523b84a7010f7cc3',
     'k8s.io.api.batch.v1.JobList': 'b8755c813bf08b8eb98c7e89e46dba8c',
@@ -7268,6 +8149,7 @@ DIGESTS = {
     'k8s.io.api.core.v1.LoadBalancerIngress': '7589933eda27341c40a6b13dd7ad3bea',
     'k8s.io.api.core.v1.LoadBalancerStatus': '7a500e4a75621ed1ece3ad8613024268',
     'k8s.io.api.core.v1.LocalObjectReference': '59b6028fb41313efa716730c8f836956',
+    'k8s.io.api.core.v1.ModifyVolumeStatus': '8bf4a65b1a32f074bf31c2acb67d8991',
     'k8s.io.api.core.v1.Namespace': '24322b352229731d7e0b5f61e73b779e',
     'k8s.io.api.core.v1.NamespaceCondition': '7108060fb43e8c4e820124c0d840d4b1',
     'k8s.io.api.core.v1.NamespaceList': '868021946461b8044a4eb5b25841752a',
@@ -7279,6 +8161,10 @@ DIGESTS = {
     'k8s.io.api.core.v1.NodeSelectorTerm': 'f4977d734f9332a95f740b8fb4a7f8f4',
     'k8s.io.api.core.v1.ObjectFieldSelector': 'd90a7427def29db4ca71bb3521a08bcd',
     'k8s.io.api.core.v1.ObjectReference': '8c3ed43c693a336bbe5421bf69725de7',
+    'k8s.io.api.core.v1.PersistentVolumeClaim': 'bdde0559253a0f3bcfc830f77a853df0',
+    'k8s.io.api.core.v1.PersistentVolumeClaimCondition': '24aa50568330a2c2e9685ed902723eef',
+    'k8s.io.api.core.v1.PersistentVolumeClaimSpec': 'acd1f9fe8ea999287543e3697ed2e025',
+    'k8s.io.api.core.v1.PersistentVolumeClaimStatus': '58ba176d61b760447b59384aa57e5151',
     'k8s.io.api.core.v1.PersistentVolumeClaimVolumeSource': '1c0d35c44d00bcebc83654a2554f62cd',
     'k8s.io.api.core.v1.Pod': 'c4903d272d3990961252a398d528d1bb',
     'k8s.io.api.core.v1.PodAffinity': '37a3fa973cd525955ea2a8c0702092e5',
@@ -7325,10 +8211,15 @@ DIGESTS = {
     'k8s.io.api.core.v1.TCPSocketAction': 'd37967e74283f186e5e180c7bd4e8c5a',
     'k8s.io.api.core.v1.Toleration': 'c930cc9b1a564c93836e74a61293f248',
     'k8s.io.api.core.v1.TopologySpreadConstraint': '9da90f393a8420d8cba0556866c958e9',
+    'k8s.io.api.core.v1.TypedLocalObjectReference': '703e048e7941e737f023ee681eec3964',
+    'k8s.io.api.core.v1.TypedObjectReference': '6e8c69ffb83a52c668330a6f0c3fd353',
     'k8s.io.api.core.v1.Volume': '17fa1efb203060f4b6bbe1cddd614adc',
+    'k8s.io.api.core.v1.VolumeHealthCondition': '5910a539593b0f31e978a570cccc9776',
+    'k8s.io.api.core.v1.VolumeHealthStatus': '3a0e6c1e69dae1e7df99533249764c03',
     'k8s.io.api.core.v1.VolumeMount': 'bf13abaef756d88ac149784d739e0e00',
     'k8s.io.api.core.v1.VolumeMountStatus': 'bbd8b4f58b38258238c2fb478939ea6d',
     'k8s.io.api.core.v1.VolumeProjection': 'eef6689752fe3ae2b1b63aab242b7dae',
+    'k8s.io.api.core.v1.VolumeResourceRequirements': '26e7ba789583de26a282f5b048284d88',
     'k8s.io.api.core.v1.VolumeSource': '2382f8603d5f0972525977c089858938',
     'k8s.io.api.core.v1.WeightedPodAffinityTerm': 'e3010014c670a8bc07b3e005695a2761',
     'k8s.io.api.scheduling.v1alpha3.TopologyConstraint': 'e13cdca314523d8883b7e4b3a29bb4b7',

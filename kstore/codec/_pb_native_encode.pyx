@@ -704,6 +704,308 @@ cdef dict K_e_k8s_io_api_apps_v1_RollingUpdateDeployment = {}
 cdef int C_e_k8s_io_api_apps_v1_RollingUpdateDeployment(bytearray w, object d) except -1:
     return _leaf(K_e_k8s_io_api_apps_v1_RollingUpdateDeployment, e_k8s_io_api_apps_v1_RollingUpdateDeployment, w, d)
 
+cdef int e_k8s_io_api_apps_v1_RollingUpdateStatefulSetStrategy(bytearray w, dict d) except -1:  # k8s.io.api.apps.v1.RollingUpdateStatefulSetStrategy
+    cdef Py_ssize_t s
+    if 'partition' not in d and 'maxUnavailable' not in d:
+        pass
+    else:
+        v = d.get('partition')
+        if v is None:
+            pass
+        elif v.__class__ is int and 0 <= v < 128:
+            w += L_8[v]
+        else:
+            w += b'\x08' + _v32(v)
+        v = d.get('maxUnavailable')
+        if v is not None:
+            w += b'\x12' + _ios(v)
+
+cdef dict K_e_k8s_io_api_apps_v1_RollingUpdateStatefulSetStrategy = {}
+
+
+cdef int C_e_k8s_io_api_apps_v1_RollingUpdateStatefulSetStrategy(bytearray w, object d) except -1:
+    return _leaf(K_e_k8s_io_api_apps_v1_RollingUpdateStatefulSetStrategy, e_k8s_io_api_apps_v1_RollingUpdateStatefulSetStrategy, w, d)
+
+cdef int e_k8s_io_api_apps_v1_StatefulSet(bytearray w, dict d) except -1:  # k8s.io.api.apps.v1.StatefulSet
+    cdef Py_ssize_t s, n
+    v = d.get('metadata')
+    if v is None:
+        v = _E
+    s = _open(w, b'\n\x00')
+    e_k8s_io_apimachinery_pkg_apis_meta_v1_ObjectMeta(w, v)
+    _close(w, s)
+    v = d.get('spec')
+    if v is None:
+        v = _E
+    s = _open(w, b'\x12\x00')
+    e_k8s_io_api_apps_v1_StatefulSetSpec(w, v)
+    _close(w, s)
+    v = d.get('status')
+    if v is None:
+        v = _E
+    s = _open(w, b'\x1a\x00')
+    e_k8s_io_api_apps_v1_StatefulSetStatus(w, v)
+    _close(w, s)
+
+cdef int e_k8s_io_api_apps_v1_StatefulSetCondition(bytearray w, dict d) except -1:  # k8s.io.api.apps.v1.StatefulSetCondition
+    cdef Py_ssize_t s, n
+    if 'type' not in d and 'status' not in d and 'lastTransitionTime' not in d and 'reason' not in d and 'message' not in d:
+        w += b'\n\x00\x12\x00\x1a\x00"\x00*\x00'
+    else:
+        v = d.get('type')
+        if v is None:
+            w += b'\n\x00'
+        else:
+            _put_str(w, b'\n', v)
+        v = d.get('status')
+        if v is None:
+            w += b'\x12\x00'
+        else:
+            _put_str(w, b'\x12', v)
+        v = d.get('lastTransitionTime')
+        w += b'\x1a' + _time(v)
+        v = d.get('reason')
+        if v is None:
+            w += b'"\x00'
+        else:
+            _put_str(w, b'"', v)
+        v = d.get('message')
+        if v is None:
+            w += b'*\x00'
+        else:
+            _put_str(w, b'*', v)
+
+cdef dict K_e_k8s_io_api_apps_v1_StatefulSetCondition = {}
+
+
+cdef int C_e_k8s_io_api_apps_v1_StatefulSetCondition(bytearray w, object d) except -1:
+    return _leaf(K_e_k8s_io_api_apps_v1_StatefulSetCondition, e_k8s_io_api_apps_v1_StatefulSetCondition, w, d)
+
+cdef int e_k8s_io_api_apps_v1_StatefulSetList(bytearray w, dict d) except -1:  # k8s.io.api.apps.v1.StatefulSetList
+    cdef Py_ssize_t s, n
+    v = d.get('metadata')
+    if v is None:
+        v = _E
+    s = _open(w, b'\n\x00')
+    e_k8s_io_apimachinery_pkg_apis_meta_v1_ListMeta(w, v)
+    _close(w, s)
+    v = d.get('items')
+    if v:
+        if v.__class__ is not list:
+            _list('items', v)
+        for x in v:
+            s = _open(w, b'\x12\x00')
+            e_k8s_io_api_apps_v1_StatefulSet(w, x)
+            _close(w, s)
+
+cdef int e_k8s_io_api_apps_v1_StatefulSetOrdinals(bytearray w, dict d) except -1:  # k8s.io.api.apps.v1.StatefulSetOrdinals
+    cdef Py_ssize_t s
+    v = d.get('start')
+    if v is None:
+        w += b'\x08\x00'
+    elif v.__class__ is int and 0 <= v < 128:
+        w += L_8[v]
+    else:
+        w += b'\x08' + _v32(v)
+
+cdef dict K_e_k8s_io_api_apps_v1_StatefulSetOrdinals = {}
+
+
+cdef int C_e_k8s_io_api_apps_v1_StatefulSetOrdinals(bytearray w, object d) except -1:
+    return _leaf(K_e_k8s_io_api_apps_v1_StatefulSetOrdinals, e_k8s_io_api_apps_v1_StatefulSetOrdinals, w, d)
+
+cdef int e_k8s_io_api_apps_v1_StatefulSetPersistentVolumeClaimRetentionPolicy(bytearray w, dict d) except -1:  # k8s.io.api.apps.v1.StatefulSetPersistentVolumeClaimRetentionPolicy
+    cdef Py_ssize_t s, n
+    if 'whenDeleted' not in d and 'whenScaled' not in d:
+        w += b'\n\x00\x12\x00'
+    else:
+        v = d.get('whenDeleted')
+        if v is None:
+            w += b'\n\x00'
+        else:
+            _put_str(w, b'\n', v)
+        v = d.get('whenScaled')
+        if v is None:
+            w += b'\x12\x00'
+        else:
+            _put_str(w, b'\x12', v)
+
+cdef dict K_e_k8s_io_api_apps_v1_StatefulSetPersistentVolumeClaimRetentionPolicy = {}
+
+
+cdef int C_e_k8s_io_api_apps_v1_StatefulSetPersistentVolumeClaimRetentionPolicy(bytearray w, object d) except -1:
+    return _leaf(K_e_k8s_io_api_apps_v1_StatefulSetPersistentVolumeClaimRetentionPolicy, e_k8s_io_api_apps_v1_StatefulSetPersistentVolumeClaimRetentionPolicy, w, d)
+
+cdef int e_k8s_io_api_apps_v1_StatefulSetSpec(bytearray w, dict d) except -1:  # k8s.io.api.apps.v1.StatefulSetSpec
+    cdef Py_ssize_t s
+    if 'replicas' not in d and 'selector' not in d:
+        pass
+    else:
+        v = d.get('replicas')
+        if v is None:
+            pass
+        elif v.__class__ is int and 0 <= v < 128:
+            w += L_8[v]
+        else:
+            w += b'\x08' + _v32(v)
+        v = d.get('selector')
+        if v is not None:
+            s = _open(w, b'\x12\x00')
+            e_k8s_io_apimachinery_pkg_apis_meta_v1_LabelSelector(w, v)
+            _close(w, s)
+    v = d.get('template')
+    if v is None:
+        v = _E
+    s = _open(w, b'\x1a\x00')
+    e_k8s_io_api_core_v1_PodTemplateSpec(w, v)
+    _close(w, s)
+    if 'volumeClaimTemplates' not in d and 'serviceName' not in d and 'podManagementPolicy' not in d:
+        w += b'*\x002\x00'
+    else:
+        v = d.get('volumeClaimTemplates')
+        if v:
+            if v.__class__ is not list:
+                _list('volumeClaimTemplates', v)
+            for x in v:
+                s = _open(w, b'"\x00')
+                e_k8s_io_api_core_v1_PersistentVolumeClaim(w, x)
+                _close(w, s)
+        v = d.get('serviceName')
+        if v is None:
+            w += b'*\x00'
+        else:
+            _put_str(w, b'*', v)
+        v = d.get('podManagementPolicy')
+        if v is None:
+            w += b'2\x00'
+        else:
+            _put_str(w, b'2', v)
+    v = d.get('updateStrategy')
+    if v is None:
+        v = _E
+    s = _open(w, b':\x00')
+    e_k8s_io_api_apps_v1_StatefulSetUpdateStrategy(w, v)
+    _close(w, s)
+    if 'revisionHistoryLimit' not in d and 'minReadySeconds' not in d and 'persistentVolumeClaimRetentionPolicy' not in d and 'ordinals' not in d:
+        w += b'H\x00'
+    else:
+        v = d.get('revisionHistoryLimit')
+        if v is None:
+            pass
+        elif v.__class__ is int and 0 <= v < 128:
+            w += L_64[v]
+        else:
+            w += b'@' + _v32(v)
+        v = d.get('minReadySeconds')
+        if v is None:
+            w += b'H\x00'
+        elif v.__class__ is int and 0 <= v < 128:
+            w += L_72[v]
+        else:
+            w += b'H' + _v32(v)
+        v = d.get('persistentVolumeClaimRetentionPolicy')
+        if v is not None:
+            s = _open(w, b'R\x00')
+            C_e_k8s_io_api_apps_v1_StatefulSetPersistentVolumeClaimRetentionPolicy(w, v)
+            _close(w, s)
+        v = d.get('ordinals')
+        if v is not None:
+            s = _open(w, b'Z\x00')
+            C_e_k8s_io_api_apps_v1_StatefulSetOrdinals(w, v)
+            _close(w, s)
+
+cdef int e_k8s_io_api_apps_v1_StatefulSetStatus(bytearray w, dict d) except -1:  # k8s.io.api.apps.v1.StatefulSetStatus
+    cdef Py_ssize_t s
+    if 'observedGeneration' not in d and 'replicas' not in d and 'readyReplicas' not in d and 'currentReplicas' not in d and 'updatedReplicas' not in d:
+        w += b'\x08\x00\x10\x00\x18\x00 \x00(\x00'
+    else:
+        v = d.get('observedGeneration')
+        if v is None:
+            w += b'\x08\x00'
+        elif v.__class__ is int and 0 <= v < 128:
+            w += L_8[v]
+        else:
+            w += b'\x08' + _v64(v)
+        v = d.get('replicas')
+        if v is None:
+            w += b'\x10\x00'
+        elif v.__class__ is int and 0 <= v < 128:
+            w += L_16[v]
+        else:
+            w += b'\x10' + _v32(v)
+        v = d.get('readyReplicas')
+        if v is None:
+            w += b'\x18\x00'
+        elif v.__class__ is int and 0 <= v < 128:
+            w += L_24[v]
+        else:
+            w += b'\x18' + _v32(v)
+        v = d.get('currentReplicas')
+        if v is None:
+            w += b' \x00'
+        elif v.__class__ is int and 0 <= v < 128:
+            w += L_32[v]
+        else:
+            w += b' ' + _v32(v)
+        v = d.get('updatedReplicas')
+        if v is None:
+            w += b'(\x00'
+        elif v.__class__ is int and 0 <= v < 128:
+            w += L_40[v]
+        else:
+            w += b'(' + _v32(v)
+    if 'currentRevision' not in d and 'updateRevision' not in d and 'collisionCount' not in d and 'conditions' not in d and 'availableReplicas' not in d:
+        w += b'2\x00:\x00X\x00'
+    else:
+        v = d.get('currentRevision')
+        if v is None:
+            w += b'2\x00'
+        else:
+            _put_str(w, b'2', v)
+        v = d.get('updateRevision')
+        if v is None:
+            w += b':\x00'
+        else:
+            _put_str(w, b':', v)
+        v = d.get('collisionCount')
+        if v is None:
+            pass
+        elif v.__class__ is int and 0 <= v < 128:
+            w += L_72[v]
+        else:
+            w += b'H' + _v32(v)
+        v = d.get('conditions')
+        if v:
+            if v.__class__ is not list:
+                _list('conditions', v)
+            for x in v:
+                s = _open(w, b'R\x00')
+                C_e_k8s_io_api_apps_v1_StatefulSetCondition(w, x)
+                _close(w, s)
+        v = d.get('availableReplicas')
+        if v is None:
+            w += b'X\x00'
+        elif v.__class__ is int and 0 <= v < 128:
+            w += L_88[v]
+        else:
+            w += b'X' + _v32(v)
+
+cdef int e_k8s_io_api_apps_v1_StatefulSetUpdateStrategy(bytearray w, dict d) except -1:  # k8s.io.api.apps.v1.StatefulSetUpdateStrategy
+    cdef Py_ssize_t s, n
+    if 'type' not in d and 'rollingUpdate' not in d:
+        w += b'\n\x00'
+    else:
+        v = d.get('type')
+        if v is None:
+            w += b'\n\x00'
+        else:
+            _put_str(w, b'\n', v)
+        v = d.get('rollingUpdate')
+        if v is not None:
+            s = _open(w, b'\x12\x00')
+            C_e_k8s_io_api_apps_v1_RollingUpdateStatefulSetStrategy(w, v)
+            _close(w, s)
+
 cdef int e_k8s_io_api_batch_v1_Job(bytearray w, dict d) except -1:  # k8s.io.api.batch.v1.Job
     cdef Py_ssize_t s, n
     v = d.get('metadata')
@@ -2486,6 +2788,28 @@ cdef dict K_e_k8s_io_api_core_v1_LocalObjectReference = {}
 cdef int C_e_k8s_io_api_core_v1_LocalObjectReference(bytearray w, object d) except -1:
     return _leaf(K_e_k8s_io_api_core_v1_LocalObjectReference, e_k8s_io_api_core_v1_LocalObjectReference, w, d)
 
+cdef int e_k8s_io_api_core_v1_ModifyVolumeStatus(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.ModifyVolumeStatus
+    cdef Py_ssize_t s, n
+    if 'targetVolumeAttributesClassName' not in d and 'status' not in d:
+        w += b'\n\x00\x12\x00'
+    else:
+        v = d.get('targetVolumeAttributesClassName')
+        if v is None:
+            w += b'\n\x00'
+        else:
+            _put_str(w, b'\n', v)
+        v = d.get('status')
+        if v is None:
+            w += b'\x12\x00'
+        else:
+            _put_str(w, b'\x12', v)
+
+cdef dict K_e_k8s_io_api_core_v1_ModifyVolumeStatus = {}
+
+
+cdef int C_e_k8s_io_api_core_v1_ModifyVolumeStatus(bytearray w, object d) except -1:
+    return _leaf(K_e_k8s_io_api_core_v1_ModifyVolumeStatus, e_k8s_io_api_core_v1_ModifyVolumeStatus, w, d)
+
 cdef int e_k8s_io_api_core_v1_Namespace(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.Namespace
     cdef Py_ssize_t s, n
     v = d.get('metadata')
@@ -2731,6 +3055,171 @@ cdef dict K_e_k8s_io_api_core_v1_ObjectReference = {}
 
 cdef int C_e_k8s_io_api_core_v1_ObjectReference(bytearray w, object d) except -1:
     return _leaf(K_e_k8s_io_api_core_v1_ObjectReference, e_k8s_io_api_core_v1_ObjectReference, w, d)
+
+cdef int e_k8s_io_api_core_v1_PersistentVolumeClaim(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.PersistentVolumeClaim
+    cdef Py_ssize_t s, n
+    v = d.get('metadata')
+    if v is None:
+        v = _E
+    s = _open(w, b'\n\x00')
+    e_k8s_io_apimachinery_pkg_apis_meta_v1_ObjectMeta(w, v)
+    _close(w, s)
+    v = d.get('spec')
+    if v is None:
+        v = _E
+    s = _open(w, b'\x12\x00')
+    e_k8s_io_api_core_v1_PersistentVolumeClaimSpec(w, v)
+    _close(w, s)
+    v = d.get('status')
+    if v is None:
+        v = _E
+    s = _open(w, b'\x1a\x00')
+    e_k8s_io_api_core_v1_PersistentVolumeClaimStatus(w, v)
+    _close(w, s)
+
+cdef int e_k8s_io_api_core_v1_PersistentVolumeClaimCondition(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.PersistentVolumeClaimCondition
+    cdef Py_ssize_t s, n
+    if 'type' not in d and 'status' not in d and 'lastProbeTime' not in d and 'lastTransitionTime' not in d and 'reason' not in d:
+        w += b'\n\x00\x12\x00\x1a\x00"\x00*\x00'
+    else:
+        v = d.get('type')
+        if v is None:
+            w += b'\n\x00'
+        else:
+            _put_str(w, b'\n', v)
+        v = d.get('status')
+        if v is None:
+            w += b'\x12\x00'
+        else:
+            _put_str(w, b'\x12', v)
+        v = d.get('lastProbeTime')
+        w += b'\x1a' + _time(v)
+        v = d.get('lastTransitionTime')
+        w += b'"' + _time(v)
+        v = d.get('reason')
+        if v is None:
+            w += b'*\x00'
+        else:
+            _put_str(w, b'*', v)
+    v = d.get('message')
+    if v is None:
+        w += b'2\x00'
+    else:
+        _put_str(w, b'2', v)
+
+cdef dict K_e_k8s_io_api_core_v1_PersistentVolumeClaimCondition = {}
+
+
+cdef int C_e_k8s_io_api_core_v1_PersistentVolumeClaimCondition(bytearray w, object d) except -1:
+    return _leaf(K_e_k8s_io_api_core_v1_PersistentVolumeClaimCondition, e_k8s_io_api_core_v1_PersistentVolumeClaimCondition, w, d)
+
+cdef int e_k8s_io_api_core_v1_PersistentVolumeClaimSpec(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.PersistentVolumeClaimSpec
+    cdef Py_ssize_t s, n
+    v = d.get('accessModes')
+    if v:
+        if v.__class__ is not list:
+            _list('accessModes', v)
+        for x in v:
+            _put_str(w, b'\n', x)
+    v = d.get('resources')
+    if v is None:
+        v = _E
+    s = _open(w, b'\x12\x00')
+    e_k8s_io_api_core_v1_VolumeResourceRequirements(w, v)
+    _close(w, s)
+    if 'volumeName' not in d and 'selector' not in d and 'storageClassName' not in d and 'volumeMode' not in d and 'dataSource' not in d:
+        w += b'\x1a\x00'
+    else:
+        v = d.get('volumeName')
+        if v is None:
+            w += b'\x1a\x00'
+        else:
+            _put_str(w, b'\x1a', v)
+        v = d.get('selector')
+        if v is not None:
+            s = _open(w, b'"\x00')
+            e_k8s_io_apimachinery_pkg_apis_meta_v1_LabelSelector(w, v)
+            _close(w, s)
+        v = d.get('storageClassName')
+        if v is None:
+            pass
+        else:
+            _put_str(w, b'*', v)
+        v = d.get('volumeMode')
+        if v is None:
+            pass
+        else:
+            _put_str(w, b'2', v)
+        v = d.get('dataSource')
+        if v is not None:
+            s = _open(w, b':\x00')
+            C_e_k8s_io_api_core_v1_TypedLocalObjectReference(w, v)
+            _close(w, s)
+    if 'dataSourceRef' not in d and 'volumeAttributesClassName' not in d:
+        pass
+    else:
+        v = d.get('dataSourceRef')
+        if v is not None:
+            s = _open(w, b'B\x00')
+            C_e_k8s_io_api_core_v1_TypedObjectReference(w, v)
+            _close(w, s)
+        v = d.get('volumeAttributesClassName')
+        if v is None:
+            pass
+        else:
+            _put_str(w, b'J', v)
+
+cdef int e_k8s_io_api_core_v1_PersistentVolumeClaimStatus(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.PersistentVolumeClaimStatus
+    cdef Py_ssize_t s, n
+    if 'phase' not in d and 'accessModes' not in d and 'capacity' not in d and 'conditions' not in d and 'allocatedResources' not in d:
+        w += b'\n\x00'
+    else:
+        v = d.get('phase')
+        if v is None:
+            w += b'\n\x00'
+        else:
+            _put_str(w, b'\n', v)
+        v = d.get('accessModes')
+        if v:
+            if v.__class__ is not list:
+                _list('accessModes', v)
+            for x in v:
+                _put_str(w, b'\x12', x)
+        v = d.get('capacity')
+        if v:
+            _map_sq(w, b'\x1a', v)
+        v = d.get('conditions')
+        if v:
+            if v.__class__ is not list:
+                _list('conditions', v)
+            for x in v:
+                s = _open(w, b'"\x00')
+                C_e_k8s_io_api_core_v1_PersistentVolumeClaimCondition(w, x)
+                _close(w, s)
+        v = d.get('allocatedResources')
+        if v:
+            _map_sq(w, b'*', v)
+    if 'allocatedResourceStatuses' not in d and 'currentVolumeAttributesClassName' not in d and 'modifyVolumeStatus' not in d and 'healthStatus' not in d:
+        pass
+    else:
+        v = d.get('allocatedResourceStatuses')
+        if v:
+            _map_ss(w, b':', v)
+        v = d.get('currentVolumeAttributesClassName')
+        if v is None:
+            pass
+        else:
+            _put_str(w, b'B', v)
+        v = d.get('modifyVolumeStatus')
+        if v is not None:
+            s = _open(w, b'J\x00')
+            C_e_k8s_io_api_core_v1_ModifyVolumeStatus(w, v)
+            _close(w, s)
+        v = d.get('healthStatus')
+        if v is not None:
+            s = _open(w, b'R\x00')
+            e_k8s_io_api_core_v1_VolumeHealthStatus(w, v)
+            _close(w, s)
 
 cdef int e_k8s_io_api_core_v1_PersistentVolumeClaimVolumeSource(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.PersistentVolumeClaimVolumeSource
     cdef Py_ssize_t s, n
@@ -4558,6 +5047,65 @@ cdef int e_k8s_io_api_core_v1_TopologySpreadConstraint(bytearray w, dict d) exce
             for x in v:
                 _put_str(w, b'B', x)
 
+cdef int e_k8s_io_api_core_v1_TypedLocalObjectReference(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.TypedLocalObjectReference
+    cdef Py_ssize_t s, n
+    if 'apiGroup' not in d and 'kind' not in d and 'name' not in d:
+        w += b'\x12\x00\x1a\x00'
+    else:
+        v = d.get('apiGroup')
+        if v is None:
+            pass
+        else:
+            _put_str(w, b'\n', v)
+        v = d.get('kind')
+        if v is None:
+            w += b'\x12\x00'
+        else:
+            _put_str(w, b'\x12', v)
+        v = d.get('name')
+        if v is None:
+            w += b'\x1a\x00'
+        else:
+            _put_str(w, b'\x1a', v)
+
+cdef dict K_e_k8s_io_api_core_v1_TypedLocalObjectReference = {}
+
+
+cdef int C_e_k8s_io_api_core_v1_TypedLocalObjectReference(bytearray w, object d) except -1:
+    return _leaf(K_e_k8s_io_api_core_v1_TypedLocalObjectReference, e_k8s_io_api_core_v1_TypedLocalObjectReference, w, d)
+
+cdef int e_k8s_io_api_core_v1_TypedObjectReference(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.TypedObjectReference
+    cdef Py_ssize_t s, n
+    if 'apiGroup' not in d and 'kind' not in d and 'name' not in d and 'namespace' not in d:
+        w += b'\x12\x00\x1a\x00'
+    else:
+        v = d.get('apiGroup')
+        if v is None:
+            pass
+        else:
+            _put_str(w, b'\n', v)
+        v = d.get('kind')
+        if v is None:
+            w += b'\x12\x00'
+        else:
+            _put_str(w, b'\x12', v)
+        v = d.get('name')
+        if v is None:
+            w += b'\x1a\x00'
+        else:
+            _put_str(w, b'\x1a', v)
+        v = d.get('namespace')
+        if v is None:
+            pass
+        else:
+            _put_str(w, b'"', v)
+
+cdef dict K_e_k8s_io_api_core_v1_TypedObjectReference = {}
+
+
+cdef int C_e_k8s_io_api_core_v1_TypedObjectReference(bytearray w, object d) except -1:
+    return _leaf(K_e_k8s_io_api_core_v1_TypedObjectReference, e_k8s_io_api_core_v1_TypedObjectReference, w, d)
+
 cdef int e_k8s_io_api_core_v1_Volume(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.Volume
     cdef Py_ssize_t s, n
     v = d.get('name')
@@ -4569,6 +5117,49 @@ cdef int e_k8s_io_api_core_v1_Volume(bytearray w, dict d) except -1:  # k8s.io.a
     s = _open(w, b'\x12\x00')
     e_k8s_io_api_core_v1_VolumeSource(w, v)
     _close(w, s)
+
+cdef int e_k8s_io_api_core_v1_VolumeHealthCondition(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.VolumeHealthCondition
+    cdef Py_ssize_t s, n
+    if 'status' not in d and 'reason' not in d and 'message' not in d:
+        w += b'\n\x00\x12\x00\x1a\x00'
+    else:
+        v = d.get('status')
+        if v is None:
+            w += b'\n\x00'
+        else:
+            _put_str(w, b'\n', v)
+        v = d.get('reason')
+        if v is None:
+            w += b'\x12\x00'
+        else:
+            _put_str(w, b'\x12', v)
+        v = d.get('message')
+        if v is None:
+            w += b'\x1a\x00'
+        else:
+            _put_str(w, b'\x1a', v)
+
+cdef dict K_e_k8s_io_api_core_v1_VolumeHealthCondition = {}
+
+
+cdef int C_e_k8s_io_api_core_v1_VolumeHealthCondition(bytearray w, object d) except -1:
+    return _leaf(K_e_k8s_io_api_core_v1_VolumeHealthCondition, e_k8s_io_api_core_v1_VolumeHealthCondition, w, d)
+
+cdef int e_k8s_io_api_core_v1_VolumeHealthStatus(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.VolumeHealthStatus
+    cdef Py_ssize_t s, n
+    if 'healthConditions' not in d and 'lastTransitionTime' not in d:
+        w += b'\x12\x00'
+    else:
+        v = d.get('healthConditions')
+        if v:
+            if v.__class__ is not list:
+                _list('healthConditions', v)
+            for x in v:
+                s = _open(w, b'\n\x00')
+                C_e_k8s_io_api_core_v1_VolumeHealthCondition(w, x)
+                _close(w, s)
+        v = d.get('lastTransitionTime')
+        w += b'\x12' + _time(v)
 
 cdef int e_k8s_io_api_core_v1_VolumeMount(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.VolumeMount
     cdef Py_ssize_t s, n
@@ -4694,6 +5285,18 @@ cdef int e_k8s_io_api_core_v1_VolumeProjection(bytearray w, dict d) except -1:  
         s = _open(w, b'2\x00')
         e_k8s_io_api_core_v1_PodCertificateProjection(w, v)
         _close(w, s)
+
+cdef int e_k8s_io_api_core_v1_VolumeResourceRequirements(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.VolumeResourceRequirements
+    cdef Py_ssize_t s, n
+    if 'limits' not in d and 'requests' not in d:
+        pass
+    else:
+        v = d.get('limits')
+        if v:
+            _map_sq(w, b'\n', v)
+        v = d.get('requests')
+        if v:
+            _map_sq(w, b'\x12', v)
 
 cdef int e_k8s_io_api_core_v1_VolumeSource(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.VolumeSource
     cdef Py_ssize_t s, n
@@ -5541,6 +6144,15 @@ CONVERTERS = {
     'k8s.io.api.apps.v1.DeploymentStatus': _encoder(e_k8s_io_api_apps_v1_DeploymentStatus),
     'k8s.io.api.apps.v1.DeploymentStrategy': _encoder(e_k8s_io_api_apps_v1_DeploymentStrategy),
     'k8s.io.api.apps.v1.RollingUpdateDeployment': _encoder(e_k8s_io_api_apps_v1_RollingUpdateDeployment),
+    'k8s.io.api.apps.v1.RollingUpdateStatefulSetStrategy': _encoder(e_k8s_io_api_apps_v1_RollingUpdateStatefulSetStrategy),
+    'k8s.io.api.apps.v1.StatefulSet': _encoder(e_k8s_io_api_apps_v1_StatefulSet),
+    'k8s.io.api.apps.v1.StatefulSetCondition': _encoder(e_k8s_io_api_apps_v1_StatefulSetCondition),
+    'k8s.io.api.apps.v1.StatefulSetList': _encoder(e_k8s_io_api_apps_v1_StatefulSetList),
+    'k8s.io.api.apps.v1.StatefulSetOrdinals': _encoder(e_k8s_io_api_apps_v1_StatefulSetOrdinals),
+    'k8s.io.api.apps.v1.StatefulSetPersistentVolumeClaimRetentionPolicy': _encoder(e_k8s_io_api_apps_v1_StatefulSetPersistentVolumeClaimRetentionPolicy),
+    'k8s.io.api.apps.v1.StatefulSetSpec': _encoder(e_k8s_io_api_apps_v1_StatefulSetSpec),
+    'k8s.io.api.apps.v1.StatefulSetStatus': _encoder(e_k8s_io_api_apps_v1_StatefulSetStatus),
+    'k8s.io.api.apps.v1.StatefulSetUpdateStrategy': _encoder(e_k8s_io_api_apps_v1_StatefulSetUpdateStrategy),
     'k8s.io.api.batch.v1.Job': _encoder(e_k8s_io_api_batch_v1_Job),
     'k8s.io.api.batch.v1.JobCondition': _encoder(e_k8s_io_api_batch_v1_JobCondition),
     'k8s.io.api.batch.v1.JobList': _encoder(e_k8s_io_api_batch_v1_JobList),
@@ -5598,6 +6210,7 @@ CONVERTERS = {
     'k8s.io.api.core.v1.LoadBalancerIngress': _encoder(e_k8s_io_api_core_v1_LoadBalancerIngress),
     'k8s.io.api.core.v1.LoadBalancerStatus': _encoder(e_k8s_io_api_core_v1_LoadBalancerStatus),
     'k8s.io.api.core.v1.LocalObjectReference': _encoder(e_k8s_io_api_core_v1_LocalObjectReference),
+    'k8s.io.api.core.v1.ModifyVolumeStatus': _encoder(e_k8s_io_api_core_v1_ModifyVolumeStatus),
     'k8s.io.api.core.v1.Namespace': _encoder(e_k8s_io_api_core_v1_Namespace),
     'k8s.io.api.core.v1.NamespaceCondition': _encoder(e_k8s_io_api_core_v1_NamespaceCondition),
     'k8s.io.api.core.v1.NamespaceList': _encoder(e_k8s_io_api_core_v1_NamespaceList),
@@ -5609,6 +6222,10 @@ CONVERTERS = {
     'k8s.io.api.core.v1.NodeSelectorTerm': _encoder(e_k8s_io_api_core_v1_NodeSelectorTerm),
     'k8s.io.api.core.v1.ObjectFieldSelector': _encoder(e_k8s_io_api_core_v1_ObjectFieldSelector),
     'k8s.io.api.core.v1.ObjectReference': _encoder(e_k8s_io_api_core_v1_ObjectReference),
+    'k8s.io.api.core.v1.PersistentVolumeClaim': _encoder(e_k8s_io_api_core_v1_PersistentVolumeClaim),
+    'k8s.io.api.core.v1.PersistentVolumeClaimCondition': _encoder(e_k8s_io_api_core_v1_PersistentVolumeClaimCondition),
+    'k8s.io.api.core.v1.PersistentVolumeClaimSpec': _encoder(e_k8s_io_api_core_v1_PersistentVolumeClaimSpec),
+    'k8s.io.api.core.v1.PersistentVolumeClaimStatus': _encoder(e_k8s_io_api_core_v1_PersistentVolumeClaimStatus),
     'k8s.io.api.core.v1.PersistentVolumeClaimVolumeSource': _encoder(e_k8s_io_api_core_v1_PersistentVolumeClaimVolumeSource),
     'k8s.io.api.core.v1.Pod': _encoder(e_k8s_io_api_core_v1_Pod),
     'k8s.io.api.core.v1.PodAffinity': _encoder(e_k8s_io_api_core_v1_PodAffinity),
@@ -5655,10 +6272,15 @@ CONVERTERS = {
     'k8s.io.api.core.v1.TCPSocketAction': _encoder(e_k8s_io_api_core_v1_TCPSocketAction),
     'k8s.io.api.core.v1.Toleration': _encoder(e_k8s_io_api_core_v1_Toleration),
     'k8s.io.api.core.v1.TopologySpreadConstraint': _encoder(e_k8s_io_api_core_v1_TopologySpreadConstraint),
+    'k8s.io.api.core.v1.TypedLocalObjectReference': _encoder(e_k8s_io_api_core_v1_TypedLocalObjectReference),
+    'k8s.io.api.core.v1.TypedObjectReference': _encoder(e_k8s_io_api_core_v1_TypedObjectReference),
     'k8s.io.api.core.v1.Volume': _encoder(e_k8s_io_api_core_v1_Volume),
+    'k8s.io.api.core.v1.VolumeHealthCondition': _encoder(e_k8s_io_api_core_v1_VolumeHealthCondition),
+    'k8s.io.api.core.v1.VolumeHealthStatus': _encoder(e_k8s_io_api_core_v1_VolumeHealthStatus),
     'k8s.io.api.core.v1.VolumeMount': _encoder(e_k8s_io_api_core_v1_VolumeMount),
     'k8s.io.api.core.v1.VolumeMountStatus': _encoder(e_k8s_io_api_core_v1_VolumeMountStatus),
     'k8s.io.api.core.v1.VolumeProjection': _encoder(e_k8s_io_api_core_v1_VolumeProjection),
+    'k8s.io.api.core.v1.VolumeResourceRequirements': _encoder(e_k8s_io_api_core_v1_VolumeResourceRequirements),
     'k8s.io.api.core.v1.VolumeSource': _encoder(e_k8s_io_api_core_v1_VolumeSource),
     'k8s.io.api.core.v1.WeightedPodAffinityTerm': _encoder(e_k8s_io_api_core_v1_WeightedPodAffinityTerm),
     'k8s.io.api.scheduling.v1alpha3.TopologyConstraint': _encoder(e_k8s_io_api_scheduling_v1alpha3_TopologyConstraint),
@@ -5696,6 +6318,15 @@ DIGESTS = {
     'k8s.io.api.apps.v1.DeploymentStatus': '65fad44f5181214f591a7aecb40aeb7d',
     'k8s.io.api.apps.v1.DeploymentStrategy': '07a6027d69fc759fa099b7133d7c982f',
     'k8s.io.api.apps.v1.RollingUpdateDeployment': 'e940ad678a4ac1bb0b3dd693719d3e1e',
+    'k8s.io.api.apps.v1.RollingUpdateStatefulSetStrategy': '827cc64c73b7a8d94707f7f0956bf088',
+    'k8s.io.api.apps.v1.StatefulSet': '90a6c060a7138fdd9a0ede1065aa259f',
+    'k8s.io.api.apps.v1.StatefulSetCondition': '3a2ca8c4287e8f84a96d789a42b8b0ec',
+    'k8s.io.api.apps.v1.StatefulSetList': 'ed9a69a852caebe026beb2a3c712936c',
+    'k8s.io.api.apps.v1.StatefulSetOrdinals': '8319e8934edf10ee8750a6a50f6fe5aa',
+    'k8s.io.api.apps.v1.StatefulSetPersistentVolumeClaimRetentionPolicy': '4677a49163442e26d135f4aec8bcd99b',
+    'k8s.io.api.apps.v1.StatefulSetSpec': 'f36d583313d3b050d3b45d2e8edf3018',
+    'k8s.io.api.apps.v1.StatefulSetStatus': 'a8e51780efa625c351a8b15f1e15dce3',
+    'k8s.io.api.apps.v1.StatefulSetUpdateStrategy': '237f41a6be1cffe0fab0849b2c28da5b',
     'k8s.io.api.batch.v1.Job': '7ee79aecc57b912d718d63c3e6a7cb84',
     'k8s.io.api.batch.v1.JobCondition': 'c7304ee7484eae4c523b84a7010f7cc3',
     'k8s.io.api.batch.v1.JobList': 'b8755c813bf08b8eb98c7e89e46dba8c',
@@ -5753,6 +6384,7 @@ DIGESTS = {
     'k8s.io.api.core.v1.LoadBalancerIngress': '7589933eda27341c40a6b13dd7ad3bea',
     'k8s.io.api.core.v1.LoadBalancerStatus': '7a500e4a75621ed1ece3ad8613024268',
     'k8s.io.api.core.v1.LocalObjectReference': '59b6028fb41313efa716730c8f836956',
+    'k8s.io.api.core.v1.ModifyVolumeStatus': '8bf4a65b1a32f074bf31c2acb67d8991',
     'k8s.io.api.core.v1.Namespace': '24322b352229731d7e0b5f61e73b779e',
     'k8s.io.api.core.v1.NamespaceCondition': '7108060fb43e8c4e820124c0d840d4b1',
     'k8s.io.api.core.v1.NamespaceList': '868021946461b8044a4eb5b25841752a',
@@ -5764,6 +6396,10 @@ DIGESTS = {
     'k8s.io.api.core.v1.NodeSelectorTerm': 'f4977d734f9332a95f740b8fb4a7f8f4',
     'k8s.io.api.core.v1.ObjectFieldSelector': 'd90a7427def29db4ca71bb3521a08bcd',
     'k8s.io.api.core.v1.ObjectReference': '8c3ed43c693a336bbe5421bf69725de7',
+    'k8s.io.api.core.v1.PersistentVolumeClaim': 'bdde0559253a0f3bcfc830f77a853df0',
+    'k8s.io.api.core.v1.PersistentVolumeClaimCondition': '24aa50568330a2c2e9685ed902723eef',
+    'k8s.io.api.core.v1.PersistentVolumeClaimSpec': 'acd1f9fe8ea999287543e3697ed2e025',
+    'k8s.io.api.core.v1.PersistentVolumeClaimStatus': '58ba176d61b760447b59384aa57e5151',
     'k8s.io.api.core.v1.PersistentVolumeClaimVolumeSource': '1c0d35c44d00bcebc83654a2554f62cd',
     'k8s.io.api.core.v1.Pod': 'c4903d272d3990961252a398d528d1bb',
     'k8s.io.api.core.v1.PodAffinity': '37a3fa973cd525955ea2a8c0702092e5',
@@ -5810,10 +6446,15 @@ DIGESTS = {
     'k8s.io.api.core.v1.TCPSocketAction': 'd37967e74283f186e5e180c7bd4e8c5a',
     'k8s.io.api.core.v1.Toleration': 'c930cc9b1a564c93836e74a61293f248',
     'k8s.io.api.core.v1.TopologySpreadConstraint': '9da90f393a8420d8cba0556866c958e9',
+    'k8s.io.api.core.v1.TypedLocalObjectReference': '703e048e7941e737f023ee681eec3964',
+    'k8s.io.api.core.v1.TypedObjectReference': '6e8c69ffb83a52c668330a6f0c3fd353',
     'k8s.io.api.core.v1.Volume': '17fa1efb203060f4b6bbe1cddd614adc',
+    'k8s.io.api.core.v1.VolumeHealthCondition': '5910a539593b0f31e978a570cccc9776',
+    'k8s.io.api.core.v1.VolumeHealthStatus': '3a0e6c1e69dae1e7df99533249764c03',
     'k8s.io.api.core.v1.VolumeMount': 'bf13abaef756d88ac149784d739e0e00',
     'k8s.io.api.core.v1.VolumeMountStatus': 'bbd8b4f58b38258238c2fb478939ea6d',
     'k8s.io.api.core.v1.VolumeProjection': 'eef6689752fe3ae2b1b63aab242b7dae',
+    'k8s.io.api.core.v1.VolumeResourceRequirements': '26e7ba789583de26a282f5b048284d88',
     'k8s.io.api.core.v1.VolumeSource': '2382f8603d5f0972525977c089858938',
     'k8s.io.api.core.v1.WeightedPodAffinityTerm': 'e3010014c670a8bc07b3e005695a2761',
     'k8s.io.api.scheduling.v1alpha3.TopologyConstraint': 'e13cdca314523d8883b7e4b3a29bb4b7',

@@ -249,6 +249,44 @@ def _event(obj: Object, now: datetime) -> list[Any]:
     ]
 
 
+#: ``helper.GetAccessModesAsString``: each mode once, in this order.
+_ACCESS_MODES = (
+    ("ReadWriteOnce", "RWO"),
+    ("ReadOnlyMany", "ROX"),
+    ("ReadWriteMany", "RWX"),
+    ("ReadWriteOncePod", "RWOP"),
+)
+
+
+def _persistent_volume_claim(obj: Object, now: datetime) -> list[Any]:
+    spec, status, meta = _m(obj, "spec"), _m(obj, "status"), _m(obj, "metadata")
+    phase = "Terminating" if meta.get("deletionTimestamp") else str(status.get("phase") or "")
+    volume = str(spec.get("volumeName") or "")
+    capacity = modes = ""
+    if volume:
+        bound = _l(status, "accessModes")
+        modes = ",".join(short for mode, short in _ACCESS_MODES if mode in bound)
+        capacity = str(_m(status, "capacity").get("storage") or "0")
+    # helper.GetPersistentVolumeClaimClass: the beta annotation first.
+    annotations = _m(meta, "annotations")
+    storage_class = annotations.get("volume.beta.kubernetes.io/storage-class")
+    if storage_class is None:
+        storage_class = spec.get("storageClassName") or ""
+    attributes_class = spec.get("volumeAttributesClassName")
+    mode = spec.get("volumeMode")
+    return [
+        _name(obj),
+        phase,
+        volume,
+        capacity,
+        modes,
+        str(storage_class),
+        "<unset>" if attributes_class is None else str(attributes_class),
+        _age(obj, now),
+        "<unset>" if mode is None else str(mode),
+    ]
+
+
 # ------------------------------------------------------------------------ apps/v1
 
 
@@ -269,11 +307,19 @@ def _selector_text(selector: Mapping[str, Any]) -> str:
     return ",".join(parts) or "<none>"
 
 
-def _deployment(obj: Object, now: datetime) -> list[Any]:
-    spec, status = _m(obj, "spec"), _m(obj, "status")
+def _template_containers(spec: Mapping[str, Any]) -> list[str]:
+    """``layoutContainerCells``: the pod template's container names and images."""
     containers = [
         c for c in _l(_m(_m(spec, "template"), "spec"), "containers") if isinstance(c, dict)
     ]
+    return [
+        ",".join(str(c.get("name", "")) for c in containers),
+        ",".join(str(c.get("image", "")) for c in containers),
+    ]
+
+
+def _deployment(obj: Object, now: datetime) -> list[Any]:
+    spec, status = _m(obj, "spec"), _m(obj, "status")
     desired = spec.get("replicas", 1)
     return [
         _name(obj),
@@ -281,17 +327,8 @@ def _deployment(obj: Object, now: datetime) -> list[Any]:
         int(status.get("updatedReplicas") or 0),
         int(status.get("availableReplicas") or 0),
         _age(obj, now),
-        ",".join(str(c.get("name", "")) for c in containers),
-        ",".join(str(c.get("image", "")) for c in containers),
+        *_template_containers(spec),
         _selector_text(_m(spec, "selector")),
-    ]
-
-
-def _containers_and_images(pod_spec: Mapping[str, Any]) -> list[str]:
-    containers = [c for c in _l(pod_spec, "containers") if isinstance(c, Mapping)]
-    return [
-        ",".join(str(c.get("name", "")) for c in containers),
-        ",".join(str(c.get("image", "")) for c in containers),
     ]
 
 
@@ -340,7 +377,7 @@ def _job(obj: Object, now: datetime) -> list[Any]:
         done,
         took,
         _age(obj, now),
-        *_containers_and_images(_m(_m(spec, "template"), "spec")),
+        *_template_containers(spec),
         _selector_text(_m(spec, "selector")),
     ]
 
@@ -358,8 +395,19 @@ def _cron_job(obj: Object, now: datetime) -> list[Any]:
         len(_l(status, "active")),
         translate_timestamp_since(last, now) if last is not None else "<none>",
         _age(obj, now),
-        *_containers_and_images(_m(_m(job_spec, "template"), "spec")),
+        *_template_containers(job_spec),
         _selector_text(_m(job_spec, "selector")),
+    ]
+
+
+def _stateful_set(obj: Object, now: datetime) -> list[Any]:
+    spec, status = _m(obj, "spec"), _m(obj, "status")
+    desired = spec.get("replicas", 1)
+    return [
+        _name(obj),
+        f"{int(status.get('readyReplicas') or 0)}/{int(desired or 0)}",
+        _age(obj, now),
+        *_template_containers(spec),
     ]
 
 
@@ -464,6 +512,20 @@ _PRINTERS: dict[tuple[str, str], Printer] = {
         ),
         _service,
     ),
+    ("", "PersistentVolumeClaim"): Printer(
+        (
+            _NAME,
+            _col("Status", "string", "The phase of the claim."),
+            _col("Volume", "string", "The volume bound to the claim."),
+            _col("Capacity", "string", "The capacity of the bound volume."),
+            _col("Access Modes", "string", "The access modes of the bound volume."),
+            _col("StorageClass", "string", "StorageClass of the pvc"),
+            _col("VolumeAttributesClass", "string", "VolumeAttributesClass of the pvc"),
+            _AGE,
+            _col("VolumeMode", "string", "The volume mode the claim asks for.", 1),
+        ),
+        _persistent_volume_claim,
+    ),
     ("", "Event"): Printer(
         (
             _col("Last Seen", "string", "When the event was last observed."),
@@ -523,6 +585,16 @@ _PRINTERS: dict[tuple[str, str], Printer] = {
             ),
         ),
         _cron_job,
+    ),
+    ("apps", "StatefulSet"): Printer(
+        (
+            _NAME,
+            _col("Ready", "string", "Number of the pod with ready state"),
+            _AGE,
+            _col("Containers", "string", "Names of each container in the template.", 1),
+            _col("Images", "string", "Images referenced by each container in the template.", 1),
+        ),
+        _stateful_set,
     ),
     ("coordination.k8s.io", "Lease"): Printer(
         (_NAME, _col("Holder", "string", "The holder of the lease."), _AGE), _lease

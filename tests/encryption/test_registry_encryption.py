@@ -122,9 +122,12 @@ def rewrite_targets(registry: StoreRegistry, cfg: EncryptionConfig) -> list[Rewr
 
 
 def counts(results: list[RewriteResult]) -> dict[str, tuple[int, int]]:
+    """(examined, rewritten) per resource that holds objects (a rule such as ``*.apps`` also
+    covers the group's empty resources)."""
     return {
         f"{r.resource}.{r.group}" if r.group else r.resource: (r.examined, r.rewritten)
         for r in results
+        if r.examined
     }
 
 

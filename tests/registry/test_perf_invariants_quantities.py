@@ -8,7 +8,7 @@ from fractions import Fraction
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kstore.registry.strategies._quantity import nano_units, parse_quantity
+from kstore.api.quantity import nano_units, parse_quantity
 from kstore.registry.strategies.pod import compute_pod_qos
 
 _SUFFIXES = ["", "n", "u", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "e3", "E-2", "e-12"]

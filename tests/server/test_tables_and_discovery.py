@@ -204,6 +204,7 @@ def test_openapi_required_fields_agree_with_the_python_clients_models() -> None:
     # and status and RoleRef.apiGroup are required.
     client_quirks = {
         "io.k8s.api.apps.v1.Deployment",
+        "io.k8s.api.apps.v1.StatefulSet",
         "io.k8s.api.apps.v1.DeploymentCondition",
         "io.k8s.api.rbac.v1.RoleRef",
     }

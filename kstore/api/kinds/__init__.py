@@ -1,5 +1,6 @@
 """The built-in kinds kstore serves: core/v1, apps, batch, coordination.k8s.io,
-rbac.authorization.k8s.io, and the meta kinds.
+rbac.authorization.k8s.io, and the meta kinds (one module per group, or per kind for the later
+ones).
 
 Their structural schemas (which fields each version has, for ``fieldValidation``) come from the
 protobuf descriptors of the same kinds, so the wire format and the field checks cannot drift.
@@ -11,7 +12,16 @@ import dataclasses
 from functools import cache
 
 from kstore.api.gvk import GroupVersionKind
-from kstore.api.kinds import apps, batch, coordination, core, meta, rbac
+from kstore.api.kinds import (
+    apps,
+    batch,
+    coordination,
+    core,
+    meta,
+    persistentvolumeclaim,
+    rbac,
+    statefulset,
+)
 from kstore.api.proto_schema import schema_for_gvk
 from kstore.api.scheme import KindDefinition, Scheme, SchemeBuilder
 
@@ -43,7 +53,9 @@ def _rbac_meta_kinds() -> tuple[KindDefinition, ...]:
 def _builtin_definitions() -> tuple[KindDefinition, ...]:
     every = (
         *core.DEFINITIONS,
+        *persistentvolumeclaim.DEFINITIONS,
         *apps.DEFINITIONS,
+        *statefulset.DEFINITIONS,
         *batch.DEFINITIONS,
         *coordination.DEFINITIONS,
         *rbac.DEFINITIONS,

@@ -55,17 +55,27 @@ def _values(expression: Mapping[str, Any]) -> list[str]:
     return [v if isinstance(v, str) else "" for v in values]
 
 
-def validate_label_selector(selector: Mapping[str, Any] | None, path: Path) -> list[Cause]:
-    """Kubernetes' ``ValidateLabelSelector`` with the strict options workload kinds use."""
+def validate_label_selector(
+    selector: Mapping[str, Any] | None, path: Path, *, allow_invalid_label_values: bool = False
+) -> list[Cause]:
+    """Kubernetes' ``ValidateLabelSelector`` with the strict options workload kinds use, or,
+    with ``allow_invalid_label_values``, without checking the values of expressions (its
+    ``AllowInvalidLabelValueInSelector``, which updates keep when the old selector needed it)."""
     if selector is None:
         return []
     causes = validate_labels(_labels(selector), path.child("matchLabels"))
     for i, expression in enumerate(_expressions(selector)):
-        causes.extend(_validate_requirement(expression, path.child("matchExpressions").index(i)))
+        causes.extend(
+            _validate_requirement(
+                expression, path.child("matchExpressions").index(i), allow_invalid_label_values
+            )
+        )
     return causes
 
 
-def _validate_requirement(expression: Mapping[str, Any], path: Path) -> list[Cause]:
+def _validate_requirement(
+    expression: Mapping[str, Any], path: Path, allow_invalid_label_values: bool
+) -> list[Cause]:
     causes: list[Cause] = []
     operator = _str(expression, "operator")
     values = _values(expression)
@@ -91,6 +101,8 @@ def _validate_requirement(expression: Mapping[str, Any], path: Path) -> list[Cau
         )
     key = _str(expression, "key")
     causes.extend(invalid(path.child("key"), key, msg) for msg in is_qualified_name(key))
+    if allow_invalid_label_values:
+        return causes
     for j, value in enumerate(values):
         causes.extend(
             invalid(path.child("values").index(j), value, msg) for msg in is_label_value(value)

@@ -28,7 +28,7 @@ from kstore.api.pb import intstr_pb2 as kstore_dot_api_dot_pb_dot_intstr__pb2
 from kstore.api.pb import meta_v1_pb2 as kstore_dot_api_dot_pb_dot_meta__v1__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bkstore/api/pb/apps_v1.proto\x12\x12k8s.io.api.apps.v1\x1a\x1bkstore/api/pb/options.proto\x1a\x1bkstore/api/pb/core_v1.proto\x1a\x1akstore/api/pb/intstr.proto\x1a\x1bkstore/api/pb/meta_v1.proto\"\xb8\x01\n\nDeployment\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12\x30\n\x04spec\x18\x02 \x01(\x0b\x32\".k8s.io.api.apps.v1.DeploymentSpec\x12\x34\n\x06status\x18\x03 \x01(\x0b\x32$.k8s.io.api.apps.v1.DeploymentStatus\"\xec\x01\n\x13\x44\x65ploymentCondition\x12\x12\n\x04type\x18\x01 \x01(\tB\x04\xf0\xf6\x19\x00\x12\x14\n\x06status\x18\x02 \x01(\tB\x04\xf0\xf6\x19\x00\x12\x42\n\x0elastUpdateTime\x18\x06 \x01(\x0b\x32*.k8s.io.apimachinery.pkg.apis.meta.v1.Time\x12\x46\n\x12lastTransitionTime\x18\x07 \x01(\x0b\x32*.k8s.io.apimachinery.pkg.apis.meta.v1.Time\x12\x0e\n\x06reason\x18\x04 \x01(\t\x12\x0f\n\x07message\x18\x05 \x01(\t\"\x87\x01\n\x0e\x44\x65ploymentList\x12@\n\x08metadata\x18\x01 \x01(\x0b\x32..k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta\x12\x33\n\x05items\x18\x02 \x03(\x0b\x32\x1e.k8s.io.api.apps.v1.DeploymentB\x04\xf0\xf6\x19\x00\"\xe4\x02\n\x0e\x44\x65ploymentSpec\x12\x16\n\x08replicas\x18\x01 \x01(\x05\x42\x04\xe8\xf6\x19\x01\x12O\n\x08selector\x18\x02 \x01(\x0b\x32\x33.k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelectorB\x08\xe8\xf6\x19\x01\xf0\xf6\x19\x00\x12;\n\x08template\x18\x03 \x01(\x0b\x32#.k8s.io.api.core.v1.PodTemplateSpecB\x04\xf0\xf6\x19\x00\x12\x38\n\x08strategy\x18\x04 \x01(\x0b\x32&.k8s.io.api.apps.v1.DeploymentStrategy\x12\x17\n\x0fminReadySeconds\x18\x05 \x01(\x05\x12\"\n\x14revisionHistoryLimit\x18\x06 \x01(\x05\x42\x04\xe8\xf6\x19\x01\x12\x0e\n\x06paused\x18\x07 \x01(\x08\x12%\n\x17progressDeadlineSeconds\x18\t \x01(\x05\x42\x04\xe8\xf6\x19\x01\"\xa6\x02\n\x10\x44\x65ploymentStatus\x12\x1a\n\x12observedGeneration\x18\x01 \x01(\x03\x12\x10\n\x08replicas\x18\x02 \x01(\x05\x12\x17\n\x0fupdatedReplicas\x18\x03 \x01(\x05\x12\x15\n\rreadyReplicas\x18\x07 \x01(\x05\x12\x19\n\x11\x61vailableReplicas\x18\x04 \x01(\x05\x12\x1b\n\x13unavailableReplicas\x18\x05 \x01(\x05\x12!\n\x13terminatingReplicas\x18\t \x01(\x05\x42\x04\xe8\xf6\x19\x01\x12;\n\nconditions\x18\x06 \x03(\x0b\x32\'.k8s.io.api.apps.v1.DeploymentCondition\x12\x1c\n\x0e\x63ollisionCount\x18\x08 \x01(\x05\x42\x04\xe8\xf6\x19\x01\"l\n\x12\x44\x65ploymentStrategy\x12\x0c\n\x04type\x18\x01 \x01(\t\x12H\n\rrollingUpdate\x18\x02 \x01(\x0b\x32+.k8s.io.api.apps.v1.RollingUpdateDeploymentB\x04\xe8\xf6\x19\x01\"\xb3\x01\n\x17RollingUpdateDeployment\x12N\n\x0emaxUnavailable\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.util.intstr.IntOrStringB\x04\xe8\xf6\x19\x01\x12H\n\x08maxSurge\x18\x02 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.util.intstr.IntOrStringB\x04\xe8\xf6\x19\x01')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bkstore/api/pb/apps_v1.proto\x12\x12k8s.io.api.apps.v1\x1a\x1bkstore/api/pb/options.proto\x1a\x1bkstore/api/pb/core_v1.proto\x1a\x1akstore/api/pb/intstr.proto\x1a\x1bkstore/api/pb/meta_v1.proto\"\xb8\x01\n\nDeployment\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12\x30\n\x04spec\x18\x02 \x01(\x0b\x32\".k8s.io.api.apps.v1.DeploymentSpec\x12\x34\n\x06status\x18\x03 \x01(\x0b\x32$.k8s.io.api.apps.v1.DeploymentStatus\"\xec\x01\n\x13\x44\x65ploymentCondition\x12\x12\n\x04type\x18\x01 \x01(\tB\x04\xf0\xf6\x19\x00\x12\x14\n\x06status\x18\x02 \x01(\tB\x04\xf0\xf6\x19\x00\x12\x42\n\x0elastUpdateTime\x18\x06 \x01(\x0b\x32*.k8s.io.apimachinery.pkg.apis.meta.v1.Time\x12\x46\n\x12lastTransitionTime\x18\x07 \x01(\x0b\x32*.k8s.io.apimachinery.pkg.apis.meta.v1.Time\x12\x0e\n\x06reason\x18\x04 \x01(\t\x12\x0f\n\x07message\x18\x05 \x01(\t\"\x87\x01\n\x0e\x44\x65ploymentList\x12@\n\x08metadata\x18\x01 \x01(\x0b\x32..k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta\x12\x33\n\x05items\x18\x02 \x03(\x0b\x32\x1e.k8s.io.api.apps.v1.DeploymentB\x04\xf0\xf6\x19\x00\"\xe4\x02\n\x0e\x44\x65ploymentSpec\x12\x16\n\x08replicas\x18\x01 \x01(\x05\x42\x04\xe8\xf6\x19\x01\x12O\n\x08selector\x18\x02 \x01(\x0b\x32\x33.k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelectorB\x08\xe8\xf6\x19\x01\xf0\xf6\x19\x00\x12;\n\x08template\x18\x03 \x01(\x0b\x32#.k8s.io.api.core.v1.PodTemplateSpecB\x04\xf0\xf6\x19\x00\x12\x38\n\x08strategy\x18\x04 \x01(\x0b\x32&.k8s.io.api.apps.v1.DeploymentStrategy\x12\x17\n\x0fminReadySeconds\x18\x05 \x01(\x05\x12\"\n\x14revisionHistoryLimit\x18\x06 \x01(\x05\x42\x04\xe8\xf6\x19\x01\x12\x0e\n\x06paused\x18\x07 \x01(\x08\x12%\n\x17progressDeadlineSeconds\x18\t \x01(\x05\x42\x04\xe8\xf6\x19\x01\"\xa6\x02\n\x10\x44\x65ploymentStatus\x12\x1a\n\x12observedGeneration\x18\x01 \x01(\x03\x12\x10\n\x08replicas\x18\x02 \x01(\x05\x12\x17\n\x0fupdatedReplicas\x18\x03 \x01(\x05\x12\x15\n\rreadyReplicas\x18\x07 \x01(\x05\x12\x19\n\x11\x61vailableReplicas\x18\x04 \x01(\x05\x12\x1b\n\x13unavailableReplicas\x18\x05 \x01(\x05\x12!\n\x13terminatingReplicas\x18\t \x01(\x05\x42\x04\xe8\xf6\x19\x01\x12;\n\nconditions\x18\x06 \x03(\x0b\x32\'.k8s.io.api.apps.v1.DeploymentCondition\x12\x1c\n\x0e\x63ollisionCount\x18\x08 \x01(\x05\x42\x04\xe8\xf6\x19\x01\"l\n\x12\x44\x65ploymentStrategy\x12\x0c\n\x04type\x18\x01 \x01(\t\x12H\n\rrollingUpdate\x18\x02 \x01(\x0b\x32+.k8s.io.api.apps.v1.RollingUpdateDeploymentB\x04\xe8\xf6\x19\x01\"\xb3\x01\n\x17RollingUpdateDeployment\x12N\n\x0emaxUnavailable\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.util.intstr.IntOrStringB\x04\xe8\xf6\x19\x01\x12H\n\x08maxSurge\x18\x02 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.util.intstr.IntOrStringB\x04\xe8\xf6\x19\x01\"\x8b\x01\n RollingUpdateStatefulSetStrategy\x12\x17\n\tpartition\x18\x01 \x01(\x05\x42\x04\xe8\xf6\x19\x01\x12N\n\x0emaxUnavailable\x18\x02 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.util.intstr.IntOrStringB\x04\xe8\xf6\x19\x01\"\xbb\x01\n\x0bStatefulSet\x12\x42\n\x08metadata\x18\x01 \x01(\x0b\x32\x30.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta\x12\x31\n\x04spec\x18\x02 \x01(\x0b\x32#.k8s.io.api.apps.v1.StatefulSetSpec\x12\x35\n\x06status\x18\x03 \x01(\x0b\x32%.k8s.io.api.apps.v1.StatefulSetStatus\"\xb1\x01\n\x14StatefulSetCondition\x12\x16\n\x04type\x18\x01 \x01(\tB\x08\xf0\xf6\x19\x00\x80\xf7\x19\x00\x12\x18\n\x06status\x18\x02 \x01(\tB\x08\xf0\xf6\x19\x00\x80\xf7\x19\x00\x12\x46\n\x12lastTransitionTime\x18\x03 \x01(\x0b\x32*.k8s.io.apimachinery.pkg.apis.meta.v1.Time\x12\x0e\n\x06reason\x18\x04 \x01(\t\x12\x0f\n\x07message\x18\x05 \x01(\t\"\x89\x01\n\x0fStatefulSetList\x12@\n\x08metadata\x18\x01 \x01(\x0b\x32..k8s.io.apimachinery.pkg.apis.meta.v1.ListMeta\x12\x34\n\x05items\x18\x02 \x03(\x0b\x32\x1f.k8s.io.api.apps.v1.StatefulSetB\x04\xf0\xf6\x19\x00\".\n\x13StatefulSetOrdinals\x12\x17\n\x05start\x18\x01 \x01(\x05\x42\x08\xf0\xf6\x19\x00\x80\xf7\x19\x00\"Z\n/StatefulSetPersistentVolumeClaimRetentionPolicy\x12\x13\n\x0bwhenDeleted\x18\x01 \x01(\t\x12\x12\n\nwhenScaled\x18\x02 \x01(\t\"\xfa\x04\n\x0fStatefulSetSpec\x12\x16\n\x08replicas\x18\x01 \x01(\x05\x42\x04\xe8\xf6\x19\x01\x12O\n\x08selector\x18\x02 \x01(\x0b\x32\x33.k8s.io.apimachinery.pkg.apis.meta.v1.LabelSelectorB\x08\xe8\xf6\x19\x01\xf0\xf6\x19\x00\x12;\n\x08template\x18\x03 \x01(\x0b\x32#.k8s.io.api.core.v1.PodTemplateSpecB\x04\xf0\xf6\x19\x00\x12G\n\x14volumeClaimTemplates\x18\x04 \x03(\x0b\x32).k8s.io.api.core.v1.PersistentVolumeClaim\x12\x1d\n\x0bserviceName\x18\x05 \x01(\tB\x08\xf0\xf6\x19\x00\x80\xf7\x19\x00\x12\x1b\n\x13podManagementPolicy\x18\x06 \x01(\t\x12\x45\n\x0eupdateStrategy\x18\x07 \x01(\x0b\x32-.k8s.io.api.apps.v1.StatefulSetUpdateStrategy\x12\"\n\x14revisionHistoryLimit\x18\x08 \x01(\x05\x42\x04\xe8\xf6\x19\x01\x12\x17\n\x0fminReadySeconds\x18\t \x01(\x05\x12w\n$persistentVolumeClaimRetentionPolicy\x18\n \x01(\x0b\x32\x43.k8s.io.api.apps.v1.StatefulSetPersistentVolumeClaimRetentionPolicyB\x04\xe8\xf6\x19\x01\x12?\n\x08ordinals\x18\x0b \x01(\x0b\x32\'.k8s.io.api.apps.v1.StatefulSetOrdinalsB\x04\xe8\xf6\x19\x01\"\xc2\x02\n\x11StatefulSetStatus\x12\x1a\n\x12observedGeneration\x18\x01 \x01(\x03\x12\x16\n\x08replicas\x18\x02 \x01(\x05\x42\x04\xf0\xf6\x19\x00\x12\x15\n\rreadyReplicas\x18\x03 \x01(\x05\x12\x17\n\x0f\x63urrentReplicas\x18\x04 \x01(\x05\x12\x17\n\x0fupdatedReplicas\x18\x05 \x01(\x05\x12\x17\n\x0f\x63urrentRevision\x18\x06 \x01(\t\x12\x16\n\x0eupdateRevision\x18\x07 \x01(\t\x12\x1c\n\x0e\x63ollisionCount\x18\t \x01(\x05\x42\x04\xe8\xf6\x19\x01\x12<\n\nconditions\x18\n \x03(\x0b\x32(.k8s.io.api.apps.v1.StatefulSetCondition\x12#\n\x11\x61vailableReplicas\x18\x0b \x01(\x05\x42\x08\xf0\xf6\x19\x00\x80\xf7\x19\x00\"|\n\x19StatefulSetUpdateStrategy\x12\x0c\n\x04type\x18\x01 \x01(\t\x12Q\n\rrollingUpdate\x18\x02 \x01(\x0b\x32\x34.k8s.io.api.apps.v1.RollingUpdateStatefulSetStrategyB\x04\xe8\xf6\x19\x01')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -61,6 +61,40 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_ROLLINGUPDATEDEPLOYMENT'].fields_by_name['maxUnavailable']._serialized_options = b'\350\366\031\001'
   _globals['_ROLLINGUPDATEDEPLOYMENT'].fields_by_name['maxSurge']._loaded_options = None
   _globals['_ROLLINGUPDATEDEPLOYMENT'].fields_by_name['maxSurge']._serialized_options = b'\350\366\031\001'
+  _globals['_ROLLINGUPDATESTATEFULSETSTRATEGY'].fields_by_name['partition']._loaded_options = None
+  _globals['_ROLLINGUPDATESTATEFULSETSTRATEGY'].fields_by_name['partition']._serialized_options = b'\350\366\031\001'
+  _globals['_ROLLINGUPDATESTATEFULSETSTRATEGY'].fields_by_name['maxUnavailable']._loaded_options = None
+  _globals['_ROLLINGUPDATESTATEFULSETSTRATEGY'].fields_by_name['maxUnavailable']._serialized_options = b'\350\366\031\001'
+  _globals['_STATEFULSETCONDITION'].fields_by_name['type']._loaded_options = None
+  _globals['_STATEFULSETCONDITION'].fields_by_name['type']._serialized_options = b'\360\366\031\000\200\367\031\000'
+  _globals['_STATEFULSETCONDITION'].fields_by_name['status']._loaded_options = None
+  _globals['_STATEFULSETCONDITION'].fields_by_name['status']._serialized_options = b'\360\366\031\000\200\367\031\000'
+  _globals['_STATEFULSETLIST'].fields_by_name['items']._loaded_options = None
+  _globals['_STATEFULSETLIST'].fields_by_name['items']._serialized_options = b'\360\366\031\000'
+  _globals['_STATEFULSETORDINALS'].fields_by_name['start']._loaded_options = None
+  _globals['_STATEFULSETORDINALS'].fields_by_name['start']._serialized_options = b'\360\366\031\000\200\367\031\000'
+  _globals['_STATEFULSETSPEC'].fields_by_name['replicas']._loaded_options = None
+  _globals['_STATEFULSETSPEC'].fields_by_name['replicas']._serialized_options = b'\350\366\031\001'
+  _globals['_STATEFULSETSPEC'].fields_by_name['selector']._loaded_options = None
+  _globals['_STATEFULSETSPEC'].fields_by_name['selector']._serialized_options = b'\350\366\031\001\360\366\031\000'
+  _globals['_STATEFULSETSPEC'].fields_by_name['template']._loaded_options = None
+  _globals['_STATEFULSETSPEC'].fields_by_name['template']._serialized_options = b'\360\366\031\000'
+  _globals['_STATEFULSETSPEC'].fields_by_name['serviceName']._loaded_options = None
+  _globals['_STATEFULSETSPEC'].fields_by_name['serviceName']._serialized_options = b'\360\366\031\000\200\367\031\000'
+  _globals['_STATEFULSETSPEC'].fields_by_name['revisionHistoryLimit']._loaded_options = None
+  _globals['_STATEFULSETSPEC'].fields_by_name['revisionHistoryLimit']._serialized_options = b'\350\366\031\001'
+  _globals['_STATEFULSETSPEC'].fields_by_name['persistentVolumeClaimRetentionPolicy']._loaded_options = None
+  _globals['_STATEFULSETSPEC'].fields_by_name['persistentVolumeClaimRetentionPolicy']._serialized_options = b'\350\366\031\001'
+  _globals['_STATEFULSETSPEC'].fields_by_name['ordinals']._loaded_options = None
+  _globals['_STATEFULSETSPEC'].fields_by_name['ordinals']._serialized_options = b'\350\366\031\001'
+  _globals['_STATEFULSETSTATUS'].fields_by_name['replicas']._loaded_options = None
+  _globals['_STATEFULSETSTATUS'].fields_by_name['replicas']._serialized_options = b'\360\366\031\000'
+  _globals['_STATEFULSETSTATUS'].fields_by_name['collisionCount']._loaded_options = None
+  _globals['_STATEFULSETSTATUS'].fields_by_name['collisionCount']._serialized_options = b'\350\366\031\001'
+  _globals['_STATEFULSETSTATUS'].fields_by_name['availableReplicas']._loaded_options = None
+  _globals['_STATEFULSETSTATUS'].fields_by_name['availableReplicas']._serialized_options = b'\360\366\031\000\200\367\031\000'
+  _globals['_STATEFULSETUPDATESTRATEGY'].fields_by_name['rollingUpdate']._loaded_options = None
+  _globals['_STATEFULSETUPDATESTRATEGY'].fields_by_name['rollingUpdate']._serialized_options = b'\350\366\031\001'
   _globals['_DEPLOYMENT']._serialized_start=167
   _globals['_DEPLOYMENT']._serialized_end=351
   _globals['_DEPLOYMENTCONDITION']._serialized_start=354
@@ -75,4 +109,22 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_DEPLOYMENTSTRATEGY']._serialized_end=1494
   _globals['_ROLLINGUPDATEDEPLOYMENT']._serialized_start=1497
   _globals['_ROLLINGUPDATEDEPLOYMENT']._serialized_end=1676
+  _globals['_ROLLINGUPDATESTATEFULSETSTRATEGY']._serialized_start=1679
+  _globals['_ROLLINGUPDATESTATEFULSETSTRATEGY']._serialized_end=1818
+  _globals['_STATEFULSET']._serialized_start=1821
+  _globals['_STATEFULSET']._serialized_end=2008
+  _globals['_STATEFULSETCONDITION']._serialized_start=2011
+  _globals['_STATEFULSETCONDITION']._serialized_end=2188
+  _globals['_STATEFULSETLIST']._serialized_start=2191
+  _globals['_STATEFULSETLIST']._serialized_end=2328
+  _globals['_STATEFULSETORDINALS']._serialized_start=2330
+  _globals['_STATEFULSETORDINALS']._serialized_end=2376
+  _globals['_STATEFULSETPERSISTENTVOLUMECLAIMRETENTIONPOLICY']._serialized_start=2378
+  _globals['_STATEFULSETPERSISTENTVOLUMECLAIMRETENTIONPOLICY']._serialized_end=2468
+  _globals['_STATEFULSETSPEC']._serialized_start=2471
+  _globals['_STATEFULSETSPEC']._serialized_end=3105
+  _globals['_STATEFULSETSTATUS']._serialized_start=3108
+  _globals['_STATEFULSETSTATUS']._serialized_end=3430
+  _globals['_STATEFULSETUPDATESTRATEGY']._serialized_start=3432
+  _globals['_STATEFULSETUPDATESTRATEGY']._serialized_end=3556
 # @@protoc_insertion_point(module_scope)

@@ -22,7 +22,9 @@ from kstore.registry.strategies.core import (
     ServiceAccountStrategy,
     ServiceStrategy,
 )
+from kstore.registry.strategies.persistentvolumeclaim import PersistentVolumeClaimStrategy
 from kstore.registry.strategies.pod import PodStrategy
+from kstore.registry.strategies.statefulset import StatefulSetStrategy
 
 __all__ = ["BuiltinStrategy", "Strategy", "StrategyFactory", "strategy_for"]
 
@@ -37,7 +39,9 @@ _BUILTIN: dict[tuple[str, str], StrategyFactory] = {
     ("", "ConfigMap"): lambda d, ttl: ConfigMapStrategy(d),
     ("", "ServiceAccount"): lambda d, ttl: ServiceAccountStrategy(d),
     ("", "Event"): lambda d, ttl: EventStrategy(d, ttl_seconds=ttl),
+    ("", "PersistentVolumeClaim"): lambda d, ttl: PersistentVolumeClaimStrategy(d),
     ("apps", "Deployment"): lambda d, ttl: DeploymentStrategy(d),
+    ("apps", "StatefulSet"): lambda d, ttl: StatefulSetStrategy(d),
     ("batch", "Job"): lambda d, ttl: JobStrategy(d),
     ("batch", "CronJob"): lambda d, ttl: CronJobStrategy(d),
     ("coordination.k8s.io", "Lease"): lambda d, ttl: LeaseStrategy(d),

@@ -29,6 +29,7 @@ from kstore.registry.strategies.base import (
     keep,
     meta,
     read_meta,
+    scale_to_replicas,
 )
 
 __all__ = ["SCALE", "DeploymentStrategy"]
@@ -66,17 +67,7 @@ class DeploymentStrategy(BuiltinStrategy):
         self, ctx: RequestContext, obj: Object, old: Object, subresource: str
     ) -> None:
         if subresource == SCALE:
-            spec = obj.get("spec")
-            replicas = spec.get("replicas") if isinstance(spec, dict) else None
-            managed = read_meta(obj).get("managedFields")
-            obj.clear()
-            obj.update(copy_value(old))
-            if managed is None:
-                meta(obj).pop("managedFields", None)
-            else:
-                meta(obj)["managedFields"] = managed
-            if replicas is not None:
-                obj.setdefault("spec", {})["replicas"] = replicas
+            scale_to_replicas(obj, old)
         if subresource != STATUS:
             super().prepare_for_update(ctx, obj, old, "")
             return

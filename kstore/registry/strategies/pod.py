@@ -21,9 +21,9 @@ from fractions import Fraction
 from typing import Any, Final
 
 from kstore.api.gvk import Object
+from kstore.api.quantity import nano_units
 from kstore.api.validation.names import is_dns1123_label
 from kstore.registry.interface import RequestContext
-from kstore.registry.strategies._quantity import nano_units
 from kstore.registry.strategies.base import (
     STATUS,
     BuiltinStrategy,

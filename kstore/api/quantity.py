@@ -2,12 +2,12 @@
 
 Kubernetes' ``resource.Quantity`` grammar: an optionally signed decimal number followed by a
 binary SI suffix (``Ki`` … ``Ei``), a decimal SI suffix (``n u m k M G T P E`` or none) or a
-decimal exponent (``e3``, ``E-2``). Only comparison and addition are needed here (pod QoS), so
-values are exact and never rounded: :func:`parse_quantity` gives a :class:`fractions.Fraction`;
-:func:`nano_units` gives the value in billionths, a plain ``int`` whenever that is exact (every
-quantity Kubernetes can store), so that sums and comparisons of the usual quantities avoid
-``Fraction`` arithmetic (~1.5 us an addition). Parsed strings are memoised: a pod's handful of
-quantities repeat across every pod of a workload.
+decimal exponent (``e3``, ``E-2``). Only comparison and addition are needed (pod QoS, claim
+sizes), so values are exact and never rounded: :func:`parse_quantity` gives a
+:class:`fractions.Fraction`; :func:`nano_units` gives the value in billionths, a plain ``int``
+whenever that is exact (every quantity Kubernetes can store), so that sums and comparisons of
+the usual quantities avoid ``Fraction`` arithmetic (~1.5 us an addition). Parsed strings are
+memoised: a pod's handful of quantities repeat across every pod of a workload.
 """
 
 from __future__ import annotations
