@@ -831,6 +831,37 @@ def _partial_object_metadata_list(version: str) -> st.SearchStrategy[Obj]:
     )
 
 
+def _replica_set(version: str) -> st.SearchStrategy[Obj]:
+    condition = _fields(
+        {"type": st.just("ReplicaFailure"), "status": st.sampled_from(["True", "False"])},
+        {
+            "lastTransitionTime": timestamp(),
+            "reason": st.just("FailedCreate"),
+            "message": st.text(max_size=20),
+        },
+    )
+    status = _fields(
+        {"replicas": small_nonneg()},
+        {
+            "fullyLabeledReplicas": small_nonneg(),
+            "readyReplicas": small_nonneg(),
+            "availableReplicas": small_nonneg(),
+            "terminatingReplicas": small_nonneg(),
+            "observedGeneration": st.integers(0, 100),
+            "conditions": st.lists(condition, max_size=2),
+        },
+    )
+    spec = _fields(
+        {"selector": label_selector()},
+        {
+            "replicas": small_nonneg(),
+            "minReadySeconds": small_nonneg(),
+            "template": pod_template_spec(),
+        },
+    )
+    return _fields({"metadata": object_meta(namespaced=True), "spec": spec}, {"status": status})
+
+
 def _service_account(version: str) -> st.SearchStrategy[Obj]:
     named = _fields({"name": dns_subdomain()}, {})
     return _fields(
@@ -854,6 +885,7 @@ _BY_KIND: dict[tuple[str, str], StrategyFor] = {
     ("", "Service"): _service,
     ("", "ServiceAccount"): _service_account,
     ("apps", "Deployment"): _deployment,
+    ("apps", "ReplicaSet"): _replica_set,
     ("coordination.k8s.io", "Lease"): _lease,
     ("rbac.authorization.k8s.io", "Role"): _rbac_role(namespaced=True),
     ("rbac.authorization.k8s.io", "ClusterRole"): _rbac_role(namespaced=False),

@@ -214,6 +214,11 @@ _APPS: dict[str, dict[str, _Tags]] = {
     "DeploymentSpec": {"strategy": _RETAIN_KEYS},
     "DeploymentStatus": _CONDITIONS,
 }
+# The kinds only apps/v1 has.
+_APPS_V1: dict[str, dict[str, _Tags]] = {
+    **_APPS,
+    "ReplicaSetStatus": _CONDITIONS,
+}
 _META_V1: dict[str, dict[str, _Tags]] = {
     "ObjectMeta": {"ownerReferences": _merge("uid"), "finalizers": _MERGE_SET},
 }
@@ -247,7 +252,7 @@ _KEY_DEFAULTS: dict[str, dict[str, Any]] = {
 
 _TAGS: dict[str, dict[str, dict[str, _Tags]]] = {
     "k8s.io.api.core.v1": _CORE_V1,
-    "k8s.io.api.apps.v1": _APPS,
+    "k8s.io.api.apps.v1": _APPS_V1,
     "k8s.io.api.apps.v1beta1": _APPS,
     "k8s.io.api.apps.v1beta2": _APPS,
     "k8s.io.api.coordination.v1": {},

@@ -87,7 +87,10 @@ _GROUP_VERSIONS: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {
             "List",
         ),
     ),
-    ("apps", "v1"): ("k8s.io.api.apps.v1", ("Deployment", "DeploymentList")),
+    ("apps", "v1"): (
+        "k8s.io.api.apps.v1",
+        ("Deployment", "DeploymentList", "ReplicaSet", "ReplicaSetList"),
+    ),
     ("apps", "v1beta2"): ("k8s.io.api.apps.v1beta2", ("Deployment", "DeploymentList")),
     ("apps", "v1beta1"): ("k8s.io.api.apps.v1beta1", ("Deployment", "DeploymentList")),
     ("coordination.k8s.io", "v1"): ("k8s.io.api.coordination.v1", ("Lease", "LeaseList")),

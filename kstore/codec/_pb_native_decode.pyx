@@ -9,6 +9,11 @@ P_d_k8s_io_api_apps_v1_DeploymentList = None
 P_d_k8s_io_api_apps_v1_DeploymentSpec = None
 P_d_k8s_io_api_apps_v1_DeploymentStatus = None
 P_d_k8s_io_api_apps_v1_DeploymentStrategy = None
+P_d_k8s_io_api_apps_v1_ReplicaSet = None
+P_d_k8s_io_api_apps_v1_ReplicaSetCondition = None
+P_d_k8s_io_api_apps_v1_ReplicaSetList = None
+P_d_k8s_io_api_apps_v1_ReplicaSetSpec = None
+P_d_k8s_io_api_apps_v1_ReplicaSetStatus = None
 P_d_k8s_io_api_apps_v1_RollingUpdateDeployment = None
 P_d_k8s_io_api_coordination_v1_Lease = None
 P_d_k8s_io_api_coordination_v1_LeaseList = None
@@ -820,6 +825,215 @@ cdef int d_k8s_io_api_apps_v1_DeploymentStrategy(bytes b, Py_ssize_t p, Py_ssize
         t = _tag(b, p, e)
     if p != e:
         _rest(P_d_k8s_io_api_apps_v1_DeploymentStrategy, b, p, e, r)
+
+cdef int d_k8s_io_api_apps_v1_ReplicaSet(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.apps.v1.ReplicaSet
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_apimachinery_pkg_apis_meta_v1_ObjectMeta(b, s, q, x)
+        r['metadata'] = x
+        p = q
+        t = _tag(b, p, e)
+    else:
+        x = {}
+        d_k8s_io_apimachinery_pkg_apis_meta_v1_ObjectMeta(b'', 0, 0, x)
+        r['metadata'] = x
+    if t == 18:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_api_apps_v1_ReplicaSetSpec(b, s, q, x)
+        r['spec'] = x
+        p = q
+        t = _tag(b, p, e)
+    else:
+        x = {}
+        d_k8s_io_api_apps_v1_ReplicaSetSpec(b'', 0, 0, x)
+        r['spec'] = x
+    if t == 26:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_api_apps_v1_ReplicaSetStatus(b, s, q, x)
+        r['status'] = x
+        p = q
+        t = _tag(b, p, e)
+    else:
+        x = {}
+        d_k8s_io_api_apps_v1_ReplicaSetStatus(b'', 0, 0, x)
+        r['status'] = x
+    if p != e:
+        _rest(P_d_k8s_io_api_apps_v1_ReplicaSet, b, p, e, r)
+
+cdef int d_k8s_io_api_apps_v1_ReplicaSetCondition(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.apps.v1.ReplicaSetCondition
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['type'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['type'] = ""
+    if t == 18:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['status'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['status'] = ""
+    if t == 26:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['lastTransitionTime'] = _time(b, s, q)
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['lastTransitionTime'] = None
+    if t == 34:
+        if b[p + 1] == 0:
+            p += 2
+        else:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            r['reason'] = b[s:q].decode()
+            p = q
+        t = _tag(b, p, e)
+    if t == 42:
+        if b[p + 1] == 0:
+            p += 2
+        else:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            r['message'] = b[s:q].decode()
+            p = q
+        t = _tag(b, p, e)
+    if p != e:
+        _rest(P_d_k8s_io_api_apps_v1_ReplicaSetCondition, b, p, e, r)
+
+cdef dict K_d_k8s_io_api_apps_v1_ReplicaSetCondition = {}
+
+
+cdef dict C_d_k8s_io_api_apps_v1_ReplicaSetCondition(bytes b, Py_ssize_t p, Py_ssize_t q):
+    return _leaf(K_d_k8s_io_api_apps_v1_ReplicaSetCondition, d_k8s_io_api_apps_v1_ReplicaSetCondition, b, p, q)
+
+cdef int d_k8s_io_api_apps_v1_ReplicaSetList(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.apps.v1.ReplicaSetList
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_apimachinery_pkg_apis_meta_v1_ListMeta(b, s, q, x)
+        r['metadata'] = x
+        p = q
+        t = _tag(b, p, e)
+    else:
+        x = {}
+        d_k8s_io_apimachinery_pkg_apis_meta_v1_ListMeta(b'', 0, 0, x)
+        r['metadata'] = x
+    if t == 18:
+        l = []
+        while t == 18:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            x = {}
+            d_k8s_io_api_apps_v1_ReplicaSet(b, s, q, x)
+            l.append(x)
+            p = q
+            t = _tag(b, p, e)
+        r['items'] = l
+    else:
+        r['items'] = None
+    if p != e:
+        _rest(P_d_k8s_io_api_apps_v1_ReplicaSetList, b, p, e, r)
+
+cdef int d_k8s_io_api_apps_v1_ReplicaSetSpec(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.apps.v1.ReplicaSetSpec
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 8:
+        v = _vint(_i32, b, p + 1, &p)
+        r['replicas'] = v
+        t = _tag(b, p, e)
+    if t == 18:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_apimachinery_pkg_apis_meta_v1_LabelSelector(b, s, q, x)
+        r['selector'] = x
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['selector'] = None
+    if t == 26:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_api_core_v1_PodTemplateSpec(b, s, q, x)
+        r['template'] = x
+        p = q
+        t = _tag(b, p, e)
+    else:
+        x = {}
+        d_k8s_io_api_core_v1_PodTemplateSpec(b'', 0, 0, x)
+        r['template'] = x
+    if t == 32:
+        v = _vint(_i32, b, p + 1, &p)
+        if v:
+            r['minReadySeconds'] = v
+        t = _tag(b, p, e)
+    if p != e:
+        _rest(P_d_k8s_io_api_apps_v1_ReplicaSetSpec, b, p, e, r)
+
+cdef int d_k8s_io_api_apps_v1_ReplicaSetStatus(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.apps.v1.ReplicaSetStatus
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 8:
+        v = _vint(_i32, b, p + 1, &p)
+        r['replicas'] = v
+        t = _tag(b, p, e)
+    else:
+        r['replicas'] = 0
+    if t == 16:
+        v = _vint(_i32, b, p + 1, &p)
+        if v:
+            r['fullyLabeledReplicas'] = v
+        t = _tag(b, p, e)
+    if t == 24:
+        v = _vint(_i64, b, p + 1, &p)
+        if v:
+            r['observedGeneration'] = v
+        t = _tag(b, p, e)
+    if t == 32:
+        v = _vint(_i32, b, p + 1, &p)
+        if v:
+            r['readyReplicas'] = v
+        t = _tag(b, p, e)
+    if t == 40:
+        v = _vint(_i32, b, p + 1, &p)
+        if v:
+            r['availableReplicas'] = v
+        t = _tag(b, p, e)
+    if t == 50:
+        l = []
+        while t == 50:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            l.append(C_d_k8s_io_api_apps_v1_ReplicaSetCondition(b, s, q))
+            p = q
+            t = _tag(b, p, e)
+        r['conditions'] = l
+    if t == 56:
+        v = _vint(_i32, b, p + 1, &p)
+        r['terminatingReplicas'] = v
+        t = _tag(b, p, e)
+    if p != e:
+        _rest(P_d_k8s_io_api_apps_v1_ReplicaSetStatus, b, p, e, r)
 
 cdef int d_k8s_io_api_apps_v1_RollingUpdateDeployment(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.apps.v1.RollingUpdateDeployment
     cdef Py_ssize_t t, n, s, q
@@ -6355,6 +6569,11 @@ CONVERTERS = {
     'k8s.io.api.apps.v1.DeploymentSpec': _decoder(d_k8s_io_api_apps_v1_DeploymentSpec),
     'k8s.io.api.apps.v1.DeploymentStatus': _decoder(d_k8s_io_api_apps_v1_DeploymentStatus),
     'k8s.io.api.apps.v1.DeploymentStrategy': _decoder(d_k8s_io_api_apps_v1_DeploymentStrategy),
+    'k8s.io.api.apps.v1.ReplicaSet': _decoder(d_k8s_io_api_apps_v1_ReplicaSet),
+    'k8s.io.api.apps.v1.ReplicaSetCondition': _decoder(d_k8s_io_api_apps_v1_ReplicaSetCondition),
+    'k8s.io.api.apps.v1.ReplicaSetList': _decoder(d_k8s_io_api_apps_v1_ReplicaSetList),
+    'k8s.io.api.apps.v1.ReplicaSetSpec': _decoder(d_k8s_io_api_apps_v1_ReplicaSetSpec),
+    'k8s.io.api.apps.v1.ReplicaSetStatus': _decoder(d_k8s_io_api_apps_v1_ReplicaSetStatus),
     'k8s.io.api.apps.v1.RollingUpdateDeployment': _decoder(d_k8s_io_api_apps_v1_RollingUpdateDeployment),
     'k8s.io.api.coordination.v1.Lease': _decoder(d_k8s_io_api_coordination_v1_Lease),
     'k8s.io.api.coordination.v1.LeaseList': _decoder(d_k8s_io_api_coordination_v1_LeaseList),
@@ -6488,6 +6707,11 @@ DIGESTS = {
     'k8s.io.api.apps.v1.DeploymentSpec': 'fa69b0ad565933f9ebc8cd5d39f876a3',
     'k8s.io.api.apps.v1.DeploymentStatus': '65fad44f5181214f591a7aecb40aeb7d',
     'k8s.io.api.apps.v1.DeploymentStrategy': '07a6027d69fc759fa099b7133d7c982f',
+    'k8s.io.api.apps.v1.ReplicaSet': 'e7f280945dc4c3dfc59ccef33d5df1dc',
+    'k8s.io.api.apps.v1.ReplicaSetCondition': '627943795dfe1daf489b2e7c0d7d2310',
+    'k8s.io.api.apps.v1.ReplicaSetList': 'e0765ff4ff4f3d9c7fe10f95008bb4d7',
+    'k8s.io.api.apps.v1.ReplicaSetSpec': '7f87b51abfbe74f703e65dfb86dcea21',
+    'k8s.io.api.apps.v1.ReplicaSetStatus': 'd5d0df3f7323ff907fd5db3b7373f35d',
     'k8s.io.api.apps.v1.RollingUpdateDeployment': 'e940ad678a4ac1bb0b3dd693719d3e1e',
     'k8s.io.api.coordination.v1.Lease': '462bc2a15e7e143b7049b9a7397f4234',
     'k8s.io.api.coordination.v1.LeaseList': '698147db356c3be00b1052abf31c6d1d',

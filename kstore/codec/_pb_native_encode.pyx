@@ -684,6 +684,168 @@ cdef int e_k8s_io_api_apps_v1_DeploymentStrategy(bytearray w, dict d) except -1:
             C_e_k8s_io_api_apps_v1_RollingUpdateDeployment(w, v)
             _close(w, s)
 
+cdef int e_k8s_io_api_apps_v1_ReplicaSet(bytearray w, dict d) except -1:  # k8s.io.api.apps.v1.ReplicaSet
+    cdef Py_ssize_t s, n
+    v = d.get('metadata')
+    if v is None:
+        v = _E
+    s = _open(w, b'\n\x00')
+    e_k8s_io_apimachinery_pkg_apis_meta_v1_ObjectMeta(w, v)
+    _close(w, s)
+    v = d.get('spec')
+    if v is None:
+        v = _E
+    s = _open(w, b'\x12\x00')
+    e_k8s_io_api_apps_v1_ReplicaSetSpec(w, v)
+    _close(w, s)
+    v = d.get('status')
+    if v is None:
+        v = _E
+    s = _open(w, b'\x1a\x00')
+    e_k8s_io_api_apps_v1_ReplicaSetStatus(w, v)
+    _close(w, s)
+
+cdef int e_k8s_io_api_apps_v1_ReplicaSetCondition(bytearray w, dict d) except -1:  # k8s.io.api.apps.v1.ReplicaSetCondition
+    cdef Py_ssize_t s, n
+    if 'type' not in d and 'status' not in d and 'lastTransitionTime' not in d and 'reason' not in d and 'message' not in d:
+        w += b'\n\x00\x12\x00\x1a\x00"\x00*\x00'
+    else:
+        v = d.get('type')
+        if v is None:
+            w += b'\n\x00'
+        else:
+            _put_str(w, b'\n', v)
+        v = d.get('status')
+        if v is None:
+            w += b'\x12\x00'
+        else:
+            _put_str(w, b'\x12', v)
+        v = d.get('lastTransitionTime')
+        w += b'\x1a' + _time(v)
+        v = d.get('reason')
+        if v is None:
+            w += b'"\x00'
+        else:
+            _put_str(w, b'"', v)
+        v = d.get('message')
+        if v is None:
+            w += b'*\x00'
+        else:
+            _put_str(w, b'*', v)
+
+cdef dict K_e_k8s_io_api_apps_v1_ReplicaSetCondition = {}
+
+
+cdef int C_e_k8s_io_api_apps_v1_ReplicaSetCondition(bytearray w, object d) except -1:
+    return _leaf(K_e_k8s_io_api_apps_v1_ReplicaSetCondition, e_k8s_io_api_apps_v1_ReplicaSetCondition, w, d)
+
+cdef int e_k8s_io_api_apps_v1_ReplicaSetList(bytearray w, dict d) except -1:  # k8s.io.api.apps.v1.ReplicaSetList
+    cdef Py_ssize_t s, n
+    v = d.get('metadata')
+    if v is None:
+        v = _E
+    s = _open(w, b'\n\x00')
+    e_k8s_io_apimachinery_pkg_apis_meta_v1_ListMeta(w, v)
+    _close(w, s)
+    v = d.get('items')
+    if v:
+        if v.__class__ is not list:
+            _list('items', v)
+        for x in v:
+            s = _open(w, b'\x12\x00')
+            e_k8s_io_api_apps_v1_ReplicaSet(w, x)
+            _close(w, s)
+
+cdef int e_k8s_io_api_apps_v1_ReplicaSetSpec(bytearray w, dict d) except -1:  # k8s.io.api.apps.v1.ReplicaSetSpec
+    cdef Py_ssize_t s
+    if 'replicas' not in d and 'selector' not in d:
+        pass
+    else:
+        v = d.get('replicas')
+        if v is None:
+            pass
+        elif v.__class__ is int and 0 <= v < 128:
+            w += L_8[v]
+        else:
+            w += b'\x08' + _v32(v)
+        v = d.get('selector')
+        if v is not None:
+            s = _open(w, b'\x12\x00')
+            e_k8s_io_apimachinery_pkg_apis_meta_v1_LabelSelector(w, v)
+            _close(w, s)
+    v = d.get('template')
+    if v is None:
+        v = _E
+    s = _open(w, b'\x1a\x00')
+    e_k8s_io_api_core_v1_PodTemplateSpec(w, v)
+    _close(w, s)
+    v = d.get('minReadySeconds')
+    if v is None:
+        w += b' \x00'
+    elif v.__class__ is int and 0 <= v < 128:
+        w += L_32[v]
+    else:
+        w += b' ' + _v32(v)
+
+cdef int e_k8s_io_api_apps_v1_ReplicaSetStatus(bytearray w, dict d) except -1:  # k8s.io.api.apps.v1.ReplicaSetStatus
+    cdef Py_ssize_t s
+    if 'replicas' not in d and 'fullyLabeledReplicas' not in d and 'observedGeneration' not in d and 'readyReplicas' not in d and 'availableReplicas' not in d:
+        w += b'\x08\x00\x10\x00\x18\x00 \x00(\x00'
+    else:
+        v = d.get('replicas')
+        if v is None:
+            w += b'\x08\x00'
+        elif v.__class__ is int and 0 <= v < 128:
+            w += L_8[v]
+        else:
+            w += b'\x08' + _v32(v)
+        v = d.get('fullyLabeledReplicas')
+        if v is None:
+            w += b'\x10\x00'
+        elif v.__class__ is int and 0 <= v < 128:
+            w += L_16[v]
+        else:
+            w += b'\x10' + _v32(v)
+        v = d.get('observedGeneration')
+        if v is None:
+            w += b'\x18\x00'
+        elif v.__class__ is int and 0 <= v < 128:
+            w += L_24[v]
+        else:
+            w += b'\x18' + _v64(v)
+        v = d.get('readyReplicas')
+        if v is None:
+            w += b' \x00'
+        elif v.__class__ is int and 0 <= v < 128:
+            w += L_32[v]
+        else:
+            w += b' ' + _v32(v)
+        v = d.get('availableReplicas')
+        if v is None:
+            w += b'(\x00'
+        elif v.__class__ is int and 0 <= v < 128:
+            w += L_40[v]
+        else:
+            w += b'(' + _v32(v)
+    if 'conditions' not in d and 'terminatingReplicas' not in d:
+        pass
+    else:
+        v = d.get('conditions')
+        if v:
+            if v.__class__ is not list:
+                _list('conditions', v)
+            for x in v:
+                s = _open(w, b'2\x00')
+                C_e_k8s_io_api_apps_v1_ReplicaSetCondition(w, x)
+                _close(w, s)
+        v = d.get('terminatingReplicas')
+        if v is None:
+            pass
+        elif v.__class__ is int and 0 <= v < 128:
+            w += L_56[v]
+        else:
+            w += b'8' + _v32(v)
+
 cdef int e_k8s_io_api_apps_v1_RollingUpdateDeployment(bytearray w, dict d) except -1:  # k8s.io.api.apps.v1.RollingUpdateDeployment
     cdef Py_ssize_t s, n
     if 'maxUnavailable' not in d and 'maxSurge' not in d:
@@ -4980,6 +5142,11 @@ CONVERTERS = {
     'k8s.io.api.apps.v1.DeploymentSpec': _encoder(e_k8s_io_api_apps_v1_DeploymentSpec),
     'k8s.io.api.apps.v1.DeploymentStatus': _encoder(e_k8s_io_api_apps_v1_DeploymentStatus),
     'k8s.io.api.apps.v1.DeploymentStrategy': _encoder(e_k8s_io_api_apps_v1_DeploymentStrategy),
+    'k8s.io.api.apps.v1.ReplicaSet': _encoder(e_k8s_io_api_apps_v1_ReplicaSet),
+    'k8s.io.api.apps.v1.ReplicaSetCondition': _encoder(e_k8s_io_api_apps_v1_ReplicaSetCondition),
+    'k8s.io.api.apps.v1.ReplicaSetList': _encoder(e_k8s_io_api_apps_v1_ReplicaSetList),
+    'k8s.io.api.apps.v1.ReplicaSetSpec': _encoder(e_k8s_io_api_apps_v1_ReplicaSetSpec),
+    'k8s.io.api.apps.v1.ReplicaSetStatus': _encoder(e_k8s_io_api_apps_v1_ReplicaSetStatus),
     'k8s.io.api.apps.v1.RollingUpdateDeployment': _encoder(e_k8s_io_api_apps_v1_RollingUpdateDeployment),
     'k8s.io.api.coordination.v1.Lease': _encoder(e_k8s_io_api_coordination_v1_Lease),
     'k8s.io.api.coordination.v1.LeaseList': _encoder(e_k8s_io_api_coordination_v1_LeaseList),
@@ -5113,6 +5280,11 @@ DIGESTS = {
     'k8s.io.api.apps.v1.DeploymentSpec': 'fa69b0ad565933f9ebc8cd5d39f876a3',
     'k8s.io.api.apps.v1.DeploymentStatus': '65fad44f5181214f591a7aecb40aeb7d',
     'k8s.io.api.apps.v1.DeploymentStrategy': '07a6027d69fc759fa099b7133d7c982f',
+    'k8s.io.api.apps.v1.ReplicaSet': 'e7f280945dc4c3dfc59ccef33d5df1dc',
+    'k8s.io.api.apps.v1.ReplicaSetCondition': '627943795dfe1daf489b2e7c0d7d2310',
+    'k8s.io.api.apps.v1.ReplicaSetList': 'e0765ff4ff4f3d9c7fe10f95008bb4d7',
+    'k8s.io.api.apps.v1.ReplicaSetSpec': '7f87b51abfbe74f703e65dfb86dcea21',
+    'k8s.io.api.apps.v1.ReplicaSetStatus': 'd5d0df3f7323ff907fd5db3b7373f35d',
     'k8s.io.api.apps.v1.RollingUpdateDeployment': 'e940ad678a4ac1bb0b3dd693719d3e1e',
     'k8s.io.api.coordination.v1.Lease': '462bc2a15e7e143b7049b9a7397f4234',
     'k8s.io.api.coordination.v1.LeaseList': '698147db356c3be00b1052abf31c6d1d',

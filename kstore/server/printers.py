@@ -269,11 +269,20 @@ def _selector_text(selector: Mapping[str, Any]) -> str:
     return ",".join(parts) or "<none>"
 
 
-def _deployment(obj: Object, now: datetime) -> list[Any]:
-    spec, status = _m(obj, "spec"), _m(obj, "status")
+def _template_cells(spec: Mapping[str, Any]) -> list[Any]:
+    """The wide columns of a pod-template kind: containers, images, selector."""
     containers = [
         c for c in _l(_m(_m(spec, "template"), "spec"), "containers") if isinstance(c, dict)
     ]
+    return [
+        ",".join(str(c.get("name", "")) for c in containers),
+        ",".join(str(c.get("image", "")) for c in containers),
+        _selector_text(_m(spec, "selector")),
+    ]
+
+
+def _deployment(obj: Object, now: datetime) -> list[Any]:
+    spec, status = _m(obj, "spec"), _m(obj, "status")
     desired = spec.get("replicas", 1)
     return [
         _name(obj),
@@ -281,9 +290,19 @@ def _deployment(obj: Object, now: datetime) -> list[Any]:
         int(status.get("updatedReplicas") or 0),
         int(status.get("availableReplicas") or 0),
         _age(obj, now),
-        ",".join(str(c.get("name", "")) for c in containers),
-        ",".join(str(c.get("image", "")) for c in containers),
-        _selector_text(_m(spec, "selector")),
+        *_template_cells(spec),
+    ]
+
+
+def _replica_set(obj: Object, now: datetime) -> list[Any]:
+    spec, status = _m(obj, "spec"), _m(obj, "status")
+    return [
+        _name(obj),
+        int(spec.get("replicas", 1) or 0),
+        int(status.get("replicas") or 0),
+        int(status.get("readyReplicas") or 0),
+        _age(obj, now),
+        *_template_cells(spec),
     ]
 
 
@@ -415,6 +434,19 @@ _PRINTERS: dict[tuple[str, str], Printer] = {
             _col("Selector", "string", "The label selector of the deployment.", 1),
         ),
         _deployment,
+    ),
+    ("apps", "ReplicaSet"): Printer(
+        (
+            _NAME,
+            _col("Desired", "integer", "The desired number of replicas."),
+            _col("Current", "integer", "The most recently observed number of replicas."),
+            _col("Ready", "integer", "The number of ready replicas."),
+            _AGE,
+            _col("Containers", "string", "Names of each container in the template.", 1),
+            _col("Images", "string", "Images referenced by each container in the template.", 1),
+            _col("Selector", "string", "The label selector of the replica set.", 1),
+        ),
+        _replica_set,
     ),
     ("coordination.k8s.io", "Lease"): Printer(
         (_NAME, _col("Holder", "string", "The holder of the lease."), _AGE), _lease

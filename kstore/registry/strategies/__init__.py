@@ -22,6 +22,7 @@ from kstore.registry.strategies.core import (
     ServiceStrategy,
 )
 from kstore.registry.strategies.pod import PodStrategy
+from kstore.registry.strategies.replicaset import ReplicaSetStrategy
 
 __all__ = ["BuiltinStrategy", "Strategy", "StrategyFactory", "strategy_for"]
 
@@ -37,6 +38,7 @@ _BUILTIN: dict[tuple[str, str], StrategyFactory] = {
     ("", "ServiceAccount"): lambda d, ttl: ServiceAccountStrategy(d),
     ("", "Event"): lambda d, ttl: EventStrategy(d, ttl_seconds=ttl),
     ("apps", "Deployment"): lambda d, ttl: DeploymentStrategy(d),
+    ("apps", "ReplicaSet"): lambda d, ttl: ReplicaSetStrategy(d),
     ("coordination.k8s.io", "Lease"): lambda d, ttl: LeaseStrategy(d),
     # RBAC objects carry no metadata.generation in Kubernetes.
     ("rbac.authorization.k8s.io", "Role"): lambda d, ttl: BuiltinStrategy(d),
