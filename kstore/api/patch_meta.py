@@ -217,6 +217,7 @@ _APPS: dict[str, dict[str, _Tags]] = {
 # The kinds only apps/v1 has.
 _APPS_V1: dict[str, dict[str, _Tags]] = {
     **_APPS,
+    "DaemonSetStatus": _CONDITIONS,
     "ReplicaSetStatus": _CONDITIONS,
 }
 _META_V1: dict[str, dict[str, _Tags]] = {

@@ -89,7 +89,14 @@ _GROUP_VERSIONS: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {
     ),
     ("apps", "v1"): (
         "k8s.io.api.apps.v1",
-        ("Deployment", "DeploymentList", "ReplicaSet", "ReplicaSetList"),
+        (
+            "DaemonSet",
+            "DaemonSetList",
+            "Deployment",
+            "DeploymentList",
+            "ReplicaSet",
+            "ReplicaSetList",
+        ),
     ),
     ("apps", "v1beta2"): ("k8s.io.api.apps.v1beta2", ("Deployment", "DeploymentList")),
     ("apps", "v1beta1"): ("k8s.io.api.apps.v1beta1", ("Deployment", "DeploymentList")),

@@ -281,6 +281,27 @@ def _template_cells(spec: Mapping[str, Any]) -> list[Any]:
     ]
 
 
+def _daemon_set(obj: Object, now: datetime) -> list[Any]:
+    spec, status = _m(obj, "spec"), _m(obj, "status")
+    node_selector = _m(_m(_m(spec, "template"), "spec"), "nodeSelector")
+    return [
+        _name(obj),
+        *(
+            int(status.get(key) or 0)
+            for key in (
+                "desiredNumberScheduled",
+                "currentNumberScheduled",
+                "numberReady",
+                "updatedNumberScheduled",
+                "numberAvailable",
+            )
+        ),
+        ",".join(f"{k}={v}" for k, v in sorted(node_selector.items())) or "<none>",
+        _age(obj, now),
+        *_template_cells(spec),
+    ]
+
+
 def _deployment(obj: Object, now: datetime) -> list[Any]:
     spec, status = _m(obj, "spec"), _m(obj, "status")
     desired = spec.get("replicas", 1)
@@ -421,6 +442,22 @@ _PRINTERS: dict[tuple[str, str], Printer] = {
             Column("Name", "string", "name", "The name of the event.", 1),
         ),
         _event,
+    ),
+    ("apps", "DaemonSet"): Printer(
+        (
+            _NAME,
+            _col("Desired", "integer", "The number of nodes that should run the daemon pod."),
+            _col("Current", "integer", "The number of nodes running at least one daemon pod."),
+            _col("Ready", "integer", "The number of nodes with a ready daemon pod."),
+            _col("Up-to-date", "integer", "The number of nodes running the updated daemon pod."),
+            _col("Available", "integer", "The number of nodes with an available daemon pod."),
+            _col("Node Selector", "string", "The node selector of the pod template."),
+            _AGE,
+            _col("Containers", "string", "Names of each container in the template.", 1),
+            _col("Images", "string", "Images referenced by each container in the template.", 1),
+            _col("Selector", "string", "The label selector of the daemon set.", 1),
+        ),
+        _daemon_set,
     ),
     ("apps", "Deployment"): Printer(
         (

@@ -11,7 +11,7 @@ import dataclasses
 from functools import cache
 
 from kstore.api.gvk import GroupVersionKind
-from kstore.api.kinds import apps, coordination, core, meta, rbac, replicaset
+from kstore.api.kinds import apps, coordination, core, daemonset, meta, rbac, replicaset
 from kstore.api.proto_schema import schema_for_gvk
 from kstore.api.scheme import KindDefinition, Scheme, SchemeBuilder
 
@@ -44,6 +44,7 @@ def _builtin_definitions() -> tuple[KindDefinition, ...]:
     every = (
         *core.DEFINITIONS,
         *apps.DEFINITIONS,
+        *daemonset.DEFINITIONS,
         *replicaset.DEFINITIONS,
         *coordination.DEFINITIONS,
         *rbac.DEFINITIONS,

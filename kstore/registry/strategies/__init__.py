@@ -21,6 +21,7 @@ from kstore.registry.strategies.core import (
     ServiceAccountStrategy,
     ServiceStrategy,
 )
+from kstore.registry.strategies.daemonset import DaemonSetStrategy
 from kstore.registry.strategies.pod import PodStrategy
 from kstore.registry.strategies.replicaset import ReplicaSetStrategy
 
@@ -37,6 +38,7 @@ _BUILTIN: dict[tuple[str, str], StrategyFactory] = {
     ("", "ConfigMap"): lambda d, ttl: ConfigMapStrategy(d),
     ("", "ServiceAccount"): lambda d, ttl: ServiceAccountStrategy(d),
     ("", "Event"): lambda d, ttl: EventStrategy(d, ttl_seconds=ttl),
+    ("apps", "DaemonSet"): lambda d, ttl: DaemonSetStrategy(d),
     ("apps", "Deployment"): lambda d, ttl: DeploymentStrategy(d),
     ("apps", "ReplicaSet"): lambda d, ttl: ReplicaSetStrategy(d),
     ("coordination.k8s.io", "Lease"): lambda d, ttl: LeaseStrategy(d),
