@@ -8,7 +8,8 @@
 - :func:`validate_selector_and_template`: the selector and template rules Deployments and
   ReplicaSets share (``ValidateDeploymentSpec`` and ``ValidateReplicaSetSpec`` are the same
   there, down to the empty-selector message naming a deployment), with
-  ``ValidatePodTemplateSpecForReplicaSet``;
+  ``ValidatePodTemplateSpecForReplicaSet``, whose pieces DaemonSets use too
+  (:func:`validate_template_labels`, :func:`validate_controller_template`);
 - :func:`validate_selector_unchanged`: the strategies' immutable ``spec.selector`` (compared as
   Kubernetes compares the ``*LabelSelector``: an empty list is no list);
 - :func:`validate_collision_count_update`: a status write may not lower ``collisionCount``
@@ -32,8 +33,10 @@ from kstore.errors import Cause
 __all__ = [
     "default_pod_template",
     "validate_collision_count_update",
+    "validate_controller_template",
     "validate_selector_and_template",
     "validate_selector_unchanged",
+    "validate_template_labels",
 ]
 
 
@@ -92,22 +95,38 @@ def validate_selector_and_template(spec: Mapping[str, Any], path: Path) -> list[
 def _validate_template(spec: Mapping[str, Any], matcher: Matcher, path: Path) -> list[Cause]:
     """``ValidatePodTemplateSpecForReplicaSet``, reached only when the selector parses.
 
-    A missing selector parses to "nothing", which is not empty and matches no labels: Kubernetes
-    then reports the template labels as well as the missing selector.
+    A missing selector parses to "nothing", which matches no labels: Kubernetes then reports
+    the template labels as well as the missing selector.
     """
     template = _map(spec, "template")
     template_path = path.child("template")
-    causes: list[Cause] = []
-    template_labels = _opt_map(_map(template, "metadata"), "labels")
-    if not matcher.empty() and not matcher.matches(template_labels or {}):
-        causes.append(
-            invalid(
-                template_path.child("metadata", "labels"),
-                dict(template_labels) if template_labels is not None else None,
-                "`selector` does not match template `labels`",
-            )
+    causes = validate_template_labels(matcher, template, template_path)
+    causes.extend(validate_controller_template(template, template_path, "ReplicaSet"))
+    return causes
+
+
+def validate_template_labels(
+    matcher: Matcher, template: Mapping[str, Any], template_path: Path
+) -> list[Cause]:
+    """The selector must match the template's labels (an empty selector matches any)."""
+    labels = _opt_map(_map(template, "metadata"), "labels")
+    if matcher.matches(labels or {}):
+        return []
+    return [
+        invalid(
+            template_path.child("metadata", "labels"),
+            dict(labels) if labels is not None else None,
+            "`selector` does not match template `labels`",
         )
-    causes.extend(validate_pod_template_spec(template, template_path))
+    ]
+
+
+def validate_controller_template(
+    template: Mapping[str, Any], template_path: Path, kind: str
+) -> list[Cause]:
+    """A controller's pod template: the pod template rules, ``restartPolicy: Always`` and no
+    ``activeDeadlineSeconds`` (Kubernetes' words name the kind validating it)."""
+    causes = validate_pod_template_spec(template, template_path)
     pod_spec = _map(template, "spec")
     restart_policy = pod_spec.get("restartPolicy")
     if restart_policy != "Always":
@@ -122,7 +141,7 @@ def _validate_template(spec: Mapping[str, Any], matcher: Matcher, path: Path) ->
         causes.append(
             forbidden(
                 template_path.child("spec", "activeDeadlineSeconds"),
-                "activeDeadlineSeconds in ReplicaSet is not Supported",
+                f"activeDeadlineSeconds in {kind} is not Supported",
             )
         )
     return causes

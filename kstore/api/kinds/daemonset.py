@@ -49,15 +49,15 @@ from kstore.api.kinds._selector import as_matcher, selector_value, validate_labe
 from kstore.api.kinds._workload import (
     default_pod_template,
     validate_collision_count_update,
+    validate_controller_template,
     validate_selector_unchanged,
+    validate_template_labels,
 )
 from kstore.api.scheme import KindDefinition, KindVersion, ResourceInfo
-from kstore.api.validation.core.pod import validate_pod_template_spec
 from kstore.api.validation.field import (
     GoStruct,
     JSONValue,
     Path,
-    forbidden,
     invalid,
     not_supported,
     required,
@@ -225,15 +225,8 @@ def _validate_template(spec: Mapping[str, Any]) -> list[Cause]:
     template_path = _SPEC.child("template")
     causes = validate_label_selector(selector, selector_path)
     matcher = as_matcher(selector)
-    template_labels = _opt_map(_map(template, "metadata"), "labels")
-    if matcher is not None and not matcher.matches(template_labels or {}):
-        causes.append(
-            invalid(
-                template_path.child("metadata", "labels"),
-                dict(template_labels) if template_labels is not None else None,
-                "`selector` does not match template `labels`",
-            )
-        )
+    if matcher is not None:
+        causes.extend(validate_template_labels(matcher, template, template_path))
     if (
         selector is not None
         and not _map(selector, "matchLabels")
@@ -244,24 +237,7 @@ def _validate_template(spec: Mapping[str, Any]) -> list[Cause]:
                 selector_path, selector_value(selector), "empty selector is invalid for daemonset"
             )
         )
-    causes.extend(validate_pod_template_spec(template, template_path))
-    pod_spec = _map(template, "spec")
-    restart_policy = pod_spec.get("restartPolicy")
-    if restart_policy != "Always":
-        causes.append(
-            not_supported(
-                template_path.child("spec", "restartPolicy"),
-                JSONValue(restart_policy if isinstance(restart_policy, str) else ""),
-                ["Always"],
-            )
-        )
-    if pod_spec.get("activeDeadlineSeconds") is not None:
-        causes.append(
-            forbidden(
-                template_path.child("spec", "activeDeadlineSeconds"),
-                "activeDeadlineSeconds in DaemonSet is not Supported",
-            )
-        )
+    causes.extend(validate_controller_template(template, template_path, "DaemonSet"))
     return causes
 
 
