@@ -23,9 +23,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from kstore.api.kinds._int_or_percent import (
+from kstore.api.kinds._rolling_update import (
     int_or_percent_value,
     int_or_string,
+    strategy_value,
     validate_not_more_than_100_percent,
     validate_positive_int_or_percent,
 )
@@ -35,7 +36,6 @@ from kstore.api.kinds._workload import (
     validate_selector_unchanged,
 )
 from kstore.api.validation.field import (
-    GoStruct,
     JSONValue,
     Path,
     forbidden,
@@ -85,19 +85,6 @@ def _opt_int(obj: Mapping[str, Any], key: str) -> int | None:
 # ------------------------------------------------------------------------ strategy
 
 
-def _strategy_value(strategy: Mapping[str, Any]) -> GoStruct:
-    """The internal ``apps.DeploymentStrategy`` as ``json.Marshal`` prints it (no json tags)."""
-    rolling = _opt_map(strategy, "rollingUpdate")
-    rolling_value = None
-    if rolling is not None:
-        rolling_value = GoStruct(
-            MaxUnavailable=int_or_string(rolling.get("maxUnavailable")),
-            MaxSurge=int_or_string(rolling.get("maxSurge")),
-        )
-    kind = strategy.get("type")
-    return GoStruct(Type=kind if isinstance(kind, str) else "", RollingUpdate=rolling_value)
-
-
 def _validate_rolling_update(rolling: Mapping[str, Any], path: Path) -> list[Cause]:
     max_unavailable = int_or_string(rolling.get("maxUnavailable"))
     max_surge = int_or_string(rolling.get("maxSurge"))
@@ -133,7 +120,7 @@ def _validate_strategy(strategy: Mapping[str, Any], path: Path) -> list[Cause]:
                 required(path.child("rollingUpdate"), "this should be defaulted and never be nil")
             ]
         return _validate_rolling_update(rolling, path.child("rollingUpdate"))
-    return [not_supported(path, _strategy_value(strategy), _STRATEGY_TYPES)]
+    return [not_supported(path, strategy_value(strategy), _STRATEGY_TYPES)]
 
 
 # ------------------------------------------------------------------------ spec

@@ -39,6 +39,7 @@ from kstore.api.kinds._deployment_validation import (
     validate_deployment_update,
 )
 from kstore.api.kinds._lists import list_definition
+from kstore.api.kinds._rolling_update import default_rolling_update
 from kstore.api.kinds._workload import default_pod_template
 from kstore.api.scheme import KindDefinition, KindVersion, ResourceInfo
 
@@ -123,21 +124,7 @@ def _default_deployment(obj: Object, revision_history_limit: int) -> None:
         return
     if _is_unset(spec.get("replicas")):
         spec["replicas"] = 1
-    strategy = spec.get("strategy")
-    if strategy is None:
-        strategy = spec["strategy"] = {}
-    if isinstance(strategy, dict):
-        if strategy.get("type") in (None, ""):
-            strategy["type"] = "RollingUpdate"
-        if strategy["type"] == "RollingUpdate":
-            rolling = strategy.get("rollingUpdate")
-            if rolling is None:
-                rolling = strategy["rollingUpdate"] = {}
-            if isinstance(rolling, dict):
-                if _is_unset(rolling.get("maxUnavailable")):
-                    rolling["maxUnavailable"] = "25%"
-                if _is_unset(rolling.get("maxSurge")):
-                    rolling["maxSurge"] = "25%"
+    default_rolling_update(spec, "strategy", max_unavailable="25%", max_surge="25%")
     if _is_unset(spec.get("revisionHistoryLimit")):
         spec["revisionHistoryLimit"] = revision_history_limit
     if _is_unset(spec.get("progressDeadlineSeconds")):

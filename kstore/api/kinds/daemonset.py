@@ -38,13 +38,15 @@ from typing import Any, Final
 
 from kstore.api.gvk import Object
 from kstore.api.kinds._annotations import StashedField, int64_text, int64_value
-from kstore.api.kinds._int_or_percent import (
+from kstore.api.kinds._lists import list_definition
+from kstore.api.kinds._rolling_update import (
+    default_rolling_update,
     int_or_percent_value,
     int_or_string,
+    strategy_value,
     validate_not_more_than_100_percent,
     validate_positive_int_or_percent,
 )
-from kstore.api.kinds._lists import list_definition
 from kstore.api.kinds._selector import as_matcher, selector_value, validate_label_selector
 from kstore.api.kinds._workload import (
     default_pod_template,
@@ -55,7 +57,6 @@ from kstore.api.kinds._workload import (
 )
 from kstore.api.scheme import KindDefinition, KindVersion, ResourceInfo
 from kstore.api.validation.field import (
-    GoStruct,
     JSONValue,
     Path,
     invalid,
@@ -146,40 +147,13 @@ def default_daemon_set_v1(obj: Object) -> None:
         spec = obj["spec"] = {}
     if not isinstance(spec, dict):
         return
-    strategy = spec.get("updateStrategy")
-    if strategy is None:
-        strategy = spec["updateStrategy"] = {}
-    if isinstance(strategy, dict):
-        if strategy.get("type") in (None, ""):
-            strategy["type"] = "RollingUpdate"
-        if strategy["type"] == "RollingUpdate":
-            rolling = strategy.get("rollingUpdate")
-            if rolling is None:
-                rolling = strategy["rollingUpdate"] = {}
-            if isinstance(rolling, dict):
-                if rolling.get("maxUnavailable") is None:
-                    rolling["maxUnavailable"] = 1
-                if rolling.get("maxSurge") is None:
-                    rolling["maxSurge"] = 0
+    default_rolling_update(spec, "updateStrategy", max_unavailable=1, max_surge=0)
     if spec.get("revisionHistoryLimit") is None:
         spec["revisionHistoryLimit"] = 10
     default_pod_template(spec)
 
 
 # ------------------------------------------------------------------------------ validation
-
-
-def _strategy_value(strategy: Mapping[str, Any]) -> GoStruct:
-    """The internal ``apps.DaemonSetUpdateStrategy`` as ``json.Marshal`` prints it."""
-    rolling = _opt_map(strategy, "rollingUpdate")
-    rolling_value = None
-    if rolling is not None:
-        rolling_value = GoStruct(
-            MaxUnavailable=int_or_string(rolling.get("maxUnavailable")),
-            MaxSurge=int_or_string(rolling.get("maxSurge")),
-        )
-    kind = strategy.get("type")
-    return GoStruct(Type=kind if isinstance(kind, str) else "", RollingUpdate=rolling_value)
 
 
 def _validate_rolling_update(rolling: Mapping[str, Any], path: Path) -> list[Cause]:
@@ -214,7 +188,7 @@ def _validate_update_strategy(strategy: Mapping[str, Any], path: Path) -> list[C
         if rolling is None:
             return [required(path.child("rollingUpdate"))]
         return _validate_rolling_update(rolling, path.child("rollingUpdate"))
-    return [not_supported(path, _strategy_value(strategy), _STRATEGY_TYPES)]
+    return [not_supported(path, strategy_value(strategy), _STRATEGY_TYPES)]
 
 
 def _validate_template(spec: Mapping[str, Any]) -> list[Cause]:

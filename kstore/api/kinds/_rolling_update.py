@@ -1,7 +1,13 @@
-"""``maxUnavailable``/``maxSurge`` values (``intstr.IntOrString``) as apps validation reads them.
+"""The rolling update strategy of Deployments and DaemonSets: its defaults, and its limits as
+apps validation reads and prints them.
 
-A rolling update's limits are a count or a percentage: a JSON integer, or a string that should
-be ``<digits>%``. Kubernetes' apps validation (``ValidatePositiveIntOrPercent``,
+:func:`default_rolling_update` is the strategy part of ``SetDefaults_Deployment`` and
+``SetDefaults_DaemonSet`` (they differ in the field's name and the default limits);
+:func:`strategy_value` prints the internal strategy as Kubernetes' errors show it.
+
+A rolling update's limits (``maxUnavailable``/``maxSurge``, ``intstr.IntOrString``) are a count
+or a percentage: a JSON integer, or a string that should be ``<digits>%``. Kubernetes' apps
+validation (``ValidatePositiveIntOrPercent``,
 ``IsNotMoreThan100Percent``, ``getIntOrPercentValue``) is reproduced here on the JSON value, with
 its quirks: an absent value is the int 0, a string that is not a percentage counts as
 ``strconv.Atoi`` of it (0 when that fails), and bad values are printed as JSON, as Kubernetes
@@ -11,16 +17,19 @@ prints an ``IntOrString``.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any, Final
 
-from kstore.api.validation.field import JSONValue, Path, invalid
+from kstore.api.validation.field import GoStruct, JSONValue, Path, invalid
 from kstore.api.validation.names import regex_error
 from kstore.api.validation.objectmeta import validate_nonnegative_field
 from kstore.errors import Cause
 
 __all__ = [
+    "default_rolling_update",
     "int_or_percent_value",
     "int_or_string",
+    "strategy_value",
     "validate_not_more_than_100_percent",
     "validate_positive_int_or_percent",
 ]
@@ -82,3 +91,41 @@ def validate_not_more_than_100_percent(value: int | str, path: Path) -> list[Cau
     if percent is None or percent <= 100:
         return []
     return [invalid(path, JSONValue(value), "must not be greater than 100%")]
+
+
+def default_rolling_update(
+    spec: dict[str, Any], field: str, max_unavailable: int | str, max_surge: int | str
+) -> None:
+    """Default the strategy ``spec[field]`` in place: type ``RollingUpdate`` when unset, and
+    then its ``rollingUpdate`` limits where they are unset (the struct is created if missing)."""
+    strategy = spec.get(field)
+    if strategy is None:
+        strategy = spec[field] = {}
+    if not isinstance(strategy, dict):
+        return
+    if strategy.get("type") in (None, ""):
+        strategy["type"] = "RollingUpdate"
+    if strategy["type"] != "RollingUpdate":
+        return
+    rolling = strategy.get("rollingUpdate")
+    if rolling is None:
+        rolling = strategy["rollingUpdate"] = {}
+    if isinstance(rolling, dict):
+        if rolling.get("maxUnavailable") is None:
+            rolling["maxUnavailable"] = max_unavailable
+        if rolling.get("maxSurge") is None:
+            rolling["maxSurge"] = max_surge
+
+
+def strategy_value(strategy: Mapping[str, Any]) -> GoStruct:
+    """The internal strategy (``apps.DeploymentStrategy``, ``apps.DaemonSetUpdateStrategy``) as
+    ``json.Marshal`` prints it: no json tags, the limits as IntOrString values."""
+    rolling = strategy.get("rollingUpdate")
+    rolling_value = None
+    if isinstance(rolling, Mapping):
+        rolling_value = GoStruct(
+            MaxUnavailable=int_or_string(rolling.get("maxUnavailable")),
+            MaxSurge=int_or_string(rolling.get("maxSurge")),
+        )
+    kind = strategy.get("type")
+    return GoStruct(Type=kind if isinstance(kind, str) else "", RollingUpdate=rolling_value)
