@@ -591,6 +591,78 @@ def deployment_status() -> st.SearchStrategy[Obj]:
     )
 
 
+TEMPLATE_GENERATION_ANNOTATION = "deprecated.daemonset.template.generation"
+
+
+def template_generation_text() -> st.SearchStrategy[str]:
+    """Texts a ``deprecated.daemonset.template.generation`` annotation may hold: Kubernetes'
+    canonical number, others it would parse or reject, JSON envelopes and look-alikes."""
+    return st.one_of(
+        st.integers(-(2**63), 2**63 - 1).map(str),
+        st.sampled_from(["0", "+5", "007", "-0", "", "abc", "9223372036854775808"]),
+        st.sampled_from(
+            [
+                "{}",
+                '{"templateGeneration":3}',
+                '{"annotation":"5"}',
+                '{"annotation":"5","templateGeneration":7}',
+                '{"templateGeneration":"3"}',
+            ]
+        ),
+        st.text(max_size=6),
+    )
+
+
+def _daemon_set(version: str) -> st.SearchStrategy[Obj]:
+    """DaemonSets whose annotations may hold the template generation, in any text."""
+    colliding = st.tuples(annotations(), template_generation_text()).map(
+        lambda t: {**t[0], TEMPLATE_GENERATION_ANNOTATION: t[1]}
+    )
+    strategy = st.one_of(
+        st.just({"type": "OnDelete"}),
+        _fields(
+            {"type": st.just("RollingUpdate")},
+            {
+                "rollingUpdate": _fields(
+                    {}, {"maxUnavailable": int_or_string(), "maxSurge": int_or_string()}
+                )
+            },
+        ),
+    )
+    condition = _fields(
+        {"type": st.just("Healthy"), "status": st.sampled_from(["True", "False", "Unknown"])},
+        {"lastTransitionTime": timestamp(), "reason": dns_label(), "message": st.text(max_size=20)},
+    )
+    status = _fields(
+        {
+            "currentNumberScheduled": small_nonneg(),
+            "numberMisscheduled": small_nonneg(),
+            "desiredNumberScheduled": small_nonneg(),
+            "numberReady": small_nonneg(),
+        },
+        {
+            "observedGeneration": st.integers(0, 100),
+            "updatedNumberScheduled": small_nonneg(),
+            "numberAvailable": small_nonneg(),
+            "numberUnavailable": small_nonneg(),
+            "collisionCount": small_nonneg(),
+            "conditions": st.lists(condition, max_size=2),
+        },
+    )
+    spec = _fields(
+        {"selector": label_selector(), "template": pod_template_spec()},
+        {
+            "updateStrategy": strategy,
+            "minReadySeconds": small_nonneg(),
+            "revisionHistoryLimit": small_nonneg(),
+        },
+    )
+    meta = object_meta(
+        namespaced=True, annotation_values=st.one_of(annotations(), colliding, st.just({}))
+    )
+    return _fields({"metadata": meta, "spec": spec}, {"status": status})
+
+
 def _deployment(version: str) -> st.SearchStrategy[Obj]:
     strategy = st.one_of(
         st.just({"type": "Recreate"}),
@@ -979,6 +1051,37 @@ def _partial_object_metadata_list(version: str) -> st.SearchStrategy[Obj]:
     )
 
 
+def _replica_set(version: str) -> st.SearchStrategy[Obj]:
+    condition = _fields(
+        {"type": st.just("ReplicaFailure"), "status": st.sampled_from(["True", "False"])},
+        {
+            "lastTransitionTime": timestamp(),
+            "reason": st.just("FailedCreate"),
+            "message": st.text(max_size=20),
+        },
+    )
+    status = _fields(
+        {"replicas": small_nonneg()},
+        {
+            "fullyLabeledReplicas": small_nonneg(),
+            "readyReplicas": small_nonneg(),
+            "availableReplicas": small_nonneg(),
+            "terminatingReplicas": small_nonneg(),
+            "observedGeneration": st.integers(0, 100),
+            "conditions": st.lists(condition, max_size=2),
+        },
+    )
+    spec = _fields(
+        {"selector": label_selector()},
+        {
+            "replicas": small_nonneg(),
+            "minReadySeconds": small_nonneg(),
+            "template": pod_template_spec(),
+        },
+    )
+    return _fields({"metadata": object_meta(namespaced=True), "spec": spec}, {"status": status})
+
+
 def _service_account(version: str) -> st.SearchStrategy[Obj]:
     named = _fields({"name": dns_subdomain()}, {})
     return _fields(
@@ -1098,7 +1201,9 @@ _BY_KIND: dict[tuple[str, str], StrategyFor] = {
     ("", "Pod"): _pod,
     ("", "Service"): _service,
     ("", "ServiceAccount"): _service_account,
+    ("apps", "DaemonSet"): _daemon_set,
     ("apps", "Deployment"): _deployment,
+    ("apps", "ReplicaSet"): _replica_set,
     ("apps", "StatefulSet"): _stateful_set,
     ("batch", "Job"): _job,
     ("batch", "CronJob"): _cron_job,

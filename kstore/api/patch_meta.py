@@ -226,6 +226,8 @@ _BATCH_V1: dict[str, dict[str, _Tags]] = {
 # Kinds kstore has in apps/v1 only (their beta messages are not in the descriptors).
 _APPS_V1: dict[str, dict[str, _Tags]] = {
     **_APPS,
+    "DaemonSetStatus": _CONDITIONS,
+    "ReplicaSetStatus": _CONDITIONS,
     "StatefulSetStatus": _CONDITIONS,
 }
 _META_V1: dict[str, dict[str, _Tags]] = {

@@ -93,8 +93,12 @@ _GROUP_VERSIONS: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {
     ("apps", "v1"): (
         "k8s.io.api.apps.v1",
         (
+            "DaemonSet",
+            "DaemonSetList",
             "Deployment",
             "DeploymentList",
+            "ReplicaSet",
+            "ReplicaSetList",
             "StatefulSet",
             "StatefulSetList",
         ),

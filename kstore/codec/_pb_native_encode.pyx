@@ -460,6 +460,211 @@ cdef int C_e_k8s_io_api_core_v1_WindowsSecurityContextOptions(bytearray w, objec
     _python('k8s.io.api.core.v1.WindowsSecurityContextOptions')(w, d)
     return 0
 
+cdef int e_k8s_io_api_apps_v1_DaemonSet(bytearray w, dict d) except -1:  # k8s.io.api.apps.v1.DaemonSet
+    cdef Py_ssize_t s, n
+    v = d.get('metadata')
+    if v is None:
+        v = _E
+    s = _open(w, b'\n\x00')
+    e_k8s_io_apimachinery_pkg_apis_meta_v1_ObjectMeta(w, v)
+    _close(w, s)
+    v = d.get('spec')
+    if v is None:
+        v = _E
+    s = _open(w, b'\x12\x00')
+    e_k8s_io_api_apps_v1_DaemonSetSpec(w, v)
+    _close(w, s)
+    v = d.get('status')
+    if v is None:
+        v = _E
+    s = _open(w, b'\x1a\x00')
+    e_k8s_io_api_apps_v1_DaemonSetStatus(w, v)
+    _close(w, s)
+
+cdef int e_k8s_io_api_apps_v1_DaemonSetCondition(bytearray w, dict d) except -1:  # k8s.io.api.apps.v1.DaemonSetCondition
+    cdef Py_ssize_t s, n
+    if 'type' not in d and 'status' not in d and 'lastTransitionTime' not in d and 'reason' not in d and 'message' not in d:
+        w += b'\n\x00\x12\x00\x1a\x00"\x00*\x00'
+    else:
+        v = d.get('type')
+        if v is None:
+            w += b'\n\x00'
+        else:
+            _put_str(w, b'\n', v)
+        v = d.get('status')
+        if v is None:
+            w += b'\x12\x00'
+        else:
+            _put_str(w, b'\x12', v)
+        v = d.get('lastTransitionTime')
+        w += b'\x1a' + _time(v)
+        v = d.get('reason')
+        if v is None:
+            w += b'"\x00'
+        else:
+            _put_str(w, b'"', v)
+        v = d.get('message')
+        if v is None:
+            w += b'*\x00'
+        else:
+            _put_str(w, b'*', v)
+
+cdef dict K_e_k8s_io_api_apps_v1_DaemonSetCondition = {}
+
+
+cdef int C_e_k8s_io_api_apps_v1_DaemonSetCondition(bytearray w, object d) except -1:
+    return _leaf(K_e_k8s_io_api_apps_v1_DaemonSetCondition, e_k8s_io_api_apps_v1_DaemonSetCondition, w, d)
+
+cdef int e_k8s_io_api_apps_v1_DaemonSetList(bytearray w, dict d) except -1:  # k8s.io.api.apps.v1.DaemonSetList
+    cdef Py_ssize_t s, n
+    v = d.get('metadata')
+    if v is None:
+        v = _E
+    s = _open(w, b'\n\x00')
+    e_k8s_io_apimachinery_pkg_apis_meta_v1_ListMeta(w, v)
+    _close(w, s)
+    v = d.get('items')
+    if v:
+        if v.__class__ is not list:
+            _list('items', v)
+        for x in v:
+            s = _open(w, b'\x12\x00')
+            e_k8s_io_api_apps_v1_DaemonSet(w, x)
+            _close(w, s)
+
+cdef int e_k8s_io_api_apps_v1_DaemonSetSpec(bytearray w, dict d) except -1:  # k8s.io.api.apps.v1.DaemonSetSpec
+    cdef Py_ssize_t s, n
+    v = d.get('selector')
+    if v is not None:
+        s = _open(w, b'\n\x00')
+        e_k8s_io_apimachinery_pkg_apis_meta_v1_LabelSelector(w, v)
+        _close(w, s)
+    v = d.get('template')
+    if v is None:
+        v = _E
+    s = _open(w, b'\x12\x00')
+    e_k8s_io_api_core_v1_PodTemplateSpec(w, v)
+    _close(w, s)
+    v = d.get('updateStrategy')
+    if v is None:
+        v = _E
+    s = _open(w, b'\x1a\x00')
+    e_k8s_io_api_apps_v1_DaemonSetUpdateStrategy(w, v)
+    _close(w, s)
+    if 'minReadySeconds' not in d and 'revisionHistoryLimit' not in d:
+        w += b' \x00'
+    else:
+        v = d.get('minReadySeconds')
+        if v is None:
+            w += b' \x00'
+        elif v.__class__ is int and 0 <= v < 128:
+            w += L_32[v]
+        else:
+            w += b' ' + _v32(v)
+        v = d.get('revisionHistoryLimit')
+        if v is None:
+            pass
+        elif v.__class__ is int and 0 <= v < 128:
+            w += L_48[v]
+        else:
+            w += b'0' + _v32(v)
+
+cdef int e_k8s_io_api_apps_v1_DaemonSetStatus(bytearray w, dict d) except -1:  # k8s.io.api.apps.v1.DaemonSetStatus
+    cdef Py_ssize_t s
+    if 'currentNumberScheduled' not in d and 'numberMisscheduled' not in d and 'desiredNumberScheduled' not in d and 'numberReady' not in d and 'observedGeneration' not in d:
+        w += b'\x08\x00\x10\x00\x18\x00 \x00(\x00'
+    else:
+        v = d.get('currentNumberScheduled')
+        if v is None:
+            w += b'\x08\x00'
+        elif v.__class__ is int and 0 <= v < 128:
+            w += L_8[v]
+        else:
+            w += b'\x08' + _v32(v)
+        v = d.get('numberMisscheduled')
+        if v is None:
+            w += b'\x10\x00'
+        elif v.__class__ is int and 0 <= v < 128:
+            w += L_16[v]
+        else:
+            w += b'\x10' + _v32(v)
+        v = d.get('desiredNumberScheduled')
+        if v is None:
+            w += b'\x18\x00'
+        elif v.__class__ is int and 0 <= v < 128:
+            w += L_24[v]
+        else:
+            w += b'\x18' + _v32(v)
+        v = d.get('numberReady')
+        if v is None:
+            w += b' \x00'
+        elif v.__class__ is int and 0 <= v < 128:
+            w += L_32[v]
+        else:
+            w += b' ' + _v32(v)
+        v = d.get('observedGeneration')
+        if v is None:
+            w += b'(\x00'
+        elif v.__class__ is int and 0 <= v < 128:
+            w += L_40[v]
+        else:
+            w += b'(' + _v64(v)
+    if 'updatedNumberScheduled' not in d and 'numberAvailable' not in d and 'numberUnavailable' not in d and 'collisionCount' not in d and 'conditions' not in d:
+        w += b'0\x008\x00@\x00'
+    else:
+        v = d.get('updatedNumberScheduled')
+        if v is None:
+            w += b'0\x00'
+        elif v.__class__ is int and 0 <= v < 128:
+            w += L_48[v]
+        else:
+            w += b'0' + _v32(v)
+        v = d.get('numberAvailable')
+        if v is None:
+            w += b'8\x00'
+        elif v.__class__ is int and 0 <= v < 128:
+            w += L_56[v]
+        else:
+            w += b'8' + _v32(v)
+        v = d.get('numberUnavailable')
+        if v is None:
+            w += b'@\x00'
+        elif v.__class__ is int and 0 <= v < 128:
+            w += L_64[v]
+        else:
+            w += b'@' + _v32(v)
+        v = d.get('collisionCount')
+        if v is None:
+            pass
+        elif v.__class__ is int and 0 <= v < 128:
+            w += L_72[v]
+        else:
+            w += b'H' + _v32(v)
+        v = d.get('conditions')
+        if v:
+            if v.__class__ is not list:
+                _list('conditions', v)
+            for x in v:
+                s = _open(w, b'R\x00')
+                C_e_k8s_io_api_apps_v1_DaemonSetCondition(w, x)
+                _close(w, s)
+
+cdef int e_k8s_io_api_apps_v1_DaemonSetUpdateStrategy(bytearray w, dict d) except -1:  # k8s.io.api.apps.v1.DaemonSetUpdateStrategy
+    cdef Py_ssize_t s, n
+    if 'type' not in d and 'rollingUpdate' not in d:
+        w += b'\n\x00'
+    else:
+        v = d.get('type')
+        if v is None:
+            w += b'\n\x00'
+        else:
+            _put_str(w, b'\n', v)
+        v = d.get('rollingUpdate')
+        if v is not None:
+            s = _open(w, b'\x12\x00')
+            C_e_k8s_io_api_apps_v1_RollingUpdateDaemonSet(w, v)
+            _close(w, s)
+
 cdef int e_k8s_io_api_apps_v1_Deployment(bytearray w, dict d) except -1:  # k8s.io.api.apps.v1.Deployment
     cdef Py_ssize_t s, n
     v = d.get('metadata')
@@ -685,6 +890,186 @@ cdef int e_k8s_io_api_apps_v1_DeploymentStrategy(bytearray w, dict d) except -1:
             s = _open(w, b'\x12\x00')
             C_e_k8s_io_api_apps_v1_RollingUpdateDeployment(w, v)
             _close(w, s)
+
+cdef int e_k8s_io_api_apps_v1_ReplicaSet(bytearray w, dict d) except -1:  # k8s.io.api.apps.v1.ReplicaSet
+    cdef Py_ssize_t s, n
+    v = d.get('metadata')
+    if v is None:
+        v = _E
+    s = _open(w, b'\n\x00')
+    e_k8s_io_apimachinery_pkg_apis_meta_v1_ObjectMeta(w, v)
+    _close(w, s)
+    v = d.get('spec')
+    if v is None:
+        v = _E
+    s = _open(w, b'\x12\x00')
+    e_k8s_io_api_apps_v1_ReplicaSetSpec(w, v)
+    _close(w, s)
+    v = d.get('status')
+    if v is None:
+        v = _E
+    s = _open(w, b'\x1a\x00')
+    e_k8s_io_api_apps_v1_ReplicaSetStatus(w, v)
+    _close(w, s)
+
+cdef int e_k8s_io_api_apps_v1_ReplicaSetCondition(bytearray w, dict d) except -1:  # k8s.io.api.apps.v1.ReplicaSetCondition
+    cdef Py_ssize_t s, n
+    if 'type' not in d and 'status' not in d and 'lastTransitionTime' not in d and 'reason' not in d and 'message' not in d:
+        w += b'\n\x00\x12\x00\x1a\x00"\x00*\x00'
+    else:
+        v = d.get('type')
+        if v is None:
+            w += b'\n\x00'
+        else:
+            _put_str(w, b'\n', v)
+        v = d.get('status')
+        if v is None:
+            w += b'\x12\x00'
+        else:
+            _put_str(w, b'\x12', v)
+        v = d.get('lastTransitionTime')
+        w += b'\x1a' + _time(v)
+        v = d.get('reason')
+        if v is None:
+            w += b'"\x00'
+        else:
+            _put_str(w, b'"', v)
+        v = d.get('message')
+        if v is None:
+            w += b'*\x00'
+        else:
+            _put_str(w, b'*', v)
+
+cdef dict K_e_k8s_io_api_apps_v1_ReplicaSetCondition = {}
+
+
+cdef int C_e_k8s_io_api_apps_v1_ReplicaSetCondition(bytearray w, object d) except -1:
+    return _leaf(K_e_k8s_io_api_apps_v1_ReplicaSetCondition, e_k8s_io_api_apps_v1_ReplicaSetCondition, w, d)
+
+cdef int e_k8s_io_api_apps_v1_ReplicaSetList(bytearray w, dict d) except -1:  # k8s.io.api.apps.v1.ReplicaSetList
+    cdef Py_ssize_t s, n
+    v = d.get('metadata')
+    if v is None:
+        v = _E
+    s = _open(w, b'\n\x00')
+    e_k8s_io_apimachinery_pkg_apis_meta_v1_ListMeta(w, v)
+    _close(w, s)
+    v = d.get('items')
+    if v:
+        if v.__class__ is not list:
+            _list('items', v)
+        for x in v:
+            s = _open(w, b'\x12\x00')
+            e_k8s_io_api_apps_v1_ReplicaSet(w, x)
+            _close(w, s)
+
+cdef int e_k8s_io_api_apps_v1_ReplicaSetSpec(bytearray w, dict d) except -1:  # k8s.io.api.apps.v1.ReplicaSetSpec
+    cdef Py_ssize_t s
+    if 'replicas' not in d and 'selector' not in d:
+        pass
+    else:
+        v = d.get('replicas')
+        if v is None:
+            pass
+        elif v.__class__ is int and 0 <= v < 128:
+            w += L_8[v]
+        else:
+            w += b'\x08' + _v32(v)
+        v = d.get('selector')
+        if v is not None:
+            s = _open(w, b'\x12\x00')
+            e_k8s_io_apimachinery_pkg_apis_meta_v1_LabelSelector(w, v)
+            _close(w, s)
+    v = d.get('template')
+    if v is None:
+        v = _E
+    s = _open(w, b'\x1a\x00')
+    e_k8s_io_api_core_v1_PodTemplateSpec(w, v)
+    _close(w, s)
+    v = d.get('minReadySeconds')
+    if v is None:
+        w += b' \x00'
+    elif v.__class__ is int and 0 <= v < 128:
+        w += L_32[v]
+    else:
+        w += b' ' + _v32(v)
+
+cdef int e_k8s_io_api_apps_v1_ReplicaSetStatus(bytearray w, dict d) except -1:  # k8s.io.api.apps.v1.ReplicaSetStatus
+    cdef Py_ssize_t s
+    if 'replicas' not in d and 'fullyLabeledReplicas' not in d and 'observedGeneration' not in d and 'readyReplicas' not in d and 'availableReplicas' not in d:
+        w += b'\x08\x00\x10\x00\x18\x00 \x00(\x00'
+    else:
+        v = d.get('replicas')
+        if v is None:
+            w += b'\x08\x00'
+        elif v.__class__ is int and 0 <= v < 128:
+            w += L_8[v]
+        else:
+            w += b'\x08' + _v32(v)
+        v = d.get('fullyLabeledReplicas')
+        if v is None:
+            w += b'\x10\x00'
+        elif v.__class__ is int and 0 <= v < 128:
+            w += L_16[v]
+        else:
+            w += b'\x10' + _v32(v)
+        v = d.get('observedGeneration')
+        if v is None:
+            w += b'\x18\x00'
+        elif v.__class__ is int and 0 <= v < 128:
+            w += L_24[v]
+        else:
+            w += b'\x18' + _v64(v)
+        v = d.get('readyReplicas')
+        if v is None:
+            w += b' \x00'
+        elif v.__class__ is int and 0 <= v < 128:
+            w += L_32[v]
+        else:
+            w += b' ' + _v32(v)
+        v = d.get('availableReplicas')
+        if v is None:
+            w += b'(\x00'
+        elif v.__class__ is int and 0 <= v < 128:
+            w += L_40[v]
+        else:
+            w += b'(' + _v32(v)
+    if 'conditions' not in d and 'terminatingReplicas' not in d:
+        pass
+    else:
+        v = d.get('conditions')
+        if v:
+            if v.__class__ is not list:
+                _list('conditions', v)
+            for x in v:
+                s = _open(w, b'2\x00')
+                C_e_k8s_io_api_apps_v1_ReplicaSetCondition(w, x)
+                _close(w, s)
+        v = d.get('terminatingReplicas')
+        if v is None:
+            pass
+        elif v.__class__ is int and 0 <= v < 128:
+            w += L_56[v]
+        else:
+            w += b'8' + _v32(v)
+
+cdef int e_k8s_io_api_apps_v1_RollingUpdateDaemonSet(bytearray w, dict d) except -1:  # k8s.io.api.apps.v1.RollingUpdateDaemonSet
+    cdef Py_ssize_t s, n
+    if 'maxUnavailable' not in d and 'maxSurge' not in d:
+        pass
+    else:
+        v = d.get('maxUnavailable')
+        if v is not None:
+            w += b'\n' + _ios(v)
+        v = d.get('maxSurge')
+        if v is not None:
+            w += b'\x12' + _ios(v)
+
+cdef dict K_e_k8s_io_api_apps_v1_RollingUpdateDaemonSet = {}
+
+
+cdef int C_e_k8s_io_api_apps_v1_RollingUpdateDaemonSet(bytearray w, object d) except -1:
+    return _leaf(K_e_k8s_io_api_apps_v1_RollingUpdateDaemonSet, e_k8s_io_api_apps_v1_RollingUpdateDaemonSet, w, d)
 
 cdef int e_k8s_io_api_apps_v1_RollingUpdateDeployment(bytearray w, dict d) except -1:  # k8s.io.api.apps.v1.RollingUpdateDeployment
     cdef Py_ssize_t s, n
@@ -6137,12 +6522,24 @@ cdef int e_k8s_io_apimachinery_pkg_apis_meta_v1_WatchEvent(bytearray w, dict d) 
         w += b'\x12' + _rawx(v)
 
 CONVERTERS = {
+    'k8s.io.api.apps.v1.DaemonSet': _encoder(e_k8s_io_api_apps_v1_DaemonSet),
+    'k8s.io.api.apps.v1.DaemonSetCondition': _encoder(e_k8s_io_api_apps_v1_DaemonSetCondition),
+    'k8s.io.api.apps.v1.DaemonSetList': _encoder(e_k8s_io_api_apps_v1_DaemonSetList),
+    'k8s.io.api.apps.v1.DaemonSetSpec': _encoder(e_k8s_io_api_apps_v1_DaemonSetSpec),
+    'k8s.io.api.apps.v1.DaemonSetStatus': _encoder(e_k8s_io_api_apps_v1_DaemonSetStatus),
+    'k8s.io.api.apps.v1.DaemonSetUpdateStrategy': _encoder(e_k8s_io_api_apps_v1_DaemonSetUpdateStrategy),
     'k8s.io.api.apps.v1.Deployment': _encoder(e_k8s_io_api_apps_v1_Deployment),
     'k8s.io.api.apps.v1.DeploymentCondition': _encoder(e_k8s_io_api_apps_v1_DeploymentCondition),
     'k8s.io.api.apps.v1.DeploymentList': _encoder(e_k8s_io_api_apps_v1_DeploymentList),
     'k8s.io.api.apps.v1.DeploymentSpec': _encoder(e_k8s_io_api_apps_v1_DeploymentSpec),
     'k8s.io.api.apps.v1.DeploymentStatus': _encoder(e_k8s_io_api_apps_v1_DeploymentStatus),
     'k8s.io.api.apps.v1.DeploymentStrategy': _encoder(e_k8s_io_api_apps_v1_DeploymentStrategy),
+    'k8s.io.api.apps.v1.ReplicaSet': _encoder(e_k8s_io_api_apps_v1_ReplicaSet),
+    'k8s.io.api.apps.v1.ReplicaSetCondition': _encoder(e_k8s_io_api_apps_v1_ReplicaSetCondition),
+    'k8s.io.api.apps.v1.ReplicaSetList': _encoder(e_k8s_io_api_apps_v1_ReplicaSetList),
+    'k8s.io.api.apps.v1.ReplicaSetSpec': _encoder(e_k8s_io_api_apps_v1_ReplicaSetSpec),
+    'k8s.io.api.apps.v1.ReplicaSetStatus': _encoder(e_k8s_io_api_apps_v1_ReplicaSetStatus),
+    'k8s.io.api.apps.v1.RollingUpdateDaemonSet': _encoder(e_k8s_io_api_apps_v1_RollingUpdateDaemonSet),
     'k8s.io.api.apps.v1.RollingUpdateDeployment': _encoder(e_k8s_io_api_apps_v1_RollingUpdateDeployment),
     'k8s.io.api.apps.v1.RollingUpdateStatefulSetStrategy': _encoder(e_k8s_io_api_apps_v1_RollingUpdateStatefulSetStrategy),
     'k8s.io.api.apps.v1.StatefulSet': _encoder(e_k8s_io_api_apps_v1_StatefulSet),
@@ -6311,12 +6708,24 @@ CONVERTERS = {
 }
 
 DIGESTS = {
+    'k8s.io.api.apps.v1.DaemonSet': '3a507e2acfa77229e9552b94d240cd0e',
+    'k8s.io.api.apps.v1.DaemonSetCondition': 'b3092336f49a1ccd7f45932ef4151b05',
+    'k8s.io.api.apps.v1.DaemonSetList': 'e026de0cdf7b344cb2cb56790c64fb8b',
+    'k8s.io.api.apps.v1.DaemonSetSpec': '44c5bf8d05d019039a81547ccb25c3c4',
+    'k8s.io.api.apps.v1.DaemonSetStatus': 'be3ff4a15cb4091dd0e876c0b89a32e9',
+    'k8s.io.api.apps.v1.DaemonSetUpdateStrategy': 'c5e32af8934c31237a8004dfa97c8fad',
     'k8s.io.api.apps.v1.Deployment': '74462b71cc6474e063e0e266e2dee42b',
     'k8s.io.api.apps.v1.DeploymentCondition': '89be1466acbedfdf44d123c693bd3242',
     'k8s.io.api.apps.v1.DeploymentList': '7817829aba2f3edc661a0fd8072d2760',
     'k8s.io.api.apps.v1.DeploymentSpec': 'fa69b0ad565933f9ebc8cd5d39f876a3',
     'k8s.io.api.apps.v1.DeploymentStatus': '65fad44f5181214f591a7aecb40aeb7d',
     'k8s.io.api.apps.v1.DeploymentStrategy': '07a6027d69fc759fa099b7133d7c982f',
+    'k8s.io.api.apps.v1.ReplicaSet': 'e7f280945dc4c3dfc59ccef33d5df1dc',
+    'k8s.io.api.apps.v1.ReplicaSetCondition': '627943795dfe1daf489b2e7c0d7d2310',
+    'k8s.io.api.apps.v1.ReplicaSetList': 'e0765ff4ff4f3d9c7fe10f95008bb4d7',
+    'k8s.io.api.apps.v1.ReplicaSetSpec': '7f87b51abfbe74f703e65dfb86dcea21',
+    'k8s.io.api.apps.v1.ReplicaSetStatus': 'd5d0df3f7323ff907fd5db3b7373f35d',
+    'k8s.io.api.apps.v1.RollingUpdateDaemonSet': '2d869c082f12bb0893f54051963d0aad',
     'k8s.io.api.apps.v1.RollingUpdateDeployment': 'e940ad678a4ac1bb0b3dd693719d3e1e',
     'k8s.io.api.apps.v1.RollingUpdateStatefulSetStrategy': '827cc64c73b7a8d94707f7f0956bf088',
     'k8s.io.api.apps.v1.StatefulSet': '90a6c060a7138fdd9a0ede1065aa259f',

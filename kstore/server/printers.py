@@ -307,14 +307,36 @@ def _selector_text(selector: Mapping[str, Any]) -> str:
     return ",".join(parts) or "<none>"
 
 
-def _template_containers(spec: Mapping[str, Any]) -> list[str]:
-    """``layoutContainerCells``: the pod template's container names and images."""
+def _template_cells(spec: Mapping[str, Any]) -> list[Any]:
+    """The wide columns of a pod-template kind: containers, images, selector."""
     containers = [
         c for c in _l(_m(_m(spec, "template"), "spec"), "containers") if isinstance(c, dict)
     ]
     return [
         ",".join(str(c.get("name", "")) for c in containers),
         ",".join(str(c.get("image", "")) for c in containers),
+        _selector_text(_m(spec, "selector")),
+    ]
+
+
+def _daemon_set(obj: Object, now: datetime) -> list[Any]:
+    spec, status = _m(obj, "spec"), _m(obj, "status")
+    node_selector = _m(_m(_m(spec, "template"), "spec"), "nodeSelector")
+    return [
+        _name(obj),
+        *(
+            int(status.get(key) or 0)
+            for key in (
+                "desiredNumberScheduled",
+                "currentNumberScheduled",
+                "numberReady",
+                "updatedNumberScheduled",
+                "numberAvailable",
+            )
+        ),
+        ",".join(f"{k}={v}" for k, v in sorted(node_selector.items())) or "<none>",
+        _age(obj, now),
+        *_template_cells(spec),
     ]
 
 
@@ -327,8 +349,19 @@ def _deployment(obj: Object, now: datetime) -> list[Any]:
         int(status.get("updatedReplicas") or 0),
         int(status.get("availableReplicas") or 0),
         _age(obj, now),
-        *_template_containers(spec),
-        _selector_text(_m(spec, "selector")),
+        *_template_cells(spec),
+    ]
+
+
+def _replica_set(obj: Object, now: datetime) -> list[Any]:
+    spec, status = _m(obj, "spec"), _m(obj, "status")
+    return [
+        _name(obj),
+        int(spec.get("replicas", 1) or 0),
+        int(status.get("replicas") or 0),
+        int(status.get("readyReplicas") or 0),
+        _age(obj, now),
+        *_template_cells(spec),
     ]
 
 
@@ -377,8 +410,7 @@ def _job(obj: Object, now: datetime) -> list[Any]:
         done,
         took,
         _age(obj, now),
-        *_template_containers(spec),
-        _selector_text(_m(spec, "selector")),
+        *_template_cells(spec),
     ]
 
 
@@ -395,8 +427,7 @@ def _cron_job(obj: Object, now: datetime) -> list[Any]:
         len(_l(status, "active")),
         translate_timestamp_since(last, now) if last is not None else "<none>",
         _age(obj, now),
-        *_template_containers(job_spec),
-        _selector_text(_m(job_spec, "selector")),
+        *_template_cells(job_spec),
     ]
 
 
@@ -407,7 +438,7 @@ def _stateful_set(obj: Object, now: datetime) -> list[Any]:
         _name(obj),
         f"{int(status.get('readyReplicas') or 0)}/{int(desired or 0)}",
         _age(obj, now),
-        *_template_containers(spec),
+        *_template_cells(spec)[:2],
     ]
 
 
@@ -541,6 +572,22 @@ _PRINTERS: dict[tuple[str, str], Printer] = {
         ),
         _event,
     ),
+    ("apps", "DaemonSet"): Printer(
+        (
+            _NAME,
+            _col("Desired", "integer", "The number of nodes that should run the daemon pod."),
+            _col("Current", "integer", "The number of nodes running at least one daemon pod."),
+            _col("Ready", "integer", "The number of nodes with a ready daemon pod."),
+            _col("Up-to-date", "integer", "The number of nodes running the updated daemon pod."),
+            _col("Available", "integer", "The number of nodes with an available daemon pod."),
+            _col("Node Selector", "string", "The node selector of the pod template."),
+            _AGE,
+            _col("Containers", "string", "Names of each container in the template.", 1),
+            _col("Images", "string", "Images referenced by each container in the template.", 1),
+            _col("Selector", "string", "The label selector of the daemon set.", 1),
+        ),
+        _daemon_set,
+    ),
     ("apps", "Deployment"): Printer(
         (
             _NAME,
@@ -553,6 +600,29 @@ _PRINTERS: dict[tuple[str, str], Printer] = {
             _col("Selector", "string", "The label selector of the deployment.", 1),
         ),
         _deployment,
+    ),
+    ("apps", "ReplicaSet"): Printer(
+        (
+            _NAME,
+            _col("Desired", "integer", "The desired number of replicas."),
+            _col("Current", "integer", "The most recently observed number of replicas."),
+            _col("Ready", "integer", "The number of ready replicas."),
+            _AGE,
+            _col("Containers", "string", "Names of each container in the template.", 1),
+            _col("Images", "string", "Images referenced by each container in the template.", 1),
+            _col("Selector", "string", "The label selector of the replica set.", 1),
+        ),
+        _replica_set,
+    ),
+    ("apps", "StatefulSet"): Printer(
+        (
+            _NAME,
+            _col("Ready", "string", "Number of the pod with ready state"),
+            _AGE,
+            _col("Containers", "string", "Names of each container in the template.", 1),
+            _col("Images", "string", "Images referenced by each container in the template.", 1),
+        ),
+        _stateful_set,
     ),
     ("batch", "Job"): Printer(
         (
@@ -585,16 +655,6 @@ _PRINTERS: dict[tuple[str, str], Printer] = {
             ),
         ),
         _cron_job,
-    ),
-    ("apps", "StatefulSet"): Printer(
-        (
-            _NAME,
-            _col("Ready", "string", "Number of the pod with ready state"),
-            _AGE,
-            _col("Containers", "string", "Names of each container in the template.", 1),
-            _col("Images", "string", "Images referenced by each container in the template.", 1),
-        ),
-        _stateful_set,
     ),
     ("coordination.k8s.io", "Lease"): Printer(
         (_NAME, _col("Holder", "string", "The holder of the lease."), _AGE), _lease

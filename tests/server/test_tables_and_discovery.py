@@ -200,10 +200,12 @@ def test_openapi_required_fields_agree_with_the_python_clients_models() -> None:
     schemas: a model field without a default is a required one."""
     models = pytest.importorskip("kubernetes.client.models")
     # Where the client's models differ from Kubernetes' own documents (its generator's
-    # choices, not the API's): Deployment.spec is optional there, DeploymentCondition's type
-    # and status and RoleRef.apiGroup are required.
+    # choices, not the API's): the workload kinds' spec is optional there (+optional), and
+    # DeploymentCondition's type and status and RoleRef.apiGroup are required (no omitempty).
     client_quirks = {
+        "io.k8s.api.apps.v1.DaemonSet",
         "io.k8s.api.apps.v1.Deployment",
+        "io.k8s.api.apps.v1.ReplicaSet",
         "io.k8s.api.apps.v1.StatefulSet",
         "io.k8s.api.apps.v1.DeploymentCondition",
         "io.k8s.api.rbac.v1.RoleRef",

@@ -17,9 +17,11 @@ from kstore.api.kinds import (
     batch,
     coordination,
     core,
+    daemonset,
     meta,
     persistentvolumeclaim,
     rbac,
+    replicaset,
     statefulset,
 )
 from kstore.api.proto_schema import schema_for_gvk
@@ -55,6 +57,8 @@ def _builtin_definitions() -> tuple[KindDefinition, ...]:
         *core.DEFINITIONS,
         *persistentvolumeclaim.DEFINITIONS,
         *apps.DEFINITIONS,
+        *daemonset.DEFINITIONS,
+        *replicaset.DEFINITIONS,
         *statefulset.DEFINITIONS,
         *batch.DEFINITIONS,
         *coordination.DEFINITIONS,

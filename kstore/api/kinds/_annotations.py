@@ -23,6 +23,7 @@ Invariants, for every object whose container (e.g. ``spec``) is a mapping:
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -30,7 +31,7 @@ from typing import Any, Final
 from kstore.api.gvk import Object
 from kstore.errors import BadRequest
 
-__all__ = ["MISSING", "StashedField"]
+__all__ = ["MISSING", "StashedField", "int64_text", "int64_value"]
 
 
 class _Missing:
@@ -50,6 +51,32 @@ MISSING: Final = _Missing()
 _ANNOTATION = "annotation"
 _ANNOTATIONS = "annotations"
 _METADATA = "metadata"
+
+
+_INT64_MIN: Final = -(2**63)
+_INT64_MAX: Final = 2**63 - 1
+# What Go's strconv.FormatInt prints: no sign on positives, no leading zeros.
+_CANONICAL_INT: Final = re.compile(r"0|-?[1-9][0-9]*")
+
+
+def int64_text(value: Any) -> str | None:
+    """``strconv.FormatInt`` of an int64 value; None for anything else (bools included)."""
+    if type(value) is not int or not _INT64_MIN <= value <= _INT64_MAX:
+        return None
+    return str(value)
+
+
+def int64_value(text: str) -> Any:
+    """The int64 that :func:`int64_text` prints as ``text``; :data:`MISSING` for any other text.
+
+    Kubernetes' ``strconv.ParseInt`` also reads ``+5`` or ``007`` (and fails on other text);
+    kstore keeps those as the user's own annotation, because turning them into ``5``/``7``
+    could not be undone.
+    """
+    if _CANONICAL_INT.fullmatch(text) is None:
+        return MISSING
+    value = int(text)
+    return value if _INT64_MIN <= value <= _INT64_MAX else MISSING
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,14 +35,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from kstore.api.kinds._deployment_validation import (
-    _int_or_percent_value,
-    _int_or_string,
-    _validate_not_more_than_100_percent,
-    _validate_positive_int_or_percent,
-)
 from kstore.api.kinds._persistentvolumeclaim_validation import (
     validate_persistent_volume_claim_spec,
+)
+from kstore.api.kinds._rolling_update import (
+    int_or_percent_value,
+    int_or_string,
+    validate_not_more_than_100_percent,
+    validate_positive_int_or_percent,
 )
 from kstore.api.kinds._selector import (
     Matcher,
@@ -117,7 +117,7 @@ def _rolling_update_value(rolling: Mapping[str, Any] | None) -> GoStruct | None:
     unavailable = rolling.get("maxUnavailable")
     return GoStruct(
         Partition=get_int(rolling, "partition"),
-        MaxUnavailable=None if unavailable is None else _int_or_string(unavailable),
+        MaxUnavailable=None if unavailable is None else int_or_string(unavailable),
     )
 
 
@@ -125,12 +125,12 @@ def _validate_rolling_update(rolling: Mapping[str, Any], path: Path) -> list[Cau
     """``validateRollingUpdateStatefulSet``."""
     causes = validate_nonnegative_field(get_int(rolling, "partition"), path.child("partition"))
     if rolling.get("maxUnavailable") is not None:
-        value = _int_or_string(rolling.get("maxUnavailable"))
+        value = int_or_string(rolling.get("maxUnavailable"))
         unavailable_path = path.child("maxUnavailable")
-        causes.extend(_validate_positive_int_or_percent(value, unavailable_path))
-        if _int_or_percent_value(value) == 0:
+        causes.extend(validate_positive_int_or_percent(value, unavailable_path))
+        if int_or_percent_value(value) == 0:
             causes.append(invalid(unavailable_path, JSONValue(value), "cannot be 0"))
-        causes.extend(_validate_not_more_than_100_percent(value, unavailable_path))
+        causes.extend(validate_not_more_than_100_percent(value, unavailable_path))
     return causes
 
 

@@ -24,23 +24,23 @@ Defaulting is Kubernetes' ``SetDefaults_Deployment`` of each version: ``replicas
 ``revisionHistoryLimit`` 10 (v1, v1beta2) or 2 (v1beta1), and in v1beta1 only the selector and
 the object's labels taken from the template's labels; then, as Kubernetes' generated
 ``SetObjectDefaults_Deployment``, the pod template's spec gets the pod spec defaults
-(:func:`kstore.api.kinds.core.default_pod_spec`).
+(:func:`kstore.api.kinds._workload.default_pod_template`).
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from kstore.api.gvk import Object
-from kstore.api.kinds._annotations import MISSING, StashedField
+from kstore.api.kinds._annotations import MISSING, StashedField, int64_text, int64_value
 from kstore.api.kinds._deployment_validation import (
     validate_deployment,
     validate_deployment_status_update,
     validate_deployment_update,
 )
 from kstore.api.kinds._lists import list_definition
-from kstore.api.kinds.core import default_pod_spec
+from kstore.api.kinds._rolling_update import default_rolling_update
+from kstore.api.kinds._workload import default_pod_template
 from kstore.api.scheme import KindDefinition, KindVersion, ResourceInfo
 
 __all__ = [
@@ -74,11 +74,6 @@ _SPEC_ORDER = (
     "progressDeadlineSeconds",
 )
 
-_INT64_MIN = -(2**63)
-_INT64_MAX = 2**63 - 1
-# What Go's strconv.FormatInt prints: no sign on positives, no leading zeros.
-_CANONICAL_INT = re.compile(r"0|-?[1-9][0-9]*")
-
 
 def _revision_text(rollback_to: Any) -> str | None:
     """Kubernetes' annotation text for a ``rollbackTo``, when it reads back to the same dict.
@@ -90,23 +85,15 @@ def _revision_text(rollback_to: Any) -> str | None:
     if not rollback_to:
         return "0"
     revision = rollback_to.get("revision")
-    if len(rollback_to) != 1 or type(revision) is not int or revision == 0:
+    if len(rollback_to) != 1 or revision == 0:
         return None
-    if not _INT64_MIN <= revision <= _INT64_MAX:
-        return None
-    return str(revision)
+    return int64_text(revision)
 
 
 def _revision_value(text: str) -> Any:
-    """The ``rollbackTo`` a canonical annotation text stands for; MISSING for any other text.
-
-    Kubernetes also parses ``+5`` or ``007`` (and fails on other text); kstore keeps those as the
-    user's own annotation, because turning them into ``5``/``7`` could not be undone.
-    """
-    if _CANONICAL_INT.fullmatch(text) is None:
-        return MISSING
-    revision = int(text)
-    if not _INT64_MIN <= revision <= _INT64_MAX:
+    """The ``rollbackTo`` a canonical annotation text stands for; MISSING for any other text."""
+    revision = int64_value(text)
+    if revision is MISSING:
         return MISSING
     return {} if revision == 0 else {"revision": revision}
 
@@ -137,35 +124,12 @@ def _default_deployment(obj: Object, revision_history_limit: int) -> None:
         return
     if _is_unset(spec.get("replicas")):
         spec["replicas"] = 1
-    strategy = spec.get("strategy")
-    if strategy is None:
-        strategy = spec["strategy"] = {}
-    if isinstance(strategy, dict):
-        if strategy.get("type") in (None, ""):
-            strategy["type"] = "RollingUpdate"
-        if strategy["type"] == "RollingUpdate":
-            rolling = strategy.get("rollingUpdate")
-            if rolling is None:
-                rolling = strategy["rollingUpdate"] = {}
-            if isinstance(rolling, dict):
-                if _is_unset(rolling.get("maxUnavailable")):
-                    rolling["maxUnavailable"] = "25%"
-                if _is_unset(rolling.get("maxSurge")):
-                    rolling["maxSurge"] = "25%"
+    default_rolling_update(spec, "strategy", max_unavailable="25%", max_surge="25%")
     if _is_unset(spec.get("revisionHistoryLimit")):
         spec["revisionHistoryLimit"] = revision_history_limit
     if _is_unset(spec.get("progressDeadlineSeconds")):
         spec["progressDeadlineSeconds"] = 600
-    # The template is a struct in Go: its pod spec is always there to be defaulted.
-    template = spec.get("template")
-    if template is None:
-        template = spec["template"] = {}
-    if isinstance(template, dict):
-        pod_spec = template.get("spec")
-        if pod_spec is None:
-            pod_spec = template["spec"] = {}
-        if isinstance(pod_spec, dict):
-            default_pod_spec(pod_spec)
+    default_pod_template(spec)
 
 
 def default_deployment_v1(obj: Object) -> None:

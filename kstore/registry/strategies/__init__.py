@@ -22,8 +22,10 @@ from kstore.registry.strategies.core import (
     ServiceAccountStrategy,
     ServiceStrategy,
 )
+from kstore.registry.strategies.daemonset import DaemonSetStrategy
 from kstore.registry.strategies.persistentvolumeclaim import PersistentVolumeClaimStrategy
 from kstore.registry.strategies.pod import PodStrategy
+from kstore.registry.strategies.replicaset import ReplicaSetStrategy
 from kstore.registry.strategies.statefulset import StatefulSetStrategy
 
 __all__ = ["BuiltinStrategy", "Strategy", "StrategyFactory", "strategy_for"]
@@ -40,7 +42,9 @@ _BUILTIN: dict[tuple[str, str], StrategyFactory] = {
     ("", "ServiceAccount"): lambda d, ttl: ServiceAccountStrategy(d),
     ("", "Event"): lambda d, ttl: EventStrategy(d, ttl_seconds=ttl),
     ("", "PersistentVolumeClaim"): lambda d, ttl: PersistentVolumeClaimStrategy(d),
+    ("apps", "DaemonSet"): lambda d, ttl: DaemonSetStrategy(d),
     ("apps", "Deployment"): lambda d, ttl: DeploymentStrategy(d),
+    ("apps", "ReplicaSet"): lambda d, ttl: ReplicaSetStrategy(d),
     ("apps", "StatefulSet"): lambda d, ttl: StatefulSetStrategy(d),
     ("batch", "Job"): lambda d, ttl: JobStrategy(d),
     ("batch", "CronJob"): lambda d, ttl: CronJobStrategy(d),

@@ -8,8 +8,9 @@
   request version, where Kubernetes falls back to the old, mutable behaviour);
 - deleting through apps/v1beta1 or apps/v1beta2 without a propagation policy orphans the
   dependents (their default garbage-collection policy), other versions delete them;
-- the ``scale`` subresource changes ``spec.replicas`` only (the REST layer turns a Scale into
-  that update), and is otherwise a main-resource update (generation, validation).
+- the ``scale`` subresource changes ``spec.replicas`` only
+  (:mod:`kstore.registry.strategies._scale`), and is otherwise a main-resource update
+  (generation, validation).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from kstore.api.gvk import GroupVersion, Object
 from kstore.api.kinds.apps import validate_deployment_status_update, validate_deployment_update
 from kstore.errors import Cause
 from kstore.registry.interface import RequestContext
+from kstore.registry.strategies._scale import SCALE, keep_all_but_replicas
 from kstore.registry.strategies.base import (
     DELETE_DEPENDENTS,
     ORPHAN_DEPENDENTS,
@@ -29,12 +31,10 @@ from kstore.registry.strategies.base import (
     keep,
     meta,
     read_meta,
-    scale_to_replicas,
 )
 
 __all__ = ["SCALE", "DeploymentStrategy"]
 
-SCALE: Final = "scale"
 _ORPHANING_VERSIONS: Final = frozenset(
     {
         GroupVersion("apps", "v1beta1"),
@@ -67,7 +67,7 @@ class DeploymentStrategy(BuiltinStrategy):
         self, ctx: RequestContext, obj: Object, old: Object, subresource: str
     ) -> None:
         if subresource == SCALE:
-            scale_to_replicas(obj, old)
+            keep_all_but_replicas(obj, old)
         if subresource != STATUS:
             super().prepare_for_update(ctx, obj, old, "")
             return

@@ -43,7 +43,6 @@ __all__ = [
     "meta",
     "outside_metadata_and_status_changed",
     "read_meta",
-    "scale_to_replicas",
 ]
 
 _T = TypeVar("_T")
@@ -287,23 +286,6 @@ class BuiltinStrategy(Strategy):
 
     def default_gc_policy(self, ctx: RequestContext) -> str:
         return self.default_policy
-
-
-def scale_to_replicas(obj: Object, old: Object) -> None:
-    """A write of the ``scale`` subresource: ``obj`` becomes the stored object with only
-    ``spec.replicas`` (and the ``managedFields`` the field manager computed) taken from the
-    request; the REST layer has already turned the Scale into that update."""
-    spec = obj.get("spec")
-    replicas = spec.get("replicas") if isinstance(spec, dict) else None
-    managed = read_meta(obj).get("managedFields")
-    obj.clear()
-    obj.update(copy_value(old))
-    if managed is None:
-        meta(obj).pop("managedFields", None)
-    else:
-        meta(obj)["managedFields"] = managed
-    if replicas is not None:
-        obj.setdefault("spec", {})["replicas"] = replicas
 
 
 def keep(obj: Object, old: Mapping[str, Any], key: str) -> None:

@@ -21,16 +21,15 @@ from kstore.api.validation._access import get_list, get_map, maps, opt_int
 from kstore.api.validation.field import Path
 from kstore.errors import Cause
 from kstore.registry.interface import RequestContext
+from kstore.registry.strategies._scale import SCALE, keep_all_but_replicas
 from kstore.registry.strategies.base import (
     DELETE_DEPENDENTS,
     STATUS,
     BuiltinStrategy,
-    scale_to_replicas,
 )
 
 __all__ = ["StatefulSetStrategy"]
 
-SCALE: Final = "scale"
 _NEGATIVE_HISTORY: Final = (
     "spec.revisionHistoryLimit: a negative value retains all historical revisions; "
     "a value >= 0 is recommended"
@@ -65,7 +64,7 @@ class StatefulSetStrategy(BuiltinStrategy):
         self, ctx: RequestContext, obj: Object, old: Object, subresource: str
     ) -> None:
         if subresource == SCALE:
-            scale_to_replicas(obj, old)
+            keep_all_but_replicas(obj, old)
             subresource = ""
         super().prepare_for_update(ctx, obj, old, subresource)
 

@@ -1,4 +1,4 @@
-"""The ``scale`` subresource (GET, PUT, PATCH): a Deployment seen as a ``Scale``.
+"""The ``scale`` subresource (GET, PUT, PATCH): a Deployment or ReplicaSet seen as a ``Scale``.
 
 As Kubernetes' deployment ``ScaleREST``: GET answers a ``Scale`` built from the Deployment —
 ``autoscaling/v1`` for ``apps/v1`` (``status.selector`` the selector as a string), the group's
@@ -62,7 +62,7 @@ def _selector(spec: Object) -> tuple[str, dict[str, str]]:
 
 
 def scale_of(external: Object, gvk: GroupVersionKind) -> Object:
-    """The ``Scale`` of a Deployment in its external version."""
+    """The ``Scale`` of a Deployment or ReplicaSet in its external version."""
     meta = external.get("metadata") or {}
     spec = external.get("spec") or {}
     status = external.get("status") or {}
