@@ -446,6 +446,13 @@ def _col(name: str, kind: str, description: str, priority: int = 0) -> Column:
     return Column(name, kind, "", description, priority)
 
 
+#: The wide columns of the containers in a pod template (``layoutContainerCells``).
+_TEMPLATE_CONTAINERS = (
+    _col("Containers", "string", "Names of each container in the template.", 1),
+    _col("Images", "string", "Images referenced by each container in the template.", 1),
+)
+
+
 # ------------------------------------------------------------ rbac.authorization.k8s.io/v1
 
 
@@ -582,8 +589,7 @@ _PRINTERS: dict[tuple[str, str], Printer] = {
             _col("Available", "integer", "The number of nodes with an available daemon pod."),
             _col("Node Selector", "string", "The node selector of the pod template."),
             _AGE,
-            _col("Containers", "string", "Names of each container in the template.", 1),
-            _col("Images", "string", "Images referenced by each container in the template.", 1),
+            *_TEMPLATE_CONTAINERS,
             _col("Selector", "string", "The label selector of the daemon set.", 1),
         ),
         _daemon_set,
@@ -608,8 +614,7 @@ _PRINTERS: dict[tuple[str, str], Printer] = {
             _col("Current", "integer", "The most recently observed number of replicas."),
             _col("Ready", "integer", "The number of ready replicas."),
             _AGE,
-            _col("Containers", "string", "Names of each container in the template.", 1),
-            _col("Images", "string", "Images referenced by each container in the template.", 1),
+            *_TEMPLATE_CONTAINERS,
             _col("Selector", "string", "The label selector of the replica set.", 1),
         ),
         _replica_set,
@@ -619,8 +624,7 @@ _PRINTERS: dict[tuple[str, str], Printer] = {
             _NAME,
             _col("Ready", "string", "Number of the pod with ready state"),
             _AGE,
-            _col("Containers", "string", "Names of each container in the template.", 1),
-            _col("Images", "string", "Images referenced by each container in the template.", 1),
+            *_TEMPLATE_CONTAINERS,
         ),
         _stateful_set,
     ),
@@ -631,8 +635,7 @@ _PRINTERS: dict[tuple[str, str], Printer] = {
             _col("Completions", "string", "The number of pods which reached phase Succeeded."),
             _col("Duration", "string", "Time required to complete the job."),
             _AGE,
-            _col("Containers", "string", "Names of each container in the template.", 1),
-            _col("Images", "string", "Images referenced by each container in the template.", 1),
+            *_TEMPLATE_CONTAINERS,
             _col(
                 "Selector", "string", "A label query over pods that should match the pod count.", 1
             ),
@@ -648,8 +651,7 @@ _PRINTERS: dict[tuple[str, str], Printer] = {
             Column("Active", "integer", "", "The number of currently running jobs."),
             _col("Last Schedule", "string", "When the job was last successfully scheduled."),
             _AGE,
-            _col("Containers", "string", "Names of each container in the template.", 1),
-            _col("Images", "string", "Images referenced by each container in the template.", 1),
+            *_TEMPLATE_CONTAINERS,
             _col(
                 "Selector", "string", "A label query over pods that should match the pod count.", 1
             ),
