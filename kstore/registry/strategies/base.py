@@ -25,7 +25,11 @@ import orjson
 
 from kstore.api.gvk import Object
 from kstore.api.scheme import KindDefinition
-from kstore.api.validation.names import name_is_dns_subdomain, validate_path_segment_name
+from kstore.api.validation.names import (
+    is_dns1123_label,
+    name_is_dns_subdomain,
+    validate_path_segment_name,
+)
 from kstore.api.validation.objectmeta import validate_object_meta, validate_object_meta_update
 from kstore.errors import Cause
 from kstore.registry.interface import RequestContext
@@ -42,6 +46,7 @@ __all__ = [
     "keep",
     "meta",
     "outside_metadata_and_status_changed",
+    "pod_name_warnings",
     "read_meta",
 ]
 
@@ -299,3 +304,16 @@ def keep(obj: Object, old: Mapping[str, Any], key: str) -> None:
 def generation_of(obj: Mapping[str, Any]) -> int:
     value = read_meta(obj).get("generation")
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def pod_name_warnings(obj: Object) -> list[str]:
+    """The warning of the kinds whose name goes into their Pods' names and hostnames
+    (ReplicaSet, Job, CronJob) when it is not a DNS label."""
+    name = read_meta(obj).get("name")
+    problems = is_dns1123_label(name) if isinstance(name, str) and name else []
+    if not problems:
+        return []
+    return [
+        "metadata.name: this is used in Pod names and hostnames, which can result in "
+        f"surprising behavior; a DNS label is recommended: [{' '.join(problems)}]"
+    ]

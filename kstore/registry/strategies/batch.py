@@ -36,7 +36,6 @@ from kstore.api.kinds._job_validation import (
     validate_job_status_update,
 )
 from kstore.api.kinds.batch import labels_from_template
-from kstore.api.validation.names import is_dns1123_label
 from kstore.errors import Cause
 from kstore.registry.interface import RequestContext
 from kstore.registry.strategies.base import (
@@ -45,6 +44,7 @@ from kstore.registry.strategies.base import (
     STATUS,
     BuiltinStrategy,
     meta,
+    pod_name_warnings,
     read_meta,
 )
 
@@ -90,16 +90,6 @@ def _template_labels(job: Object) -> dict[str, Any]:
     return labels if isinstance(labels, dict) else {}
 
 
-def _name_warnings(obj: Object) -> list[str]:
-    messages = is_dns1123_label(str(read_meta(obj).get("name") or ""))
-    if not messages:
-        return []
-    return [
-        "metadata.name: this is used in Pod names and hostnames, which can result in "
-        f"surprising behavior; a DNS label is recommended: [{' '.join(messages)}]"
-    ]
-
-
 class JobStrategy(BuiltinStrategy):
     tracks_generation = True
 
@@ -113,7 +103,7 @@ class JobStrategy(BuiltinStrategy):
                     meta(obj)["labels"] = dict(_template_labels(obj))
             spec.pop("scheduling", None)
         warnings = super().prepare_for_create(ctx, obj)
-        warnings.extend(_name_warnings(obj))
+        warnings.extend(pod_name_warnings(obj))
         return warnings
 
     def prepare_for_update(
@@ -142,7 +132,7 @@ class CronJobStrategy(BuiltinStrategy):
 
     def prepare_for_create(self, ctx: RequestContext, obj: Object) -> list[str]:
         warnings = super().prepare_for_create(ctx, obj)
-        warnings.extend(_name_warnings(obj))
+        warnings.extend(pod_name_warnings(obj))
         return warnings
 
     def validate_kind_update(

@@ -25,11 +25,15 @@ from kstore.api.kinds.replicaset import (
     validate_replica_set_status_update,
     validate_replica_set_update,
 )
-from kstore.api.validation.names import is_dns1123_label
 from kstore.errors import Cause
 from kstore.registry.interface import RequestContext
 from kstore.registry.strategies._scale import SCALE, keep_all_but_replicas
-from kstore.registry.strategies.base import DELETE_DEPENDENTS, STATUS, BuiltinStrategy, read_meta
+from kstore.registry.strategies.base import (
+    DELETE_DEPENDENTS,
+    STATUS,
+    BuiltinStrategy,
+    pod_name_warnings,
+)
 
 __all__ = ["ReplicaSetStrategy"]
 
@@ -47,15 +51,7 @@ class ReplicaSetStrategy(BuiltinStrategy):
     def prepare_for_create(self, ctx: RequestContext, obj: Object) -> list[str]:
         warnings = super().prepare_for_create(ctx, obj)
         obj[STATUS] = {"replicas": 0}
-        name = read_meta(obj).get("name")
-        if isinstance(name, str) and name:
-            problems = is_dns1123_label(name)
-            if problems:
-                warnings.append(
-                    "metadata.name: this is used in Pod names and hostnames, which can result "
-                    "in surprising behavior; a DNS label is recommended: "
-                    f"[{' '.join(problems)}]"
-                )
+        warnings.extend(pod_name_warnings(obj))
         return warnings
 
     def prepare_for_update(
