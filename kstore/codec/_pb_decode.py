@@ -274,6 +274,12 @@ def _entry_sq(b: bytes, p: int, q: int) -> tuple[str, str]:
     return key, ("0" if vp < 0 else dec_quantity(b, vp, vq))
 
 
+def _entry_st(b: bytes, p: int, q: int) -> tuple[str, str | None]:
+    # map<string, Time>: a zero Time (no value, or an empty Timestamp) is JSON null.
+    key, vp, vq = _entry(b, p, q)
+    return key, (None if vp < 0 else dec_time(b, vp, vq))
+
+
 _ns.update(
     _over=_over,
     _uvr=read_uvarint,
@@ -283,6 +289,7 @@ _ns.update(
     _entry_ss=_entry_ss,
     _entry_sb=_entry_sb,
     _entry_sq=_entry_sq,
+    _entry_st=_entry_st,
     _rawx_reader=_raw_json,
 )
 _SPECIAL: dict[int, tuple[str, Callable[[bytes, int, int], Any], Any]] = {
@@ -303,6 +310,14 @@ _ENTRY_HELPERS = {
     Scalar.BYTES: "_entry_sb",
     Scalar.MESSAGE: "_entry_sq",
 }
+
+
+def _entry_helper(f: FieldPlan) -> str:
+    """The helper reading one entry of map ``f``: by value scalar, and for message values by
+    their JSON form (Quantity, or Time as in PodDisruptionBudgetStatus.disruptedPods)."""
+    if f.map_value is Scalar.MESSAGE and f.form == JsonKind.TIME:
+        return "_entry_st"
+    return _ENTRY_HELPERS[f.map_value]
 
 
 # --- generation ----------------------------------------------------------------------------
@@ -494,7 +509,7 @@ def _element_source(f: FieldPlan) -> list[str]:
     if f.scalar in (Scalar.INT32, Scalar.INT64, Scalar.BOOL):
         return [*_varint(f), "l.append(v)"]
     if f.is_map:
-        use = [f"k, v = {_ENTRY_HELPERS[f.map_value]}(b, s, q)", "l[k] = v"]
+        use = [f"k, v = {_entry_helper(f)}(b, s, q)", "l[k] = v"]
     elif f.scalar is Scalar.STRING:
         use = ["l.append(b[s:q].decode())"]
     elif f.scalar is Scalar.BYTES:
@@ -614,7 +629,7 @@ def _slow_value(f: FieldPlan, b: bytes, p: int, e: int, r: dict[str, Any]) -> in
         return p
     p, q = _read_length(b, p, e)
     if f.is_map:
-        key, value = _ns[_ENTRY_HELPERS[f.map_value]](b, p, q)
+        key, value = _ns[_entry_helper(f)](b, p, q)
         found = r.get(f.name)
         if found.__class__ is not dict:
             found = r[f.name] = {}

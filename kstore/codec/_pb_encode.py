@@ -214,6 +214,17 @@ def _map_sq(w: bytearray, tag: bytes, m: Any) -> None:
         w += tag + uvarint(len(body)) + body
 
 
+def _map_st(w: bytearray, tag: bytes, m: Any) -> None:
+    """map<string, Time>: every value written, a null one as an empty Timestamp (as Go writes
+    a zero Time)."""
+    if m.__class__ is not dict:
+        _not_a_map(m)
+    for k in sorted(m):
+        key = k.encode()
+        body = b"\x0a" + uvarint(len(key)) + key + b"\x12" + enc_time(m[k])
+        w += tag + uvarint(len(body)) + body
+
+
 _ns.update(
     _bad=_bad,
     _list=_list,
@@ -225,6 +236,7 @@ _ns.update(
     _map_ss=_map_ss,
     _map_sb=_map_sb,
     _map_sq=_map_sq,
+    _map_st=_map_st,
 )
 _SPECIAL = {
     JsonKind.TIME: ("_time", enc_time),
@@ -388,7 +400,8 @@ def _field_source(f: FieldPlan, getter: str) -> list[str]:
     t = repr(tag)
     get = "v = d" if f.inline else f"v = {getter}({f.name!r})"
     if f.is_map:
-        helper = _MAP_HELPERS[f.map_value]
+        timed = f.map_value is Scalar.MESSAGE and f.form == JsonKind.TIME
+        helper = "_map_st" if timed else _MAP_HELPERS[f.map_value]
         return [get, "if v:", f"    {helper}(w, {t}, v)"]
     if f.repeated:
         return [

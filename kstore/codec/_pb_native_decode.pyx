@@ -191,6 +191,7 @@ _dur = None
 _entry_sb = None
 _entry_sq_py = None
 _entry_ss_py = None
+_entry_st = None
 _fv1 = None
 _i32 = None
 _i64 = None

@@ -27,6 +27,7 @@ _ios = None
 _items = None
 _list = None
 _map_sb = None
+_map_st = None
 _micro = None
 _not_a_map = None
 _qty = None
