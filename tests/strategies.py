@@ -1190,6 +1190,42 @@ def _cron_job(version: str) -> st.SearchStrategy[Obj]:
     return _fields({"metadata": object_meta(namespaced=True), "spec": spec}, {"status": status})
 
 
+def _pod_disruption_budget(version: str) -> st.SearchStrategy[Obj]:
+    condition = _fields(
+        {
+            "type": st.just("DisruptionAllowed"),
+            "status": st.sampled_from(["True", "False"]),
+            "lastTransitionTime": timestamp(),
+            "reason": st.sampled_from(["SufficientPods", "InsufficientPods"]),
+            "message": st.text(max_size=20),
+        },
+        {"observedGeneration": st.integers(0, 100)},
+    )
+    spec = _fields(
+        {},
+        {
+            "minAvailable": int_or_string(),
+            "maxUnavailable": int_or_string(),
+            "selector": label_selector(),
+            "unhealthyPodEvictionPolicy": st.sampled_from(["IfHealthyBudget", "AlwaysAllow"]),
+        },
+    )
+    status = _fields(
+        {
+            "disruptionsAllowed": small_nonneg(),
+            "currentHealthy": small_nonneg(),
+            "desiredHealthy": small_nonneg(),
+            "expectedPods": small_nonneg(),
+        },
+        {
+            "observedGeneration": st.integers(0, 100),
+            "disruptedPods": st.dictionaries(dns_label(), timestamp(), max_size=2),
+            "conditions": st.lists(condition, max_size=2),
+        },
+    )
+    return _fields({"metadata": object_meta(namespaced=True), "spec": spec}, {"status": status})
+
+
 # ------------------------------------------------------------------------------- dispatch
 
 _BY_KIND: dict[tuple[str, str], StrategyFor] = {
@@ -1208,6 +1244,7 @@ _BY_KIND: dict[tuple[str, str], StrategyFor] = {
     ("batch", "Job"): _job,
     ("batch", "CronJob"): _cron_job,
     ("coordination.k8s.io", "Lease"): _lease,
+    ("policy", "PodDisruptionBudget"): _pod_disruption_budget,
     ("rbac.authorization.k8s.io", "Role"): _rbac_role(namespaced=True),
     ("rbac.authorization.k8s.io", "ClusterRole"): _rbac_role(namespaced=False),
     ("rbac.authorization.k8s.io", "RoleBinding"): _rbac_binding(namespaced=True),

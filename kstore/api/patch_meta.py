@@ -155,7 +155,8 @@ def _map_list(*keys: str) -> _Tags:
 
 
 # Go type -> JSON field -> tags, per Go package; from kubernetes/api (core/v1, apps/v1,
-# apps/v1beta1, apps/v1beta2, batch/v1, coordination/v1) and apimachinery meta/v1 types.go.
+# apps/v1beta1, apps/v1beta2, batch/v1, coordination/v1, policy/v1) and apimachinery meta/v1
+# types.go.
 _CONTAINER = {
     "ports": _merge("containerPort", "containerPort", "protocol"),
     "env": _merge("name"),
@@ -268,6 +269,11 @@ _TAGS: dict[str, dict[str, dict[str, _Tags]]] = {
     "k8s.io.api.apps.v1beta2": _APPS,
     "k8s.io.api.batch.v1": _BATCH_V1,
     "k8s.io.api.coordination.v1": {},
+    "k8s.io.api.policy.v1": {
+        # A strategic merge patch replaces the selector whole rather than merging into it.
+        "PodDisruptionBudgetSpec": {"selector": _Tags(patch_strategy="replace")},
+        "PodDisruptionBudgetStatus": _CONDITIONS,
+    },
     # RBAC declares no patch strategy: every list of it is atomic.
     "k8s.io.api.rbac.v1": {},
     META_V1_PACKAGE: _META_V1,

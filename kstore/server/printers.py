@@ -442,6 +442,17 @@ def _stateful_set(obj: Object, now: datetime) -> list[Any]:
     ]
 
 
+def _pod_disruption_budget(obj: Object, now: datetime) -> list[Any]:
+    # IntOrString.String(): a count in decimal, a string as written; "N/A" when unset.
+    spec = _m(obj, "spec")
+    limits = [
+        "N/A" if spec.get(key) is None else str(spec[key])
+        for key in ("minAvailable", "maxUnavailable")
+    ]
+    allowed = _m(obj, "status").get("disruptionsAllowed")
+    return [_name(obj), *limits, allowed if isinstance(allowed, int) else 0, _age(obj, now)]
+
+
 def _col(name: str, kind: str, description: str, priority: int = 0) -> Column:
     return Column(name, kind, "", description, priority)
 
@@ -660,6 +671,23 @@ _PRINTERS: dict[tuple[str, str], Printer] = {
     ),
     ("coordination.k8s.io", "Lease"): Printer(
         (_NAME, _col("Holder", "string", "The holder of the lease."), _AGE), _lease
+    ),
+    ("policy", "PodDisruptionBudget"): Printer(
+        (
+            _NAME,
+            _col("Min Available", "string", "The minimum number of pods that must be available."),
+            _col(
+                "Max Unavailable", "string", "The maximum number of pods that may be unavailable."
+            ),
+            Column(
+                "Allowed Disruptions",
+                "integer",
+                "",
+                "Calculated number of pods that may be disrupted at this time.",
+            ),
+            _AGE,
+        ),
+        _pod_disruption_budget,
     ),
     ("rbac.authorization.k8s.io", "Role"): _ROLE,
     ("rbac.authorization.k8s.io", "ClusterRole"): _ROLE,

@@ -503,3 +503,33 @@ def test_create_cron_job_and_a_job_from_it(k: Kubectl) -> None:
     owner = job["metadata"]["ownerReferences"][0]
     assert (owner["kind"], owner["name"]) == ("CronJob", "tick")
     assert owner["uid"] == cron_job["metadata"]["uid"]
+
+
+def test_create_pdb_then_get_prints_the_disruption_budget_table(k: Kubectl) -> None:
+    created = k.ok("create", "pdb", "web", "--selector=app=web", "--min-available=2")
+    assert created.strip() == "poddisruptionbudget.policy/web created"
+    pdb = _get(k, "pdb", "web")
+    assert pdb["spec"] == {"minAvailable": 2, "selector": {"matchLabels": {"app": "web"}}}
+    assert pdb["status"]["disruptionsAllowed"] == 0
+    manifest = (
+        "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata:\n  name: api\n"
+        "spec:\n  maxUnavailable: 25%\n  selector:\n    matchLabels:\n      app: api\n"
+    )
+    k.write("pdb.yaml", manifest)
+    assert k.ok("apply", "-f", "pdb.yaml").strip() == "poddisruptionbudget.policy/api created"
+    rows = [line.split() for line in k.ok("get", "poddisruptionbudgets").splitlines()]
+    assert rows[0] == [
+        "NAME",
+        "MIN",
+        "AVAILABLE",
+        "MAX",
+        "UNAVAILABLE",
+        "ALLOWED",
+        "DISRUPTIONS",
+        "AGE",
+    ]
+    assert [row[:4] for row in rows[1:]] == [["api", "N/A", "25%", "0"], ["web", "2", "N/A", "0"]]
+    both = manifest.replace("  maxUnavailable: 25%\n", "  maxUnavailable: 1\n  minAvailable: 1\n")
+    k.write("both.yaml", both.replace("name: api", "name: both"))
+    failed = k.fails("apply", "-f", "both.yaml")
+    assert "minAvailable and maxUnavailable cannot be both set" in failed.stderr

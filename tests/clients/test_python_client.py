@@ -477,3 +477,43 @@ def test_cron_job_crud(batch: client.BatchV1Api, namespace: str) -> None:
     assert "end of range (61) above maximum (59): 61" in json.loads(invalid.value.body)["message"]
     batch.delete_namespaced_cron_job("hourly", namespace)
     assert batch.list_namespaced_cron_job(namespace).items == []
+
+
+@pytest.fixture(scope="module")
+def policy(api_client: client.ApiClient) -> client.PolicyV1Api:
+    return client.PolicyV1Api(api_client)
+
+
+def test_pod_disruption_budget_crud(policy: client.PolicyV1Api, namespace: str) -> None:
+    body = client.V1PodDisruptionBudget(
+        metadata=client.V1ObjectMeta(name="web"),
+        spec=client.V1PodDisruptionBudgetSpec(
+            min_available="50%",
+            selector=client.V1LabelSelector(match_labels={"app": "web"}),
+        ),
+    )
+    created = policy.create_namespaced_pod_disruption_budget(namespace, body)
+    assert isinstance(created, client.V1PodDisruptionBudget)
+    assert created.metadata.generation == 1
+    assert created.spec.unhealthy_pod_eviction_policy is None
+    assert created.status.expected_pods == 0
+    patched = policy.patch_namespaced_pod_disruption_budget(
+        "web", namespace, {"spec": {"unhealthyPodEvictionPolicy": "AlwaysAllow"}}
+    )
+    assert patched.spec.unhealthy_pod_eviction_policy == "AlwaysAllow"
+    assert patched.metadata.generation == 2
+    status = policy.patch_namespaced_pod_disruption_budget_status(
+        "web", namespace, {"status": {"disruptionsAllowed": 1, "expectedPods": 2}}
+    )
+    assert status.status.disruptions_allowed == 1
+    assert status.metadata.generation == 2
+    with pytest.raises(ApiException) as invalid:
+        policy.patch_namespaced_pod_disruption_budget(
+            "web", namespace, {"spec": {"unhealthyPodEvictionPolicy": "Never"}}
+        )
+    assert _error(invalid) == (422, "Invalid")
+    assert 'Unsupported value: "Never"' in json.loads(invalid.value.body)["message"]
+    listed = policy.list_namespaced_pod_disruption_budget(namespace).items
+    assert [p.metadata.name for p in listed] == ["web"]
+    policy.delete_namespaced_pod_disruption_budget("web", namespace)
+    assert policy.list_namespaced_pod_disruption_budget(namespace).items == []

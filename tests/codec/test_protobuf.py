@@ -15,7 +15,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kstore.api.pb import coordination_v1_pb2, core_v1_pb2, meta_v1_pb2, runtime_pb2
+from kstore.api.pb import (
+    coordination_v1_pb2,
+    core_v1_pb2,
+    meta_v1_pb2,
+    policy_v1_pb2,
+    runtime_pb2,
+)
 from kstore.codec.protobuf import (
     MEDIA_TYPE_PROTOBUF,
     PROTOBUF_MAGIC,
@@ -202,6 +208,23 @@ def test_maps_are_written_with_sorted_keys() -> None:
     raw = _raw(one)
     first_a = raw.index(_len_field(1, b"a"))
     assert first_a < raw.index(_len_field(1, b"b")) < raw.index(_len_field(1, b"c"))
+
+
+def test_map_of_times_writes_a_null_time_as_an_empty_timestamp() -> None:
+    # PodDisruptionBudgetStatus.disruptedPods is a map<string, Time>: Go writes a zero Time as
+    # an empty Timestamp message, and reads it back as null.
+    pods = {"web-1": "2026-01-02T03:04:05Z", "web-0": None}
+    pdb = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "web"},
+        "status": {"disruptedPods": pods},
+    }
+    raw = _raw(PB.encode(pdb))
+    assert _len_field(2, _len_field(1, b"web-0") + _len_field(2, b"")) in raw
+    parsed = policy_v1_pb2.PodDisruptionBudget.FromString(raw).status.disruptedPods
+    assert parsed["web-1"].seconds == 1767323045
+    assert PB.decode(PB.encode(pdb))["status"]["disruptedPods"] == pods
 
 
 def test_encoding_is_independent_of_dict_order_and_does_not_mutate() -> None:

@@ -1,4 +1,4 @@
-"""The built-in kinds kstore serves: core/v1, apps, batch, coordination.k8s.io,
+"""The built-in kinds kstore serves: core/v1, apps, batch, coordination.k8s.io, policy,
 rbac.authorization.k8s.io, and the meta kinds (one module per group, or per kind for the later
 ones).
 
@@ -20,6 +20,7 @@ from kstore.api.kinds import (
     daemonset,
     meta,
     persistentvolumeclaim,
+    poddisruptionbudget,
     rbac,
     replicaset,
     statefulset,
@@ -62,6 +63,7 @@ def _builtin_definitions() -> tuple[KindDefinition, ...]:
         *statefulset.DEFINITIONS,
         *batch.DEFINITIONS,
         *coordination.DEFINITIONS,
+        *poddisruptionbudget.DEFINITIONS,
         *rbac.DEFINITIONS,
         *meta.DEFINITIONS,
         # WatchEvent and the option kinds of the RBAC group, as for every served group.

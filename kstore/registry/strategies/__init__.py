@@ -25,6 +25,7 @@ from kstore.registry.strategies.core import (
 from kstore.registry.strategies.daemonset import DaemonSetStrategy
 from kstore.registry.strategies.persistentvolumeclaim import PersistentVolumeClaimStrategy
 from kstore.registry.strategies.pod import PodStrategy
+from kstore.registry.strategies.poddisruptionbudget import PodDisruptionBudgetStrategy
 from kstore.registry.strategies.replicaset import ReplicaSetStrategy
 from kstore.registry.strategies.statefulset import StatefulSetStrategy
 
@@ -49,6 +50,7 @@ _BUILTIN: dict[tuple[str, str], StrategyFactory] = {
     ("batch", "Job"): lambda d, ttl: JobStrategy(d),
     ("batch", "CronJob"): lambda d, ttl: CronJobStrategy(d),
     ("coordination.k8s.io", "Lease"): lambda d, ttl: LeaseStrategy(d),
+    ("policy", "PodDisruptionBudget"): lambda d, ttl: PodDisruptionBudgetStrategy(d),
     # RBAC objects carry no metadata.generation in Kubernetes.
     ("rbac.authorization.k8s.io", "Role"): lambda d, ttl: BuiltinStrategy(d),
     ("rbac.authorization.k8s.io", "ClusterRole"): lambda d, ttl: BuiltinStrategy(d),
