@@ -251,6 +251,7 @@ _ATOMIC_STRUCTS: dict[str, frozenset[str]] = {
             "TypedLocalObjectReference",
         )
     ),
+    "k8s.io.api.networking.v1": frozenset(("ServiceBackendPort",)),
     META_V1_PACKAGE: frozenset(("OwnerReference", "LabelSelector")),
 }
 
@@ -268,6 +269,8 @@ _TAGS: dict[str, dict[str, dict[str, _Tags]]] = {
     "k8s.io.api.apps.v1beta2": _APPS,
     "k8s.io.api.batch.v1": _BATCH_V1,
     "k8s.io.api.coordination.v1": {},
+    # Every list of an Ingress is atomic; no patch strategy.
+    "k8s.io.api.networking.v1": {},
     # RBAC declares no patch strategy: every list of it is atomic.
     "k8s.io.api.rbac.v1": {},
     META_V1_PACKAGE: _META_V1,

@@ -503,3 +503,27 @@ def test_create_cron_job_and_a_job_from_it(k: Kubectl) -> None:
     owner = job["metadata"]["ownerReferences"][0]
     assert (owner["kind"], owner["name"]) == ("CronJob", "tick")
     assert owner["uid"] == cron_job["metadata"]["uid"]
+
+
+def test_apply_ingress_then_get_prints_the_ingress_table(k: Kubectl) -> None:
+    manifest = (
+        "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: web\n"
+        "spec:\n  ingressClassName: nginx\n  tls:\n  - hosts: [www.example.com]\n"
+        "    secretName: web-tls\n  rules:\n  - host: www.example.com\n    http:\n"
+        "      paths:\n      - path: /\n        pathType: Prefix\n        backend:\n"
+        "          service:\n            name: web\n            port:\n              number: 80\n"
+    )
+    k.write("ing.yaml", manifest)
+    assert k.ok("apply", "-f", "ing.yaml").strip() == "ingress.networking.k8s.io/web created"
+    ingress = _get(k, "ing", "web")
+    assert ingress["metadata"]["generation"] == 1
+    assert ingress["spec"]["rules"][0]["http"]["paths"][0]["pathType"] == "Prefix"
+    rows = [line.split() for line in k.ok("get", "ingresses").splitlines()]
+    assert rows[0] == ["NAME", "CLASS", "HOSTS", "ADDRESS", "PORTS", "AGE"]
+    assert rows[1][:3] == ["web", "nginx", "www.example.com"]
+    assert rows[1][3:5] == ["80,", "443"]
+    k.write("bad.yaml", manifest.replace("        pathType: Prefix\n", ""))
+    result = k.fails("apply", "-f", "bad.yaml")
+    assert "spec.rules[0].http.paths[0].pathType: Required value: pathType must be specified" in (
+        result.stderr
+    )

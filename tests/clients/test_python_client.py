@@ -477,3 +477,51 @@ def test_cron_job_crud(batch: client.BatchV1Api, namespace: str) -> None:
     assert "end of range (61) above maximum (59): 61" in json.loads(invalid.value.body)["message"]
     batch.delete_namespaced_cron_job("hourly", namespace)
     assert batch.list_namespaced_cron_job(namespace).items == []
+
+
+@pytest.fixture(scope="module")
+def networking(api_client: client.ApiClient) -> client.NetworkingV1Api:
+    return client.NetworkingV1Api(api_client)
+
+
+def test_ingress_crud_with_status(networking: client.NetworkingV1Api, namespace: str) -> None:
+    backend = client.V1IngressBackend(
+        service=client.V1IngressServiceBackend(
+            name="web", port=client.V1ServiceBackendPort(number=80)
+        )
+    )
+    path = client.V1HTTPIngressPath(path="/", path_type="Prefix", backend=backend)
+    body = client.V1Ingress(
+        metadata=client.V1ObjectMeta(name="web", labels={"app": "web"}),
+        spec=client.V1IngressSpec(
+            rules=[
+                client.V1IngressRule(
+                    host="www.example.com",
+                    http=client.V1HTTPIngressRuleValue(paths=[path]),
+                )
+            ]
+        ),
+    )
+    created = networking.create_namespaced_ingress(namespace, body)
+    assert isinstance(created, client.V1Ingress)
+    assert created.metadata.generation == 1
+    assert created.spec.rules[0].http.paths[0].backend.service.port.number == 80
+    listed = networking.list_namespaced_ingress(namespace, label_selector="app=web")
+    assert [i.metadata.name for i in listed.items] == ["web"]
+    patched = networking.patch_namespaced_ingress_status(
+        "web", namespace, {"status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.7"}]}}}
+    )
+    assert patched.status.load_balancer.ingress[0].ip == "192.0.2.7"
+    assert patched.metadata.generation == 1
+    renamed = networking.patch_namespaced_ingress(
+        "web", namespace, {"spec": {"ingressClassName": "nginx"}}
+    )
+    assert renamed.metadata.generation == 2
+    with pytest.raises(ApiException) as invalid:
+        networking.patch_namespaced_ingress(
+            "web", namespace, {"spec": {"rules": [{"host": "192.0.2.1"}]}}
+        )
+    assert _error(invalid) == (422, "Invalid")
+    assert "must be a DNS name, not an IP address" in json.loads(invalid.value.body)["message"]
+    networking.delete_namespaced_ingress("web", namespace)
+    assert networking.list_namespaced_ingress(namespace).items == []

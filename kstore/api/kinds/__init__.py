@@ -1,4 +1,4 @@
-"""The built-in kinds kstore serves: core/v1, apps, batch, coordination.k8s.io,
+"""The built-in kinds kstore serves: core/v1, apps, batch, coordination.k8s.io, networking.k8s.io,
 rbac.authorization.k8s.io, and the meta kinds (one module per group, or per kind for the later
 ones).
 
@@ -19,6 +19,7 @@ from kstore.api.kinds import (
     core,
     daemonset,
     meta,
+    networking,
     persistentvolumeclaim,
     rbac,
     replicaset,
@@ -62,6 +63,7 @@ def _builtin_definitions() -> tuple[KindDefinition, ...]:
         *statefulset.DEFINITIONS,
         *batch.DEFINITIONS,
         *coordination.DEFINITIONS,
+        *networking.DEFINITIONS,
         *rbac.DEFINITIONS,
         *meta.DEFINITIONS,
         # WatchEvent and the option kinds of the RBAC group, as for every served group.
