@@ -1246,6 +1246,24 @@ def _ingress(version: str) -> st.SearchStrategy[Obj]:
     return _fields({"metadata": object_meta(namespaced=True)}, {"spec": spec, "status": status})
 
 
+def _ingress_class(version: str) -> st.SearchStrategy[Obj]:
+    parameters = _fields(
+        {"kind": st.sampled_from(["IngressParameters", "ConfigMap"]), "name": dns_label()},
+        {
+            "apiGroup": st.sampled_from(["k8s.example.com", "example.io"]),
+            "scope": st.just("Cluster"),
+        },
+    )
+    spec = _fields(
+        {},
+        {
+            "controller": st.sampled_from(["example.com/ingress", "k8s.io/ingress-nginx"]),
+            "parameters": parameters,
+        },
+    )
+    return _fields({"metadata": object_meta(namespaced=False)}, {"spec": spec})
+
+
 # ------------------------------------------------------------------------------- dispatch
 
 _BY_KIND: dict[tuple[str, str], StrategyFor] = {
@@ -1265,6 +1283,7 @@ _BY_KIND: dict[tuple[str, str], StrategyFor] = {
     ("batch", "CronJob"): _cron_job,
     ("coordination.k8s.io", "Lease"): _lease,
     ("networking.k8s.io", "Ingress"): _ingress,
+    ("networking.k8s.io", "IngressClass"): _ingress_class,
     ("rbac.authorization.k8s.io", "Role"): _rbac_role(namespaced=True),
     ("rbac.authorization.k8s.io", "ClusterRole"): _rbac_role(namespaced=False),
     ("rbac.authorization.k8s.io", "RoleBinding"): _rbac_binding(namespaced=True),

@@ -269,7 +269,7 @@ _TAGS: dict[str, dict[str, dict[str, _Tags]]] = {
     "k8s.io.api.apps.v1beta2": _APPS,
     "k8s.io.api.batch.v1": _BATCH_V1,
     "k8s.io.api.coordination.v1": {},
-    # Every list of an Ingress is atomic; no patch strategy.
+    # Every list of an Ingress or IngressClass is atomic; no patch strategy.
     "k8s.io.api.networking.v1": {},
     # RBAC declares no patch strategy: every list of it is atomic.
     "k8s.io.api.rbac.v1": {},

@@ -108,7 +108,10 @@ _GROUP_VERSIONS: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {
     ("apps", "v1beta1"): ("k8s.io.api.apps.v1beta1", ("Deployment", "DeploymentList")),
     ("batch", "v1"): ("k8s.io.api.batch.v1", ("Job", "JobList", "CronJob", "CronJobList")),
     ("coordination.k8s.io", "v1"): ("k8s.io.api.coordination.v1", ("Lease", "LeaseList")),
-    ("networking.k8s.io", "v1"): ("k8s.io.api.networking.v1", ("Ingress", "IngressList")),
+    ("networking.k8s.io", "v1"): (
+        "k8s.io.api.networking.v1",
+        ("Ingress", "IngressList", "IngressClass", "IngressClassList"),
+    ),
     ("rbac.authorization.k8s.io", "v1"): (
         "k8s.io.api.rbac.v1",
         (

@@ -497,6 +497,19 @@ def _ingress(obj: Object, now: datetime) -> list[Any]:
     ]
 
 
+def _ingress_class(obj: Object, now: datetime) -> list[Any]:
+    spec = _m(obj, "spec")
+    params = spec.get("parameters")
+    parameters = "<none>"
+    if isinstance(params, Mapping):
+        # Kind[.apiGroup]/name
+        group = params.get("apiGroup")
+        kind = str(params.get("kind", ""))
+        parameters = f"{kind}.{group}" if isinstance(group, str) else kind
+        parameters = f"{parameters}/{params.get('name', '')}"
+    return [_name(obj), str(spec.get("controller", "")), parameters, _age(obj, now)]
+
+
 # ------------------------------------------------------------ rbac.authorization.k8s.io/v1
 
 
@@ -728,6 +741,15 @@ _PRINTERS: dict[tuple[str, str], Printer] = {
             _AGE,
         ),
         _ingress,
+    ),
+    ("networking.k8s.io", "IngressClass"): Printer(
+        (
+            _NAME,
+            _col("Controller", "string", "Controller that is responsible for handling this class"),
+            _col("Parameters", "string", "A reference to a resource with additional parameters"),
+            _AGE,
+        ),
+        _ingress_class,
     ),
     ("rbac.authorization.k8s.io", "Role"): _ROLE,
     ("rbac.authorization.k8s.io", "ClusterRole"): _ROLE,

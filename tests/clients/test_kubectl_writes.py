@@ -527,3 +527,24 @@ def test_apply_ingress_then_get_prints_the_ingress_table(k: Kubectl) -> None:
     assert "spec.rules[0].http.paths[0].pathType: Required value: pathType must be specified" in (
         result.stderr
     )
+
+
+def test_apply_ingress_class_then_get_prints_its_table(k: Kubectl) -> None:
+    manifest = (
+        "apiVersion: networking.k8s.io/v1\nkind: IngressClass\nmetadata:\n  name: nginx\n"
+        "spec:\n  controller: k8s.io/ingress-nginx\n  parameters:\n"
+        "    apiGroup: k8s.example.com\n    kind: IngressParameters\n    name: external-lb\n"
+    )
+    k.write("ingclass.yaml", manifest)
+    assert k.ok("apply", "-f", "ingclass.yaml").strip() == (
+        "ingressclass.networking.k8s.io/nginx created"
+    )
+    assert _get(k, "ingressclass", "nginx")["spec"]["parameters"]["scope"] == "Cluster"
+    rows = [line.split() for line in k.ok("get", "ingressclasses").splitlines()]
+    assert rows[0] == ["NAME", "CONTROLLER", "PARAMETERS", "AGE"]
+    assert rows[1][:3] == [
+        "nginx",
+        "k8s.io/ingress-nginx",
+        "IngressParameters.k8s.example.com/external-lb",
+    ]
+    k.ok("delete", "ingressclass", "nginx")

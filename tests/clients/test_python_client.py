@@ -525,3 +525,24 @@ def test_ingress_crud_with_status(networking: client.NetworkingV1Api, namespace:
     assert "must be a DNS name, not an IP address" in json.loads(invalid.value.body)["message"]
     networking.delete_namespaced_ingress("web", namespace)
     assert networking.list_namespaced_ingress(namespace).items == []
+
+
+def test_ingress_class_crud(networking: client.NetworkingV1Api) -> None:
+    body = client.V1IngressClass(
+        metadata=client.V1ObjectMeta(name="kstore-test-class"),
+        spec=client.V1IngressClassSpec(
+            controller="example.com/ingress",
+            parameters=client.V1IngressClassParametersReference(kind="Params", name="p"),
+        ),
+    )
+    created = networking.create_ingress_class(body)
+    assert created.spec.parameters.scope == "Cluster"
+    assert created.metadata.generation == 1
+    with pytest.raises(ApiException) as immutable:
+        networking.patch_ingress_class(
+            "kstore-test-class", {"spec": {"controller": "example.com/other"}}
+        )
+    assert _error(immutable) == (422, "Invalid")
+    networking.delete_ingress_class("kstore-test-class")
+    names = [c.metadata.name for c in networking.list_ingress_class().items]
+    assert "kstore-test-class" not in names

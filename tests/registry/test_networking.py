@@ -103,3 +103,36 @@ def test_an_invalid_spec_is_refused_on_create(registry: StoreRegistry, scheme: S
     with pytest.raises(Invalid) as caught:
         store.create(ctx("default", NETWORKING), hub(scheme, body), CreateOptions())
     assert "either `defaultBackend` or `rules` must be specified" in caught.value.message
+
+
+def test_ingress_classes_are_cluster_scoped_and_track_generation(
+    registry: StoreRegistry, scheme: Scheme
+) -> None:
+    store = registry.store("networking.k8s.io", "ingressclasses")
+    body = {
+        "apiVersion": NETWORKING,
+        "kind": "IngressClass",
+        "metadata": {"name": "nginx"},
+        "spec": {"controller": "k8s.io/ingress-nginx"},
+    }
+    created = store.create(ctx("", NETWORKING), hub(scheme, body), CreateOptions()).object
+    assert "namespace" not in created["metadata"]
+    assert created["metadata"]["generation"] == 1
+    params = {"kind": "Params", "name": "p", "scope": "Cluster"}
+    updated = store.update(
+        ctx("", NETWORKING),
+        "nginx",
+        changed(lambda o: o["spec"].update(parameters=params)),
+        UpdateOptions(),
+    ).object
+    assert updated["metadata"]["generation"] == 2
+    with pytest.raises(Invalid) as caught:
+        store.update(
+            ctx("", NETWORKING),
+            "nginx",
+            changed(lambda o: o["spec"].update(controller="example.com/other")),
+            UpdateOptions(),
+        )
+    assert 'spec.controller: Invalid value: "example.com/other": field is immutable' in (
+        caught.value.message
+    )

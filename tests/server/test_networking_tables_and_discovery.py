@@ -66,3 +66,41 @@ def test_ingress_rows_as_kubectl_prints_them() -> None:
     ]
     many = {"rules": [{"host": f"h{i}.example.com"} for i in range(5)]}
     assert _cells(many)[2] == "h0.example.com,h1.example.com,h2.example.com + 2 more..."
+
+
+def test_discovery_lists_ingress_classes_as_cluster_scoped() -> None:
+    discovery = Discovery(builtin_scheme())
+    groups = orjson.loads(discovery.aggregated_groups.body)
+    group = next(g for g in groups["items"] if g["metadata"]["name"] == "networking.k8s.io")
+    resources = {r["resource"]: r for r in group["versions"][0]["resources"]}
+    assert resources["ingressclasses"]["scope"] == "Cluster"
+    assert (
+        "subresources" not in resources["ingressclasses"]
+        or not (resources["ingressclasses"]["subresources"])
+    )
+
+
+def test_ingress_class_rows_as_kubectl_prints_them() -> None:
+    def row(spec: dict[str, Any]) -> list[Any]:
+        obj = {"metadata": {"name": "nginx"}, "spec": spec}
+        table = build_table(
+            [obj], kind="IngressClass", group="networking.k8s.io", meta_version="v1"
+        )
+        assert [c["name"] for c in table["columnDefinitions"]] == [
+            "Name",
+            "Controller",
+            "Parameters",
+            "Age",
+        ]
+        cells: list[Any] = table["rows"][0]["cells"]
+        return cells[:3]
+
+    assert row({"controller": "k8s.io/ingress-nginx"}) == [
+        "nginx",
+        "k8s.io/ingress-nginx",
+        "<none>",
+    ]
+    params = {"apiGroup": "k8s.example.com", "kind": "Params", "name": "p", "scope": "Cluster"}
+    assert row({"controller": "a.io/b", "parameters": params})[2] == "Params.k8s.example.com/p"
+    del params["apiGroup"]
+    assert row({"controller": "a.io/b", "parameters": params})[2] == "Params/p"
