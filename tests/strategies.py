@@ -1226,6 +1226,80 @@ def _pod_disruption_budget(version: str) -> st.SearchStrategy[Obj]:
     return _fields({"metadata": object_meta(namespaced=True), "spec": spec}, {"status": status})
 
 
+def _ingress_backend() -> st.SearchStrategy[Obj]:
+    port = st.one_of(
+        st.fixed_dictionaries({"number": st.integers(1, 65535)}),
+        st.fixed_dictionaries({"name": st.sampled_from(["http", "https", "web"])}),
+    )
+    service = st.fixed_dictionaries({"name": dns_label(), "port": port})
+    resource = _fields(
+        {"kind": st.sampled_from(["StorageBucket", "Bucket"]), "name": dns_label()},
+        {"apiGroup": st.sampled_from(["k8s.example.com", "example.io"])},
+    )
+    return st.one_of(
+        st.fixed_dictionaries({"service": service}), st.fixed_dictionaries({"resource": resource})
+    )
+
+
+def _ingress(version: str) -> st.SearchStrategy[Obj]:
+    http_path = _fields(
+        {
+            "pathType": st.sampled_from(["Exact", "Prefix", "ImplementationSpecific"]),
+            "backend": _ingress_backend(),
+        },
+        {"path": st.sampled_from(["/", "/api", "/v1/users"])},
+    )
+    rule = _fields(
+        {},
+        {
+            "host": st.one_of(dns_subdomain(), dns_label().map(lambda s: f"*.{s}.example.com")),
+            "http": st.fixed_dictionaries({"paths": st.lists(http_path, min_size=1, max_size=2)}),
+        },
+    )
+    tls = _fields({}, {"hosts": st.lists(dns_subdomain(), max_size=2), "secretName": dns_label()})
+    spec = _fields(
+        {},
+        {
+            "ingressClassName": dns_label(),
+            "defaultBackend": _ingress_backend(),
+            "tls": st.lists(tls, max_size=2),
+            "rules": st.lists(rule, max_size=2),
+        },
+    )
+    port_status = _fields(
+        {"port": st.integers(1, 65535), "protocol": st.sampled_from(["TCP", "UDP", "SCTP"])},
+        {"error": st.sampled_from(["Pending", "example.com/Failed"])},
+    )
+    point = _fields(
+        {},
+        {
+            "ip": st.sampled_from(["10.0.0.1", "2001:db8::1"]),
+            "hostname": dns_subdomain(),
+            "ports": st.lists(port_status, max_size=2),
+        },
+    )
+    status = _fields({}, {"loadBalancer": _fields({}, {"ingress": st.lists(point, max_size=2)})})
+    return _fields({"metadata": object_meta(namespaced=True)}, {"spec": spec, "status": status})
+
+
+def _ingress_class(version: str) -> st.SearchStrategy[Obj]:
+    parameters = _fields(
+        {"kind": st.sampled_from(["IngressParameters", "ConfigMap"]), "name": dns_label()},
+        {
+            "apiGroup": st.sampled_from(["k8s.example.com", "example.io"]),
+            "scope": st.just("Cluster"),
+        },
+    )
+    spec = _fields(
+        {},
+        {
+            "controller": st.sampled_from(["example.com/ingress", "k8s.io/ingress-nginx"]),
+            "parameters": parameters,
+        },
+    )
+    return _fields({"metadata": object_meta(namespaced=False)}, {"spec": spec})
+
+
 # ------------------------------------------------------------------------------- dispatch
 
 _BY_KIND: dict[tuple[str, str], StrategyFor] = {
@@ -1245,6 +1319,8 @@ _BY_KIND: dict[tuple[str, str], StrategyFor] = {
     ("batch", "CronJob"): _cron_job,
     ("coordination.k8s.io", "Lease"): _lease,
     ("policy", "PodDisruptionBudget"): _pod_disruption_budget,
+    ("networking.k8s.io", "Ingress"): _ingress,
+    ("networking.k8s.io", "IngressClass"): _ingress_class,
     ("rbac.authorization.k8s.io", "Role"): _rbac_role(namespaced=True),
     ("rbac.authorization.k8s.io", "ClusterRole"): _rbac_role(namespaced=False),
     ("rbac.authorization.k8s.io", "RoleBinding"): _rbac_binding(namespaced=True),

@@ -252,6 +252,7 @@ _ATOMIC_STRUCTS: dict[str, frozenset[str]] = {
             "TypedLocalObjectReference",
         )
     ),
+    "k8s.io.api.networking.v1": frozenset(("ServiceBackendPort",)),
     META_V1_PACKAGE: frozenset(("OwnerReference", "LabelSelector")),
 }
 
@@ -269,6 +270,8 @@ _TAGS: dict[str, dict[str, dict[str, _Tags]]] = {
     "k8s.io.api.apps.v1beta2": _APPS,
     "k8s.io.api.batch.v1": _BATCH_V1,
     "k8s.io.api.coordination.v1": {},
+    # Every list of an Ingress or IngressClass is atomic; no patch strategy.
+    "k8s.io.api.networking.v1": {},
     "k8s.io.api.policy.v1": {
         # A strategic merge patch replaces the selector whole rather than merging into it.
         "PodDisruptionBudgetSpec": {"selector": _Tags(patch_strategy="replace")},

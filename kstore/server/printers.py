@@ -464,6 +464,63 @@ _TEMPLATE_CONTAINERS = (
 )
 
 
+# ---------------------------------------------------------------- networking.k8s.io/v1
+
+#: ``formatHosts`` shows this many rule hosts, then ``+ N more...``.
+_MAX_HOSTS = 3
+
+
+def _ingress_hosts(rules: list[Any]) -> str:
+    shown: list[str] = []
+    more = False
+    for rule in rules:
+        if len(shown) == _MAX_HOSTS:
+            # Any rule after the one with the third host; Kubernetes then counts every rule
+            # past the third, with a host or not.
+            more = True
+            break
+        host = rule.get("host") if isinstance(rule, Mapping) else None
+        if host:
+            shown.append(str(host))
+    if not shown:
+        return "*"
+    text = ",".join(shown)
+    return f"{text} + {len(rules) - _MAX_HOSTS} more..." if more else text
+
+
+def _ingress(obj: Object, now: datetime) -> list[Any]:
+    spec = _m(obj, "spec")
+    # The server prints tables wide, so the address is never clipped; IPs before hostnames per
+    # point, the whole set sorted.
+    points = _l(_m(_m(obj, "status"), "loadBalancer"), "ingress")
+    addresses = {
+        str(p.get("ip") or p.get("hostname"))
+        for p in points
+        if isinstance(p, Mapping) and (p.get("ip") or p.get("hostname"))
+    }
+    return [
+        _name(obj),
+        _or_none(spec.get("ingressClassName")),
+        _ingress_hosts(_l(spec, "rules")),
+        ",".join(sorted(addresses)),
+        "80, 443" if _l(spec, "tls") else "80",
+        _age(obj, now),
+    ]
+
+
+def _ingress_class(obj: Object, now: datetime) -> list[Any]:
+    spec = _m(obj, "spec")
+    params = spec.get("parameters")
+    parameters = "<none>"
+    if isinstance(params, Mapping):
+        # Kind[.apiGroup]/name
+        group = params.get("apiGroup")
+        kind = str(params.get("kind", ""))
+        parameters = f"{kind}.{group}" if isinstance(group, str) else kind
+        parameters = f"{parameters}/{params.get('name', '')}"
+    return [_name(obj), str(spec.get("controller", "")), parameters, _age(obj, now)]
+
+
 # ------------------------------------------------------------ rbac.authorization.k8s.io/v1
 
 
@@ -688,6 +745,39 @@ _PRINTERS: dict[tuple[str, str], Printer] = {
             _AGE,
         ),
         _pod_disruption_budget,
+    ),
+    ("networking.k8s.io", "Ingress"): Printer(
+        (
+            _NAME,
+            _col(
+                "Class",
+                "string",
+                "The name of the IngressClass resource that should be used for additional "
+                "configuration",
+            ),
+            _col(
+                "Hosts",
+                "string",
+                "Hosts that incoming requests are matched against before the ingress rule",
+            ),
+            _col(
+                "Address",
+                "string",
+                "Address is a list containing ingress points for the load-balancer",
+            ),
+            _col("Ports", "string", "Ports of TLS configurations that open"),
+            _AGE,
+        ),
+        _ingress,
+    ),
+    ("networking.k8s.io", "IngressClass"): Printer(
+        (
+            _NAME,
+            _col("Controller", "string", "Controller that is responsible for handling this class"),
+            _col("Parameters", "string", "A reference to a resource with additional parameters"),
+            _AGE,
+        ),
+        _ingress_class,
     ),
     ("rbac.authorization.k8s.io", "Role"): _ROLE,
     ("rbac.authorization.k8s.io", "ClusterRole"): _ROLE,

@@ -533,3 +533,48 @@ def test_create_pdb_then_get_prints_the_disruption_budget_table(k: Kubectl) -> N
     k.write("both.yaml", both.replace("name: api", "name: both"))
     failed = k.fails("apply", "-f", "both.yaml")
     assert "minAvailable and maxUnavailable cannot be both set" in failed.stderr
+
+
+def test_apply_ingress_then_get_prints_the_ingress_table(k: Kubectl) -> None:
+    manifest = (
+        "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: web\n"
+        "spec:\n  ingressClassName: nginx\n  tls:\n  - hosts: [www.example.com]\n"
+        "    secretName: web-tls\n  rules:\n  - host: www.example.com\n    http:\n"
+        "      paths:\n      - path: /\n        pathType: Prefix\n        backend:\n"
+        "          service:\n            name: web\n            port:\n              number: 80\n"
+    )
+    k.write("ing.yaml", manifest)
+    assert k.ok("apply", "-f", "ing.yaml").strip() == "ingress.networking.k8s.io/web created"
+    ingress = _get(k, "ing", "web")
+    assert ingress["metadata"]["generation"] == 1
+    assert ingress["spec"]["rules"][0]["http"]["paths"][0]["pathType"] == "Prefix"
+    rows = [line.split() for line in k.ok("get", "ingresses").splitlines()]
+    assert rows[0] == ["NAME", "CLASS", "HOSTS", "ADDRESS", "PORTS", "AGE"]
+    assert rows[1][:3] == ["web", "nginx", "www.example.com"]
+    assert rows[1][3:5] == ["80,", "443"]
+    k.write("bad.yaml", manifest.replace("        pathType: Prefix\n", ""))
+    result = k.fails("apply", "-f", "bad.yaml")
+    assert "spec.rules[0].http.paths[0].pathType: Required value: pathType must be specified" in (
+        result.stderr
+    )
+
+
+def test_apply_ingress_class_then_get_prints_its_table(k: Kubectl) -> None:
+    manifest = (
+        "apiVersion: networking.k8s.io/v1\nkind: IngressClass\nmetadata:\n  name: nginx\n"
+        "spec:\n  controller: k8s.io/ingress-nginx\n  parameters:\n"
+        "    apiGroup: k8s.example.com\n    kind: IngressParameters\n    name: external-lb\n"
+    )
+    k.write("ingclass.yaml", manifest)
+    assert k.ok("apply", "-f", "ingclass.yaml").strip() == (
+        "ingressclass.networking.k8s.io/nginx created"
+    )
+    assert _get(k, "ingressclass", "nginx")["spec"]["parameters"]["scope"] == "Cluster"
+    rows = [line.split() for line in k.ok("get", "ingressclasses").splitlines()]
+    assert rows[0] == ["NAME", "CONTROLLER", "PARAMETERS", "AGE"]
+    assert rows[1][:3] == [
+        "nginx",
+        "k8s.io/ingress-nginx",
+        "IngressParameters.k8s.example.com/external-lb",
+    ]
+    k.ok("delete", "ingressclass", "nginx")

@@ -517,3 +517,72 @@ def test_pod_disruption_budget_crud(policy: client.PolicyV1Api, namespace: str) 
     assert [p.metadata.name for p in listed] == ["web"]
     policy.delete_namespaced_pod_disruption_budget("web", namespace)
     assert policy.list_namespaced_pod_disruption_budget(namespace).items == []
+
+
+@pytest.fixture(scope="module")
+def networking(api_client: client.ApiClient) -> client.NetworkingV1Api:
+    return client.NetworkingV1Api(api_client)
+
+
+def test_ingress_crud_with_status(networking: client.NetworkingV1Api, namespace: str) -> None:
+    backend = client.V1IngressBackend(
+        service=client.V1IngressServiceBackend(
+            name="web", port=client.V1ServiceBackendPort(number=80)
+        )
+    )
+    path = client.V1HTTPIngressPath(path="/", path_type="Prefix", backend=backend)
+    body = client.V1Ingress(
+        metadata=client.V1ObjectMeta(name="web", labels={"app": "web"}),
+        spec=client.V1IngressSpec(
+            rules=[
+                client.V1IngressRule(
+                    host="www.example.com",
+                    http=client.V1HTTPIngressRuleValue(paths=[path]),
+                )
+            ]
+        ),
+    )
+    created = networking.create_namespaced_ingress(namespace, body)
+    assert isinstance(created, client.V1Ingress)
+    assert created.metadata.generation == 1
+    assert created.spec.rules[0].http.paths[0].backend.service.port.number == 80
+    listed = networking.list_namespaced_ingress(namespace, label_selector="app=web")
+    assert [i.metadata.name for i in listed.items] == ["web"]
+    patched = networking.patch_namespaced_ingress_status(
+        "web", namespace, {"status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.7"}]}}}
+    )
+    assert patched.status.load_balancer.ingress[0].ip == "192.0.2.7"
+    assert patched.metadata.generation == 1
+    renamed = networking.patch_namespaced_ingress(
+        "web", namespace, {"spec": {"ingressClassName": "nginx"}}
+    )
+    assert renamed.metadata.generation == 2
+    with pytest.raises(ApiException) as invalid:
+        networking.patch_namespaced_ingress(
+            "web", namespace, {"spec": {"rules": [{"host": "192.0.2.1"}]}}
+        )
+    assert _error(invalid) == (422, "Invalid")
+    assert "must be a DNS name, not an IP address" in json.loads(invalid.value.body)["message"]
+    networking.delete_namespaced_ingress("web", namespace)
+    assert networking.list_namespaced_ingress(namespace).items == []
+
+
+def test_ingress_class_crud(networking: client.NetworkingV1Api) -> None:
+    body = client.V1IngressClass(
+        metadata=client.V1ObjectMeta(name="kstore-test-class"),
+        spec=client.V1IngressClassSpec(
+            controller="example.com/ingress",
+            parameters=client.V1IngressClassParametersReference(kind="Params", name="p"),
+        ),
+    )
+    created = networking.create_ingress_class(body)
+    assert created.spec.parameters.scope == "Cluster"
+    assert created.metadata.generation == 1
+    with pytest.raises(ApiException) as immutable:
+        networking.patch_ingress_class(
+            "kstore-test-class", {"spec": {"controller": "example.com/other"}}
+        )
+    assert _error(immutable) == (422, "Invalid")
+    networking.delete_ingress_class("kstore-test-class")
+    names = [c.metadata.name for c in networking.list_ingress_class().items]
+    assert "kstore-test-class" not in names

@@ -1,6 +1,6 @@
-"""The built-in kinds kstore serves: core/v1, apps, batch, coordination.k8s.io, policy,
-rbac.authorization.k8s.io, and the meta kinds (one module per group, or per kind for the later
-ones).
+"""The built-in kinds kstore serves: core/v1, apps, batch, coordination.k8s.io, networking.k8s.io,
+policy, rbac.authorization.k8s.io, and the meta kinds (one module per group, or per kind for the
+later ones).
 
 Their structural schemas (which fields each version has, for ``fieldValidation``) come from the
 protobuf descriptors of the same kinds, so the wire format and the field checks cannot drift.
@@ -19,6 +19,7 @@ from kstore.api.kinds import (
     core,
     daemonset,
     meta,
+    networking,
     persistentvolumeclaim,
     poddisruptionbudget,
     rbac,
@@ -63,6 +64,7 @@ def _builtin_definitions() -> tuple[KindDefinition, ...]:
         *statefulset.DEFINITIONS,
         *batch.DEFINITIONS,
         *coordination.DEFINITIONS,
+        *networking.DEFINITIONS,
         *poddisruptionbudget.DEFINITIONS,
         *rbac.DEFINITIONS,
         *meta.DEFINITIONS,

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from kstore.api.kinds import apps, batch, coordination, core, poddisruptionbudget
+from kstore.api.kinds import apps, batch, coordination, core, networking, poddisruptionbudget
 from kstore.api.scheme import KindDefinition, KindVersion
 
 __all__ = [
@@ -79,6 +79,7 @@ def _builtin_group_versions() -> dict[str, list[str]]:
         *apps.DEFINITIONS,
         *batch.DEFINITIONS,
         *coordination.DEFINITIONS,
+        *networking.DEFINITIONS,
         *poddisruptionbudget.DEFINITIONS,
     ):
         known = groups.setdefault(definition.group, [])

@@ -23,6 +23,7 @@ from kstore.registry.strategies.core import (
     ServiceStrategy,
 )
 from kstore.registry.strategies.daemonset import DaemonSetStrategy
+from kstore.registry.strategies.networking import IngressClassStrategy, IngressStrategy
 from kstore.registry.strategies.persistentvolumeclaim import PersistentVolumeClaimStrategy
 from kstore.registry.strategies.pod import PodStrategy
 from kstore.registry.strategies.poddisruptionbudget import PodDisruptionBudgetStrategy
@@ -51,6 +52,8 @@ _BUILTIN: dict[tuple[str, str], StrategyFactory] = {
     ("batch", "CronJob"): lambda d, ttl: CronJobStrategy(d),
     ("coordination.k8s.io", "Lease"): lambda d, ttl: LeaseStrategy(d),
     ("policy", "PodDisruptionBudget"): lambda d, ttl: PodDisruptionBudgetStrategy(d),
+    ("networking.k8s.io", "Ingress"): lambda d, ttl: IngressStrategy(d),
+    ("networking.k8s.io", "IngressClass"): lambda d, ttl: IngressClassStrategy(d),
     # RBAC objects carry no metadata.generation in Kubernetes.
     ("rbac.authorization.k8s.io", "Role"): lambda d, ttl: BuiltinStrategy(d),
     ("rbac.authorization.k8s.io", "ClusterRole"): lambda d, ttl: BuiltinStrategy(d),
