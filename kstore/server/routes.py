@@ -61,6 +61,7 @@ from kstore.server.filters.authentication import (
     request_user,
 )
 from kstore.server.filters.authorization import request_authorizer
+from kstore.server.filters.httplog import VERB_KEY
 from kstore.server.handlers import create, delete, get, patch, scale, update
 from kstore.server.handlers.deadline import AsyncHandler, run_write, run_write_on_loop
 from kstore.server.handlers.scope import Call, Reply, ResourceScope, error_reply, warning_header
@@ -296,6 +297,7 @@ class _Endpoints:
                 if verb == "patch" and _is_apply(request.headers.get("content-type")):
                     labels = replace(labels, verb="APPLY")
                 if verb == "watch":
+                    request.scope[VERB_KEY] = labels.verb
                     return await self._watch(scope, _call(request, info, b""), labels, path)
                 handlers = scale.HANDLERS if info.subresource == "scale" else _HANDLERS
                 handler = handlers.get(verb)
@@ -324,18 +326,8 @@ class _Endpoints:
         except Exception as exc:
             _log.exception("%s %s failed", request.method, path)
             response = _error_response(exc, accept)
-        elapsed = time.perf_counter() - started
-        self.state.metrics.observe(labels, response.status_code, elapsed)
-        level = logging.DEBUG if verb in _READS and response.status_code < 400 else logging.INFO
-        if _log.isEnabledFor(level):
-            _log.log(
-                level,
-                "%s %s %d %.1fms",
-                verb.upper(),
-                request.url.path + (f"?{request.url.query}" if request.url.query else ""),
-                response.status_code,
-                elapsed * 1000,
-            )
+        self.state.metrics.observe(labels, response.status_code, time.perf_counter() - started)
+        request.scope[VERB_KEY] = labels.verb
         return response
 
     async def _review(
