@@ -189,9 +189,16 @@ class SchemeBuilder:
 
 
 class Scheme:
-    """A frozen registry of kinds. Thread-safe: it never changes after construction."""
+    """A frozen registry of kinds. Thread-safe: it never changes after construction.
+
+    The kinds served can still change while a server runs (a CustomResourceDefinition created
+    or deleted): :meth:`with_definitions` makes the next Scheme, and whoever holds the current
+    one swaps it whole, so that a request that took a Scheme sees one consistent set of kinds
+    to its end.
+    """
 
     def __init__(self, definitions: Iterable[KindDefinition], runtime_config: Mapping[str, bool]):
+        self._runtime_config = MappingProxyType(dict(runtime_config))
         by_gvk: dict[GroupVersionKind, _Entry] = {}
         kinds: dict[tuple[str, str], KindDefinition] = {}
         served: dict[GroupVersionKind, bool] = {}
@@ -213,6 +220,22 @@ class Scheme:
                 gv, entry.definition
             )
         self._resources = MappingProxyType(resources)
+
+    def with_definitions(
+        self,
+        add: Iterable[KindDefinition] = (),
+        remove: Iterable[tuple[str, str]] = (),
+    ) -> Scheme:
+        """A new Scheme: this one's kinds less ``remove`` (``(group, kind)`` pairs; absent ones
+        are ignored), plus ``add`` (replacing a kind of the same group and name), under the
+        same runtime config. This Scheme is left as it is."""
+        kinds = dict(self._kinds)
+        for key in remove:
+            kinds.pop(key, None)
+        for d in add:
+            SchemeBuilder().add(d)  # the same checks as a kind registered at start
+            kinds[(d.group, d.kind)] = d
+        return Scheme(kinds.values(), self._runtime_config)
 
     # ----------------------------------------------------------------- lookups
 
