@@ -51,6 +51,7 @@ from kstore.api.gvk import GroupVersion, Object, gvk_of
 from kstore.api.kinds import builtin_scheme
 from kstore.api.scheme import KindDefinition, Scheme
 from kstore.api.selectors import FieldSelector, LabelSelector
+from kstore.controllers import start_controllers
 from kstore.errors import BadRequest
 from kstore.registry.interface import (
     CreateOptions,
@@ -505,6 +506,8 @@ class Client:
         self._owns_backend = owns_backend
         self.on_warning = on_warning
         self._closed = False
+        # CustomResourceDefinitions stored (or created through this client) are served here too.
+        self._controllers = start_controllers(registry)
 
     @property
     def registry(self) -> StoreRegistry:
@@ -542,6 +545,7 @@ class Client:
         if self._closed:
             return
         self._closed = True
+        self._controllers.stop()
         self._registry.close()
         if self._owns_backend:
             self._registry.backend.close()

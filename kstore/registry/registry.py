@@ -309,9 +309,7 @@ class StoreRegistry(Registry):
                 for d in scheme.definitions()
                 if d.resource is not None and self._served(scheme, d)
             }
-            stale = [
-                key for key, store in old.items() if wanted.get(key) is not store.definition
-            ]
+            stale = [key for key, store in old.items() if wanted.get(key) is not store.definition]
             for key in stale:
                 self._stores = {k: v for k, v in self._stores.items() if k != key}
                 cacher = self._cachers.pop(key, None)

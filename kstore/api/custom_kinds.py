@@ -1,0 +1,122 @@
+"""The kind a CustomResourceDefinition defines, as a :class:`KindDefinition` the Scheme serves.
+
+:func:`kind_definition_for` reads a stored CRD (``apiextensions.k8s.io/v1``, as a dict) and gives
+the definition its custom resources are served with, as kube-apiserver's apiextensions handler
+serves them:
+
+- names from ``status.acceptedNames`` (what the naming controller accepted), never from the
+  spec directly: a CRD whose names are not accepted yet serves nothing;
+- one :class:`KindVersion` per version, served as ``spec.versions[].served`` says, with the
+  storage version marked; conversion strategy ``None``: the versions share one shape and only
+  ``apiVersion`` changes (the hub is that shape too);
+- scope, subresources (``status``, ``scale``) and ``selectableFields`` as field-selector fields.
+
+Pure functions over dicts; nothing here knows HTTP or storage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from kstore.api.gvk import Object
+from kstore.api.scheme import KindDefinition, KindVersion, ResourceInfo
+
+__all__ = [
+    "CRD_GROUP",
+    "CRD_RESOURCE",
+    "condition_true",
+    "kind_definition_for",
+    "selectable_field_values",
+]
+
+CRD_GROUP: Final = "apiextensions.k8s.io"
+CRD_RESOURCE: Final = "customresourcedefinitions"
+
+
+def _map(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def condition_true(crd: Object, condition: str) -> bool:
+    """Whether the CRD's status has ``condition`` with status ``True``."""
+    for c in _list(_map(crd.get("status")).get("conditions")):
+        if isinstance(c, Mapping) and c.get("type") == condition:
+            return c.get("status") == "True"
+    return False
+
+
+def _field_value(obj: Object, json_path: str) -> str:
+    """The value at a simple ``.a.b`` JSON path, as a field selector sees it ("" when absent)."""
+    node: Any = obj
+    for part in json_path.lstrip(".").split("."):
+        if not isinstance(node, Mapping):
+            return ""
+        node = node.get(part)
+    if node is None or isinstance(node, Mapping | list):
+        return ""
+    if isinstance(node, bool):
+        return "true" if node else "false"
+    return str(node)
+
+
+def selectable_field_values(paths: tuple[str, ...], obj: Object) -> dict[str, str]:
+    """The field-selector fields a version's ``selectableFields`` add, keyed without the dot."""
+    return {path.lstrip("."): _field_value(obj, path) for path in paths}
+
+
+def kind_definition_for(crd: Object) -> KindDefinition | None:
+    """The kind ``crd`` serves, or None while it serves nothing (its names not accepted yet,
+    or no version served)."""
+    spec = _map(crd.get("spec"))
+    accepted = _map(_map(crd.get("status")).get("acceptedNames"))
+    kind, plural = accepted.get("kind"), accepted.get("plural")
+    group = spec.get("group")
+    if not (isinstance(kind, str) and kind and isinstance(plural, str) and plural):
+        return None
+    if not isinstance(group, str) or not group:
+        return None
+    versions: list[KindVersion] = []
+    storage_version = ""
+    subresources: set[str] = set()
+    selectable: tuple[str, ...] = ()
+    for v in _list(spec.get("versions")):
+        v = _map(v)
+        name = v.get("name")
+        if not isinstance(name, str) or not name:
+            continue
+        versions.append(KindVersion(version=name, enabled=bool(v.get("served"))))
+        if v.get("storage"):
+            storage_version = name
+            selectable = tuple(
+                str(_map(f).get("jsonPath", "")) for f in _list(v.get("selectableFields"))
+            )
+        subresources.update(k for k in _map(v.get("subresources")) if k in ("status", "scale"))
+    if not versions or not any(v.enabled for v in versions):
+        return None
+
+    def field_labels(obj: Object) -> Mapping[str, str]:
+        return selectable_field_values(selectable, obj)
+
+    short_names = tuple(str(n) for n in _list(accepted.get("shortNames")))
+    categories = tuple(str(c) for c in _list(accepted.get("categories")))
+    return KindDefinition(
+        group=group,
+        kind=kind,
+        versions=tuple(versions),
+        storage_version=storage_version or versions[0].version,
+        resource=ResourceInfo(
+            plural=plural,
+            singular=str(accepted.get("singular") or kind.lower()),
+            namespaced=spec.get("scope") == "Namespaced",
+            short_names=short_names,
+            categories=categories,
+            subresources=tuple(sorted(subresources)),
+        ),
+        field_labels=field_labels if selectable else None,
+        list_kind=str(accepted.get("listKind") or f"{kind}List"),
+    )
