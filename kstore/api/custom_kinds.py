@@ -9,7 +9,8 @@ serves them:
 - one :class:`KindVersion` per version, served as ``spec.versions[].served`` says, with the
   storage version marked; conversion strategy ``None``: the versions share one shape and only
   ``apiVersion`` changes (the hub is that shape too);
-- scope, subresources (``status``, ``scale``) and ``selectableFields`` as field-selector fields.
+- scope, subresources (``status``, ``scale``) and ``selectableFields`` as field-selector fields;
+- each version's ``additionalPrinterColumns`` (an Age column where it has none).
 
 Pure functions over dicts; nothing here knows HTTP or storage.
 """
@@ -20,13 +21,14 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from kstore.api.gvk import Object
-from kstore.api.scheme import KindDefinition, KindVersion, ResourceInfo
+from kstore.api.scheme import KindDefinition, KindVersion, PrinterColumn, ResourceInfo
 
 __all__ = [
     "CRD_GROUP",
     "CRD_RESOURCE",
     "condition_true",
     "kind_definition_for",
+    "printer_columns",
     "selectable_field_values",
 ]
 
@@ -69,6 +71,35 @@ def selectable_field_values(paths: tuple[str, ...], obj: Object) -> dict[str, st
     return {path.lstrip("."): _field_value(obj, path) for path in paths}
 
 
+#: What Kubernetes prints for a version that defines no columns (after Name).
+_AGE_COLUMN: Final = PrinterColumn(
+    name="Age",
+    type="date",
+    json_path=".metadata.creationTimestamp",
+    description="CreationTimestamp is a timestamp representing the server time when this "
+    "object was created. It is not guaranteed to be set in happens-before order across "
+    "separate operations. Clients may not set this value. It is represented in RFC3339 form "
+    "and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: "
+    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+)
+
+
+def printer_columns(columns: Any) -> tuple[PrinterColumn, ...]:
+    """A version's ``additionalPrinterColumns`` (an Age column when it has none)."""
+    out = tuple(
+        PrinterColumn(
+            name=str(c.get("name", "")),
+            type=str(c.get("type", "")),
+            json_path=str(c.get("jsonPath", "")),
+            format=str(c.get("format", "")),
+            description=str(c.get("description", "")),
+            priority=int(c.get("priority") or 0),
+        )
+        for c in map(_map, _list(columns))
+    )
+    return out or (_AGE_COLUMN,)
+
+
 def kind_definition_for(crd: Object) -> KindDefinition | None:
     """The kind ``crd`` serves, or None while it serves nothing (its names not accepted yet,
     or no version served)."""
@@ -89,7 +120,13 @@ def kind_definition_for(crd: Object) -> KindDefinition | None:
         name = v.get("name")
         if not isinstance(name, str) or not name:
             continue
-        versions.append(KindVersion(version=name, enabled=bool(v.get("served"))))
+        versions.append(
+            KindVersion(
+                version=name,
+                enabled=bool(v.get("served")),
+                printer_columns=printer_columns(v.get("additionalPrinterColumns")),
+            )
+        )
         if v.get("storage"):
             storage_version = name
             selectable = tuple(

@@ -31,6 +31,7 @@ __all__ = [
     "Defaulter",
     "KindDefinition",
     "KindVersion",
+    "PrinterColumn",
     "ResourceInfo",
     "Scheme",
     "SchemeBuilder",
@@ -83,6 +84,21 @@ class ResourceInfo:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class PrinterColumn:
+    """A column ``kubectl get`` prints for a kind defined by data (a CRD's
+    ``additionalPrinterColumns``): the value at ``json_path``, typed ``integer``, ``number``,
+    ``string``, ``boolean`` or ``date`` (printed as an age); ``priority`` > 0 only with
+    ``-o wide``."""
+
+    name: str
+    type: str
+    json_path: str
+    format: str = ""
+    description: str = ""
+    priority: int = 0
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class KindVersion:
     """One external version of a kind.
 
@@ -97,6 +113,8 @@ class KindVersion:
     default: Defaulter | None = None
     schema: FieldSchema | None = None
     enabled: bool | None = None
+    #: The columns of kinds without a printer of their own (empty: Name and Created At).
+    printer_columns: tuple[PrinterColumn, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -15,15 +15,17 @@ from datetime import UTC, datetime
 from importlib import metadata
 
 from kstore.api.gvk import GroupVersion
-from kstore.api.scheme import Scheme
+from kstore.api.scheme import RegisteredResource, Scheme
 from kstore.errors import MethodNotAllowed, NotFound
 from kstore.registry.interface import Registry
+from kstore.server.column_printer import columns_printer
 from kstore.server.discovery import SERVED_SUBRESOURCES, Discovery
 from kstore.server.encoding import ResponseEncoder
 from kstore.server.handlers.scope import ResourceScope, selectable_fields
 from kstore.server.handlers.watch import WatchRegistry
 from kstore.server.metrics import Metrics
 from kstore.server.openapi import OpenAPIV2, OpenAPIV3
+from kstore.server.printers import Printer, printer_for
 from kstore.server.request_info import RequestInfo
 
 __all__ = ["KUBERNETES_MINOR", "ServerState", "VersionInfo"]
@@ -73,6 +75,16 @@ class VersionInfo:
         }
 
 
+def _printer(resource: RegisteredResource) -> Printer | None:
+    """The table columns of a resource: its kind's printer, else its version's columns."""
+    definition = resource.definition
+    printer = printer_for(definition.group, definition.kind)
+    if printer is not None:
+        return printer
+    columns = definition.version(resource.group_version.version).printer_columns
+    return columns_printer(columns) if columns else None
+
+
 @dataclass
 class ServerState:
     registry: Registry
@@ -110,6 +122,7 @@ class ServerState:
                     scheme=scheme,
                     encoder=encoder,
                     selectable_fields=selectable_fields(resource.definition),
+                    printer=_printer(resource),
                 )
             self.discovery = Discovery(scheme)
             self.openapi = OpenAPIV3(scheme, self.version.git_version)
