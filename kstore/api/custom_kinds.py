@@ -21,7 +21,13 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from kstore.api.gvk import Object
-from kstore.api.scheme import KindDefinition, KindVersion, PrinterColumn, ResourceInfo
+from kstore.api.scheme import (
+    KindDefinition,
+    KindVersion,
+    PrinterColumn,
+    ResourceInfo,
+    ScalePaths,
+)
 
 __all__ = [
     "CRD_GROUP",
@@ -115,6 +121,7 @@ def kind_definition_for(crd: Object) -> KindDefinition | None:
     storage_version = ""
     subresources: set[str] = set()
     selectable: tuple[str, ...] = ()
+    scale: ScalePaths | None = None
     for v in _list(spec.get("versions")):
         v = _map(v)
         name = v.get("name")
@@ -132,7 +139,15 @@ def kind_definition_for(crd: Object) -> KindDefinition | None:
             selectable = tuple(
                 str(_map(f).get("jsonPath", "")) for f in _list(v.get("selectableFields"))
             )
-        subresources.update(k for k in _map(v.get("subresources")) if k in ("status", "scale"))
+        served_subresources = _map(v.get("subresources"))
+        subresources.update(k for k in served_subresources if k in ("status", "scale"))
+        if "scale" in served_subresources and (scale is None or v.get("storage")):
+            paths = _map(served_subresources["scale"])
+            scale = ScalePaths(
+                spec_replicas=str(paths.get("specReplicasPath") or ""),
+                status_replicas=str(paths.get("statusReplicasPath") or ""),
+                label_selector=str(paths.get("labelSelectorPath") or ""),
+            )
     if not versions or not any(v.enabled for v in versions):
         return None
 
@@ -153,6 +168,7 @@ def kind_definition_for(crd: Object) -> KindDefinition | None:
             short_names=short_names,
             categories=categories,
             subresources=tuple(sorted(subresources)),
+            scale=scale,
         ),
         field_labels=field_labels if selectable else None,
         list_kind=str(accepted.get("listKind") or f"{kind}List"),

@@ -33,6 +33,7 @@ __all__ = [
     "KindVersion",
     "PrinterColumn",
     "ResourceInfo",
+    "ScalePaths",
     "Scheme",
     "SchemeBuilder",
     "UpdateValidator",
@@ -71,6 +72,17 @@ def version_stability(version: str) -> str:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class ScalePaths:
+    """Where a kind defined by data keeps what its ``scale`` subresource shows (a CRD's
+    ``subresources.scale``): simple JSON paths such as ``.spec.replicas``; the label selector
+    path, when given, names a string in its serialized form."""
+
+    spec_replicas: str
+    status_replicas: str
+    label_selector: str = ""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class ResourceInfo:
     """How a kind is exposed as an API resource (discovery, URLs, storage keys)."""
 
@@ -81,6 +93,9 @@ class ResourceInfo:
     categories: tuple[str, ...] = ()
     verbs: tuple[str, ...] = DEFAULT_VERBS
     subresources: tuple[str, ...] = ()
+    #: The ``scale`` subresource's paths, for kinds defined by data (None: the built-in kinds'
+    #: ``spec.replicas``, ``status.replicas`` and ``spec.selector``).
+    scale: ScalePaths | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

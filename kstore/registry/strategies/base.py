@@ -19,9 +19,7 @@ copied with :func:`copy_value` first.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar, Final, TypeVar, cast
-
-import orjson
+from typing import Any, ClassVar, Final
 
 from kstore.api.gvk import Object
 from kstore.api.scheme import KindDefinition
@@ -33,6 +31,8 @@ from kstore.api.validation.names import (
 from kstore.api.validation.objectmeta import validate_object_meta, validate_object_meta_update
 from kstore.errors import Cause
 from kstore.registry.interface import RequestContext
+from kstore.registry.strategies._objects import copy_value, meta, read_meta
+from kstore.registry.strategies._scale import SCALE, keep_all_but_replicas
 
 __all__ = [
     "DELETE_DEPENDENTS",
@@ -50,47 +50,11 @@ __all__ = [
     "read_meta",
 ]
 
-_T = TypeVar("_T")
-
 STATUS: Final = "status"
 #: Default garbage-collection policies (``rest.GarbageCollectionPolicy``); "" means none.
 DELETE_DEPENDENTS: Final = "DeleteDependents"
 ORPHAN_DEPENDENTS: Final = "OrphanDependents"
 UNSUPPORTED: Final = "Unsupported"
-
-
-def _copy(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _copy(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_copy(v) for v in value]
-    return value
-
-
-def copy_value(value: _T) -> _T:
-    """A copy of a JSON value that shares nothing mutable with it.
-
-    An orjson round trip is ~3x faster than walking the value in Python (5 us against 14 us
-    for a 600-byte pod) and far cheaper than ``copy.deepcopy``; values orjson cannot encode
-    (integers beyond 64 bits, non-string keys) are copied by the walk."""
-    try:
-        return cast(_T, orjson.loads(orjson.dumps(value)))
-    except (TypeError, orjson.JSONEncodeError):
-        return cast(_T, _copy(value))
-
-
-def meta(obj: Object) -> dict[str, Any]:
-    """``obj["metadata"]`` as a dict the caller may change (created when missing)."""
-    value = obj.get("metadata")
-    if not isinstance(value, dict):
-        value = {}
-        obj["metadata"] = value
-    return value
-
-
-def read_meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    value = obj.get("metadata")
-    return value if isinstance(value, Mapping) else {}
 
 
 def outside_metadata_and_status_changed(new: Mapping[str, Any], old: Mapping[str, Any]) -> bool:
@@ -119,6 +83,8 @@ class Strategy:
         self.info = definition.resource
         self.namespaced = definition.resource.namespaced
         self.status_subresource = STATUS in definition.resource.subresources
+        scale = definition.resource.scale
+        self._scale_path = tuple(scale.spec_replicas.lstrip(".").split(".")) if scale else ()
 
     # -- what the field manager needs --------------------------------------------------------
 
@@ -133,7 +99,9 @@ class Strategy:
 
     def subresources(self) -> tuple[str, ...]:
         """The subresources :meth:`prepare_for_update` accepts besides the main resource."""
-        return (STATUS,) if self.status_subresource else ()
+        return ((STATUS,) if self.status_subresource else ()) + (
+            (SCALE,) if self._scale_path else ()
+        )
 
     # -- create ----------------------------------------------------------------------------
 
@@ -177,6 +145,8 @@ class Strategy:
         if subresource == STATUS:
             self._keep_all_but_status(obj, old)
             return
+        if subresource == SCALE and self._scale_path:
+            keep_all_but_replicas(obj, old, self._scale_path)
         if self.status_subresource:
             keep(obj, old, STATUS)
         if self.tracks_generation and self.generation_changed(obj, old):
