@@ -132,6 +132,7 @@ def kind_definition_for(crd: Object) -> KindDefinition | None:
                 version=name,
                 enabled=bool(v.get("served")),
                 printer_columns=printer_columns(v.get("additionalPrinterColumns")),
+                openapi_schema=_map(v.get("schema")).get("openAPIV3Schema"),
             )
         )
         if v.get("storage"):

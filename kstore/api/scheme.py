@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Any
 
 from kstore.api.gvk import HUB_VERSION, GroupVersion, GroupVersionKind, Object, gvk_of
 from kstore.api.schema import FieldSchema
@@ -130,6 +131,9 @@ class KindVersion:
     enabled: bool | None = None
     #: The columns of kinds without a printer of their own (empty: Name and Created At).
     printer_columns: tuple[PrinterColumn, ...] = ()
+    #: The version's OpenAPI v3 schema, for kinds defined by data (a CRD version's
+    #: ``openAPIV3Schema``); built-in kinds' schemas come from their protobuf messages.
+    openapi_schema: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -97,6 +97,7 @@ class ServerState:
         self._rebuild_lock = threading.Lock()
         self.openapi_v2 = OpenAPIV2(self.version.git_version)
         self._scopes: dict[tuple[GroupVersion, str], ResourceScope] = {}
+        self._openapi_before: OpenAPIV3 | None = None
         self._follow(self.registry.scheme)
         self.registry.add_scheme_listener(self._follow)
         self._shutting_down = threading.Event()
@@ -125,7 +126,8 @@ class ServerState:
                     printer=_printer(resource),
                 )
             self.discovery = Discovery(scheme)
-            self.openapi = OpenAPIV3(scheme, self.version.git_version)
+            self.openapi = OpenAPIV3(scheme, self.version.git_version, self._openapi_before)
+            self._openapi_before = self.openapi
             self._scopes = scopes
 
     def scope_for(self, info: RequestInfo, method: str) -> ResourceScope:
