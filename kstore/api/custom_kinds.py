@@ -170,6 +170,8 @@ def kind_definition_for(crd: Object) -> KindDefinition | None:
             categories=categories,
             subresources=tuple(sorted(subresources)),
             scale=scale,
+            # kube-apiserver keeps custom resources under their group, even a *.k8s.io one.
+            key_prefix=f"/{group}/{plural}",
         ),
         field_labels=field_labels if selectable else None,
         list_kind=str(accepted.get("listKind") or f"{kind}List"),

@@ -97,6 +97,9 @@ class ResourceInfo:
     #: The ``scale`` subresource's paths, for kinds defined by data (None: the built-in kinds'
     #: ``spec.replicas``, ``status.replicas`` and ``spec.selector``).
     scale: ScalePaths | None = None
+    #: The storage key prefix, when the kind's rule is not the built-in one (custom resources
+    #: live under ``/<group>/<plural>`` whatever their group).
+    key_prefix: str = ""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -269,7 +269,7 @@ class StoreRegistry(Registry):
     ) -> GenericStore:
         assert definition.resource is not None
         info = definition.resource
-        prefix = resource_prefix(definition.group, info.plural)
+        prefix = info.key_prefix or resource_prefix(definition.group, info.plural)
         strategy = strategy_for(
             definition,
             event_ttl_seconds=self._config.event_ttl_seconds,
@@ -374,7 +374,7 @@ class StoreRegistry(Registry):
                         group=group,
                         resource=plural,
                         storage=store.storage,
-                        resource_prefix=resource_prefix(group, plural),
+                        resource_prefix=store.info.key_prefix or resource_prefix(group, plural),
                         namespaced=store.info.namespaced,
                         ttl_seconds=store.strategy.ttl_seconds,
                     )
