@@ -10,6 +10,7 @@ import copy
 from typing import Any
 
 import pytest
+import yaml
 
 from kstore.api.kinds import builtin_scheme
 from kstore.api.kinds._crd_validation import (
@@ -20,6 +21,7 @@ from kstore.api.kinds._crd_validation import (
 )
 from kstore.api.validation.field import Path
 from kstore.errors import Cause
+from tests.fixtures_path import REPO_ROOT
 
 SCHEME = builtin_scheme()
 SCHEMA: dict[str, Any] = {
@@ -546,3 +548,27 @@ def test_webhook_conversion_needs_preserve_unknown_fields_false(strategy: str) -
         'spec.conversion.strategy: Invalid value: "Webhook": '
         "must be None if spec.preserveUnknownFields is true"
     ]
+
+
+# ---------------------------------------------------------------------------- real CRDs
+
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_CORPUS = (REPO_ROOT / ".." / "shared" / "crd-corpus").resolve()
+
+
+def test_published_crds_are_valid() -> None:
+    """Flux, cert-manager and Kyverno install their CRDs on every Kubernetes: none may be
+    refused (status as the strategy leaves it on create)."""
+    files = sorted(_CORPUS.glob("*/crds/*.yaml"))
+    if not files:
+        pytest.skip(f"the CRD corpus is not at {_CORPUS}")
+    checked = 0
+    for path in files:
+        for doc in yaml.load_all(path.read_text(), Loader=_LOADER):
+            if not doc or doc.get("kind") != "CustomResourceDefinition":
+                continue
+            doc.pop("status", None)
+            SCHEME.default(doc)
+            assert _errors(doc) == [], path.name
+            checked += 1
+    assert checked >= 30
