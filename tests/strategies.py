@@ -1300,6 +1300,116 @@ def _ingress_class(version: str) -> st.SearchStrategy[Obj]:
     return _fields({"metadata": object_meta(namespaced=False)}, {"spec": spec})
 
 
+def _json_schema() -> st.SearchStrategy[Obj]:
+    """JSONSchemaProps as a CRD holds them: typed leaves, nested properties and items, the
+    x-kubernetes-* extensions and raw-JSON default/enum values."""
+    leaf = _fields(
+        {"type": st.sampled_from(["string", "integer", "boolean", "number"])},
+        {
+            "description": st.text(max_size=10),
+            "format": st.sampled_from(["int32", "date-time"]),
+            "default": st.one_of(st.integers(0, 9), st.text(max_size=4), st.booleans()),
+            "enum": st.lists(st.text(max_size=4), max_size=2),
+            "maximum": st.integers(0, 100),
+            "x-kubernetes-int-or-string": st.just(True),
+        },
+    )
+    return st.recursive(
+        leaf,
+        lambda inner: st.one_of(
+            _fields(
+                {"type": st.just("object")},
+                {
+                    "properties": st.dictionaries(dns_label(), inner, max_size=2),
+                    "required": st.lists(dns_label(), max_size=2),
+                    "x-kubernetes-preserve-unknown-fields": st.booleans(),
+                    "additionalProperties": st.one_of(st.booleans(), inner),
+                },
+            ),
+            _fields(
+                {"type": st.just("array"), "items": inner},
+                {"x-kubernetes-list-type": st.sampled_from(["atomic", "set"])},
+            ),
+        ),
+        max_leaves=4,
+    )
+
+
+def _crd_version() -> st.SearchStrategy[Obj]:
+    column = _fields(
+        {"name": dns_label(), "type": st.just("string"), "jsonPath": st.just(".spec.x")},
+        {"priority": st.integers(0, 2), "format": st.just("date")},
+    )
+    scale = _fields(
+        {"specReplicasPath": st.just(".spec.replicas"), "statusReplicasPath": st.just(".status.r")},
+        {"labelSelectorPath": st.just(".status.selector")},
+    )
+    return _fields(
+        {
+            "name": st.sampled_from(["v1", "v1beta1", "v2alpha1"]),
+            "served": st.booleans(),
+            "storage": st.booleans(),
+        },
+        {
+            "deprecated": st.booleans(),
+            "schema": _fields({"openAPIV3Schema": _json_schema()}, {}),
+            "subresources": _fields({}, {"status": st.just({}), "scale": scale}),
+            "additionalPrinterColumns": st.lists(column, max_size=2),
+            "selectableFields": st.lists(_fields({"jsonPath": st.just(".spec.x")}, {}), max_size=1),
+        },
+    )
+
+
+def _custom_resource_definition(version: str) -> st.SearchStrategy[Obj]:
+    names = _fields(
+        {"plural": dns_label(), "kind": st.sampled_from(["Widget", "Gadget"])},
+        {
+            "singular": dns_label(),
+            "listKind": st.sampled_from(["WidgetList", "Gadgets"]),
+            "shortNames": st.lists(dns_label(), max_size=2),
+            "categories": st.lists(dns_label(), max_size=1),
+        },
+    )
+    webhook = _fields(
+        {"conversionReviewVersions": st.just(["v1"])},
+        {
+            "clientConfig": _fields(
+                {},
+                {
+                    "url": st.just("https://conv.example.com/convert"),
+                    "caBundle": st.just("Y2E="),
+                },
+            )
+        },
+    )
+    conversion = st.one_of(
+        st.just({"strategy": "None"}),
+        _fields({"strategy": st.just("Webhook"), "webhook": webhook}, {}),
+    )
+    spec = _fields(
+        {
+            "group": dns_subdomain(),
+            "scope": st.sampled_from(["Cluster", "Namespaced"]),
+            "names": names,
+            "versions": st.lists(_crd_version(), min_size=1, max_size=2),
+        },
+        {"conversion": conversion, "preserveUnknownFields": st.booleans()},
+    )
+    condition = _fields(
+        {"type": st.sampled_from(["Established", "NamesAccepted"]), "status": st.just("True")},
+        {"reason": st.just("InitialNamesAccepted"), "lastTransitionTime": timestamp()},
+    )
+    status = _fields(
+        {},
+        {
+            "conditions": st.lists(condition, max_size=2),
+            "acceptedNames": names,
+            "storedVersions": st.lists(st.sampled_from(["v1", "v1beta1"]), min_size=1, max_size=2),
+        },
+    )
+    return _fields({"metadata": object_meta(namespaced=False)}, {"spec": spec, "status": status})
+
+
 # ------------------------------------------------------------------------------- dispatch
 
 _BY_KIND: dict[tuple[str, str], StrategyFor] = {
@@ -1321,6 +1431,7 @@ _BY_KIND: dict[tuple[str, str], StrategyFor] = {
     ("policy", "PodDisruptionBudget"): _pod_disruption_budget,
     ("networking.k8s.io", "Ingress"): _ingress,
     ("networking.k8s.io", "IngressClass"): _ingress_class,
+    ("apiextensions.k8s.io", "CustomResourceDefinition"): _custom_resource_definition,
     ("rbac.authorization.k8s.io", "Role"): _rbac_role(namespaced=True),
     ("rbac.authorization.k8s.io", "ClusterRole"): _rbac_role(namespaced=False),
     ("rbac.authorization.k8s.io", "RoleBinding"): _rbac_binding(namespaced=True),

@@ -63,8 +63,12 @@ __all__ = [
 DEFAULT_EVENT_TTL_SECONDS: Final = 3600
 #: Groups whose resources Kubernetes stores under the bare plural.
 _LEGACY_GROUPS: Final = frozenset({"", "apps", "batch", "autoscaling", "policy", "extensions"})
-#: Kubernetes' SpecialDefaultResourcePrefixes.
+#: Kubernetes' SpecialDefaultResourcePrefixes, and apiextensions-apiserver's prefix for CRDs
+#: (it stores them under their group, as it stores custom resources).
 _SPECIAL_PREFIXES: Final = {
+    ("apiextensions.k8s.io", "customresourcedefinitions"): (
+        "/apiextensions.k8s.io/customresourcedefinitions"
+    ),
     ("", "replicationcontrollers"): "/controllers",
     ("", "endpoints"): "/services/endpoints",
     ("", "nodes"): "/minions",

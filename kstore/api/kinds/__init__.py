@@ -1,6 +1,6 @@
-"""The built-in kinds kstore serves: core/v1, apps, batch, coordination.k8s.io, networking.k8s.io,
-policy, rbac.authorization.k8s.io, and the meta kinds (one module per group, or per kind for the
-later ones).
+"""The built-in kinds kstore serves: core/v1, apiextensions.k8s.io, apps, batch,
+coordination.k8s.io, networking.k8s.io, policy, rbac.authorization.k8s.io, and the meta kinds
+(one module per group, or per kind for the later ones).
 
 Their structural schemas (which fields each version has, for ``fieldValidation``) come from the
 protobuf descriptors of the same kinds, so the wire format and the field checks cannot drift.
@@ -13,6 +13,7 @@ from functools import cache
 
 from kstore.api.gvk import GroupVersionKind
 from kstore.api.kinds import (
+    apiextensions,
     apps,
     batch,
     coordination,
@@ -66,6 +67,7 @@ def _builtin_definitions() -> tuple[KindDefinition, ...]:
         *coordination.DEFINITIONS,
         *networking.DEFINITIONS,
         *poddisruptionbudget.DEFINITIONS,
+        *apiextensions.DEFINITIONS,
         *rbac.DEFINITIONS,
         *meta.DEFINITIONS,
         # WatchEvent and the option kinds of the RBAC group, as for every served group.

@@ -26,7 +26,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from kstore.api.kinds import apps, batch, coordination, core, networking, poddisruptionbudget
+from kstore.api.kinds import (
+    apiextensions,
+    apps,
+    batch,
+    coordination,
+    core,
+    networking,
+    poddisruptionbudget,
+)
 from kstore.api.scheme import KindDefinition, KindVersion
 
 __all__ = [
@@ -81,6 +89,7 @@ def _builtin_group_versions() -> dict[str, list[str]]:
         *coordination.DEFINITIONS,
         *networking.DEFINITIONS,
         *poddisruptionbudget.DEFINITIONS,
+        *apiextensions.DEFINITIONS,
     ):
         known = groups.setdefault(definition.group, [])
         for v in definition.versions:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from kstore.api.scheme import KindDefinition
+from kstore.registry.strategies.apiextensions import CustomResourceDefinitionStrategy
 from kstore.registry.strategies.apps import DeploymentStrategy
 from kstore.registry.strategies.base import BuiltinStrategy, Strategy
 from kstore.registry.strategies.batch import CronJobStrategy, JobStrategy
@@ -54,6 +55,9 @@ _BUILTIN: dict[tuple[str, str], StrategyFactory] = {
     ("policy", "PodDisruptionBudget"): lambda d, ttl: PodDisruptionBudgetStrategy(d),
     ("networking.k8s.io", "Ingress"): lambda d, ttl: IngressStrategy(d),
     ("networking.k8s.io", "IngressClass"): lambda d, ttl: IngressClassStrategy(d),
+    ("apiextensions.k8s.io", "CustomResourceDefinition"): (
+        lambda d, ttl: CustomResourceDefinitionStrategy(d)
+    ),
     # RBAC objects carry no metadata.generation in Kubernetes.
     ("rbac.authorization.k8s.io", "Role"): lambda d, ttl: BuiltinStrategy(d),
     ("rbac.authorization.k8s.io", "ClusterRole"): lambda d, ttl: BuiltinStrategy(d),

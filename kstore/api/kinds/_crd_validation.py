@@ -1,0 +1,976 @@
+"""CustomResourceDefinition validation: ``pkg/apis/apiextensions/validation`` (Kubernetes v1.36).
+
+Kubernetes validates the internal type, so every rule here reads the internal view of
+:mod:`kstore.api.kinds._crd_internal` and reports the internal paths (``spec.validation...`` for a
+schema all versions share, ``spec.conversion.webhookClientConfig``, a column's ``JSONPath``).
+Checks run in Kubernetes' order: ObjectMeta (the name must be ``<plural>.<group>``), the spec,
+``status.acceptedNames``, ``status.storedVersions``, the API-approval annotation of protected
+groups, and ``spec.preserveUnknownFields`` (v1 never allows it to become true).
+
+The schema of each version goes through one door, :func:`validate_version_schema`. It does the
+checks that need nothing but the schema's root; the structural-schema rules, defaults that must be
+pruned and CEL compilation (``kstore/api/structural/``, ``kstore/api/cel/``) plug in there.
+
+Rules of the internal type that a v1 object can never break (top-level and per-version fields
+both set, identical per-version values, ``spec.version`` not matching ``spec.versions[0]``) are
+left out, as are the CA bundle's PEM check and the ``error building validator`` pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+from kstore.api.kinds._crd_internal import (
+    InternalSpec,
+    InternalVersion,
+    go_schema,
+    go_versions,
+    internal_spec,
+)
+from kstore.api.validation._access import get_list, get_map, get_str, maps, opt_str
+from kstore.api.validation._render import go_quote
+from kstore.api.validation.field import (
+    JSONValue,
+    Path,
+    duplicate,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+    too_many,
+)
+from kstore.api.validation.names import (
+    is_dns1035_label,
+    is_dns1123_subdomain,
+    is_valid_port_num,
+    name_is_dns_subdomain,
+)
+from kstore.api.validation.objectmeta import (
+    validate_immutable_field,
+    validate_object_meta,
+    validate_object_meta_update,
+)
+from kstore.errors import Cause
+
+__all__ = [
+    "MAX_SELECTABLE_FIELDS",
+    "validate_custom_resource_definition",
+    "validate_custom_resource_definition_status_update",
+    "validate_custom_resource_definition_update",
+    "validate_version_schema",
+]
+
+#: ``MaxSelectableFields``.
+MAX_SELECTABLE_FIELDS: Final = 8
+_SCOPES: Final = ("Cluster", "Namespaced")
+_STRATEGIES: Final = ("None", "Webhook")
+#: ``printerColumnDatatypes`` and ``customResourceColumnDefinitionFormats``, sorted as
+#: ``sets.String.List()`` prints them.
+_COLUMN_TYPES: Final = ("boolean", "date", "integer", "number", "string")
+_COLUMN_FORMATS: Final = (
+    "byte",
+    "date",
+    "date-time",
+    "double",
+    "float",
+    "int32",
+    "int64",
+    "password",
+)
+#: The ConversionReview versions the previous release understands.
+_REVIEW_VERSIONS: Final = ("v1", "v1beta1")
+_APPROVAL: Final = "api-approved.kubernetes.io"
+_URL_FORM: Final = "; desired format: https://host[/path]"
+
+_SPEC: Final = Path("spec")
+_STATUS: Final = Path("status")
+
+#: The internal JSONSchemaProps fields in Go order: (v1 JSON name, Go name, zero is "" / False).
+_SCHEMA_FIELDS: Final = (
+    ("id", "ID", True),
+    ("$schema", "Schema", True),
+    ("$ref", "Ref", False),
+    ("description", "Description", True),
+    ("type", "Type", True),
+    ("nullable", "Nullable", True),
+    ("format", "Format", True),
+    ("title", "Title", True),
+    ("default", "Default", False),
+    ("maximum", "Maximum", False),
+    ("exclusiveMaximum", "ExclusiveMaximum", True),
+    ("minimum", "Minimum", False),
+    ("exclusiveMinimum", "ExclusiveMinimum", True),
+    ("maxLength", "MaxLength", False),
+    ("minLength", "MinLength", False),
+    ("pattern", "Pattern", True),
+    ("maxItems", "MaxItems", False),
+    ("minItems", "MinItems", False),
+    ("uniqueItems", "UniqueItems", True),
+    ("multipleOf", "MultipleOf", False),
+    ("enum", "Enum", False),
+    ("maxProperties", "MaxProperties", False),
+    ("minProperties", "MinProperties", False),
+    ("required", "Required", False),
+    ("items", "Items", False),
+    ("allOf", "AllOf", False),
+    ("oneOf", "OneOf", False),
+    ("anyOf", "AnyOf", False),
+    ("not", "Not", False),
+    ("properties", "Properties", False),
+    ("additionalProperties", "AdditionalProperties", False),
+    ("patternProperties", "PatternProperties", False),
+    ("dependencies", "Dependencies", False),
+    ("additionalItems", "AdditionalItems", False),
+    ("definitions", "Definitions", False),
+    ("externalDocs", "ExternalDocs", False),
+    ("example", "Example", False),
+    ("x-kubernetes-preserve-unknown-fields", "XPreserveUnknownFields", False),
+    ("x-kubernetes-embedded-resource", "XEmbeddedResource", True),
+    ("x-kubernetes-int-or-string", "XIntOrString", True),
+    ("x-kubernetes-list-map-keys", "XListMapKeys", False),
+    ("x-kubernetes-list-type", "XListType", False),
+    ("x-kubernetes-map-type", "XMapType", False),
+    ("x-kubernetes-validations", "XValidations", False),
+)
+#: ``allowedFieldsAtRootSchema``: what a root schema may set when the status subresource is on.
+_ROOT_FIELDS: Final = (
+    "Description",
+    "Type",
+    "Format",
+    "Title",
+    "Maximum",
+    "ExclusiveMaximum",
+    "Minimum",
+    "ExclusiveMinimum",
+    "MaxLength",
+    "MinLength",
+    "Pattern",
+    "MaxItems",
+    "MinItems",
+    "UniqueItems",
+    "MultipleOf",
+    "Required",
+    "Items",
+    "Properties",
+    "ExternalDocs",
+    "Example",
+    "XPreserveUnknownFields",
+    "XValidations",
+)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Options:
+    """``validationOptions``: what create requires, and what an update relaxes for stored CRDs."""
+
+    require_recognized_review_version: bool = True
+    require_immutable_names: bool = False
+    require_openapi_schema: bool = True
+    #: Version names ("" for the top level) whose too many selectable fields are tolerated.
+    allow_too_many_selectable_fields: frozenset[str] = field(default_factory=frozenset)
+
+
+# ------------------------------------------------------------------------------ schema
+
+
+def _is_zero(value: Any, scalar: bool) -> bool:
+    if scalar:
+        return value is None or value == "" or value is False
+    return value is None
+
+
+def validate_version_schema(
+    schema: Mapping[str, Any], path: Path, *, status_enabled: bool
+) -> list[Cause]:
+    """The checks of one ``openAPIV3Schema`` (``path`` is its own path).
+
+    Done here: with the status subresource on, the root is of type ``object`` and sets only
+    the fields Kubernetes allows there; the root is not ``nullable``. The structural-schema
+    rules, default pruning and CEL compilation of ``validateCustomResourceDefinitionValidation``
+    plug in here and append their causes after these.
+    """
+    causes: list[Cause] = []
+    if status_enabled:
+        for key, go_name, scalar in _SCHEMA_FIELDS:
+            value = schema.get(key)
+            if _is_zero(value, scalar):
+                continue
+            if go_name == "Type":
+                if value != "object":
+                    causes.append(
+                        invalid(
+                            path.child("type"),
+                            value,
+                            'only "object" is allowed as the type at the root of the schema if '
+                            "the status subresource is enabled",
+                        )
+                    )
+                    break
+                continue
+            if go_name not in _ROOT_FIELDS:
+                allowed = "[" + " ".join(_ROOT_FIELDS) + "]"
+                causes.append(
+                    invalid(
+                        path,
+                        go_schema(schema),
+                        f"only {allowed} fields are allowed at the root of the schema if the "
+                        "status subresource is enabled",
+                    )
+                )
+                break
+    if schema.get("nullable") is True:
+        causes.append(forbidden(path.child("nullable"), "nullable cannot be true at the root"))
+    return causes
+
+
+def _validate_validation(
+    validation: Mapping[str, Any] | None, status_enabled: bool, path: Path
+) -> list[Cause]:
+    if validation is None:
+        return []
+    schema = validation.get("openAPIV3Schema")
+    if not isinstance(schema, Mapping):
+        return []
+    return validate_version_schema(
+        schema, path.child("openAPIV3Schema"), status_enabled=status_enabled
+    )
+
+
+def _schema_has(schema: Any, pred: Callable[[Mapping[str, Any]], bool]) -> bool:
+    """``SchemaHas``: whether ``pred`` holds anywhere in the schema tree."""
+    if not isinstance(schema, Mapping):
+        return False
+    if pred(schema):
+        return True
+    for key in ("items", "additionalItems", "additionalProperties", "not"):
+        value = schema.get(key)
+        if isinstance(value, list):
+            if any(_schema_has(s, pred) for s in value):
+                return True
+        elif _schema_has(value, pred):
+            return True
+    for key in ("allOf", "oneOf", "anyOf"):
+        if any(_schema_has(s, pred) for s in get_list(schema, key)):
+            return True
+    for key in ("properties", "patternProperties", "definitions", "dependencies"):
+        if any(_schema_has(s, pred) for s in get_map(schema, key).values()):
+            return True
+    return False
+
+
+def _schemas(spec: InternalSpec) -> list[Any]:
+    found = [spec.validation] + [v.schema for v in spec.versions]
+    return [v.get("openAPIV3Schema") for v in found if v is not None]
+
+
+def _has_defaults(spec: InternalSpec) -> bool:
+    return any(_schema_has(s, lambda n: n.get("default") is not None) for s in _schemas(spec))
+
+
+# ------------------------------------------------------------------- names and columns
+
+
+def _dns1035(value: str, path: Path) -> list[Cause]:
+    errs = is_dns1035_label(value)
+    return [invalid(path, value, ",".join(errs))] if errs else []
+
+
+def validate_names(names: Mapping[str, Any], path: Path) -> list[Cause]:
+    """``ValidateCustomResourceDefinitionNames`` (spec.names and status.acceptedNames)."""
+    causes: list[Cause] = []
+    for key in ("plural", "singular"):
+        value = get_str(names, key)
+        if value:
+            causes.extend(_dns1035(value, path.child(key)))
+    for key in ("kind", "listKind"):
+        value = get_str(names, key)
+        errs = is_dns1035_label(value.lower()) if value else []
+        if errs:
+            detail = "may have mixed case, but should otherwise match: " + ",".join(errs)
+            causes.append(invalid(path.child(key), value, detail))
+    for i, short in enumerate(get_list(names, "shortNames")):
+        text = short if isinstance(short, str) else ""
+        causes.extend(_dns1035(text, path.child("shortNames").index(i)))
+    kind, list_kind = get_str(names, "kind"), get_str(names, "listKind")
+    if kind and kind == list_kind:
+        causes.append(
+            invalid(path.child("listKind"), list_kind, "kind and listKind may not be the same")
+        )
+    for i, category in enumerate(get_list(names, "categories")):
+        text = category if isinstance(category, str) else ""
+        causes.extend(_dns1035(text, path.child("categories").index(i)))
+    return causes
+
+
+def _validate_simple_json_path(value: str, path: Path) -> list[Cause]:
+    if not value:
+        return [invalid(path, value, "must not be empty")]
+    if value[0] != ".":
+        return [invalid(path, value, "must be a simple json path starting with .")]
+    return []
+
+
+def _validate_column(column: Mapping[str, Any], path: Path) -> list[Cause]:
+    causes: list[Cause] = []
+    if not get_str(column, "name"):
+        causes.append(required(path.child("name")))
+    kind = get_str(column, "type")
+    types = "must be one of " + ",".join(_COLUMN_TYPES)
+    if not kind:
+        causes.append(required(path.child("type"), types))
+    elif kind not in _COLUMN_TYPES:
+        causes.append(invalid(path.child("type"), kind, types))
+    fmt = get_str(column, "format")
+    if fmt and fmt not in _COLUMN_FORMATS:
+        causes.append(
+            invalid(path.child("format"), fmt, "must be one of " + ",".join(_COLUMN_FORMATS))
+        )
+    json_path = get_str(column, "jsonPath")
+    if not json_path:
+        causes.append(required(path.child("JSONPath")))
+    else:
+        causes.extend(_validate_simple_json_path(json_path, path.child("JSONPath")))
+    return causes
+
+
+def _validate_subresources(sub: Mapping[str, Any] | None, path: Path) -> list[Cause]:
+    if sub is None:
+        return []
+    scale = sub.get("scale")
+    if not isinstance(scale, Mapping):
+        return []
+    causes: list[Cause] = []
+    for key, prefix, under in (
+        ("specReplicasPath", ".spec.", ".spec"),
+        ("statusReplicasPath", ".status.", ".status"),
+    ):
+        where = path.child(f"scale.{key}")
+        value = get_str(scale, key)
+        if not value:
+            causes.append(required(where))
+            continue
+        errs = _validate_simple_json_path(value, where)
+        if errs:
+            causes.extend(errs)
+        elif not value.startswith(prefix):
+            causes.append(invalid(where, value, f"should be a json path under {under}"))
+    selector = opt_str(scale, "labelSelectorPath")
+    if selector:
+        where = path.child("scale.labelSelectorPath")
+        errs = _validate_simple_json_path(selector, where)
+        if errs:
+            causes.extend(errs)
+        elif not selector.startswith((".spec.", ".status.")):
+            causes.append(
+                invalid(
+                    where,
+                    JSONValue(selector),
+                    "should be a json path under either .spec or .status",
+                )
+            )
+    return causes
+
+
+def _deprecation_warning_errors(deprecated: bool, warning: str | None) -> list[str]:
+    if not deprecated and warning is not None:
+        return ["can only be set for deprecated versions"]
+    if warning is None:
+        return []
+    errors: list[str] = []
+    if len(warning.encode()) > 256:
+        errors.append("must be <= 256 characters long")
+    if not warning:
+        errors.append("must not be an empty string")
+    offset = 0
+    for ch in warning:
+        if not (ch.isprintable() or ch == " "):
+            kind = "control" if ord(ch) < 0x20 or 0x7F <= ord(ch) < 0xA0 else "non-printable"
+            errors.append(
+                "must only contain printable UTF-8 characters; "
+                f"{kind} character found at index {offset}"
+            )
+            break
+        offset += len(ch.encode())
+    return errors
+
+
+# ------------------------------------------------------------------- selectable fields
+
+
+def _resolve(json_path: str, schema: Mapping[str, Any]) -> tuple[list[str], Any] | str:
+    """``cel.ValidFieldPath`` without array notation: the path's names and the schema found,
+    or the error text."""
+    names: list[str] = []
+    node: Any = schema
+    tokens = [t for t in _split_path(json_path)]
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok == "[":
+            return "array notation is not allowed"
+        if tok != ".":
+            return f"expected [ or . but got: {tok}"
+        if i + 1 >= len(tokens):
+            return "unexpected end of JSON path"
+        name = tokens[i + 1]
+        i += 2
+        props = node.get("properties") if isinstance(node, Mapping) else None
+        extra = node.get("additionalProperties") if isinstance(node, Mapping) else None
+        if isinstance(props, Mapping):
+            if name not in props:
+                return "does not refer to a valid field"
+            node = props[name]
+        elif isinstance(extra, Mapping):
+            node = extra
+        else:
+            return "does not refer to a valid field"
+        names.append(name)
+    return names, node
+
+
+def _split_path(text: str) -> list[str]:
+    out: list[str] = []
+    current = ""
+    for ch in text:
+        if ch in ".[]":
+            if current:
+                out.append(current)
+                current = ""
+            out.append(ch)
+        else:
+            current += ch
+    if current:
+        out.append(current)
+    return out
+
+
+def _validate_selectable_fields(
+    fields: Sequence[Any],
+    schema: Mapping[str, Any],
+    path: Path,
+    opts: _Options,
+    version: str,
+) -> list[Cause]:
+    causes: list[Cause] = []
+    seen: set[str] = set()
+    for i, entry in enumerate(maps(fields)):
+        where = path.index(i).child("jsonPath")
+        json_path = get_str(entry, "jsonPath")
+        if not json_path:
+            causes.append(required(where))
+            continue
+        found = _resolve(json_path, schema)
+        if isinstance(found, str):
+            causes.append(invalid(where, json_path, f"is an invalid path: {found}"))
+            continue
+        names, node = found
+        if names and names[0] == "metadata":
+            causes.append(invalid(where, json_path, "must not point to fields in metadata"))
+        node_type = node.get("type") if isinstance(node, Mapping) else None
+        if node_type not in ("string", "boolean", "integer"):
+            causes.append(
+                invalid(
+                    where,
+                    json_path,
+                    "must point to a field of type string, boolean or integer. Enum string "
+                    "fields and strings with formats are allowed.",
+                )
+            )
+        key = ".".join(names)
+        if key in seen:
+            causes.append(duplicate(where, json_path))
+        else:
+            seen.add(key)
+    if len(seen) > MAX_SELECTABLE_FIELDS and version not in opts.allow_too_many_selectable_fields:
+        causes.append(too_many(path, len(seen), MAX_SELECTABLE_FIELDS))
+    return causes
+
+
+def _validate_version(
+    version: InternalVersion, path: Path, status_enabled: bool, opts: _Options
+) -> list[Cause]:
+    causes: list[Cause] = []
+    warning = opt_str(version.raw, "deprecationWarning")
+    deprecated = version.raw.get("deprecated") is True
+    for err in _deprecation_warning_errors(deprecated, warning):
+        causes.append(invalid(path.child("deprecationWarning"), JSONValue(warning), err))
+    causes.extend(_validate_validation(version.schema, status_enabled, path.child("schema")))
+    causes.extend(_validate_subresources(version.subresources, path.child("subresources")))
+    for i, column in enumerate(maps(version.columns)):
+        causes.extend(_validate_column(column, path.child("additionalPrinterColumns").index(i)))
+    if version.selectable_fields:
+        schema = (version.schema or {}).get("openAPIV3Schema")
+        if not isinstance(schema, Mapping):
+            causes.append(
+                invalid(
+                    path.child("selectableFields"),
+                    "",
+                    "may only be set when `version.schema.openAPIV3Schema` is not included",
+                )
+            )
+        else:
+            causes.extend(
+                _validate_selectable_fields(
+                    version.selectable_fields,
+                    schema,
+                    path.child("selectableFields"),
+                    opts,
+                    version.name,
+                )
+            )
+    return causes
+
+
+# ------------------------------------------------------------------------- conversion
+
+
+def _validate_webhook_url(url: str, path: Path) -> list[Cause]:
+    parts = urlsplit(url)
+    causes: list[Cause] = []
+    if parts.scheme != "https":
+        causes.append(
+            invalid(path, parts.scheme, "'https' is the only allowed URL scheme" + _URL_FORM)
+        )
+    userinfo, at, host = parts.netloc.rpartition("@")
+    if not at:
+        host = parts.netloc
+    if not host:
+        causes.append(invalid(path, host, "host must be specified" + _URL_FORM))
+    if at:
+        causes.append(invalid(path, userinfo, "user information is not permitted in the URL"))
+    if parts.fragment:
+        causes.append(invalid(path, parts.fragment, "fragments are not permitted in the URL"))
+    if parts.query:
+        causes.append(invalid(path, parts.query, "query parameters are not permitted in the URL"))
+    return causes
+
+
+def _validate_webhook_service(service: Mapping[str, Any], path: Path) -> list[Cause]:
+    causes: list[Cause] = []
+    if not get_str(service, "name"):
+        causes.append(required(path.child("name")))
+    if not get_str(service, "namespace"):
+        causes.append(required(path.child("namespace")))
+    port = service.get("port")
+    port = port if isinstance(port, int) and not isinstance(port, bool) else 0
+    errs = is_valid_port_num(port)
+    if errs:
+        causes.append(invalid(path.child("port"), port, "port is not valid: " + ", ".join(errs)))
+    url_path = opt_str(service, "path")
+    if url_path is None or url_path in ("", "/"):
+        return causes
+    where = path.child("path")
+    if url_path == "//":
+        return [*causes, invalid(where, url_path, "segment[0] may not be empty")]
+    if not url_path.startswith("/"):
+        causes.append(invalid(where, url_path, "must start with a '/'"))
+    check = url_path[1:]
+    if check.endswith("/"):
+        check = check[:-1]
+    for i, step in enumerate(check.split("/")):
+        if not step:
+            causes.append(invalid(where, url_path, f"segment[{i}] may not be empty"))
+            continue
+        causes.extend(
+            invalid(where, url_path, f"segment[{i}]: {err}") for err in is_dns1123_subdomain(step)
+        )
+    return causes
+
+
+def _validate_review_versions(
+    versions: Sequence[Any], require_recognized: bool, path: Path
+) -> list[Cause]:
+    if not versions:
+        return [required(path)]
+    causes: list[Cause] = []
+    seen: set[str] = set()
+    recognized = False
+    for i, value in enumerate(versions):
+        text = value if isinstance(value, str) else ""
+        if text in seen:
+            causes.append(invalid(path.index(i), text, "duplicate version"))
+            continue
+        seen.add(text)
+        causes.extend(invalid(path.index(i), text, err) for err in is_dns1035_label(text))
+        recognized = recognized or text in _REVIEW_VERSIONS
+    if require_recognized and not recognized:
+        causes.append(
+            invalid(
+                path, list(versions), "must include at least one of " + ", ".join(_REVIEW_VERSIONS)
+            )
+        )
+    return causes
+
+
+def _validate_conversion(spec: InternalSpec, opts: _Options, path: Path) -> list[Cause]:
+    if spec.conversion is None:
+        return []
+    strategy = get_str(spec.conversion, "strategy")
+    causes: list[Cause] = []
+    if not strategy:
+        causes.append(required(path.child("strategy")))
+    elif strategy not in _STRATEGIES:
+        causes.append(not_supported(path.child("strategy"), strategy, _STRATEGIES))
+    config = spec.webhook_client_config
+    review = spec.conversion_review_versions
+    if strategy == "Webhook":
+        where = path.child("webhookClientConfig")
+        if config is None:
+            causes.append(required(where, "required when strategy is set to Webhook"))
+        else:
+            url = opt_str(config, "url")
+            service = config.get("service")
+            service = service if isinstance(service, Mapping) else None
+            if (url is None) == (service is None):
+                causes.append(required(where, "exactly one of url or service is required"))
+            elif url is not None:
+                causes.extend(_validate_webhook_url(url, where.child("url")))
+            elif service is not None:
+                causes.extend(_validate_webhook_service(service, where.child("service")))
+        causes.extend(
+            _validate_review_versions(
+                review or (),
+                opts.require_recognized_review_version,
+                path.child("conversionReviewVersions"),
+            )
+        )
+    else:
+        detail = "should not be set when strategy is not set to Webhook"
+        if config is not None:
+            causes.append(forbidden(path.child("webhookClientConfig"), detail))
+        if review:
+            causes.append(forbidden(path.child("conversionReviewVersions"), detail))
+    return causes
+
+
+# ------------------------------------------------------------------------------ spec
+
+
+def _status_enabled(sub: Mapping[str, Any] | None) -> bool:
+    return sub is not None and isinstance(sub.get("status"), Mapping)
+
+
+def _validate_group(group: str, path: Path) -> list[Cause]:
+    if not group:
+        return [required(path)]
+    errs = is_dns1123_subdomain(group)
+    if errs:
+        return [invalid(path, group, ",".join(errs))]
+    if len(group.split(".")) < 2:
+        return [invalid(path, group, "should be a domain with at least one dot")]
+    return []
+
+
+def _validate_spec(spec: InternalSpec, opts: _Options, path: Path) -> list[Cause]:
+    causes = _validate_group(spec.group, path.child("group"))
+    scope = spec.scope
+    if not scope:
+        causes.append(required(path.child("scope")))
+    elif scope not in _SCOPES:
+        causes.append(not_supported(path.child("scope"), scope, _SCOPES))
+    versions_path = path.child("versions")
+    top_schema = spec.validation is not None and isinstance(
+        spec.validation.get("openAPIV3Schema"), Mapping
+    )
+    if not top_schema:
+        for i, v in enumerate(spec.versions):
+            has = v.schema is not None and isinstance(v.schema.get("openAPIV3Schema"), Mapping)
+            where = versions_path.index(i).child("schema", "openAPIV3Schema")
+            if opts.require_openapi_schema and not has:
+                causes.append(required(where))
+            elif (
+                not opts.require_openapi_schema
+                and not spec.preserve_unknown_fields
+                and (v.served and not has)
+            ):
+                causes.append(required(where, "because otherwise all fields are pruned"))
+    if _has_defaults(spec) and spec.preserve_unknown_fields:
+        causes.append(
+            invalid(
+                path.child("preserveUnknownFields"),
+                True,
+                "must be false in order to use defaults in the schema",
+            )
+        )
+    storage_count = 0
+    seen: set[str] = set()
+    unique = True
+    per_version_subresources = any(v.subresources is not None for v in spec.versions)
+    for i, v in enumerate(spec.versions):
+        storage_count += v.storage
+        if v.name in seen:
+            unique = False
+        seen.add(v.name)
+        causes.extend(_dns1035(v.name, versions_path.index(i).child("name")))
+        sub = v.subresources if per_version_subresources else spec.subresources
+        causes.extend(_validate_version(v, versions_path.index(i), _status_enabled(sub), opts))
+    if not unique:
+        causes.append(
+            invalid(versions_path, go_versions(spec), "must contain unique version names")
+        )
+    if storage_count != 1:
+        causes.append(
+            invalid(
+                versions_path,
+                go_versions(spec),
+                "must have exactly one version marked as storage version",
+            )
+        )
+    if spec.version:
+        causes.extend(_dns1035(spec.version, path.child("version")))
+    names = spec.names
+    for key in ("plural", "singular", "kind", "listKind"):
+        if not get_str(names, key):
+            causes.append(required(path.child("names", key)))
+    causes.extend(validate_names(names, path.child("names")))
+    any_status = _status_enabled(spec.subresources) or any(
+        _status_enabled(v.subresources) for v in spec.versions
+    )
+    causes.extend(_validate_validation(spec.validation, any_status, path.child("validation")))
+    causes.extend(_validate_subresources(spec.subresources, path.child("subresources")))
+    for i, column in enumerate(maps(spec.columns)):
+        causes.extend(_validate_column(column, path.child("additionalPrinterColumns").index(i)))
+    if spec.selectable_fields:
+        schema = (spec.validation or {}).get("openAPIV3Schema")
+        if spec.validation is None:
+            causes.append(
+                invalid(
+                    path.child("selectableFields"),
+                    "",
+                    "may only be set when validations.schema is included",
+                )
+            )
+        else:
+            causes.extend(
+                _validate_selectable_fields(
+                    spec.selectable_fields,
+                    schema if isinstance(schema, Mapping) else {},
+                    path.child("selectableFields"),
+                    opts,
+                    "",
+                )
+            )
+    strategy = get_str(spec.conversion, "strategy") if spec.conversion is not None else ""
+    if spec.conversion is not None and strategy != "None" and spec.preserve_unknown_fields:
+        causes.append(
+            invalid(
+                path.child("conversion", "strategy"),
+                strategy,
+                "must be None if spec.preserveUnknownFields is true",
+            )
+        )
+    causes.extend(_validate_conversion(spec, opts, path.child("conversion")))
+    return causes
+
+
+# ------------------------------------------------------------------------ status & meta
+
+
+def validate_stored_versions(stored: Any, spec: InternalSpec, path: Path) -> list[Cause]:
+    """``ValidateCustomResourceDefinitionStoredVersions``."""
+    values = stored if isinstance(stored, list) else None
+    if not values:
+        return [invalid(path, values, "must have at least one stored version")]
+    causes: list[Cause] = []
+    index = {v: i for i, v in enumerate(values) if isinstance(v, str)}
+    for v in spec.versions:
+        if v.storage and v.name not in index:
+            causes.append(invalid(path, values, "must have the storage version " + v.name))
+        index.pop(v.name, None)
+    for name, i in sorted(index.items(), key=lambda item: item[1]):
+        causes.append(
+            invalid(
+                path.index(i),
+                name,
+                f"missing from spec.versions; {name} was previously a storage version, and must "
+                f"remain in spec.versions until a storage migration ensures no data remains "
+                f"persisted in {name} and removes {name} from status.storedVersions",
+            )
+        )
+    return causes
+
+
+def _protected_group(group: str) -> bool:
+    return any(group == g or group.endswith("." + g) for g in ("k8s.io", "kubernetes.io"))
+
+
+def _approval_state(annotations: Mapping[str, Any]) -> tuple[str, str]:
+    value = annotations.get(_APPROVAL)
+    text = value if isinstance(value, str) else ""
+    quoted = go_quote(_APPROVAL)
+    if not text:
+        return "missing", (
+            f"protected groups must have approval annotation {quoted}, see "
+            "https://github.com/kubernetes/enhancements/pull/1111"
+        )
+    if text.startswith("unapproved"):
+        return "bypassed", f"not approved: {go_quote(text)}"
+    parts = urlsplit(text)
+    if parts.scheme and parts.netloc:
+        return "approved", f"approved in {text}"
+    return "invalid", (
+        f"protected groups must have approval annotation {quoted} with either a URL or a reason "
+        'starting with "unapproved", see https://github.com/kubernetes/enhancements/pull/1111'
+    )
+
+
+def _annotations(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    return get_map(get_map(obj, "metadata"), "annotations")
+
+
+def _validate_api_approval(new: Mapping[str, Any], old: Mapping[str, Any] | None) -> list[Cause]:
+    if not _protected_group(get_str(get_map(new, "spec"), "group")):
+        return []
+    state, reason = _approval_state(_annotations(new))
+    if old is not None and _approval_state(_annotations(old))[0] == state:
+        return []
+    where = Path("metadata", "annotations").key(_APPROVAL)
+    if state in ("approved", "bypassed"):
+        return []
+    if state == "missing":
+        return [required(where, reason)]
+    return [invalid(where, get_str(_annotations(new), _APPROVAL), reason)]
+
+
+def _validate_preserve_unknown_fields(
+    new: Mapping[str, Any], old: Mapping[str, Any] | None
+) -> list[Cause]:
+    if old is not None and get_map(old, "spec").get("preserveUnknownFields") is True:
+        return []
+    if get_map(new, "spec").get("preserveUnknownFields") is True:
+        return [
+            invalid(
+                _SPEC.child("preserveUnknownFields"),
+                True,
+                "cannot set to true, set x-kubernetes-preserve-unknown-fields to true in "
+                "spec.versions[*].schema instead",
+            )
+        ]
+    return []
+
+
+def _name_rule(obj: Mapping[str, Any]) -> Callable[[str, bool], list[str]]:
+    spec = get_map(obj, "spec")
+    wanted = get_str(get_map(spec, "names"), "plural") + "." + get_str(spec, "group")
+
+    def rule(name: str, prefix: bool) -> list[str]:
+        errs = name_is_dns_subdomain(name, prefix)
+        if name != wanted:
+            errs = [*errs, 'must be spec.names.plural+"."+spec.group']
+        return errs
+
+    return rule
+
+
+def _tail(obj: Mapping[str, Any], spec: InternalSpec, old: Mapping[str, Any] | None) -> list[Cause]:
+    status = get_map(obj, "status")
+    causes = validate_names(get_map(status, "acceptedNames"), _STATUS.child("acceptedNames"))
+    causes.extend(
+        validate_stored_versions(
+            status.get("storedVersions"), spec, _STATUS.child("storedVersions")
+        )
+    )
+    causes.extend(_validate_api_approval(obj, old))
+    causes.extend(_validate_preserve_unknown_fields(obj, old))
+    return causes
+
+
+def validate_custom_resource_definition(obj: Mapping[str, Any]) -> list[Cause]:
+    """``ValidateCustomResourceDefinition``: a new CRD (after the strategy filled its status)."""
+    causes = validate_object_meta(obj, False, _name_rule(obj), kube_finalizers=False)
+    spec = internal_spec(get_map(obj, "spec"))
+    causes.extend(_validate_spec(spec, _Options(), _SPEC))
+    causes.extend(_tail(obj, spec, None))
+    return causes
+
+
+def _established(obj: Mapping[str, Any]) -> bool:
+    return any(
+        get_str(c, "type") == "Established" and get_str(c, "status") == "True"
+        for c in maps(get_list(get_map(obj, "status"), "conditions"))
+    )
+
+
+def _all_versions_have_schema(spec: InternalSpec) -> bool:
+    if spec.validation is not None and isinstance(spec.validation.get("openAPIV3Schema"), Mapping):
+        return True
+    return all(
+        v.schema is not None and isinstance(v.schema.get("openAPIV3Schema"), Mapping)
+        for v in spec.versions
+    )
+
+
+def _update_options(new: InternalSpec, old: Mapping[str, Any], old_spec: InternalSpec) -> _Options:
+    review = old_spec.conversion_review_versions or ()
+    recognized = (
+        old_spec.conversion is None or not review or any(v in _REVIEW_VERSIONS for v in review)
+    )
+    tolerated: set[str] = set()
+    if (
+        len(old_spec.selectable_fields) > MAX_SELECTABLE_FIELDS
+        and new.selectable_fields == old_spec.selectable_fields
+    ):
+        tolerated.add("")
+    old_versions = {v.name: v for v in old_spec.versions}
+    for v in new.versions:
+        before = old_versions.get(v.name)
+        if (
+            before is not None
+            and len(before.selectable_fields) > MAX_SELECTABLE_FIELDS
+            and v.selectable_fields == before.selectable_fields
+        ):
+            tolerated.add(v.name)
+    return _Options(
+        require_recognized_review_version=recognized,
+        require_immutable_names=_established(old),
+        require_openapi_schema=_all_versions_have_schema(old_spec),
+        allow_too_many_selectable_fields=frozenset(tolerated),
+    )
+
+
+def validate_custom_resource_definition_update(
+    new: Mapping[str, Any], old: Mapping[str, Any]
+) -> list[Cause]:
+    """``ValidateCustomResourceDefinitionUpdate``: what an update may not change (group and
+    plural always; scope and kind once the CRD is Established) and the new CRD's rules, relaxed
+    where the stored CRD already broke them."""
+    causes = validate_object_meta_update(new, old, kube_finalizers=False)
+    spec = internal_spec(get_map(new, "spec"))
+    old_spec = internal_spec(get_map(old, "spec"))
+    opts = _update_options(spec, old, old_spec)
+    causes.extend(_validate_spec(spec, opts, _SPEC))
+    if opts.require_immutable_names:
+        causes.extend(validate_immutable_field(spec.scope, old_spec.scope, _SPEC.child("scope")))
+        causes.extend(
+            validate_immutable_field(
+                get_str(spec.names, "kind"),
+                get_str(old_spec.names, "kind"),
+                _SPEC.child("names", "kind"),
+            )
+        )
+    causes.extend(validate_immutable_field(spec.group, old_spec.group, _SPEC.child("group")))
+    causes.extend(
+        validate_immutable_field(
+            get_str(spec.names, "plural"),
+            get_str(old_spec.names, "plural"),
+            _SPEC.child("names", "plural"),
+        )
+    )
+    causes.extend(_tail(new, spec, old))
+    return causes
+
+
+def validate_custom_resource_definition_status_update(
+    new: Mapping[str, Any], old: Mapping[str, Any]
+) -> list[Cause]:
+    """``ValidateUpdateCustomResourceDefinitionStatus``: metadata and the accepted names."""
+    causes = validate_object_meta_update(new, old, kube_finalizers=False)
+    causes.extend(
+        validate_names(
+            get_map(get_map(new, "status"), "acceptedNames"), _STATUS.child("acceptedNames")
+        )
+    )
+    return causes

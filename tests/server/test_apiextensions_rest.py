@@ -1,0 +1,76 @@
+"""apiextensions.k8s.io/v1 CustomResourceDefinitions over HTTP against ``kstore serve``: create,
+read, discovery, the default table (NAME, CREATED AT) and Kubernetes' Invalid status."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+BASE = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
+
+
+def _crd(name: str = "gadgets.example.org", plural: str = "gadgets") -> dict[str, Any]:
+    schema = {"type": "object", "properties": {"spec": {"type": "object"}}}
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": name},
+        "spec": {
+            "group": "example.org",
+            "scope": "Namespaced",
+            "names": {"plural": plural, "kind": "Gadget", "shortNames": ["gd"]},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {"openAPIV3Schema": schema},
+                }
+            ],
+        },
+    }
+
+
+def test_create_and_read_a_crd(client: httpx.Client) -> None:
+    created = client.post(BASE, json=_crd())
+    assert created.status_code == 201, created.text
+    body = created.json()
+    assert body["status"]["storedVersions"] == ["v1"]
+    assert body["spec"]["names"]["listKind"] == "GadgetList"
+    assert body["metadata"]["generation"] == 1
+    got = client.get(f"{BASE}/gadgets.example.org").json()
+    assert got["metadata"]["uid"] == body["metadata"]["uid"]
+    listed = client.get(BASE).json()
+    assert listed["kind"] == "CustomResourceDefinitionList"
+    assert [i["metadata"]["name"] for i in listed["items"]] == ["gadgets.example.org"]
+    table = client.get(BASE, headers={"Accept": TABLE}).json()
+    assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "Created At"]
+    assert table["rows"][0]["cells"][0] == "gadgets.example.org"
+
+
+def test_an_invalid_crd_is_refused_with_its_causes(client: httpx.Client) -> None:
+    refused = client.post(BASE, json=_crd(name="gizmos.example.org", plural="gadgetz"))
+    assert refused.status_code == 422
+    status = refused.json()
+    assert status["reason"] == "Invalid"
+    assert status["details"]["causes"] == [
+        {
+            "reason": "FieldValueInvalid",
+            "message": 'Invalid value: "gizmos.example.org": '
+            'must be spec.names.plural+"."+spec.group',
+            "field": "metadata.name",
+        }
+    ]
+
+
+def test_discovery_lists_the_crd_resource(client: httpx.Client) -> None:
+    resources = client.get("/apis/apiextensions.k8s.io/v1").json()["resources"]
+    by_name = {r["name"]: r for r in resources}
+    crds = by_name["customresourcedefinitions"]
+    assert crds["namespaced"] is False
+    assert crds["kind"] == "CustomResourceDefinition"
+    assert crds["shortNames"] == ["crd", "crds"]
+    assert crds["categories"] == ["api-extensions"]
+    assert "customresourcedefinitions/status" in by_name
