@@ -31,11 +31,19 @@ def _id(path: Path) -> str:
     return f"{path.parent.name}/{path.stem}"
 
 
+#: Served kinds Kubernetes publishes no compatibility fixtures for, with the reason: the
+#: testdata of k8s.io/api covers that module's types only.
+WITHOUT_UPSTREAM_FIXTURES = {
+    "apiextensions.k8s.io.v1.CustomResourceDefinition": "apiextensions-apiserver has no testdata",
+}
+
+
 def test_every_served_kind_has_its_fixtures_in_head() -> None:
     """A kind served without its fixtures would pass every fixture check silently."""
     k8s_testdata()
+    assert set(WITHOUT_UPSTREAM_FIXTURES) <= served_fixture_names()
     missing = []
-    for stem in sorted(served_fixture_names()):
+    for stem in sorted(served_fixture_names() - set(WITHOUT_UPSTREAM_FIXTURES)):
         for suffix in (".json", ".yaml", ".pb"):
             try:
                 served_fixture("HEAD", stem, suffix)

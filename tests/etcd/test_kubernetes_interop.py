@@ -43,11 +43,14 @@ class Kind:
 
 
 def _served_kinds() -> dict[str, Kind]:
-    """Every group/version/kind kstore serves, by its fixtures' file stem."""
+    """Every group/version/kind kstore serves in protobuf, by its fixtures' file stem (a kind
+    stored as JSON only, as CustomResourceDefinitions are here, has no protobuf form to share
+    with Kubernetes; a fixture of a kind without a message fails the codec's fixture tests)."""
     kinds = {}
     for served in builtin_scheme().resources():
         descriptor = message_for_gvk(served.gvk)
-        assert descriptor is not None, f"{served.gvk} has no protobuf message"
+        if descriptor is None:
+            continue
         definition = served.definition
         kinds[fixture_name(served.gvk)] = Kind(
             group=served.gvk.group,
