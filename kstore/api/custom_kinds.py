@@ -30,16 +30,26 @@ from kstore.api.scheme import (
 )
 
 __all__ = [
+    "CLEANUP_FINALIZER",
     "CRD_GROUP",
     "CRD_RESOURCE",
+    "ESTABLISHED",
+    "NAMES_ACCEPTED",
+    "TERMINATING",
     "condition_true",
     "kind_definition_for",
     "printer_columns",
     "selectable_field_values",
+    "set_condition",
 ]
 
 CRD_GROUP: Final = "apiextensions.k8s.io"
 CRD_RESOURCE: Final = "customresourcedefinitions"
+#: What deleting a CRD sets, so that its objects are deleted before it goes.
+CLEANUP_FINALIZER: Final = "customresourcecleanup.apiextensions.k8s.io"
+NAMES_ACCEPTED: Final = "NamesAccepted"
+ESTABLISHED: Final = "Established"
+TERMINATING: Final = "Terminating"
 
 
 def _map(value: Any) -> Mapping[str, Any]:
@@ -176,3 +186,25 @@ def kind_definition_for(crd: Object) -> KindDefinition | None:
         field_labels=field_labels if selectable else None,
         list_kind=str(accepted.get("listKind") or f"{kind}List"),
     )
+
+
+def set_condition(status: dict[str, Any], condition: Mapping[str, str], now: str) -> bool:
+    """Put ``condition`` into ``status["conditions"]`` (replacing the one of its type, keeping
+    its ``lastTransitionTime`` unless the status changes); whether anything changed."""
+    conditions = [dict(c) for c in status.get("conditions") or [] if isinstance(c, Mapping)]
+    for i, old in enumerate(conditions):
+        if old.get("type") != condition["type"]:
+            continue
+        same_status = old.get("status") == condition["status"]
+        new = {
+            **condition,
+            "lastTransitionTime": old.get("lastTransitionTime") if same_status else now,
+        }
+        if same_status and all(old.get(k) == v for k, v in condition.items()):
+            return False
+        conditions[i] = new
+        status["conditions"] = conditions
+        return True
+    conditions.append({**condition, "lastTransitionTime": now})
+    status["conditions"] = conditions
+    return True

@@ -35,16 +35,19 @@ from datetime import UTC, datetime
 from functools import partial
 from typing import Any, Final
 
-from kstore.api.custom_kinds import CRD_GROUP, CRD_RESOURCE, condition_true, kind_definition_for
-from kstore.api.gvk import GroupVersion, Object
-from kstore.api.scheme import KindDefinition, Scheme
-from kstore.controllers.crd_names import (
+from kstore.api.custom_kinds import (
+    CLEANUP_FINALIZER,
+    CRD_GROUP,
+    CRD_RESOURCE,
     ESTABLISHED,
     TERMINATING,
-    NameClaims,
-    accepted_names,
+    condition_true,
+    kind_definition_for,
     set_condition,
 )
+from kstore.api.gvk import GroupVersion, Object
+from kstore.api.scheme import KindDefinition, Scheme
+from kstore.controllers.crd_names import NameClaims, accepted_names
 from kstore.errors import Conflict, Expired, KStoreError, NotFound
 from kstore.registry.interface import (
     DeleteOptions,
@@ -59,7 +62,6 @@ __all__ = ["CLEANUP_FINALIZER", "CustomResourceDefinitionController"]
 
 _log = logging.getLogger("kstore.controllers.crd")
 
-CLEANUP_FINALIZER: Final = "customresourcecleanup.apiextensions.k8s.io"
 _MANAGER: Final = "kstore-apiextensions-controller"
 _CONTEXT: Final = RequestContext(request_version=GroupVersion(CRD_GROUP, "v1"))
 #: How often a CRD whose cleanup waits (on its objects' own finalizers) is looked at again.
@@ -282,6 +284,20 @@ class CustomResourceDefinitionController:
             self._cleanups.add(name)
             return
         self._cleanups.discard(name)
+        completed = {
+            "type": TERMINATING,
+            "status": "False",
+            "reason": "InstanceDeletionCompleted",
+            "message": "removed all instances",
+        }
+
+        def with_completed(current: Object) -> Object:
+            status = dict(_map(current.get("status")))
+            if not set_condition(status, completed, _now()):
+                raise _Unchanged
+            return {**current, "status": status}
+
+        self._update(name, with_completed, subresource="status")
 
         def without_finalizer(current: Object) -> Object:
             meta = dict(_map(current.get("metadata")))

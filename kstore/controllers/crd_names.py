@@ -13,27 +13,19 @@ The rules of apiextensions-apiserver's naming and establishing controllers, as p
   stays True afterwards, so a CRD keeps serving under its old names while a rename conflicts;
 - ``Terminating`` is True (``InstanceDeletionInProgress``) once deletion started.
 
-Every condition carries ``lastTransitionTime``, moved only when its status changes.
+Every condition carries ``lastTransitionTime``, moved only when its status changes
+(:func:`kstore.api.custom_kinds.set_condition`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
-__all__ = [
-    "ESTABLISHED",
-    "NAMES_ACCEPTED",
-    "TERMINATING",
-    "NameClaims",
-    "accepted_names",
-    "set_condition",
-]
+from kstore.api.custom_kinds import NAMES_ACCEPTED
 
-NAMES_ACCEPTED: Final = "NamesAccepted"
-ESTABLISHED: Final = "Established"
-TERMINATING: Final = "Terminating"
+__all__ = ["NameClaims", "accepted_names"]
 
 
 def _map(value: Any) -> Mapping[str, Any]:
@@ -150,25 +142,3 @@ def accepted_names(
         "message": "no conflicts found",
     }
     return granted, condition
-
-
-def set_condition(status: dict[str, Any], condition: Mapping[str, str], now: str) -> bool:
-    """Put ``condition`` into ``status["conditions"]`` (replacing the one of its type, keeping
-    its ``lastTransitionTime`` unless the status changes); whether anything changed."""
-    conditions = [dict(c) for c in status.get("conditions") or [] if isinstance(c, Mapping)]
-    for i, old in enumerate(conditions):
-        if old.get("type") != condition["type"]:
-            continue
-        same_status = old.get("status") == condition["status"]
-        new = {
-            **condition,
-            "lastTransitionTime": old.get("lastTransitionTime") if same_status else now,
-        }
-        if same_status and all(old.get(k) == v for k, v in condition.items()):
-            return False
-        conditions[i] = new
-        status["conditions"] = conditions
-        return True
-    conditions.append({**condition, "lastTransitionTime": now})
-    status["conditions"] = conditions
-    return True

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kstore.controllers.crd_names import NameClaims, accepted_names, set_condition
+from kstore.api.custom_kinds import set_condition
+from kstore.controllers.crd_names import NameClaims, accepted_names
 
 
 def _crd(

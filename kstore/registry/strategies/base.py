@@ -206,6 +206,12 @@ class Strategy:
 
     # -- delete ----------------------------------------------------------------------------
 
+    def prepare_for_delete(self, obj: Object) -> bool:
+        """Change ``obj`` (a copy of the stored object, not yet being deleted) before its
+        delete is decided, e.g. add a finalizer of the kind's own; whether anything changed.
+        A change is written first, and finalizers it adds keep the object until removed."""
+        return False
+
     def graceful_delete_period(self, obj: Object, requested: int | None) -> int | None:
         """The grace period of a first graceful delete, or None when the kind deletes
         immediately (Kubernetes' ``CheckGracefulDelete``)."""
