@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from importlib import metadata
 
 from kstore.api.gvk import GroupVersion
+from kstore.api.proto_schema import message_for_gvk
 from kstore.api.scheme import RegisteredResource, Scheme
 from kstore.errors import MethodNotAllowed, NotFound
 from kstore.registry.interface import Registry
@@ -124,6 +125,7 @@ class ServerState:
                     encoder=encoder,
                     selectable_fields=selectable_fields(resource.definition),
                     printer=_printer(resource),
+                    protobuf=message_for_gvk(resource.gvk) is not None,
                 )
             self.discovery = Discovery(scheme)
             self.openapi = OpenAPIV3(scheme, self.version.git_version, self._openapi_before)

@@ -67,6 +67,8 @@ class ResourceScope:
     selectable_fields: frozenset[str]
     #: The columns of ``kubectl get`` (None: Name and Created At).
     printer: Printer | None = None
+    #: Whether the kind has a protobuf form (custom resources are JSON and YAML only).
+    protobuf: bool = True
 
     @property
     def gv(self) -> GroupVersion:
