@@ -314,8 +314,20 @@ def _is_mac(s: str) -> bool:
     return False
 
 
+# The same pattern for ASCII input, on Python's faster engine: the ASCII letters are \p{L} and
+# the ASCII symbols (\p{S}) are $+<=>^`|~.
+_A = "a-zA-Z0-9$+<=>^`|~"
+_HOSTNAME_ASCII = re.compile(
+    f"(?:[{_A}](?:(?:-?[{_A}]{{0,62}})?)|(?:[{_A}](?:(?:[{_A}-]{{0,61}}[{_A}])?)(?:\\.)){{1,}}"
+    "(?:[a-zA-Z]){2,63})\\Z"
+)
+
+
 def _is_hostname(s: str) -> bool:
-    if _HOSTNAME.search(s) is None:
+    if s.isascii():
+        if _HOSTNAME_ASCII.match(s) is None:
+            return False
+    elif _HOSTNAME.search(s) is None:
         return False
     raw = s.encode()
     return len(raw) <= 255 and all(len(label) <= 63 for label in raw.split(b"."))
@@ -334,8 +346,8 @@ _USERINFO_CHARS = frozenset(
 _BAD_ESCAPE = re.compile("%(?![0-9a-fA-F]{2})")
 
 
-def _has_ctl(s: str) -> bool:
-    return any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in s)
+_CTL = re.compile("[\x00-\x1f\x7f]")
+_FIRST_SPECIAL = re.compile("[/?#]")
 
 
 def _valid_host(host: str) -> bool:
@@ -355,16 +367,16 @@ def _valid_host(host: str) -> bool:
 
 
 def _is_uri(s: str) -> bool:
-    if not s or _has_ctl(s):
+    if not s or _CTL.search(s) is not None:
         return False
     if s == "*":
         return True
     rest = s
     colon = s.find(":")
-    first_special = min((i for i in (s.find("/"), s.find("?"), s.find("#")) if i >= 0), default=-1)
     if colon == 0:
         return False
-    has_scheme = colon > 0 and (first_special < 0 or colon < first_special)
+    special = _FIRST_SPECIAL.search(s)
+    has_scheme = colon > 0 and (special is None or colon < special.start())
     if has_scheme and s[0].isascii() and s[0].isalpha():
         if _SCHEME.match(s[:colon]) is None:
             return False

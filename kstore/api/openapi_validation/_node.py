@@ -34,6 +34,7 @@ from kstore.api.openapi_validation._formats import FORMAT_CHECKS, SUPPORTED_FORM
 from kstore.api.openapi_validation._pattern import Matcher, PatternError, compile_pattern
 from kstore.api.openapi_validation._values import (
     ARRAY,
+    BOOLEAN,
     INTEGER,
     NULL,
     NUMBER,
@@ -64,6 +65,17 @@ _UNSUPPORTED: Final = (
     "$ref",
     "definitions",
 )
+
+
+_TWO_63: Final = 1 << 63
+_PLAIN_KINDS: Final[dict[type, str]] = {
+    dict: OBJECT,
+    str: STRING,
+    int: INTEGER,
+    float: NUMBER,
+    bool: BOOLEAN,
+    list: ARRAY,
+}
 
 
 class _Bound:
@@ -120,6 +132,9 @@ class Node:
         "enum_text",
         "format",
         "format_check",
+        "has_combinators",
+        "has_number_checks",
+        "has_string_checks",
         "items",
         "max_items",
         "max_length",
@@ -142,6 +157,7 @@ class Node:
         "properties",
         "required",
         "type_applies",
+        "type_passes",
         "type_text",
         "types",
         "unique_items",
@@ -204,6 +220,26 @@ class Node:
         self.enum: tuple[Any, ...] | None = tuple(enum) if enum else None
         self.enum_text = go_v(list(enum)) if enum else ""
 
+        # Shortcuts decided once: which value kinds pass the type check outright, and whether a
+        # value of a kind has any check of that kind to run at all.
+        passes = set(types)
+        if NUMBER in types:
+            passes.add(INTEGER)
+        if self.format and INTEGER not in types and NUMBER not in types:
+            passes.update((STRING, ARRAY))
+        self.type_passes = frozenset(passes)
+        self.has_combinators = bool(self.any_of or self.one_of or self.all_of or self.not_)
+        self.has_string_checks = (
+            self.max_length is not None or self.min_length is not None or bool(pattern)
+        )
+        self.has_number_checks = (
+            num_type == INTEGER
+            or num_format == "float"
+            or self.multiple_of is not None
+            or self.maximum is not None
+            or self.minimum is not None
+        )
+
         self.max_properties = _int_or_none(schema.get("maxProperties"))
         self.min_properties = _int_or_none(schema.get("minProperties"))
         self.required: tuple[str, ...] = tuple(schema.get("required") or ())
@@ -233,18 +269,24 @@ class Node:
             if self.enum is not None:
                 self._check_enum(None, path, errors)
             return 1 if ok else 0
-        kind = kind_of(value)
-        if kind == NUMBER and not isinstance(value, float):
-            value = float(value)  # an integer beyond int64 decodes as float64 in Go
+        kind = _PLAIN_KINDS.get(type(value))
+        if kind is None or (kind == INTEGER and not -_TWO_63 <= value < _TWO_63):
+            kind = kind_of(value)
+            if kind == NUMBER and not isinstance(value, float):
+                value = float(value)  # an integer beyond int64 decodes as float64 in Go
         count = 1
         if self.type_applies:
-            count += 2 if self._check_type(value, kind, path, errors) else 1
+            if kind in self.type_passes:
+                count += 2
+            else:
+                count += 2 if self._check_type(value, kind, path, errors) else 1
         count += 2
-        if self.any_of or self.one_of or self.all_of or self.not_ is not None:
+        if self.has_combinators:
             count += self._run_combinators(value, path, errors)
         if kind == STRING:
             count += 1
-            self._check_string(value, path, errors)
+            if self.has_string_checks:
+                self._check_string(value, path, errors)
             if self.format_check is not None:
                 count += 1
                 if not self.format_check(value):
@@ -252,7 +294,8 @@ class Node:
                     errors.append(e.OpenAPIError(e.TYPE, path, message, value))
         elif kind in (INTEGER, NUMBER):
             count += 2
-            self._check_number(value, path, errors)
+            if self.has_number_checks:
+                self._check_number(value, path, errors)
         elif kind == ARRAY:
             count += 2 + self._run_array(value, path, errors)
         count += 1
@@ -370,7 +413,10 @@ class Node:
 
     def _check_number(self, value: int | float, path: str, errors: list[e.OpenAPIError]) -> None:
         num_type, num_format = self.value_range
-        problem = _range_error(value, num_type, num_format, "Checked")
+        problem = None
+        # An int64 always fits int64 and a float64 always fits double: skip those checks.
+        if num_format in ("int32", "float") or (num_type == INTEGER and type(value) is float):
+            problem = _range_error(value, num_type, num_format, "Checked")
         if problem is not None:
             errors.append(e.OpenAPIError(e.PLAIN, path, problem.format(path=path)))
         is_int = isinstance(value, int)
