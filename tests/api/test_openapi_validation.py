@@ -11,6 +11,7 @@ from kube-openapi's message templates (``pkg/validation/errors/schema.go``,
 from __future__ import annotations
 
 import re
+import time
 from typing import Any
 
 import pytest
@@ -568,6 +569,49 @@ def test_string_format_violation_is_type_invalid(fmt: str, good: str, bad: str) 
     ]
 
 
+@pytest.mark.parametrize(
+    ("value", "valid"),
+    [
+        ("2562047h47m16.854775807s", True),  # the largest time.Duration
+        ("3000000h", True),  # too long for ParseDuration, taken by the lenient fallback
+        ("1h-2m", True),  # likewise: the fallback finds "1h"
+        ("9999999999999999999h", False),  # neither: the number overflows strconv.Atoi
+        ("0", True),
+        ("5", False),
+    ],
+)
+def test_duration_format_is_go_parse_duration_or_the_lenient_fallback(
+    value: str, valid: bool
+) -> None:
+    schema = field_schema(type="string", format="duration")
+    assert (errors_of(schema, {"field": value}) == []) is valid
+
+
+def test_ipv4_format_takes_an_ipv4_mapped_ipv6_address() -> None:
+    # isIPv4: ParseIPSloppy succeeds and the string contains a dot.
+    schema = field_schema(type="string", format="ipv4")
+    assert errors_of(schema, {"field": "::ffff:1.2.3.4"}) == []
+    assert len(errors_of(schema, {"field": "::1"})) == 1
+
+
+@pytest.mark.parametrize(
+    ("fmt", "value"),
+    [
+        ("duration", "1" * 100_000),
+        ("email", "a " * 50_000 + "<"),
+        ("hostname", "a." * 100_000),
+        ("ipv4", "1" * 100_000),
+        ("cidr", "1.2.3.4/" + "0" * 10_000 + "1"),
+        ("byte", "A" * 100_001),
+    ],
+)
+def test_format_checks_stay_fast_on_hostile_values(fmt: str, value: str) -> None:
+    schema = field_schema(type="string", format=fmt)
+    started = time.perf_counter()
+    errors_of(schema, {"field": value})
+    assert time.perf_counter() - started < 2.0
+
+
 def test_password_format_accepts_anything() -> None:
     assert errors_of(field_schema(type="string", format="password"), {"field": ""}) == []
 
@@ -627,6 +671,15 @@ def test_pattern_flags_and_unicode_classes_run_on_re2() -> None:
     assert errors_of(field_schema(type="string", pattern="^\\pL+$"), {"field": "été"}) == []
     assert errors_of(field_schema(type="string", pattern="^[[:digit:]]+$"), {"field": "42"}) == []
     assert errors_of(field_schema(type="string", pattern="^a{,2}$"), {"field": "a{,2}"}) == []
+
+
+def test_pattern_matching_stays_linear_on_a_hostile_value() -> None:
+    # Go's RE2 is linear; a backtracking engine needs seconds for "a+b" on 10**5 "a"s.
+    schema = field_schema(type="string", pattern="a+b")
+    value = "a" * 100_000
+    started = time.perf_counter()
+    assert len(errors_of(schema, {"field": value})) == 1
+    assert time.perf_counter() - started < 2.0
 
 
 # --- objects, arrays, paths ---------------------------------------------------------------------

@@ -16,8 +16,9 @@ Each predicate below mirrors kube-openapi's ``strfmt`` checker of the same name:
   calendar day; ``date-time``: the string lower-cased and split on ``t``: a date, then
   ``HH:MM:SS[.frac](z|±HH:MM)`` with hour ≤ 23, minute and second ≤ 59 (parts after a second
   ``t`` are ignored, as in kube-openapi);
-- ``duration``: Go's ``time.ParseDuration``, or else kube-openapi's lenient fallback that accepts
-  any string containing ``<digits><spaces><unit>`` with a known unit word (``5 minutes``);
+- ``duration``: Go's ``time.ParseDuration`` (its grammar and int64 range), or else
+  kube-openapi's lenient fallback that accepts any string containing ``<digits><spaces><unit>``
+  with a known unit word (``5 minutes``), unless one of those numbers overflows an int64;
 - ``ipv4``: parsed sloppily (leading zeros allowed, as Kubernetes' ``ParseIPSloppy``) and
   containing a dot (so ``::ffff:1.2.3.4`` is accepted); ``ipv6``: Go's ``net.ParseIP`` and a
   colon; ``cidr``: ``ParseCIDRSloppy``; ``mac``: Go's ``net.ParseMAC`` (6, 8 or 20 octets);
@@ -26,6 +27,8 @@ Each predicate below mirrors kube-openapi's ``strfmt`` checker of the same name:
 - ``uri``: Go's ``url.ParseRequestURI`` (an absolute URI or an absolute path);
 - ``email``: Go's ``net/mail.ParseAddress``, in its common forms (``a@b.c``, ``Name <a@b.c>``,
   ``"quoted local"@b.c``).
+
+Every check runs in time linear in the value (no backtracking blow-up on a crafted value).
 
 Known approximation: ``uri`` and ``email`` follow the Go parsers' rules for the common shapes;
 exotic inputs (comments in addresses, obsolete syntax, non-ASCII quoting) may be judged
@@ -204,7 +207,8 @@ def _is_date_time(s: str) -> bool:
 _GO_DURATION = re.compile(
     "[-+]?(?:0|(?:(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)(?:ns|us|\u00b5s|\u03bcs|ms|s|m|h))+)\\Z"
 )
-_LENIENT_DURATION = re.compile("([0-9]+)[\t\n\f\r ]*([A-Za-z\u00b5]+)")
+_DIGIT_RUN = re.compile("[0-9]+")
+_UNIT_AFTER_DIGITS = re.compile("[\t\n\f\r ]*([A-Za-z\u00b5]+)")
 _UNIT_WORDS: Final = (
     ("ns", "nano"),
     ("us", "\u00b5s", "micro"),
@@ -218,13 +222,69 @@ _UNIT_WORDS: Final = (
 _MAX_INT64: Final = (1 << 63) - 1
 
 
+def _fits_int64(digits: str) -> bool:
+    digits = digits.lstrip("0")
+    return len(digits) <= 19 and int(digits or "0") <= _MAX_INT64
+
+
+def _lenient_units(s: str) -> list[tuple[str, str]]:
+    """``((\\d+)\\s*([A-Za-zµ]+))`` found all over ``s``, in linear time: a match can only start
+    where a run of digits starts (a later start in the same run sees the same suffix)."""
+    found = []
+    for run in _DIGIT_RUN.finditer(s):
+        unit = _UNIT_AFTER_DIGITS.match(s, run.end())
+        if unit is not None:
+            found.append((run[0], unit[1]))
+    return found
+
+
+_DURATION_PART = re.compile("([0-9]*)(?:\\.([0-9]*))?([^0-9.]+)")
+_UNIT_NS: Final = {
+    "ns": 1,
+    "us": 1000,
+    "\u00b5s": 1000,
+    "\u03bcs": 1000,
+    "ms": 10**6,
+    "s": 10**9,
+    "m": 60 * 10**9,
+    "h": 3600 * 10**9,
+}
+
+
+def _go_parse_duration_ok(s: str) -> bool:
+    """``time.ParseDuration`` succeeds: the grammar, and the total fits an int64 of ns."""
+    if _GO_DURATION.match(s) is None:
+        return False
+    negative = s.startswith("-")
+    body = s.lstrip("+-")
+    if body == "0":
+        return True
+    total = 0
+    for m in _DURATION_PART.finditer(body):
+        unit = _UNIT_NS[m[3]]
+        whole, frac = m[1] or "0", m[2] or ""
+        if len(whole.lstrip("0")) > 19:
+            return False
+        total += int(whole) * unit
+        if frac:
+            # Go keeps the fraction's value in ns, truncated; digits past what an int64 holds
+            # are dropped, which cannot change the integer result here.
+            frac = frac[:30]
+            total += int(frac) * unit // 10 ** len(frac)
+        if total > 1 << 63:
+            return False
+    return total < 1 << 63 or negative
+
+
 def _is_duration(s: str) -> bool:
-    if _GO_DURATION.match(s) is not None:
+    if _go_parse_duration_ok(s):
         return True
     found = False
-    for number, unit_text in _LENIENT_DURATION.findall(s):
-        if int(number) > _MAX_INT64:
+    for number, unit_text in _lenient_units(s):
+        if not _fits_int64(number):
             return False  # strconv.Atoi fails: the whole string is rejected
+        if found:
+            continue
         unit = unit_text.strip().lower()
         for variants in _UNIT_WORDS:
             last = len(variants) - 1
@@ -237,9 +297,14 @@ def _is_duration(s: str) -> bool:
 _SLOPPY_V4 = re.compile("([0-9]+)\\.([0-9]+)\\.([0-9]+)\\.([0-9]+)\\Z")
 
 
+def _octet(digits: str) -> bool:
+    digits = digits.lstrip("0")
+    return len(digits) <= 3 and int(digits or "0") <= 255
+
+
 def _sloppy_v4(s: str) -> bool:
     m = _SLOPPY_V4.match(s)
-    return m is not None and all(int(part) <= 255 for part in m.groups())
+    return m is not None and all(_octet(part) for part in m.groups())
 
 
 def _strict_v6(s: str) -> bool:
@@ -257,7 +322,7 @@ def _sloppy_v6(s: str) -> bool:
     head, sep, tail = s.rpartition(":")
     if sep and "." in tail:
         m = _SLOPPY_V4.match(tail)
-        if m is None or not all(int(p) <= 255 for p in m.groups()):
+        if m is None or not all(_octet(p) for p in m.groups()):
             return False
         s = head + ":" + ".".join(str(int(p)) for p in m.groups())
     return _strict_v6(s)
@@ -295,7 +360,8 @@ def _is_cidr(s: str) -> bool:
         bits = 128
     else:
         return False
-    return int(mask) <= bits
+    mask = mask.lstrip("0")
+    return len(mask) <= 3 and int(mask or "0") <= bits
 
 
 _MAC_COLON = re.compile("[0-9a-fA-F]{2}(?:([:-])[0-9a-fA-F]{2})+\\Z")
@@ -303,8 +369,8 @@ _MAC_DOT = re.compile("[0-9a-fA-F]{4}(?:\\.[0-9a-fA-F]{4})+\\Z")
 
 
 def _is_mac(s: str) -> bool:
-    if len(s) < 14:
-        return False
+    if len(s) not in (14, 17, 19, 23, 24, 59):
+        return False  # 6, 8 or 20 octets, written xx:xx:... or xxxx.xxxx...
     if s[2] in ":-":
         if _MAC_COLON.match(s) is None or len(set(s[2::3])) != 1:
             return False
@@ -324,13 +390,14 @@ _HOSTNAME_ASCII = re.compile(
 
 
 def _is_hostname(s: str) -> bool:
-    if s.isascii():
-        if _HOSTNAME_ASCII.match(s) is None:
-            return False
-    elif _HOSTNAME.search(s) is None:
-        return False
+    # Lengths first (kube-openapi checks them after the pattern; the result is the same), so
+    # the pattern never runs on a long value.
     raw = s.encode()
-    return len(raw) <= 255 and all(len(label) <= 63 for label in raw.split(b"."))
+    if len(raw) > 255 or any(len(label) > 63 for label in raw.split(b".")):
+        return False
+    if s.isascii():
+        return _HOSTNAME_ASCII.match(s) is not None
+    return _HOSTNAME.search(s) is not None
 
 
 # --- uri: url.ParseRequestURI ---------------------------------------------------------------
@@ -405,13 +472,27 @@ _ATEXT = "A-Za-z0-9!#$%&'*+\\-/=?^_`{|}~\u0080-\U0010ffff"
 _DOT_ATOM = f"[{_ATEXT}]+(?:\\.[{_ATEXT}]+)*"
 _QUOTED = '"(?:[^"\\\\\r\n]|\\\\.)*"'
 _ADDR_SPEC = f"(?:{_DOT_ATOM}|{_QUOTED})@(?:{_DOT_ATOM}|\\[[^\\[\\]\\\\]*\\])"
-_WS = "[ \t]*"
-_PHRASE = f"(?:{_WS}(?:[{_ATEXT}.]+|{_QUOTED}))+"
-_EMAIL = re.compile(f"{_WS}(?:{_ADDR_SPEC}|(?:{_PHRASE})?{_WS}<{_ADDR_SPEC}>){_WS}\\Z")
+_ADDRESS = re.compile(f"{_ADDR_SPEC}\\Z")
+_WORD = re.compile(f"[ \t]*(?:[{_ATEXT}.]+|{_QUOTED})")
+
+
+def _is_phrase(s: str) -> bool:
+    """A display name: words (atoms, dots allowed, or quoted strings) separated by blanks."""
+    pos = 0
+    while pos < len(s):
+        word = _WORD.match(s, pos)
+        if word is None or word.end() == pos:
+            return s[pos:].strip(" \t") == ""
+        pos = word.end()
+    return True
 
 
 def _is_email(s: str) -> bool:
-    return _EMAIL.match(s) is not None
+    s = s.strip(" \t")
+    if s.endswith(">") and "<" in s:
+        lt = s.rfind("<")
+        return _is_phrase(s[:lt]) and _ADDRESS.match(s, lt + 1, len(s) - 1) is not None
+    return _ADDRESS.match(s) is not None
 
 
 FORMAT_CHECKS: Final[dict[str, FormatCheck]] = {

@@ -11,10 +11,12 @@ resembles but does not equal. So:
   than the RE2 binding here): Go's ``$`` and ``\\z`` (end of text only) become ``\\Z``; Go's
   ASCII-only ``\\d`` ``\\w`` ``\\s`` become explicit ASCII classes (Python's are Unicode, and its
   ``\\s`` also matches ``\\v``);
-- anything else runs on RE2: flags (``(?i)``, ``(?s)``, ``(?m)``...), ``\\b``/``\\B`` (ASCII word
-  boundaries in Go), Unicode classes ``\\pL``, POSIX classes ``[[:alpha:]]``, ``\\Q...\\E``,
-  ``\\x{...}``, named groups, ``{,n}`` (a literal in Go, a repetition in Python) and any pattern
-  Python's ``re`` would warn about or reject.
+- a pattern Python's backtracking engine could run in more than linear time (see
+  :func:`_linear_in_python`) runs on RE2, so a crafted value cannot stall the server;
+- anything else runs on RE2 too: flags (``(?i)``, ``(?s)``, ``(?m)``...), ``\\b``/``\\B``
+  (ASCII word boundaries in Go), Unicode classes ``\\pL``, POSIX classes ``[[:alpha:]]``,
+  ``\\Q...\\E``, ``\\x{...}``, named groups, ``{,n}`` (a literal in Go, a repetition in
+  Python) and any pattern Python's ``re`` would warn about or reject.
 
 Invariant: a value matches here if and only if Go's ``regexp.MatchString`` matches it.
 """
@@ -114,6 +116,64 @@ def _translate(pattern: str) -> str | None:
     return "".join(out)
 
 
+_REPEAT = re.compile("\\{([0-9]+)(,([0-9]*))?\\}")
+_SHORT_REPEAT: Final = 16
+
+
+def _linear_in_python(pattern: str) -> bool:
+    """Whether Python's backtracking ``re`` is sure to run this pattern in linear time.
+
+    RE2 guarantees linear time; a backtracking engine does not: ``search("a+b", "a" * 10**5)``
+    takes seconds in Python (every start position re-scans the run of ``a``). Python gets the
+    pattern only when it has no repeated group and either no unbounded repetition (``*``,
+    ``+``, ``{n,}``, ``{n,m}`` with m > 16) at all, or exactly one in a pattern anchored at the
+    start (``^``/``\\A``) with no top-level alternation: then there is one start position and
+    one place to backtrack, and matching is linear.
+    """
+    unbounded = 0
+    depth = 0
+    top_level_alternation = False
+    in_class = False
+    i = 0
+    n = len(pattern)
+    while i < n:
+        ch = pattern[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_class:
+            if ch == "]":
+                in_class = False
+            i += 1
+            continue
+        if ch == "[":
+            in_class = True
+            # A "]" right after "[" or "[^" is a literal member.
+            i += 3 if pattern.startswith("[^]", i) else 2 if pattern.startswith("[]", i) else 1
+            continue
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if i + 1 < n and pattern[i + 1] in "*+{":
+                m = _REPEAT.match(pattern, i + 1) if pattern[i + 1] == "{" else None
+                if pattern[i + 1] != "{" or m is not None:
+                    return False  # a repeated group: the classic exponential shape
+        elif ch == "|" and depth == 0:
+            top_level_alternation = True
+        elif ch in "*+":
+            unbounded += 1
+        elif ch == "{":
+            m = _REPEAT.match(pattern, i)
+            if m is not None and (m[2] is not None and (not m[3] or int(m[3]) > _SHORT_REPEAT)):
+                unbounded += 1
+        i += 1
+    if unbounded == 0:
+        return True
+    anchored = pattern.startswith(("^", "\\A"))
+    return unbounded == 1 and anchored and not top_level_alternation
+
+
 def _go_error(message: str, pattern: str) -> str:
     """Go's wording for the RE2 errors a schema author is likely to meet."""
     if message.startswith("no argument for repetition operator: "):
@@ -142,7 +202,7 @@ def compile_pattern(pattern: str) -> Matcher:
         if isinstance(text, bytes):
             text = text.decode("utf-8", "replace")
         raise PatternError(_go_error(str(text), pattern)) from None
-    translated = _translate(pattern)
+    translated = _translate(pattern) if _linear_in_python(pattern) else None
     if translated is not None:
         try:
             with warnings.catch_warnings():
