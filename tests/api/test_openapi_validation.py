@@ -522,6 +522,16 @@ def test_integer_beyond_int64_is_a_float() -> None:
     ]
 
 
+def test_bound_outside_the_type_is_reported_and_compared_as_float64() -> None:
+    # IsValueValidAgainstRange on the constraint: "Maximum boundary value must be of type ...",
+    # then Maximum() on float64 values, so the value prints as Go's %v of a float64.
+    assert errors_of(field_schema(type="integer", maximum=5.5), {"field": 10_000_000}) == [
+        '<nil>: Invalid value: "": Maximum boundary value must be of type integer (default '
+        "format) in field",
+        "field: Invalid value: 1e+07: field in body should be less than or equal to 5.5",
+    ]
+
+
 def test_non_numeric_value_with_numeric_format_names_the_format() -> None:
     # typeValidator: a non-string, non-array value whose kind does not fit the format.
     assert errors_of(field_schema(type="integer", format="int32"), {"field": True}) == [
@@ -610,6 +620,13 @@ def test_format_checks_stay_fast_on_hostile_values(fmt: str, value: str) -> None
     started = time.perf_counter()
     errors_of(schema, {"field": value})
     assert time.perf_counter() - started < 2.0
+
+
+def test_non_string_value_for_a_string_format_names_the_format() -> None:
+    # typeValidator checks the format before the type for non-string values.
+    assert errors_of(field_schema(type="string", format="date"), {"field": 5}) == [
+        'field: Invalid value: "int64": field in body must be of type date: "int64"'
+    ]
 
 
 def test_password_format_accepts_anything() -> None:
