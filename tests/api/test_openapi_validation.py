@@ -418,6 +418,17 @@ def test_multiple_of() -> None:
     assert errors_of(field_schema(type="number", multipleOf=0.5), {"field": 1.5}) == []
 
 
+def test_integer_multiple_of_uses_the_factor_truncated_to_int64() -> None:
+    # kube-apiserver decodes 35 as int64, and MultipleOfNativeType checks it against
+    # int64(1.5) == 1 when the schema's type does not rule the factor out: 35 passes. The
+    # float64 35.0 is checked as a float and fails (the JSON-Schema suite's expectation).
+    schema = field_schema(multipleOf=1.5)
+    assert errors_of(schema, {"field": 35}) == []
+    assert errors_of(schema, {"field": 35.0}) == [
+        "field: Invalid value: 35: field in body should be a multiple of 1.5"
+    ]
+
+
 def test_non_positive_multiple_of_is_reported() -> None:
     # multipleOfMustBePositive = "factor MultipleOf declared for %s must be positive: %v"
     assert errors_of(field_schema(type="integer", multipleOf=-2), {"field": 4}) == [
