@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from kstore.api.custom_schema import VersionSchema
 from kstore.api.gvk import Object
 from kstore.api.scheme import (
     KindDefinition,
@@ -137,12 +138,14 @@ def kind_definition_for(crd: Object) -> KindDefinition | None:
         name = v.get("name")
         if not isinstance(name, str) or not name:
             continue
+        schema = _map(v.get("schema")).get("openAPIV3Schema")
         versions.append(
             KindVersion(
                 version=name,
                 enabled=bool(v.get("served")),
                 printer_columns=printer_columns(v.get("additionalPrinterColumns")),
-                openapi_schema=_map(v.get("schema")).get("openAPIV3Schema"),
+                openapi_schema=schema,
+                schema_rules=VersionSchema(schema) if schema is not None else None,
             )
         )
         if v.get("storage"):

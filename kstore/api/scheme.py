@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Protocol
 
 from kstore.api.gvk import HUB_VERSION, GroupVersion, GroupVersionKind, Object, gvk_of
 from kstore.api.schema import FieldSchema
@@ -35,6 +35,7 @@ __all__ = [
     "PrinterColumn",
     "ResourceInfo",
     "ScalePaths",
+    "SchemaRules",
     "Scheme",
     "SchemeBuilder",
     "UpdateValidator",
@@ -102,6 +103,19 @@ class ResourceInfo:
     key_prefix: str = ""
 
 
+class SchemaRules(Protocol):
+    """What a version's schema says of an object, for kinds defined by data (a CRD version's
+    OpenAPI schema, list types and CEL rules), beside the kind's own validation."""
+
+    def validate(self, obj: Object) -> list[Cause]:
+        """The schema's causes against ``obj`` (field paths from the object's root)."""
+        ...
+
+    def validate_update(self, obj: Object, old: Object) -> list[Cause]:
+        """As :meth:`validate`, with the rules that compare ``obj`` with ``old``."""
+        ...
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class PrinterColumn:
     """A column ``kubectl get`` prints for a kind defined by data (a CRD's
@@ -137,6 +151,8 @@ class KindVersion:
     #: The version's OpenAPI v3 schema, for kinds defined by data (a CRD version's
     #: ``openAPIV3Schema``); built-in kinds' schemas come from their protobuf messages.
     openapi_schema: Mapping[str, Any] | None = None
+    #: The rules of that schema, compiled once (None: the kind has no schema to validate by).
+    schema_rules: SchemaRules | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
 from kstore.api.gvk import Object
-from kstore.api.scheme import KindDefinition
+from kstore.api.scheme import KindDefinition, SchemaRules
 from kstore.api.validation.names import (
     is_dns1123_label,
     name_is_dns_subdomain,
@@ -114,12 +114,29 @@ class Strategy:
         return []
 
     def validate(self, ctx: RequestContext, obj: Object) -> list[Cause]:
-        """The kind's validation of a new object (ObjectMeta included)."""
+        """The kind's validation of a new object (ObjectMeta included), then what the
+        request version's schema says, if it has one."""
         if self.definition.validate is not None:
-            return self.definition.validate(obj)
-        return validate_object_meta(
-            obj, self.namespaced, name_is_dns_subdomain, kube_finalizers=False
-        )
+            causes = self.definition.validate(obj)
+        else:
+            causes = validate_object_meta(
+                obj, self.namespaced, name_is_dns_subdomain, kube_finalizers=False
+            )
+        rules = self._schema_rules(ctx)
+        if rules is not None:
+            causes.extend(rules.validate(obj))
+        return causes
+
+    def _schema_rules(self, ctx: RequestContext) -> SchemaRules | None:
+        """The schema rules of the version the request speaks (the storage version's when it
+        speaks none of this kind's): Kubernetes validates a custom object by its version."""
+        d = self.definition
+        gv = ctx.request_version
+        version = gv.version if gv is not None and gv.group == d.group else ""
+        for v in d.versions:
+            if v.version == version:
+                return v.schema_rules
+        return d.version(d.storage_group_version.version).schema_rules
 
     def kind_validates_object_meta(self) -> bool:
         """Whether :meth:`validate` already applies ObjectMeta validation with a name rule at
@@ -187,12 +204,17 @@ class Strategy:
     ) -> list[Cause]:
         d = self.definition
         if d.validate_update is not None:
-            return d.validate_update(obj, old)
-        if d.validate is not None:
-            return d.validate(obj)
-        return validate_object_meta(
-            obj, self.namespaced, name_is_dns_subdomain, kube_finalizers=False
-        )
+            causes = d.validate_update(obj, old)
+        elif d.validate is not None:
+            causes = d.validate(obj)
+        else:
+            causes = validate_object_meta(
+                obj, self.namespaced, name_is_dns_subdomain, kube_finalizers=False
+            )
+        rules = self._schema_rules(ctx)
+        if rules is not None:
+            causes.extend(rules.validate_update(obj, old))
+        return causes
 
     def should_delete_during_update(self, obj: Object, old: Object) -> bool:
         """An update that removes the last finalizer of an object being deleted (with no
