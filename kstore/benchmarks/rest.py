@@ -248,6 +248,9 @@ class _Server:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+        finally:
+            if self.process.stdout is not None:
+                self.process.stdout.close()
 
 
 def _request(
