@@ -23,6 +23,7 @@ from typing import Any, Final
 from kstore.api.custom_schema import VersionSchema
 from kstore.api.gvk import Object
 from kstore.api.scheme import (
+    Converter,
     KindDefinition,
     KindVersion,
     PrinterColumn,
@@ -37,6 +38,7 @@ __all__ = [
     "ESTABLISHED",
     "NAMES_ACCEPTED",
     "TERMINATING",
+    "CustomConversions",
     "condition_true",
     "kind_definition_for",
     "printer_columns",
@@ -117,9 +119,18 @@ def printer_columns(columns: Any) -> tuple[PrinterColumn, ...]:
     return out or (_AGE_COLUMN,)
 
 
-def kind_definition_for(crd: Object) -> KindDefinition | None:
+#: Python conversions an embedder gives for versions of CRD kinds, by ``(apiVersion, kind)``:
+#: ``(to_hub, from_hub)`` of that version; the hub has the shape of the versions without one.
+CustomConversions = Mapping[tuple[str, str], tuple[Converter, Converter]]
+
+
+def kind_definition_for(
+    crd: Object, conversions: CustomConversions | None = None
+) -> KindDefinition | None:
     """The kind ``crd`` serves, or None while it serves nothing (its names not accepted yet,
-    or no version served)."""
+    or no version served). A version named in ``conversions`` converts with the functions
+    given there (the embedder's stand-in for a conversion webhook); the others by rewriting
+    ``apiVersion`` only, as ``conversion.strategy: None``."""
     spec = _map(crd.get("spec"))
     accepted = _map(_map(crd.get("status")).get("acceptedNames"))
     kind, plural = accepted.get("kind"), accepted.get("plural")
@@ -139,9 +150,12 @@ def kind_definition_for(crd: Object) -> KindDefinition | None:
         if not isinstance(name, str) or not name:
             continue
         schema = _map(v.get("schema")).get("openAPIV3Schema")
+        to_hub, from_hub = (conversions or {}).get((f"{group}/{name}", kind), (None, None))
         versions.append(
             KindVersion(
                 version=name,
+                to_hub=to_hub,
+                from_hub=from_hub,
                 enabled=bool(v.get("served")),
                 printer_columns=printer_columns(v.get("additionalPrinterColumns")),
                 openapi_schema=schema,

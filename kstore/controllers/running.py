@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from kstore.api.custom_kinds import CRD_GROUP, CRD_RESOURCE
+from functools import partial
+
+from kstore.api.custom_kinds import CRD_GROUP, CRD_RESOURCE, CustomConversions, kind_definition_for
 from kstore.api.gvk import GroupVersion
 from kstore.controllers.crd_controller import CustomResourceDefinitionController
 from kstore.errors import NotFound
@@ -24,13 +26,18 @@ class RunningControllers:
             self._crds = None
 
 
-def start_controllers(registry: Registry) -> RunningControllers:
+def start_controllers(
+    registry: Registry, *, conversions: CustomConversions | None = None
+) -> RunningControllers:
     """Start what the registry's Scheme asks for: the CustomResourceDefinition controller when
-    CRDs are served (it serves the stored CRDs' kinds before this returns)."""
+    CRDs are served (it serves the stored CRDs' kinds before this returns, converting the
+    versions named in ``conversions`` with the functions given there)."""
     try:
         registry.scheme.resource(GroupVersion(CRD_GROUP, "v1"), CRD_RESOURCE)
     except NotFound:
         return RunningControllers(None)
-    crds = CustomResourceDefinitionController(registry)
+    crds = CustomResourceDefinitionController(
+        registry, definition_for=partial(kind_definition_for, conversions=conversions)
+    )
     crds.start()
     return RunningControllers(crds)

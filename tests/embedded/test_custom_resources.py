@@ -117,3 +117,65 @@ def test_deleting_the_crd_stops_serving_it(tmp_path: Path) -> None:
             time.sleep(0.02)
         with pytest.raises(NotFound):
             crds.get(f"gateways.{GROUP}")
+
+
+def _versioned_crd(storage: str) -> dict[str, Any]:
+    schema = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
+    return {
+        "metadata": {"name": "dials.versions.example.com"},
+        "spec": {
+            "group": "versions.example.com",
+            "scope": "Cluster",
+            "names": {"plural": "dials", "kind": "Dial"},
+            "versions": [
+                {"name": "v1", "served": True, "storage": storage == "v1", "schema": schema},
+                {"name": "v2", "served": True, "storage": storage == "v2", "schema": schema},
+            ],
+        },
+    }
+
+
+def _dials(client: kstore.Client, version: str) -> Any:
+    deadline = time.monotonic() + 5
+    while True:
+        try:
+            return client.resource(f"versions.example.com/{version}", "dials")
+        except NotFound:
+            assert time.monotonic() < deadline, "the CRD was not served in time"
+            time.sleep(0.02)
+
+
+def test_versions_convert_and_the_storage_version_may_change(tmp_path: Path) -> None:
+    # v1 says "level"; the hub (v2, the later storage version) says "value".
+    def v1_to_hub(obj: Object) -> Object:
+        spec = dict(obj.get("spec") or {})
+        if "level" in spec:
+            spec["value"] = spec.pop("level")
+        return {**obj, "spec": spec}
+
+    def hub_to_v1(obj: Object) -> Object:
+        spec = dict(obj.get("spec") or {})
+        if "value" in spec:
+            spec["level"] = spec.pop("value")
+        return {**obj, "spec": spec}
+
+    conversions = {("versions.example.com/v1", "Dial"): (v1_to_hub, hub_to_v1)}
+    with kstore.open(f"lmdb://{tmp_path / 'store'}", conversions=conversions) as client:
+        crds = client.resource("apiextensions.k8s.io/v1", "customresourcedefinitions")
+        crds.create(_versioned_crd("v1"))
+        _dials(client, "v1").create({"metadata": {"name": "old"}, "spec": {"level": 1}})
+        assert _dials(client, "v2").get("old")["spec"] == {"value": 1}
+
+        current = crds.get("dials.versions.example.com")
+        current["spec"] = _versioned_crd("v2")["spec"]
+        crds.update(current)
+        deadline = time.monotonic() + 5
+        while client.scheme.definition("versions.example.com", "Dial").storage_version != "v2":
+            assert time.monotonic() < deadline, "the new storage version was not served"
+            time.sleep(0.02)
+        _dials(client, "v2").create({"metadata": {"name": "new"}, "spec": {"value": 2}})
+        # Objects stored in either version read in both.
+        assert _dials(client, "v1").get("new")["spec"] == {"level": 2}
+        assert _dials(client, "v2").get("old")["spec"] == {"value": 1}
+        stored = crds.get("dials.versions.example.com")["status"]["storedVersions"]
+        assert stored == ["v1", "v2"]
