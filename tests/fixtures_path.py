@@ -26,3 +26,11 @@ def fixture_files(suffix: str) -> list[Path]:
     if not root.is_dir():
         return []
     return sorted(p for p in root.glob(f"*/*{suffix}") if p.parent.is_dir())
+
+
+def crd_corpus() -> Path:
+    """The real-world CRD corpus (``../shared/crd-corpus``), or skip the calling test."""
+    path = (REPO_ROOT / ".." / "shared" / "crd-corpus").resolve()
+    if not path.is_dir():
+        pytest.skip(f"CRD corpus not found at {path}")
+    return path
