@@ -78,18 +78,37 @@ def _json_kind(value: Any) -> str:
     return "object"
 
 
-def _fits(go_type: str, value: Any) -> bool:
+def _type_error(go_type: str, value: Any) -> tuple[str, str] | None:
+    """``(JSON kind, Go type)`` when ``value`` cannot decode as ``go_type``; ``null`` always can."""
     if value is None:
-        return True
-    if go_type in ("string", "types.UID"):
-        return isinstance(value, str)
-    if go_type == "int64":
-        return isinstance(value, int) and not isinstance(value, bool)
-    if go_type == "v1.Time":
-        return isinstance(value, str)
-    if go_type == "map[string]string":
-        return isinstance(value, Mapping)
-    return isinstance(value, list)
+        return None
+    if go_type in ("string", "types.UID", "v1.Time"):
+        ok = isinstance(value, str)
+    elif go_type == "int64":
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif go_type == "map[string]string":
+        if not isinstance(value, Mapping):
+            return _json_kind(value), go_type
+        # A value inside the map is reported with the map's field and the value's type.
+        for item in value.values():
+            if item is not None and not isinstance(item, str):
+                return _json_kind(item), "string"
+        return None
+    elif go_type == "[]string":
+        if not isinstance(value, list):
+            return _json_kind(value), go_type
+        for item in value:
+            if item is not None and not isinstance(item, str):
+                return _json_kind(item), "string"
+        return None
+    else:
+        if not isinstance(value, list):
+            return _json_kind(value), go_type
+        for item in value:
+            if item is not None and not isinstance(item, Mapping):
+                return _json_kind(item), go_type[2:]
+        return None
+    return None if ok else (_json_kind(value), go_type)
 
 
 def _metadata_error(metadata: Any) -> str | None:
@@ -99,10 +118,11 @@ def _metadata_error(metadata: Any) -> str | None:
         return f"json: cannot unmarshal {_json_kind(metadata)} into Go value of type v1.ObjectMeta"
     for name, value in metadata.items():
         go_type = _META_TYPES.get(name)
-        if go_type is not None and not _fits(go_type, value):
+        error = _type_error(go_type, value) if go_type is not None else None
+        if error is not None:
             return (
-                f"json: cannot unmarshal {_json_kind(value)} into Go struct field "
-                f"ObjectMeta.{name} of type {go_type}"
+                f"json: cannot unmarshal {error[0]} into Go struct field "
+                f"ObjectMeta.{name} of type {error[1]}"
             )
     return None
 
