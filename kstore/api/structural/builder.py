@@ -161,6 +161,11 @@ def _build(node: Mapping[str, Any]) -> Structural:
 
     list_type = node.get("x-kubernetes-list-type")
     map_type = node.get("x-kubernetes-map-type")
+    embedded = node.get("x-kubernetes-embedded-resource") is True
+    below = [*properties.values(), items, additional]
+    has_embedded = embedded or any(
+        isinstance(child, Structural) and child.has_embedded_resources for child in below
+    )
     return Structural(
         type=_str(node, "type"),
         properties=properties,
@@ -171,12 +176,13 @@ def _build(node: Mapping[str, Any]) -> Structural:
         description=_str(node, "description"),
         title=_str(node, "title"),
         preserve_unknown_fields=node.get("x-kubernetes-preserve-unknown-fields") is True,
-        embedded_resource=node.get("x-kubernetes-embedded-resource") is True,
+        embedded_resource=embedded,
         int_or_string=node.get("x-kubernetes-int-or-string") is True,
         list_type=list_type if isinstance(list_type, str) else None,
         list_map_keys=tuple(node.get("x-kubernetes-list-map-keys") or ()),
         map_type=map_type if isinstance(map_type, str) else None,
         x_validations=tuple(node.get("x-kubernetes-validations") or ()),
+        has_embedded_resources=has_embedded,
         validations=MappingProxyType({k: v for k, v in node.items() if k in VALUE_VALIDATION_KEYS}),
         raw=MappingProxyType(dict(node)),
     )

@@ -21,6 +21,7 @@ Invariants:
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -59,7 +60,7 @@ _NO_PROPERTIES: Final[Mapping[str, Structural]] = MappingProxyType({})
 _NO_VALIDATIONS: Final[Mapping[str, Any]] = MappingProxyType({})
 
 
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False, weakref_slot=True)
 class Structural:
     """One node of a structural schema.
 
@@ -84,6 +85,9 @@ class Structural:
     list_map_keys: tuple[str, ...] = ()
     map_type: str | None = None
     x_validations: tuple[Mapping[str, Any], ...] = ()
+    # Whether this node or one below it was built with x-kubernetes-embedded-resource, so
+    # walks that only concern embedded resources can skip the rest.
+    has_embedded_resources: bool = False
     # Value validations, raw (the keys of VALUE_VALIDATION_KEYS present in the schema).
     validations: Mapping[str, Any] = field(default_factory=lambda: _NO_VALIDATIONS)
     # The JSONSchemaProps mapping this node was built from.
@@ -105,8 +109,21 @@ class Structural:
         return ap if isinstance(ap, Structural) else None
 
     def with_embedded_resource(self) -> Structural:
-        """This node with ``x-kubernetes-embedded-resource`` set (how a resource root is seen)."""
-        return self if self.embedded_resource else replace(self, embedded_resource=True)
+        """This node with ``x-kubernetes-embedded-resource`` set (how a resource root is seen).
+
+        Made once per tree and remembered: every request prunes and validates at the root.
+        """
+        if self.embedded_resource:
+            return self
+        root = _AS_RESOURCE_ROOT.get(self)
+        if root is None:
+            root = _AS_RESOURCE_ROOT[self] = replace(self, embedded_resource=True)
+        return root
+
+
+# Trees are shared and immutable, so their resource-root views can be too; weak keys let a
+# tree (and its view) go when its CRD version does.
+_AS_RESOURCE_ROOT: weakref.WeakKeyDictionary[Structural, Structural] = weakref.WeakKeyDictionary()
 
 
 EMPTY: Final = Structural()

@@ -137,7 +137,7 @@ def _embedded_meta(
     Paths here are ``field.Path`` renderings (a map key is ``[key]``), as Kubernetes reports
     these; ``skip_root`` leaves the root's own metadata, already handled, alone.
     """
-    if s is None:
+    if s is None or not s.has_embedded_resources:
         return
     if isinstance(x, dict):
         if s.embedded_resource and not skip_root and "metadata" in x:
