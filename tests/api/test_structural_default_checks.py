@@ -3,7 +3,7 @@
 Cases and expected (type, path) pairs come from pkg/apis/apiextensions/validation/
 validation_test.go ("v1.15 era tests for metadata defaults", the defaults-in-metadata and
 "defaults with enum/embedded" cases); messages are those of defaulting/validation.go,
-objectmeta/validation.go and the CRD validation's standard walk.
+objectmeta/validation.go and the CRD validation's per-node walk.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from kstore.api.structural import (
     Structural,
     build_structural,
     validate_crd_schema,
-    validate_default_placement,
     validate_defaults,
+    validate_schema_rules,
 )
 from kstore.api.validation.field import Path, not_supported
 from kstore.errors import Cause
@@ -57,7 +57,7 @@ def check(schema: dict[str, Any], **kw: Any) -> list[tuple[str, str, str]]:
 def test_no_default_in_top_level_metadata() -> None:
     schema = obj(metadata={"type": "object", "default": {"name": "foo"}, "properties": {
         "name": {"type": "string", "default": "foo"}}})  # fmt: skip
-    causes = validate_default_placement(schema, ROOT)
+    causes = validate_schema_rules(schema, ROOT)
     assert [(c.type, c.field, c.message) for c in causes] == [
         (
             "FieldValueForbidden",
@@ -75,7 +75,7 @@ def test_no_default_in_top_level_metadata() -> None:
 def test_no_default_inside_additional_properties_of_embedded_metadata() -> None:
     annotations = {"type": "object", "additionalProperties": {"type": "string", "default": "abc"}}
     schema = obj(embedded=embedded(metadata=obj(annotations=annotations)))
-    causes = validate_default_placement(schema, ROOT)
+    causes = validate_schema_rules(schema, ROOT)
     assert [(c.field, c.message) for c in causes] == [
         (
             f"{P}.properties[embedded].properties[metadata].properties[annotations]"
@@ -85,14 +85,16 @@ def test_no_default_inside_additional_properties_of_embedded_metadata() -> None:
     ]
 
 
-def test_a_null_default_is_still_a_default_where_defaults_are_forbidden() -> None:
-    causes = validate_default_placement(obj(kind={"type": "string", "default": None}), ROOT)
+def test_a_null_default_is_no_default_even_where_defaults_are_forbidden() -> None:
+    # JSON null decodes into a nil *JSON in Kubernetes' types, like an absent default.
+    assert validate_schema_rules(obj(kind={"type": "string", "default": None}), ROOT) == []
+    causes = validate_schema_rules(obj(kind={"type": "string", "default": ""}), ROOT)
     assert [c.message for c in causes] == ["Forbidden: must not be set in top-level kind"]
 
 
 def test_no_embedded_resource_inside_resource_meta() -> None:
     schema = obj(metadata=obj(x={**embedded(a=STR)}))
-    causes = validate_default_placement(schema, ROOT)
+    causes = validate_schema_rules(schema, ROOT)
     assert [(c.field, c.message) for c in causes] == [
         (
             f"{P}.properties[metadata].properties[x].x-kubernetes-embedded-resource",
@@ -329,19 +331,17 @@ def test_crd_schema_checks_defaults_only_once_structural() -> None:
 def test_crd_schema_reports_unpruned_defaults_and_root_nullable() -> None:
     schema = {**obj(b={**obj(c=STR), "default": {"d": 1}}), "nullable": True}
     assert [c.render() for c in validate_crd_schema(schema, ROOT)] == [
-        f'{P}.properties[b].default: Invalid value: {{"d":1}}: must not have unknown fields',
         f"{P}.nullable: Forbidden: nullable cannot be true at the root",
+        f'{P}.properties[b].default: Invalid value: {{"d":1}}: must not have unknown fields',
     ]
 
 
 def test_crd_schema_build_error_shows_only_alone() -> None:
-    only_build = validate_crd_schema({"type": "object", "$ref": "#/x"}, ROOT)
+    # Only the build notices $schema; the per-node rules do not check it.
+    only_build = validate_crd_schema({"type": "object", "$schema": "x"}, ROOT)
     assert [c.render() for c in only_build] == [
-        f"{P}: Invalid value: \"\": OpenAPIV3Schema '$ref' is not supported"
+        f"{P}: Invalid value: \"\": OpenAPIV3Schema 'schema' is not supported"
     ]
-    with_other = validate_crd_schema(
-        {"type": "object", "$ref": "#/x", "properties": {"kind": {"default": "x"}}}, ROOT
-    )
-    assert [c.render() for c in with_other] == [
-        f"{P}.properties[kind].default: Forbidden: must not be set in top-level kind"
-    ]
+    # $ref is reported by the per-node rules, which hide the overlapping build error.
+    with_other = validate_crd_schema({"type": "object", "$ref": "#/x"}, ROOT)
+    assert [c.render() for c in with_other] == [f"{P}.$ref: Forbidden: $ref is not supported"]

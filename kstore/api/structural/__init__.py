@@ -1,8 +1,9 @@
 """Structural schemas: the schema-driven machinery of custom resources, as Kubernetes v1.36 has it.
 
 A CRD's ``openAPIV3Schema`` becomes a :class:`Structural` tree (:func:`new_structural`), which
-must be structural (:func:`validate_structural`) before the CRD is accepted; its defaults are
-checked too (:func:`validate_crd_schema`). The tree then drives what happens to every custom
+must be structural (:func:`validate_structural`) before the CRD is accepted; its defaults and
+per-node rules are checked too (:func:`validate_crd_schema` runs them all in Kubernetes'
+order). The tree then drives what happens to every custom
 resource, in Kubernetes' order::
 
     decode a request or read from storage:  prune -> drop_nulls
@@ -17,19 +18,17 @@ the object in place. Causes carry Kubernetes' messages and field paths.
 
 from kstore.api.structural.builder import StructuralBuildError, build_structural, new_structural
 from kstore.api.structural.crd_schema import validate_crd_schema
-from kstore.api.structural.default_checks import (
-    ValueValidator,
-    validate_default_placement,
-    validate_defaults,
-)
+from kstore.api.structural.default_checks import ValueValidator, validate_defaults
 from kstore.api.structural.defaulting import default, drop_nulls
 from kstore.api.structural.embedded import coerce_embedded, validate_embedded_object_meta
 from kstore.api.structural.invariants import validate_structural, validate_structural_tree
 from kstore.api.structural.list_types import validate_list_types
 from kstore.api.structural.model import Structural
 from kstore.api.structural.pruning import prune
+from kstore.api.structural.schema_rules import SchemaRuleOptions, validate_schema_rules
 
 __all__ = [
+    "SchemaRuleOptions",
     "Structural",
     "StructuralBuildError",
     "ValueValidator",
@@ -40,10 +39,10 @@ __all__ = [
     "new_structural",
     "prune",
     "validate_crd_schema",
-    "validate_default_placement",
     "validate_defaults",
     "validate_embedded_object_meta",
     "validate_list_types",
+    "validate_schema_rules",
     "validate_structural",
     "validate_structural_tree",
 ]

@@ -1,19 +1,18 @@
-"""A CRD version's ``openAPIV3Schema`` checked as far as structural schemas go.
+"""A CRD version's ``openAPIV3Schema`` checked as Kubernetes v1.36 checks it, in its order.
 
-``ValidateCustomResourceDefinitionValidation`` (v1.36) does, for a schema that must be
-structural (every ``apiextensions.k8s.io/v1`` CRD):
+``validateCustomResourceDefinitionValidation`` does, for a schema that must be structural (every
+``apiextensions.k8s.io/v1`` CRD):
 
-1. build the structural tree; a build failure is held back and reported only when nothing
-   else below is wrong (its cases overlap with the OpenAPI checks);
-2. when built: the "must be structural" causes (:mod:`.invariants`), or, when there are none,
-   the default checks (:func:`~.default_checks.validate_defaults`);
-3. ``nullable`` at the root: ``Forbidden: nullable cannot be true at the root``;
-4. the standard walk's rules on where defaults and embedded resources may appear
-   (:func:`~.default_checks.validate_default_placement`).
+1. ``nullable`` at the root: ``Forbidden: nullable cannot be true at the root``;
+2. build the structural tree; a build failure is held back and reported only when nothing else
+   is wrong (its cases overlap with the per-node rules);
+3. when built: the "must be structural" causes (:mod:`.invariants`) or, when there are none,
+   the default checks (:mod:`.default_checks`);
+4. the per-node rules of the whole schema (:mod:`.schema_rules`).
 
-The other rules of that walk (types, formats, list-type declarations, CEL rule compilation and
-cost) belong to the OpenAPI-validation and CEL engines; their causes join these in the CRD's
-error list.
+Not here: the rule that with the status subresource enabled only some root fields may be set
+(it needs the version's subresources), and the CEL rules (``x-kubernetes-validations``), which
+the CEL package compiles and costs; their causes join these in the CRD's error list.
 """
 
 from __future__ import annotations
@@ -22,12 +21,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from kstore.api.structural.builder import new_structural
-from kstore.api.structural.default_checks import (
-    ValueValidator,
-    validate_default_placement,
-    validate_defaults,
-)
+from kstore.api.structural.default_checks import ValueValidator, validate_defaults
 from kstore.api.structural.invariants import validate_structural_tree
+from kstore.api.structural.schema_rules import SchemaRuleOptions, validate_schema_rules
 from kstore.api.validation.field import Path, forbidden
 from kstore.errors import Cause
 
@@ -39,10 +35,13 @@ def validate_crd_schema(
     path: Path,
     *,
     require_pruned_defaults: bool = True,
+    rule_options: SchemaRuleOptions | None = None,
     validate_value: ValueValidator | None = None,
 ) -> list[Cause]:
-    """The structural and default causes of one version's schema at ``path``."""
+    """The causes of one version's schema at ``path`` (its ``openAPIV3Schema``)."""
     out: list[Cause] = []
+    if schema.get("nullable") is True:
+        out.append(forbidden(path.child("nullable"), "nullable cannot be true at the root"))
     tree, build_causes = new_structural(schema, path)
     if tree is not None:
         structural = validate_structural_tree(tree, path)
@@ -57,9 +56,7 @@ def validate_crd_schema(
                     validate_value=validate_value,
                 )
             )
-    if schema.get("nullable") is True:
-        out.append(forbidden(path.child("nullable"), "nullable cannot be true at the root"))
-    out.extend(validate_default_placement(schema, path))
+    out.extend(validate_schema_rules(schema, path, rule_options))
     if not out:
         out.extend(build_causes)
     return out

@@ -1,99 +1,38 @@
-"""The checks a CRD's ``default`` values must pass when the CRD is created or updated.
+"""The checks a CRD's ``default`` values must pass: Kubernetes' ``defaulting.ValidateDefaults``.
 
-Two parts of Kubernetes' CRD validation (``pkg/apis/apiextensions/validation``):
+Run once the schema is structural (where defaults may appear at all is a per-node rule, in
+:mod:`.schema_rules`). For every default, in this order, only the first failing step reported:
 
-- :func:`validate_default_placement` (the standard-validator walk over the raw schema): no
-  ``default`` anywhere under the root's ``metadata``, ``apiVersion`` or ``kind``
-  (``Forbidden: must not be set in top-level metadata``), nor inside ``additionalProperties``
-  of a resource's meta fields (``must not be set inside additionalProperties applying to object
-  metadata``, the later reason replacing the earlier), and no
-  ``x-kubernetes-embedded-resource`` inside resource meta (``must not be used inside of
-  resource meta``);
-- :func:`validate_defaults` (``defaulting.ValidateDefaults``), run once the schema is
-  structural: every default must already be pruned (``Invalid value: {...}: must not have
-  unknown fields``), an embedded resource's default must be a valid embedded resource
-  (:mod:`.embedded`), a default inside an embedded resource's meta fields must make valid
-  metadata once placed in a stand-in object (``apiVersion: validation/v1``,
-  ``kind: Validation``): ``must result in valid metadata: <error>``, and the default must
-  satisfy the schema's own value validations and CEL rules, which a caller supplies as
+- it must already be pruned: ``Invalid value: {...}: must not have unknown fields``;
+- an embedded resource's default must be a valid embedded resource (:mod:`.embedded`);
+- a default inside an embedded resource's meta fields must make valid metadata once placed in
+  a stand-in object (``apiVersion: validation/v1``, ``kind: Validation``):
+  ``must result in valid metadata: <error>``;
+- it must satisfy the schema's own value validations and CEL rules, which a caller supplies as
   ``validate_value`` (this package does not evaluate them).
 
-Each default is checked in that order and only the first failing step is reported, as
-Kubernetes does; a default of ``null`` is no default.
+A default of ``null`` is no default.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, Final
 
 from kstore.api.structural.embedded import coerce_embedded, validate_embedded_object_meta
 from kstore.api.structural.model import Structural
 from kstore.api.structural.pruning import prune
-from kstore.api.validation.field import Path, forbidden, invalid
+from kstore.api.validation.field import Path, invalid
 from kstore.errors import Cause
 
-__all__ = ["ValueValidator", "validate_default_placement", "validate_defaults"]
+__all__ = ["ValueValidator", "validate_defaults"]
 
 #: Validates a default against its schema's value validations and CEL rules; returns causes.
 ValueValidator = Callable[[Path, Any, Structural], list[Cause]]
 
 _META_FIELDS: Final = frozenset({"metadata", "kind", "apiVersion"})
 _STAND_IN_TYPE: Final = {"apiVersion": "validation/v1", "kind": "Validation"}
-
-
-def validate_default_placement(schema: Mapping[str, Any], path: Path) -> list[Cause]:
-    """Defaults and embedded resources where Kubernetes forbids them, in the raw schema."""
-    out: list[Cause] = []
-    _placement(schema, path, True, "", False, out)
-    return out
-
-
-def _placement(
-    s: Any, path: Path, is_root: bool, no_default: str, inside_meta: bool, out: list[Cause]
-) -> None:
-    """``no_default`` is the reason defaults are forbidden here ("" when they are allowed)."""
-    if not isinstance(s, Mapping):
-        return
-    if "default" in s and no_default:
-        out.append(forbidden(path.child("default"), f"must not be set {no_default}"))
-    if inside_meta and s.get("x-kubernetes-embedded-resource") is True:
-        out.append(
-            forbidden(
-                path.child("x-kubernetes-embedded-resource"),
-                "must not be used inside of resource meta",
-            )
-        )
-    additional = s.get("additionalProperties")
-    if isinstance(additional, Mapping):
-        sub_reason = no_default
-        if inside_meta:
-            sub_reason = "inside additionalProperties applying to object metadata"
-        _placement(
-            additional, path.child("additionalProperties"), False, sub_reason, inside_meta, out
-        )
-    props = s.get("properties")
-    if isinstance(props, Mapping):
-        embedded = s.get("x-kubernetes-embedded-resource") is True
-        for name, prop in props.items():
-            sub_meta, sub_reason = inside_meta, no_default
-            if (is_root or embedded) and name in _META_FIELDS:
-                sub_meta = True
-                if is_root:
-                    sub_reason = f"in top-level {name}"
-            where = path.child("properties").key(name)
-            _placement(prop, where, False, sub_reason, sub_meta, out)
-    not_clause = s.get("not")
-    if isinstance(not_clause, Mapping):
-        _placement(not_clause, path.child("not"), False, no_default, inside_meta, out)
-    for clause_name in ("allOf", "oneOf", "anyOf"):
-        for i, clause in enumerate(s.get(clause_name) or ()):
-            where = path.child(clause_name).index(i)
-            _placement(clause, where, False, no_default, inside_meta, out)
-    items = s.get("items")
-    if isinstance(items, Mapping):
-        _placement(items, path.child("items"), False, no_default, inside_meta, out)
 
 
 def validate_defaults(
