@@ -26,6 +26,12 @@ from kstore.api.structural.list_types import validate_list_types
 from kstore.api.structural.model import Structural
 from kstore.api.structural.pruning import prune
 from kstore.api.structural.schema_rules import SchemaRuleOptions, validate_schema_rules
+from kstore.api.structural.skeleton import (
+    strip_nullable,
+    strip_value_validations,
+    to_openapi,
+    unfold,
+)
 
 __all__ = [
     "SchemaRuleOptions",
@@ -38,6 +44,10 @@ __all__ = [
     "drop_nulls",
     "new_structural",
     "prune",
+    "strip_nullable",
+    "strip_value_validations",
+    "to_openapi",
+    "unfold",
     "validate_crd_schema",
     "validate_defaults",
     "validate_embedded_object_meta",
