@@ -166,6 +166,9 @@ def _build(node: Mapping[str, Any]) -> Structural:
     has_embedded = embedded or any(
         isinstance(child, Structural) and child.has_embedded_resources for child in below
     )
+    keyed = list_type in ("set", "map") or any(
+        isinstance(child, Structural) and child.has_keyed_lists for child in below
+    )
     return Structural(
         type=_str(node, "type"),
         properties=properties,
@@ -183,6 +186,7 @@ def _build(node: Mapping[str, Any]) -> Structural:
         map_type=map_type if isinstance(map_type, str) else None,
         x_validations=tuple(node.get("x-kubernetes-validations") or ()),
         has_embedded_resources=has_embedded,
+        has_keyed_lists=keyed,
         validations=MappingProxyType({k: v for k, v in node.items() if k in VALUE_VALIDATION_KEYS}),
         raw=MappingProxyType(dict(node)),
     )

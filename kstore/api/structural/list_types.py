@@ -37,7 +37,7 @@ def validate_list_types(
     obj: Any, schema: Structural | None, path: Path | None = None
 ) -> list[Cause]:
     """The duplicate-entry causes for every set and map list in ``obj`` (a resource)."""
-    if schema is None or not isinstance(obj, Mapping):
+    if schema is None or not schema.has_keyed_lists or not isinstance(obj, Mapping):
         return []
     return _object(obj, schema, path)
 
@@ -66,6 +66,8 @@ def _object(obj: Mapping[str, Any], s: Structural, path: Path | None) -> list[Ca
 
 
 def _value(value: Any, s: Structural, path: Path) -> list[Cause]:
+    if not s.has_keyed_lists:
+        return []
     if isinstance(value, list):
         return _array(value, s, path)
     if isinstance(value, Mapping):

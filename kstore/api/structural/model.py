@@ -88,6 +88,8 @@ class Structural:
     # Whether this node or one below it was built with x-kubernetes-embedded-resource, so
     # walks that only concern embedded resources can skip the rest.
     has_embedded_resources: bool = False
+    # Likewise for lists with x-kubernetes-list-type set or map (uniqueness checks).
+    has_keyed_lists: bool = False
     # Value validations, raw (the keys of VALUE_VALIDATION_KEYS present in the schema).
     validations: Mapping[str, Any] = field(default_factory=lambda: _NO_VALIDATIONS)
     # The JSONSchemaProps mapping this node was built from.
