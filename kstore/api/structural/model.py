@@ -16,7 +16,10 @@ Invariants:
   absent default in every algorithm (pruning, defaulting, default validation);
 - ``additional_properties`` is ``None`` when absent, a :class:`Structural` when it is a
   schema, and ``True``/``False`` when it is a bare boolean. Pruning keeps unknown keys
-  whenever it is present, even ``False``, as Kubernetes' pruning does.
+  whenever it is present, even ``False``, as Kubernetes' pruning does;
+- ``has_embedded_resources`` and ``has_keyed_lists`` are true exactly when the node or one
+  below it is an embedded resource, or a set or map list: walks that only concern those skip
+  the other subtrees.
 """
 
 from __future__ import annotations
