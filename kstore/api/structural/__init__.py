@@ -19,6 +19,11 @@ the object in place. Causes carry Kubernetes' messages and field paths.
 from kstore.api.structural.builder import StructuralBuildError, build_structural, new_structural
 from kstore.api.structural.crd_schema import validate_crd_schema
 from kstore.api.structural.default_checks import ValueValidator, validate_defaults
+from kstore.api.structural.default_pruning import (
+    DefaultPruningError,
+    prune_defaults,
+    schema_has_unpruned_defaults,
+)
 from kstore.api.structural.defaulting import default, drop_nulls
 from kstore.api.structural.embedded import coerce_embedded, validate_embedded_object_meta
 from kstore.api.structural.invariants import validate_structural, validate_structural_tree
@@ -34,6 +39,7 @@ from kstore.api.structural.skeleton import (
 )
 
 __all__ = [
+    "DefaultPruningError",
     "SchemaRuleOptions",
     "Structural",
     "StructuralBuildError",
@@ -44,6 +50,8 @@ __all__ = [
     "drop_nulls",
     "new_structural",
     "prune",
+    "prune_defaults",
+    "schema_has_unpruned_defaults",
     "strip_nullable",
     "strip_value_validations",
     "to_openapi",

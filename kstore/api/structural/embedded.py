@@ -31,7 +31,7 @@ from kstore.api.validation.names import is_dns1035_label, validate_path_segment_
 from kstore.api.validation.objectmeta import validate_object_meta
 from kstore.errors import Cause
 
-__all__ = ["coerce_embedded", "validate_embedded_object_meta"]
+__all__ = ["coerce_embedded", "meta_field_error", "validate_embedded_object_meta"]
 
 # ObjectMeta's fields and the Go type encoding/json names in its errors.
 _META_TYPES: Final = {
@@ -117,14 +117,22 @@ def _metadata_error(metadata: Any) -> str | None:
     if not isinstance(metadata, Mapping):
         return f"json: cannot unmarshal {_json_kind(metadata)} into Go value of type v1.ObjectMeta"
     for name, value in metadata.items():
-        go_type = _META_TYPES.get(name)
-        error = _type_error(go_type, value) if go_type is not None else None
+        error = meta_field_error(name, value)
         if error is not None:
-            return (
-                f"json: cannot unmarshal {error[0]} into Go struct field "
-                f"ObjectMeta.{name} of type {error[1]}"
-            )
+            return error
     return None
+
+
+def meta_field_error(name: str, value: Any) -> str | None:
+    """Go's decoding error for one ObjectMeta field's value (``None``: it decodes, or unknown)."""
+    go_type = _META_TYPES.get(name)
+    error = _type_error(go_type, value) if go_type is not None else None
+    if error is None:
+        return None
+    return (
+        f"json: cannot unmarshal {error[0]} into Go struct field "
+        f"ObjectMeta.{name} of type {error[1]}"
+    )
 
 
 def coerce_embedded(
