@@ -30,6 +30,12 @@ from kstore.api.structural.invariants import validate_structural, validate_struc
 from kstore.api.structural.list_types import validate_list_types
 from kstore.api.structural.model import Structural
 from kstore.api.structural.pruning import prune
+from kstore.api.structural.ratchet import (
+    UpdateRequirements,
+    schema_has,
+    schema_is_non_structural,
+    update_requirements,
+)
 from kstore.api.structural.schema_rules import SchemaRuleOptions, validate_schema_rules
 from kstore.api.structural.skeleton import (
     strip_nullable,
@@ -43,6 +49,7 @@ __all__ = [
     "SchemaRuleOptions",
     "Structural",
     "StructuralBuildError",
+    "UpdateRequirements",
     "ValueValidator",
     "build_structural",
     "coerce_embedded",
@@ -51,11 +58,14 @@ __all__ = [
     "new_structural",
     "prune",
     "prune_defaults",
+    "schema_has",
     "schema_has_unpruned_defaults",
+    "schema_is_non_structural",
     "strip_nullable",
     "strip_value_validations",
     "to_openapi",
     "unfold",
+    "update_requirements",
     "validate_crd_schema",
     "validate_defaults",
     "validate_embedded_object_meta",

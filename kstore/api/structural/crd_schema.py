@@ -34,15 +34,20 @@ def validate_crd_schema(
     schema: Mapping[str, Any],
     path: Path,
     *,
+    require_structural: bool = True,
     require_pruned_defaults: bool = True,
     rule_options: SchemaRuleOptions | None = None,
     validate_value: ValueValidator | None = None,
 ) -> list[Cause]:
-    """The causes of one version's schema at ``path`` (its ``openAPIV3Schema``)."""
+    """The causes of one version's schema at ``path`` (its ``openAPIV3Schema``).
+
+    The ``require_*`` flags and ``rule_options`` are all on for a create; for an update take
+    them from :func:`~.ratchet.update_requirements` of the old CRD's schemas.
+    """
     out: list[Cause] = []
     if schema.get("nullable") is True:
         out.append(forbidden(path.child("nullable"), "nullable cannot be true at the root"))
-    tree, build_causes = new_structural(schema, path)
+    tree, build_causes = new_structural(schema, path) if require_structural else (None, [])
     if tree is not None:
         structural = validate_structural_tree(tree, path)
         if structural:

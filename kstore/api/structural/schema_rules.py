@@ -45,7 +45,7 @@ from kstore.api.validation.field import (
 )
 from kstore.errors import Cause
 
-__all__ = ["SchemaRuleOptions", "validate_schema_rules"]
+__all__ = ["SchemaRuleOptions", "map_list_keys_map_set_errors", "validate_schema_rules"]
 
 _OPENAPI_TYPES: Final = ("array", "boolean", "integer", "number", "object", "string")
 _META_FIELDS: Final = frozenset({"metadata", "kind", "apiVersion"})
@@ -223,8 +223,8 @@ def _extension_rules(s: Mapping[str, Any], path: Path, opts: SchemaRuleOptions) 
             out.append(invalid(where, list_type, detail))
     if list_type == "map":
         out.extend(_map_list(s, keys, items, item_schema, path))
-    if opts.require_map_list_keys_map_set and item_schema is not None:
-        out.extend(_map_list_keys_map_set(list_type, keys, item_schema, path))
+    if opts.require_map_list_keys_map_set:
+        out.extend(_map_list_keys_map_set(s, path))
     return out
 
 
@@ -316,11 +316,17 @@ def _map_list(
     return out
 
 
-def _map_list_keys_map_set(
-    list_type: Any, keys: list[Any], item_schema: Mapping[str, Any], path: Path
-) -> list[Cause]:
-    if list_type not in ("set", "map"):
+def map_list_keys_map_set_errors(s: Mapping[str, Any]) -> bool:
+    """Whether this node breaks the map-list key or set/map item nullability rules."""
+    return bool(_map_list_keys_map_set(s, Path("")))
+
+
+def _map_list_keys_map_set(s: Mapping[str, Any], path: Path) -> list[Cause]:
+    list_type = s.get("x-kubernetes-list-type")
+    item_schema = s.get("items")
+    if list_type not in ("set", "map") or not isinstance(item_schema, Mapping):
         return []
+    keys = s.get("x-kubernetes-list-map-keys") or []
     out: list[Cause] = []
     if item_schema.get("nullable") is True:
         out.append(
