@@ -2,9 +2,11 @@
 
 A CRD's ``openAPIV3Schema`` becomes a :class:`Structural` tree (:func:`new_structural`), which
 must be structural (:func:`validate_structural`) before the CRD is accepted; its defaults and
-per-node rules are checked too (:func:`validate_crd_schema` runs them all in Kubernetes'
-order). The tree then drives what happens to every custom
-resource, in Kubernetes' order::
+per-node rules are checked too. :func:`validate_crd_schema` runs all of those in Kubernetes'
+order, relaxed on update by :func:`update_requirements` of the old schemas. Derived trees for
+validators and published OpenAPI come from :func:`unfold`, :func:`strip_value_validations`,
+:func:`strip_nullable` and :func:`to_openapi`. The tree then drives what happens to every
+custom resource, in Kubernetes' order::
 
     decode a request or read from storage:  prune -> drop_nulls
     then (create, update, read):            default
