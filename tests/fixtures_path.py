@@ -75,3 +75,11 @@ def fixture_files(suffix: str) -> list[Path]:
                 p for p in root.glob(f"*/*{suffix}") if p.name.removesuffix(suffix) in served
             )
     return sorted(found, key=lambda p: (p.parent.name, p.name))
+
+
+def crd_corpus() -> Path:
+    """The real-world CRD corpus (``../shared/crd-corpus``), or skip the calling test."""
+    path = SHARED / "crd-corpus"
+    if not path.is_dir():
+        pytest.skip(f"CRD corpus not found at {path}")
+    return path
