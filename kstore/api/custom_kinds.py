@@ -150,6 +150,7 @@ def kind_definition_for(
         if not isinstance(name, str) or not name:
             continue
         schema = _map(v.get("schema")).get("openAPIV3Schema")
+        rules = VersionSchema(schema) if schema is not None else None
         to_hub, from_hub = (conversions or {}).get((f"{group}/{name}", kind), (None, None))
         versions.append(
             KindVersion(
@@ -159,7 +160,8 @@ def kind_definition_for(
                 enabled=bool(v.get("served")),
                 printer_columns=printer_columns(v.get("additionalPrinterColumns")),
                 openapi_schema=schema,
-                schema_rules=VersionSchema(schema) if schema is not None else None,
+                schema_rules=rules,
+                default=rules.default if rules is not None else None,
             )
         )
         if v.get("storage"):

@@ -107,6 +107,11 @@ class SchemaRules(Protocol):
     """What a version's schema says of an object, for kinds defined by data (a CRD version's
     OpenAPI schema, list types and CEL rules), beside the kind's own validation."""
 
+    def prune(self, obj: Object) -> list[str]:
+        """Drop the fields the schema does not declare (in place); their paths, which
+        ``fieldValidation`` reports as unknown fields."""
+        ...
+
     def validate(self, obj: Object) -> list[Cause]:
         """The schema's causes against ``obj`` (field paths from the object's root)."""
         ...

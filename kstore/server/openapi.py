@@ -34,6 +34,7 @@ import orjson
 from kstore.api.gvk import GroupVersion, Object
 from kstore.api.scheme import RegisteredResource, Scheme
 from kstore.codec._pb_values import length_prefixed
+from kstore.registry.patch import supported_patch_types
 from kstore.server.discovery import SERVED_SUBRESOURCES, subresource_gvk
 from kstore.server.openapi_custom import custom_component_schemas, has_own_schema
 from kstore.server.openapi_schemas import component_schemas
@@ -66,12 +67,6 @@ _FIELD_VALIDATION = _param(
     "How to handle unknown or duplicate fields: Ignore, Warn (the default) or Strict.",
 )
 _FORCE = _param("force", "Force an apply request past conflicts.", "boolean")
-_PATCH_TYPES = (
-    "application/apply-patch+yaml",
-    "application/json-patch+json",
-    "application/merge-patch+json",
-    "application/strategic-merge-patch+json",
-)
 _OK = {"200": {"description": "OK"}, "401": {"description": "Unauthorized"}}
 
 
@@ -108,8 +103,13 @@ def _operation(
         op["requestBody"] = {"content": {"*/*": {"schema": {"type": "object"}}}, "required": True}
     elif action == "patch":
         op["parameters"] = [_DRY_RUN, _FIELD_MANAGER, _FIELD_VALIDATION, _FORCE]
+        # kubectl applies with a strategic merge patch only to kinds whose PATCH lists it,
+        # so a kind without patch metadata (a custom resource) lists only the others.
         op["requestBody"] = {
-            "content": {t: {"schema": {"type": "object"}} for t in _PATCH_TYPES},
+            "content": {
+                media_type: {"schema": {"type": "object"}}
+                for media_type in sorted(t.value for t in supported_patch_types(gvk))
+            },
             "required": True,
         }
     elif action in ("delete", "deletecollection"):
