@@ -1,0 +1,305 @@
+"""The parsed and checked CEL expression, as plain Python nodes.
+
+The CEL C++ front end (``cel-expr-python``) parses and type-checks a rule and hands the result
+back only as a serialized ``cel.expr.CheckedExpr`` protobuf wrapped in ``google.protobuf.Any``.
+This module reads that wire format directly (a few dozen lines, no generated code) into the
+node classes below. Macros (``all``, ``exists``, ``map``, ``filter`` ...) arrive already
+expanded into :class:`Comprehension` nodes, so the interpreter has one loop construct.
+
+Invariant: every node keeps its expression id; ``positions`` maps ids to character offsets in
+the source, which is what cost errors and the field check use to point at the source.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "Call",
+    "CheckedAst",
+    "Comprehension",
+    "Const",
+    "CreateList",
+    "CreateMap",
+    "Expr",
+    "Ident",
+    "Select",
+    "UInt",
+    "decode_checked",
+]
+
+
+class UInt(int):
+    """A CEL ``uint``: a Python int that remembers it is unsigned (``type(v) is UInt``)."""
+
+    __slots__ = ()
+
+
+@dataclass(slots=True)
+class Const:
+    id: int
+    value: Any
+
+
+@dataclass(slots=True)
+class Ident:
+    id: int
+    name: str
+
+
+@dataclass(slots=True)
+class Select:
+    id: int
+    operand: Expr
+    field: str
+    test_only: bool
+
+
+@dataclass(slots=True)
+class Call:
+    id: int
+    target: Expr | None
+    function: str
+    args: list[Expr]
+
+
+@dataclass(slots=True)
+class CreateList:
+    id: int
+    elements: list[Expr]
+    optional_indices: frozenset[int]
+
+
+@dataclass(slots=True)
+class CreateMap:
+    id: int
+    # (key, value, optional entry)
+    entries: list[tuple[Expr, Expr, bool]]
+
+
+@dataclass(slots=True)
+class Comprehension:
+    id: int
+    iter_var: str
+    iter_var2: str
+    iter_range: Expr
+    accu_var: str
+    accu_init: Expr
+    loop_condition: Expr
+    loop_step: Expr
+    result: Expr
+
+
+Expr = Const | Ident | Select | Call | CreateList | CreateMap | Comprehension
+
+
+@dataclass(slots=True)
+class CheckedAst:
+    expr: Expr
+    positions: dict[int, int] = field(default_factory=dict)
+    # Names the checker resolved identifiers to (``self``, ``oldSelf``...), by expression id.
+    references: dict[int, str] = field(default_factory=dict)
+
+
+# --- protobuf wire format -------------------------------------------------------------------
+
+
+def _fields(buf: bytes) -> list[tuple[int, int, Any]]:
+    """Split one message into (field number, wire type, raw value) triples."""
+    out: list[tuple[int, int, Any]] = []
+    i, n = 0, len(buf)
+    while i < n:
+        key, i = _varint(buf, i)
+        num, wire = key >> 3, key & 7
+        if wire == 0:
+            val, i = _varint(buf, i)
+            out.append((num, wire, val))
+        elif wire == 1:
+            out.append((num, wire, buf[i : i + 8]))
+            i += 8
+        elif wire == 2:
+            size, i = _varint(buf, i)
+            out.append((num, wire, buf[i : i + size]))
+            i += size
+        elif wire == 5:
+            out.append((num, wire, buf[i : i + 4]))
+            i += 4
+        else:
+            raise ValueError(f"unsupported wire type {wire}")
+    return out
+
+
+def _varint(buf: bytes, i: int) -> tuple[int, int]:
+    shift = result = 0
+    while True:
+        b = buf[i]
+        i += 1
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            return result, i
+        shift += 7
+
+
+def _signed(v: int) -> int:
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
+def decode_checked(serialized: bytes) -> CheckedAst:
+    """Read ``Any{cel.expr.CheckedExpr}`` bytes as produced by ``Expression.serialize()``."""
+    payload = serialized
+    for num, _, val in _fields(serialized):
+        if num == 2:
+            payload = val
+    expr: Expr | None = None
+    positions: dict[int, int] = {}
+    references: dict[int, str] = {}
+    for num, _, val in _fields(payload):
+        if num == 2:  # reference_map entry
+            key, name = 0, ""
+            for n2, _, v2 in _fields(val):
+                if n2 == 1:
+                    key = _signed(v2)
+                elif n2 == 2:
+                    for n3, _, v3 in _fields(v2):
+                        if n3 == 1:
+                            name = v3.decode()
+            if name:
+                references[key] = name
+        elif num == 4:
+            expr = _expr(val)
+        elif num == 5:
+            positions = _positions(val)
+    if expr is None:
+        raise ValueError("checked expression without an expression")
+    return CheckedAst(expr, positions, references)
+
+
+def _positions(buf: bytes) -> dict[int, int]:
+    out: dict[int, int] = {}
+    for num, _, val in _fields(buf):
+        if num == 4:
+            key = pos = 0
+            for n2, _, v2 in _fields(val):
+                if n2 == 1:
+                    key = _signed(v2)
+                elif n2 == 2:
+                    pos = _signed(v2)
+            out[key] = pos
+    return out
+
+
+def _expr(buf: bytes) -> Expr:
+    eid = 0
+    kind = 0
+    body = b""
+    for num, _, val in _fields(buf):
+        if num == 2:
+            eid = _signed(val)
+        elif 3 <= num <= 9:
+            kind, body = num, val
+    if kind == 3:
+        return Const(eid, _constant(body))
+    if kind == 4:
+        return Ident(eid, _string_field(body, 1))
+    if kind == 5:
+        operand: Expr | None = None
+        name, test_only = "", False
+        for num, _, val in _fields(body):
+            if num == 1:
+                operand = _expr(val)
+            elif num == 2:
+                name = val.decode()
+            elif num == 3:
+                test_only = bool(val)
+        assert operand is not None
+        return Select(eid, operand, name, test_only)
+    if kind == 6:
+        target: Expr | None = None
+        function = ""
+        args: list[Expr] = []
+        for num, _, val in _fields(body):
+            if num == 1:
+                target = _expr(val)
+            elif num == 2:
+                function = val.decode()
+            elif num == 3:
+                args.append(_expr(val))
+        return Call(eid, target, function, args)
+    if kind == 7:
+        elements: list[Expr] = []
+        optional: set[int] = set()
+        for num, wire, val in _fields(body):
+            if num == 1:
+                elements.append(_expr(val))
+            elif num == 2:
+                if wire == 2:
+                    j = 0
+                    while j < len(val):
+                        idx, j = _varint(val, j)
+                        optional.add(idx)
+                else:
+                    optional.add(val)
+        return CreateList(eid, elements, frozenset(optional))
+    if kind == 8:
+        entries: list[tuple[Expr, Expr, bool]] = []
+        for num, _, val in _fields(body):
+            if num == 2:
+                key: Expr | None = None
+                value: Expr | None = None
+                opt = False
+                for n2, _, v2 in _fields(val):
+                    if n2 == 2:
+                        key = Const(0, v2.decode())
+                    elif n2 == 3:
+                        key = _expr(v2)
+                    elif n2 == 4:
+                        value = _expr(v2)
+                    elif n2 == 5:
+                        opt = bool(v2)
+                assert key is not None and value is not None
+                entries.append((key, value, opt))
+        return CreateMap(eid, entries)
+    if kind == 9:
+        parts: dict[int, Any] = {}
+        for num, _, val in _fields(body):
+            parts[num] = val
+        return Comprehension(
+            eid,
+            iter_var=parts.get(1, b"").decode(),
+            iter_var2=parts.get(8, b"").decode(),
+            iter_range=_expr(parts[2]),
+            accu_var=parts.get(3, b"").decode(),
+            accu_init=_expr(parts[4]),
+            loop_condition=_expr(parts[5]),
+            loop_step=_expr(parts[6]),
+            result=_expr(parts[7]),
+        )
+    raise ValueError(f"unsupported expression kind {kind}")
+
+
+def _string_field(buf: bytes, number: int) -> str:
+    for num, _, val in _fields(buf):
+        if num == number:
+            return bytes(val).decode()
+    return ""
+
+
+def _constant(buf: bytes) -> Any:
+    for num, _, val in _fields(buf):
+        if num == 1:
+            return None
+        if num == 2:
+            return bool(val)
+        if num == 3:
+            return _signed(val)
+        if num == 4:
+            return UInt(val)
+        if num == 5:
+            return struct.unpack("<d", val)[0]
+        if num == 6:
+            return bytes(val).decode()
+        if num == 7:
+            return bytes(val)
+    return None

@@ -1,0 +1,173 @@
+"""The CEL compile environment: cel-cpp parses and type-checks, with Kubernetes' libraries
+declared so that the checker knows their names and signatures.
+
+Only declarations live here; the implementations are Python (:mod:`._stdlib`,
+:mod:`._k8s_library`) and run in :mod:`._interpreter`. ``self`` and ``oldSelf`` are declared
+``dyn``: the schema's own field check is done by :mod:`._fields`, because cel-cpp can only
+type objects as protobuf messages.
+
+:func:`compile_expression` returns the checked AST or the checker's message, worded as cel-go
+words it (``ERROR: <input>:1:6: ...`` with the caret lines), which Kubernetes prefixes with
+``compilation failed: ``.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Final
+
+from cel_expr_python import cel
+from cel_expr_python.ext.ext_optional import ExtOptional
+from cel_expr_python.ext.ext_strings import ExtStrings
+
+from kstore.api.cel._ast import CheckedAst, decode_checked
+
+__all__ = ["CompileError", "compile_expression"]
+
+_D: Final = cel.Type.DYN
+_S: Final = cel.Type.STRING
+_B: Final = cel.Type.BOOL
+_I: Final = cel.Type.INT
+_F: Final = cel.Type.DOUBLE
+_LD: Final = cel.Type.List(cel.Type.DYN)
+_LS: Final = cel.Type.List(cel.Type.STRING)
+_Q: Final = cel.Type.AbstractType("kubernetes.Quantity")
+_URL: Final = cel.Type.AbstractType("kubernetes.URL")
+_IP: Final = cel.Type.AbstractType("net.IP")
+_CIDR: Final = cel.Type.AbstractType("net.CIDR")
+_SEMVER: Final = cel.Type.AbstractType("kubernetes.Semver")
+_FMT: Final = cel.Type.AbstractType("kubernetes.NamedFormat")
+_OPT_LS: Final = _D  # optional(list(string)): cel-cpp cannot name optionals here
+
+# (function, overload id, parameter types (receiver first for members), result, is member)
+_DECLS: Final[list[tuple[str, str, list[cel.Type], cel.Type, bool]]] = [
+    # lists
+    ("isSorted", "list_is_sorted", [_LD], _B, True),
+    ("sum", "list_sum", [_LD], _D, True),
+    ("min", "list_min", [_LD], _D, True),
+    ("max", "list_max", [_LD], _D, True),
+    ("slice", "list_slice", [_LD, _I, _I], _LD, True),
+    ("flatten", "list_flatten", [_LD], _LD, True),
+    ("flatten", "list_flatten_int", [_LD, _I], _LD, True),
+    ("distinct", "list_distinct", [_LD], _LD, True),
+    ("sort", "list_sort", [_LD], _LD, True),
+    # regex
+    ("find", "string_find", [_S, _S], _S, True),
+    ("findAll", "string_find_all", [_S, _S], _LS, True),
+    ("findAll", "string_find_all_n", [_S, _S, _I], _LS, True),
+    # URLs
+    ("url", "string_to_url", [_S], _URL, False),
+    ("isURL", "is_url_string", [_S], _B, False),
+    ("getScheme", "url_get_scheme", [_URL], _S, True),
+    ("getHost", "url_get_host", [_URL], _S, True),
+    ("getHostname", "url_get_hostname", [_URL], _S, True),
+    ("getPort", "url_get_port", [_URL], _S, True),
+    ("getEscapedPath", "url_get_escaped_path", [_URL], _S, True),
+    ("getQuery", "url_get_query", [_URL], cel.Type.Map(_S, _LS), True),
+    # quantity
+    ("quantity", "string_to_quantity", [_S], _Q, False),
+    ("isQuantity", "is_quantity_string", [_S], _B, False),
+    ("sign", "quantity_sign", [_Q], _I, True),
+    ("isGreaterThan", "quantity_is_greater_than", [_Q, _Q], _B, True),
+    ("isLessThan", "quantity_is_less_than", [_Q, _Q], _B, True),
+    ("compareTo", "quantity_compare_to", [_Q, _Q], _I, True),
+    ("add", "quantity_add", [_Q, _Q], _Q, True),
+    ("add", "quantity_add_int", [_Q, _I], _Q, True),
+    ("sub", "quantity_sub", [_Q, _Q], _Q, True),
+    ("sub", "quantity_sub_int", [_Q, _I], _Q, True),
+    ("asInteger", "quantity_get_integer", [_Q], _I, True),
+    ("isInteger", "quantity_is_integer", [_Q], _B, True),
+    ("asApproximateFloat", "quantity_get_float", [_Q], _F, True),
+    # IP and CIDR
+    ("ip", "string_to_ip", [_S], _IP, False),
+    ("isIP", "is_ip", [_S], _B, False),
+    ("ip.isCanonical", "ip_is_canonical", [_S], _B, False),
+    ("family", "ip_family", [_IP], _I, True),
+    ("isUnspecified", "ip_is_unspecified", [_IP], _B, True),
+    ("isLoopback", "ip_is_loopback", [_IP], _B, True),
+    ("isLinkLocalMulticast", "ip_is_link_local_multicast", [_IP], _B, True),
+    ("isLinkLocalUnicast", "ip_is_link_local_unicast", [_IP], _B, True),
+    ("isGlobalUnicast", "ip_is_global_unicast", [_IP], _B, True),
+    ("cidr", "string_to_cidr", [_S], _CIDR, False),
+    ("isCIDR", "is_cidr", [_S], _B, False),
+    ("containsIP", "cidr_contains_ip_ip", [_CIDR, _IP], _B, True),
+    ("containsIP", "cidr_contains_ip_string", [_CIDR, _S], _B, True),
+    ("containsCIDR", "cidr_contains_cidr", [_CIDR, _CIDR], _B, True),
+    ("containsCIDR", "cidr_contains_cidr_string", [_CIDR, _S], _B, True),
+    ("ip", "cidr_ip", [_CIDR], _IP, True),
+    ("masked", "cidr_masked", [_CIDR], _CIDR, True),
+    ("prefixLength", "cidr_prefix_length", [_CIDR], _I, True),
+    # semver
+    ("semver", "string_to_semver", [_S], _SEMVER, False),
+    ("semver", "string_bool_to_semver", [_S, _B], _SEMVER, False),
+    ("isSemver", "is_semver", [_S], _B, False),
+    ("isSemver", "is_semver_normalize", [_S, _B], _B, False),
+    ("major", "semver_major", [_SEMVER], _I, True),
+    ("minor", "semver_minor", [_SEMVER], _I, True),
+    ("patch", "semver_patch", [_SEMVER], _I, True),
+    ("isGreaterThan", "semver_is_greater_than", [_SEMVER, _SEMVER], _B, True),
+    ("isLessThan", "semver_is_less_than", [_SEMVER, _SEMVER], _B, True),
+    ("compareTo", "semver_compare_to", [_SEMVER, _SEMVER], _I, True),
+    # format
+    ("format.named", "format_named", [_S], _D, False),
+    ("validate", "format_validate", [_FMT, _S], _OPT_LS, True),
+]
+_FORMAT_NAMES: Final = (
+    "dns1123Label",
+    "dns1123Subdomain",
+    "dns1035Label",
+    "qualifiedName",
+    "dns1123LabelPrefix",
+    "dns1123SubdomainPrefix",
+    "dns1035LabelPrefix",
+    "labelValue",
+    "uri",
+    "uuid",
+    "byte",
+    "date",
+    "datetime",
+)
+
+
+class CompileError(Exception):
+    """The checker's message for a rule, in cel-go's words (``ERROR: <input>:1:6: ...``)."""
+
+
+@functools.cache
+def _env(optional_old_self: bool) -> cel.Env:
+    groups: dict[str, list[cel.Overload]] = {}
+    for name, oid, params, result, member in _DECLS:
+        groups.setdefault(name, []).append(cel.Overload(oid, result, params, is_member=member))
+    for fmt in _FORMAT_NAMES:
+        groups[f"format.{fmt}"] = [cel.Overload(f"format_{fmt}", _FMT, [])]
+    decls = [cel.FunctionDecl(name, overloads) for name, overloads in groups.items()]
+    # cel-cpp cannot declare an optional variable here; ``dyn`` accepts the optional API.
+    del optional_old_self
+    old = _D
+    return cel.NewEnv(
+        variables={"self": _D, "oldSelf": old},
+        extensions=[ExtStrings(), ExtOptional()],
+        functions=decls,
+    )
+
+
+def compile_expression(source: str, *, optional_old_self: bool = False) -> tuple[CheckedAst, str]:
+    """Parse and check ``source``; returns the AST and its result type's name.
+
+    Raises :class:`CompileError` with cel-go's wording when the source does not compile.
+    """
+    try:
+        compiled = _env(optional_old_self).compile(source)
+    except RuntimeError as exc:
+        raise CompileError(_clean(str(exc))) from None
+    return decode_checked(compiled.serialize()), compiled.return_type().name()
+
+
+def _clean(message: str) -> str:
+    # cel-cpp wraps cel-go's text in an absl status: "INVALID_ARGUMENT: <text> [INVALID_ARGUMENT]".
+    head, sep, rest = message.partition(": ")
+    if sep and head.isupper():
+        message = rest
+    if message.endswith("]") and " [" in message:
+        message = message[: message.rindex(" [")]
+    return message

@@ -1,0 +1,774 @@
+"""CEL's standard functions and the ``strings``, ``lists`` and ``optional`` extensions.
+
+Each entry of :data:`FUNCTIONS` takes the call's arguments (the receiver first for a member
+call) and returns the value or raises :class:`~kstore.api.cel._values.EvalError` with cel-go's
+message. Overloads are picked by the Python types of the arguments at run time; the checker
+has already rejected what it could prove wrong, so a mismatch here is ``no such overload``.
+
+Semantics kept from CEL (and differing from Python): ``int`` is 64-bit and overflow is an
+error; ``/`` and ``%`` truncate toward zero; ``bool`` is not a number; equality across
+``int``/``uint``/``double`` compares values, across other types is false; ``size`` of a string
+counts code points; double division by zero is an infinity, not an error.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+import re
+from collections.abc import Callable
+from decimal import Decimal
+from typing import Any, Final
+
+from kstore.api.cel._values import (
+    INT_MAX,
+    INT_MIN,
+    NONE,
+    UINT_MAX,
+    CelType,
+    EvalError,
+    NoOverload,
+    Optional,
+    UInt,
+    type_of,
+)
+
+__all__ = ["FUNCTIONS", "cel_equal", "compare", "regex", "to_string"]
+
+_NUM: Final = (int, UInt, float)
+
+
+def _int(v: int) -> int:
+    if v > INT_MAX or v < INT_MIN:
+        raise EvalError("integer overflow")
+    return v
+
+
+def _uint(v: int) -> UInt:
+    if v > UINT_MAX or v < 0:
+        raise EvalError("unsigned integer overflow")
+    return UInt(v)
+
+
+def cel_equal(a: Any, b: Any) -> bool:
+    ta, tb = type(a), type(b)
+    if ta is tb and (ta is str or ta is int or ta is float or ta is bool):
+        return bool(a == b)
+    if ta in _NUM and tb in _NUM:
+        return bool(a == b)
+    if ta is bool or tb is bool:
+        return False
+    if (ta is list or ta is tuple) and (tb is list or tb is tuple):
+        return len(a) == len(b) and all(cel_equal(x, y) for x, y in zip(a, b, strict=True))
+    if ta is dict and tb is dict:
+        if len(a) != len(b):
+            return False
+        return all(k in b and cel_equal(v, b[k]) for k, v in a.items())
+    if ta is not tb:
+        return False
+    return bool(a == b)
+
+
+def compare(a: Any, b: Any) -> int:
+    ta, tb = type(a), type(b)
+    if ta in _NUM and tb in _NUM:
+        if (isinstance(a, float) and math.isnan(a)) or (isinstance(b, float) and math.isnan(b)):
+            raise EvalError("NaN values cannot be ordered")
+        return int(a > b) - int(a < b)
+    if ta is tb and ta in (str, bytes, bool, datetime.timedelta, datetime.datetime):
+        return int(a > b) - int(a < b)
+    if ta is tb and hasattr(a, "compare_to"):
+        return int(a.compare_to(b))
+    raise NoOverload()
+
+
+def _add(a: Any, b: Any) -> Any:
+    ta, tb = type(a), type(b)
+    if ta is int and tb is int:
+        return _int(a + b)
+    if ta is float and tb is float:
+        return a + b
+    if ta is str and tb is str:
+        return a + b
+    if (ta is list or ta is tuple) and (tb is list or tb is tuple):
+        return [*a, *b]
+    if ta is UInt and tb is UInt:
+        return _uint(a + b)
+    if ta is bytes and tb is bytes:
+        return a + b
+    if ta is datetime.timedelta and tb is datetime.timedelta:
+        return a + b
+    if ta is datetime.datetime and tb is datetime.timedelta:
+        return a + b
+    if ta is datetime.timedelta and tb is datetime.datetime:
+        return b + a
+    raise NoOverload()
+
+
+def _sub(a: Any, b: Any) -> Any:
+    ta, tb = type(a), type(b)
+    if ta is int and tb is int:
+        return _int(a - b)
+    if ta is float and tb is float:
+        return a - b
+    if ta is UInt and tb is UInt:
+        return _uint(a - b)
+    if ta is datetime.timedelta and tb is datetime.timedelta:
+        return a - b
+    if ta is datetime.datetime and tb in (datetime.timedelta, datetime.datetime):
+        return a - b
+    raise NoOverload()
+
+
+def _mul(a: Any, b: Any) -> Any:
+    ta, tb = type(a), type(b)
+    if ta is int and tb is int:
+        return _int(a * b)
+    if ta is float and tb is float:
+        return a * b
+    if ta is UInt and tb is UInt:
+        return _uint(a * b)
+    raise NoOverload()
+
+
+def _div(a: Any, b: Any) -> Any:
+    ta, tb = type(a), type(b)
+    if ta is float and tb is float:
+        if b == 0.0:
+            if a == 0.0 or math.isnan(a):
+                return math.nan
+            return math.copysign(math.inf, a) * math.copysign(1.0, b)
+        return a / b
+    if (ta is int and tb is int) or (ta is UInt and tb is UInt):
+        if b == 0:
+            raise EvalError("division by zero")
+        q = abs(a) // abs(b)
+        q = q if (a >= 0) == (b >= 0) else -q
+        return _int(q) if ta is int else UInt(q)
+    raise NoOverload()
+
+
+def _mod(a: Any, b: Any) -> Any:
+    ta, tb = type(a), type(b)
+    if (ta is int and tb is int) or (ta is UInt and tb is UInt):
+        if b == 0:
+            raise EvalError("modulus by zero")
+        r = abs(a) % abs(b)
+        r = r if a >= 0 else -r
+        return r if ta is int else UInt(r)
+    raise NoOverload()
+
+
+def _neg(a: Any) -> Any:
+    if type(a) is int:
+        return _int(-a)
+    if type(a) is float:
+        return -a
+    if type(a) is datetime.timedelta:
+        return -a
+    raise NoOverload()
+
+
+def _not(a: Any) -> bool:
+    if type(a) is bool:
+        return not a
+    raise NoOverload()
+
+
+def _index(container: Any, key: Any) -> Any:
+    t = type(container)
+    if t is list or t is tuple:
+        tk = type(key)
+        if tk is float:
+            if key != int(key):
+                raise EvalError("unsupported index value")
+            key = int(key)
+        elif tk is not int and tk is not UInt:
+            raise NoOverload()
+        if key < 0 or key >= len(container):
+            raise EvalError(f"index out of bounds: {key}")
+        return container[key]
+    if t is dict:
+        try:
+            return container[key]
+        except (KeyError, TypeError):
+            pass
+        for k, v in container.items():
+            if cel_equal(k, key):
+                return v
+        raise EvalError(f"no such key: {to_string(key)}")
+    if hasattr(container, "cel_index"):
+        return container.cel_index(key)
+    raise NoOverload()
+
+
+def _opt_index(container: Any, key: Any) -> Optional:
+    if type(container) is Optional:
+        if not container.has_value():
+            return NONE
+        container = container.value
+    try:
+        return Optional(_index(container, key))
+    except EvalError as err:
+        if isinstance(err, NoOverload):
+            raise
+        return NONE
+
+
+def _opt_select(operand: Any, name: str) -> Optional:
+    if type(operand) is Optional:
+        if not operand.has_value():
+            return NONE
+        operand = operand.value
+    if type(operand) is dict:
+        if name in operand:
+            return Optional(operand[name])
+        return NONE
+    raise NoOverload()
+
+
+def _in(elem: Any, container: Any) -> bool:
+    t = type(container)
+    if t is list or t is tuple:
+        return any(cel_equal(elem, x) for x in container)
+    if t is dict:
+        if type(elem) in (str, int) and elem in container:
+            return True
+        return any(cel_equal(elem, k) for k in container)
+    raise NoOverload()
+
+
+def _size(v: Any) -> int:
+    t = type(v)
+    if t in (str, bytes, list, tuple, dict):
+        return len(v)
+    raise NoOverload()
+
+
+_REGEX_CACHE: dict[str, re.Pattern[str]] = {}
+
+
+def regex(pattern: str) -> re.Pattern[str]:
+    """A compiled pattern (RE2 syntax is, for what CRDs use, Python's ``re`` syntax)."""
+    found = _REGEX_CACHE.get(pattern)
+    if found is None:
+        try:
+            found = re.compile(pattern)
+        except re.error as exc:
+            raise EvalError(f"invalid regex string: {pattern}") from exc
+        if len(_REGEX_CACHE) < 4096:
+            _REGEX_CACHE[pattern] = found
+    return found
+
+
+def _str_args(*args: Any) -> None:
+    for a in args:
+        if type(a) is not str:
+            raise NoOverload()
+
+
+def _matches(s: Any, pattern: Any) -> bool:
+    _str_args(s, pattern)
+    return regex(pattern).search(s) is not None
+
+
+def _contains(s: Any, sub: Any) -> bool:
+    _str_args(s, sub)
+    return bool(sub in s)
+
+
+def _starts(s: Any, p: Any) -> bool:
+    _str_args(s, p)
+    return bool(s.startswith(p))
+
+
+def _ends(s: Any, p: Any) -> bool:
+    _str_args(s, p)
+    return bool(s.endswith(p))
+
+
+def _go_float(f: float) -> str:
+    """Go's ``strconv.FormatFloat(f, 'g', -1, 64)``, which cel-go's ``string(double)`` uses."""
+    if math.isnan(f):
+        return "NaN"
+    if math.isinf(f):
+        return "+Inf" if f > 0 else "-Inf"
+    if f == 0:
+        return "-0" if math.copysign(1.0, f) < 0 else "0"
+    # repr() gives the shortest digits that round-trip, as Go's shortest formatting does.
+    _, digit_tuple, exponent = Decimal(repr(abs(f))).normalize().as_tuple()
+    digits = "".join(map(str, digit_tuple))
+    point = len(digits) + int(exponent)  # digits before the decimal point
+    sign = "-" if f < 0 else ""
+    # Go uses %e when the exponent is < -4 or >= the precision (6 for the shortest form,
+    # or the digit count when all digits sit before the point).
+    eprec = len(digits) if 6 > len(digits) >= point else 6
+    exp = point - 1
+    if exp < -4 or exp >= eprec:
+        body = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        return f"{sign}{body}e{'+' if exp >= 0 else '-'}{abs(exp):02d}"
+    if point <= 0:
+        return f"{sign}0.{'0' * -point}{digits}"
+    if point >= len(digits):
+        return sign + digits + "0" * (point - len(digits))
+    return f"{sign}{digits[:point]}.{digits[point:]}"
+
+
+def to_string(v: Any) -> str:
+    t = type(v)
+    if t is str:
+        return str(v)
+    if t is bool:
+        return "true" if v else "false"
+    if t is int or t is UInt:
+        return str(int(v))
+    if t is float:
+        return _go_float(v)
+    if t is bytes:
+        try:
+            return bytes(v).decode()
+        except UnicodeDecodeError as exc:
+            raise EvalError("invalid UTF-8 in bytes, cannot convert to string") from exc
+    if t is datetime.timedelta:
+        return _format_duration(v)
+    if t is datetime.datetime:
+        return _format_timestamp(v)
+    if hasattr(v, "cel_string"):
+        return str(v.cel_string())
+    raise NoOverload()
+
+
+def _to_int(v: Any) -> int:
+    t = type(v)
+    if t is int:
+        return int(v)
+    if t is UInt:
+        return _int(int(v))
+    if t is float:
+        if math.isnan(v) or math.isinf(v) or not (INT_MIN <= v < 2.0**63):
+            raise EvalError("integer overflow")
+        return int(v)
+    if t is str:
+        try:
+            return _int(int(v, 10))
+        except ValueError as exc:
+            raise EvalError(f"cannot convert {v!r} to int") from exc
+    if t is datetime.datetime:
+        return int(v.timestamp())
+    raise NoOverload()
+
+
+def _to_uint(v: Any) -> UInt:
+    t = type(v)
+    if t is int or t is UInt:
+        return _uint(int(v))
+    if t is float:
+        if math.isnan(v) or not (0 <= v < 2.0**64):
+            raise EvalError("unsigned integer overflow")
+        return UInt(int(v))
+    if t is str:
+        try:
+            return _uint(int(v, 10))
+        except ValueError as exc:
+            raise EvalError(f"cannot convert {v!r} to uint") from exc
+    raise NoOverload()
+
+
+def _to_double(v: Any) -> float:
+    t = type(v)
+    if t in _NUM:
+        return float(v)
+    if t is str:
+        try:
+            return float(v)
+        except ValueError as exc:
+            raise EvalError(f"cannot convert {v!r} to double") from exc
+    raise NoOverload()
+
+
+def _to_bool(v: Any) -> bool:
+    if type(v) is bool:
+        return bool(v)
+    if type(v) is str:
+        if v in ("1", "t", "T", "true", "TRUE", "True"):
+            return True
+        if v in ("0", "f", "F", "false", "FALSE", "False"):
+            return False
+        raise EvalError("type conversion error from 'string' to 'bool'")
+    raise NoOverload()
+
+
+def _to_bytes(v: Any) -> bytes:
+    if type(v) is bytes:
+        return bytes(v)
+    if type(v) is str:
+        return str(v).encode()
+    raise NoOverload()
+
+
+_DURATION_RE: Final = re.compile(r"([0-9]*(?:\.[0-9]*)?)(ns|us|µs|ms|s|m|h)")
+_UNIT_NS: Final = {"ns": 1, "us": 10**3, "µs": 10**3, "ms": 10**6, "s": 10**9, "m": 60 * 10**9}
+_UNIT_NS["h"] = 3600 * 10**9
+
+
+def _duration(v: Any) -> datetime.timedelta:
+    if type(v) is datetime.timedelta:
+        return v
+    if type(v) is not str:
+        raise NoOverload()
+    text = str(v)
+    sign = 1
+    if text[:1] in "+-" and text:
+        sign = -1 if text[0] == "-" else 1
+        text = text[1:]
+    if text == "0":
+        return datetime.timedelta(0)
+    pos, total = 0, 0.0
+    while pos < len(text):
+        m = _DURATION_RE.match(text, pos)
+        if m is None or m.group(1) in ("", "."):
+            raise EvalError(f'time: invalid duration "{v}"')
+        total += float(m.group(1)) * _UNIT_NS[m.group(2)]
+        pos = m.end()
+    if not text:
+        raise EvalError(f'time: invalid duration "{v}"')
+    return datetime.timedelta(microseconds=sign * total / 1000)
+
+
+def _format_duration(d: datetime.timedelta) -> str:
+    seconds = d.total_seconds()
+    text = f"{seconds:.9f}".rstrip("0").rstrip(".")
+    return f"{text}s"
+
+
+def _timestamp(v: Any) -> datetime.datetime:
+    if type(v) is datetime.datetime:
+        return v
+    if type(v) is int:
+        return datetime.datetime.fromtimestamp(v, tz=datetime.UTC)
+    if type(v) is not str:
+        raise NoOverload()
+    text = str(v)
+    try:
+        parsed = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise EvalError(f'parsing time "{text}" as "2006-01-02T15:04:05Z07:00"') from exc
+    if parsed.tzinfo is None or "T" not in text:
+        raise EvalError(f'parsing time "{text}" as "2006-01-02T15:04:05Z07:00"')
+    return parsed.astimezone(datetime.UTC)
+
+
+def _format_timestamp(t: datetime.datetime) -> str:
+    text = t.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    if t.microsecond:
+        text += f".{t.microsecond:06d}".rstrip("0")
+    return text + "Z"
+
+
+# --- strings extension --------------------------------------------------------------------
+
+
+def _char_at(s: Any, i: Any) -> str:
+    _str_args(s)
+    if type(i) is not int:
+        raise NoOverload()
+    if i < 0 or i > len(s):
+        raise EvalError(f"index out of range: {i}")
+    return str(s[i : i + 1])
+
+
+def _index_of(s: Any, sub: Any, start: Any = 0) -> int:
+    if type(s) in (list, tuple):
+        for i, x in enumerate(s):
+            if cel_equal(x, sub):
+                return i
+        return -1
+    _str_args(s, sub)
+    if type(start) is not int:
+        raise NoOverload()
+    if start < 0 or start > len(s):
+        raise EvalError(f"index out of range: {start}")
+    return int(s.find(sub, start))
+
+
+def _last_index_of(s: Any, sub: Any, end: Any = None) -> int:
+    if type(s) in (list, tuple):
+        for i in range(len(s) - 1, -1, -1):
+            if cel_equal(s[i], sub):
+                return i
+        return -1
+    _str_args(s, sub)
+    if end is None:
+        return int(s.rfind(sub))
+    if type(end) is not int:
+        raise NoOverload()
+    if end < 0 or end >= len(s):
+        raise EvalError(f"index out of range: {end}")
+    return int(s.rfind(sub, 0, end + len(sub)))
+
+
+def _lower_ascii(s: Any) -> str:
+    _str_args(s)
+    return "".join(c.lower() if c.isascii() else c for c in s)
+
+
+def _upper_ascii(s: Any) -> str:
+    _str_args(s)
+    return "".join(c.upper() if c.isascii() else c for c in s)
+
+
+def _replace(s: Any, old: Any, new: Any, n: Any = -1) -> str:
+    _str_args(s, old, new)
+    if type(n) is not int:
+        raise NoOverload()
+    return str(s.replace(old, new, n if n >= 0 else -1))
+
+
+def _split(s: Any, sep: Any, n: Any = -1) -> list[str]:
+    _str_args(s, sep)
+    if type(n) is not int:
+        raise NoOverload()
+    if n == 0:
+        return []
+    if sep == "":
+        chars = list(s)
+        if 0 < n < len(chars):
+            return [*chars[: n - 1], "".join(chars[n - 1 :])]
+        return chars
+    return list(s.split(sep, n - 1 if n > 0 else -1))
+
+
+def _substring(s: Any, start: Any, end: Any = None) -> str:
+    _str_args(s)
+    stop = len(s) if end is None else end
+    if type(start) is not int or type(stop) is not int:
+        raise NoOverload()
+    if start < 0 or start > len(s):
+        raise EvalError(f"index out of range: {start}")
+    if stop < 0 or stop > len(s):
+        raise EvalError(f"index out of range: {stop}")
+    if start > stop:
+        raise EvalError(f"invalid substring range. start: {start}, end: {stop}")
+    return str(s[start:stop])
+
+
+# Go's unicode.IsSpace set, which strings.trim() uses.
+_SPACE: Final = (
+    "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
+    "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+
+
+def _trim(s: Any) -> str:
+    _str_args(s)
+    return str(s.strip(_SPACE))
+
+
+def _join(items: Any, sep: Any = "") -> str:
+    if type(items) not in (list, tuple) or type(sep) is not str:
+        raise NoOverload()
+    for x in items:
+        if type(x) is not str:
+            raise NoOverload()
+    return str(sep.join(items))
+
+
+def _quote(s: Any) -> str:
+    _str_args(s)
+    out = ['"']
+    for c in s:
+        if c == '"':
+            out.append('\\"')
+        elif c == "\\":
+            out.append("\\\\")
+        elif c in "\a\b\f\n\r\t\v":
+            out.append("\\" + "abfnrtv"["\a\b\f\n\r\t\v".index(c)])
+        else:
+            out.append(c)
+    out.append('"')
+    return "".join(out)
+
+
+def _reverse(v: Any) -> Any:
+    if type(v) is str:
+        return v[::-1]
+    if type(v) in (list, tuple):
+        return list(reversed(v))
+    raise NoOverload()
+
+
+# --- lists extension (Kubernetes' library and cel-go ext.Lists) ---------------------------
+
+
+def _list(v: Any) -> list[Any]:
+    if type(v) not in (list, tuple):
+        raise NoOverload()
+    return v  # type: ignore[no-any-return]
+
+
+def _is_sorted(v: Any) -> bool:
+    items = _list(v)
+    return all(compare(items[i], items[i + 1]) <= 0 for i in range(len(items) - 1))
+
+
+def _sum(v: Any) -> Any:
+    items = _list(v)
+    if not items:
+        return 0
+    total = items[0]
+    for x in items[1:]:
+        total = _add(total, x)
+    return total
+
+
+def _min(v: Any) -> Any:
+    items = _list(v)
+    if not items:
+        raise EvalError("min called on empty list")
+    best = items[0]
+    for x in items[1:]:
+        if compare(x, best) < 0:
+            best = x
+    return best
+
+
+def _max(v: Any) -> Any:
+    items = _list(v)
+    if not items:
+        raise EvalError("max called on empty list")
+    best = items[0]
+    for x in items[1:]:
+        if compare(x, best) > 0:
+            best = x
+    return best
+
+
+def _slice(v: Any, start: Any, end: Any) -> list[Any]:
+    items = _list(v)
+    if type(start) is not int or type(end) is not int:
+        raise NoOverload()
+    if start < 0 or end < 0:
+        raise EvalError(f"cannot slice({start}, {end}), negative indexes not supported")
+    if start > end:
+        raise EvalError(
+            f"cannot slice({start}, {end}), start index must be less than or equal to end index"
+        )
+    if end > len(items):
+        raise EvalError(f"cannot slice({start}, {end}), list is length {len(items)}")
+    return list(items[start:end])
+
+
+def _flatten(v: Any, depth: Any = 1) -> list[Any]:
+    items = _list(v)
+    out: list[Any] = []
+    for x in items:
+        if type(x) in (list, tuple) and depth > 0:
+            out.extend(_flatten(x, depth - 1))
+        else:
+            out.append(x)
+    return out
+
+
+def _distinct(v: Any) -> list[Any]:
+    out: list[Any] = []
+    for x in _list(v):
+        if not any(cel_equal(x, y) for y in out):
+            out.append(x)
+    return out
+
+
+def _sort(v: Any) -> list[Any]:
+    import functools
+
+    return sorted(_list(v), key=functools.cmp_to_key(compare))
+
+
+# --- optional ---------------------------------------------------------------------------------
+
+
+def _opt(v: Any) -> Optional:
+    if type(v) is not Optional:
+        raise NoOverload()
+    return v
+
+
+def _opt_value(o: Any) -> Any:
+    opt = _opt(o)
+    if not opt.has_value():
+        raise EvalError("optional.none() dereference")
+    return opt.value
+
+
+def _of_non_zero(v: Any) -> Optional:
+    if v is None or v is False or (type(v) in _NUM and v == 0):
+        return NONE
+    if type(v) in (str, bytes, list, tuple, dict) and len(v) == 0:
+        return NONE
+    return Optional(v)
+
+
+def _type(v: Any) -> CelType:
+    return type_of(v)
+
+
+FUNCTIONS: Final[dict[str, Callable[..., Any]]] = {
+    "_+_": _add,
+    "_-_": _sub,
+    "_*_": _mul,
+    "_/_": _div,
+    "_%_": _mod,
+    "-_": _neg,
+    "!_": _not,
+    "_==_": cel_equal,
+    "_!=_": lambda a, b: not cel_equal(a, b),
+    "_<_": lambda a, b: compare(a, b) < 0,
+    "_<=_": lambda a, b: compare(a, b) <= 0,
+    "_>_": lambda a, b: compare(a, b) > 0,
+    "_>=_": lambda a, b: compare(a, b) >= 0,
+    "_[_]": _index,
+    "_[?_]": _opt_index,
+    "_?._": _opt_select,
+    "@in": _in,
+    "size": _size,
+    "contains": _contains,
+    "startsWith": _starts,
+    "endsWith": _ends,
+    "matches": _matches,
+    "int": _to_int,
+    "uint": _to_uint,
+    "double": _to_double,
+    "string": to_string,
+    "bool": _to_bool,
+    "bytes": _to_bytes,
+    "duration": _duration,
+    "timestamp": _timestamp,
+    "type": _type,
+    "dyn": lambda v: v,
+    "charAt": _char_at,
+    "indexOf": _index_of,
+    "lastIndexOf": _last_index_of,
+    "lowerAscii": _lower_ascii,
+    "upperAscii": _upper_ascii,
+    "replace": _replace,
+    "split": _split,
+    "substring": _substring,
+    "trim": _trim,
+    "join": _join,
+    "strings.quote": _quote,
+    "reverse": _reverse,
+    "isSorted": _is_sorted,
+    "sum": _sum,
+    "min": _min,
+    "max": _max,
+    "slice": _slice,
+    "flatten": _flatten,
+    "distinct": _distinct,
+    "sort": _sort,
+    "optional.of": Optional,
+    "optional.none": lambda: NONE,
+    "optional.ofNonZeroValue": _of_non_zero,
+    "hasValue": lambda o: _opt(o).has_value(),
+    "value": _opt_value,
+    "orValue": lambda o, d: _opt(o).value if _opt(o).has_value() else d,
+    "or": lambda o, other: o if _opt(o).has_value() else _opt(other),
+}

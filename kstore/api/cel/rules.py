@@ -1,0 +1,411 @@
+"""``x-kubernetes-validations``: compile every rule of a schema once, evaluate on writes.
+
+:func:`compile_schema_rules` walks an ``openAPIV3Schema`` (properties, ``items``,
+``additionalProperties``) and compiles each rule where it is declared; compile errors come
+back as causes at ``<path>.properties[spec].x-kubernetes-validations[0].rule``, worded as
+Kubernetes' CRD validation words them. :meth:`CompiledRules.validate` never parses again.
+
+Evaluation follows kube-apiserver's ``schema/cel`` validator:
+
+- a rule runs at the node that carries it with ``self`` bound to the value there; rules under
+  ``items``/``additionalProperties`` run once per element; null values are not validated;
+- a transition rule (one that references ``oldSelf``) runs only when an old value is found at
+  the same place: same property of a correlated object, same key of a map (unless
+  ``x-kubernetes-map-type: atomic``), same key values in a ``x-kubernetes-list-type: map``
+  list; with ``optionalOldSelf: true`` it always runs and ``oldSelf`` is an optional;
+- a false (or non-bool) result reports ``message``, else the evaluated ``messageExpression``,
+  else ``failed rule: <rule>``; ``reason`` picks the cause type and ``fieldPath`` the field;
+- cost: each evaluation may spend ``PER_CALL_LIMIT`` and one request ``RUNTIME_COST_BUDGET``;
+  the interpreter stops an evaluation as soon as it passes its limit, and no rule runs after
+  the budget is gone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from kstore.api.cel._environment import CompileError, compile_expression
+from kstore.api.cel._fields import check_fields, root_view
+from kstore.api.cel._interpreter import Evaluator, State, build
+from kstore.api.cel._k8s_library import FUNCTIONS as K8S_FUNCTIONS
+from kstore.api.cel._values import NONE, CostExceeded, EvalError, NoOverload, Optional
+from kstore.api.validation.field import (
+    GoStruct,
+    Path,
+    duplicate,
+    forbidden,
+    invalid,
+    required,
+)
+from kstore.errors import Cause
+
+__all__ = ["PER_CALL_LIMIT", "RUNTIME_COST_BUDGET", "CompiledRules", "compile_schema_rules"]
+
+# k8s.io/apiserver/pkg/apis/cel: PerCallLimit and RuntimeCELCostBudget.
+PER_CALL_LIMIT: Final = 1_000_000
+RUNTIME_COST_BUDGET: Final = 10_000_000
+_MAX_MESSAGE_EXPRESSION_BYTES: Final = 5 * 1024
+
+_BUDGET_GONE: Final = (
+    "validation failed due to running out of cost budget, no further validation rules will be run"
+)
+
+Schema = Mapping[str, Any]
+
+
+@dataclass(slots=True)
+class _Rule:
+    source: dict[str, Any]
+    program: Evaluator
+    uses_old_self: bool
+    optional_old_self: bool
+    message_program: Evaluator | None
+    field_path: str
+
+    @property
+    def error_string(self) -> str:
+        message = str(self.source.get("message") or "").strip()
+        return message or str(self.source.get("rule", "")).strip()
+
+
+@dataclass(slots=True)
+class _Node:
+    schema_type: str
+    rules: list[_Rule] = field(default_factory=list)
+    properties: dict[str, _Node] = field(default_factory=dict)
+    items: _Node | None = None
+    additional: _Node | None = None
+    list_map_keys: tuple[str, ...] = ()
+    correlatable_map: bool = True
+    is_root: bool = False
+
+    def empty(self) -> bool:
+        return not (self.rules or self.properties or self.items or self.additional)
+
+
+class _Budget:
+    __slots__ = ("remaining",)
+
+    def __init__(self, remaining: int) -> None:
+        self.remaining = remaining
+
+
+class _Stop(Exception):
+    """No further rule may run (cost budget or per-call limit)."""
+
+
+class CompiledRules:
+    """Every rule of one schema, compiled; ``errors`` lists the ones that did not compile."""
+
+    def __init__(self, root: _Node | None, errors: list[Cause]) -> None:
+        self._root = root
+        self.errors = errors
+
+    def validate(
+        self,
+        new: Any,
+        old: Any = None,
+        *,
+        path: Path | None = None,
+        budget: int = RUNTIME_COST_BUDGET,
+    ) -> list[Cause]:
+        """Causes for every rule ``new`` breaks (``old`` is the stored object on update)."""
+        if self._root is None:
+            return []
+        causes: list[Cause] = []
+        with contextlib.suppress(_Stop):
+            _validate(self._root, path, new, old, causes, _Budget(budget))
+        return causes
+
+
+def compile_schema_rules(schema: Schema, path: Path | None = None) -> CompiledRules:
+    """Compile the rules of a CRD version's ``openAPIV3Schema`` (``path``: where it sits)."""
+    errors: list[Cause] = []
+    base = path if path is not None else Path("openAPIV3Schema")
+    root = _compile_node(schema, base, errors, is_root=True)
+    return CompiledRules(None if root is None or root.empty() else root, errors)
+
+
+def _compile_node(schema: Schema, path: Path, errors: list[Cause], is_root: bool) -> _Node | None:
+    node = _Node(
+        schema_type=str(schema.get("type", "")),
+        list_map_keys=tuple(schema.get("x-kubernetes-list-map-keys") or ())
+        if schema.get("x-kubernetes-list-type") == "map"
+        else (),
+        correlatable_map=schema.get("x-kubernetes-map-type") != "atomic",
+        is_root=is_root,
+    )
+    view = root_view(schema) if is_root else schema
+    for i, rule in enumerate(schema.get("x-kubernetes-validations") or ()):
+        compiled = _compile_rule(
+            rule, view, path.child("x-kubernetes-validations").index(i), errors
+        )
+        if compiled is not None:
+            node.rules.append(compiled)
+    for name, sub in (schema.get("properties") or {}).items():
+        child = _compile_node(sub, path.child("properties").key(name), errors, False)
+        if child is not None and not child.empty():
+            node.properties[name] = child
+    items = schema.get("items")
+    if isinstance(items, Mapping):
+        child = _compile_node(items, path.child("items"), errors, False)
+        node.items = child if child is not None and not child.empty() else None
+    additional = schema.get("additionalProperties")
+    if isinstance(additional, Mapping):
+        child = _compile_node(additional, path.child("additionalProperties"), errors, False)
+        node.additional = child if child is not None and not child.empty() else None
+    return node
+
+
+def _rule_value(rule: Mapping[str, Any]) -> GoStruct:
+    # field.Invalid shows the ValidationRule as JSON: `rule` always, the rest when set.
+    value = GoStruct(rule=rule.get("rule", ""))
+    for key in ("message", "messageExpression", "reason", "fieldPath", "optionalOldSelf"):
+        if rule.get(key) not in (None, ""):
+            value[key] = rule[key]
+    return value
+
+
+def _compile_rule(
+    rule: Mapping[str, Any], schema: Schema, path: Path, errors: list[Cause]
+) -> _Rule | None:
+    source = str(rule.get("rule", ""))
+    if not source.strip():
+        errors.append(required(path.child("rule"), "rule is not specified"))
+        return None
+    optional_old_self = bool(rule.get("optionalOldSelf"))
+    try:
+        ast, result_type = compile_expression(source, optional_old_self=optional_old_self)
+        detail = check_fields(ast, source, schema, optional_old_self)
+        if detail:
+            raise CompileError(detail)
+    except CompileError as exc:
+        errors.append(invalid(path.child("rule"), _rule_value(rule), f"compilation failed: {exc}"))
+        return None
+    if result_type not in ("BOOL", "DYN", "bool", "dyn"):
+        errors.append(
+            invalid(path.child("rule"), _rule_value(rule), "cel expression must evaluate to a bool")
+        )
+        return None
+    message_program = None
+    message_expression = str(rule.get("messageExpression") or "")
+    if message_expression.strip():
+        try:
+            mast, _ = compile_expression(message_expression, optional_old_self=optional_old_self)
+        except CompileError as exc:
+            errors.append(
+                invalid(
+                    path.child("messageExpression"),
+                    _rule_value(rule),
+                    f"messageExpression compilation failed: {exc}",
+                )
+            )
+            return None
+        message_program = build(mast.expr, K8S_FUNCTIONS)
+    return _Rule(
+        source=dict(rule),
+        program=build(ast.expr, K8S_FUNCTIONS),
+        uses_old_self="oldSelf" in ast.references.values(),
+        optional_old_self=optional_old_self,
+        message_program=message_program,
+        field_path=_normalize_field_path(str(rule.get("fieldPath") or "")),
+    )
+
+
+def _normalize_field_path(text: str) -> str:
+    # ".spec.foo['a.b']" -> "spec.foo[a.b]", as field.Path renders what ValidFieldPath built.
+    out = ""
+    i = 0
+    while i < len(text):
+        if text[i] == ".":
+            j = i + 1
+            while j < len(text) and text[j] not in ".[":
+                j += 1
+            out = f"{out}.{text[i + 1 : j]}" if out else text[i + 1 : j]
+            i = j
+        elif text.startswith("['", i):
+            j = text.index("']", i)
+            out = f"{out}[{text[i + 2 : j]}]"
+            i = j + 2
+        else:
+            i += 1
+    return out
+
+
+def _child(path: Path | None, name: str) -> Path:
+    return Path(name) if path is None else path.child(name)
+
+
+def _key(path: Path | None, key: str) -> Path:
+    return Path("").key(key) if path is None else path.key(key)
+
+
+def _index(path: Path | None, i: int) -> Path:
+    return Path("").index(i) if path is None else path.index(i)
+
+
+def _validate(
+    node: _Node, path: Path | None, new: Any, old: Any, causes: list[Cause], budget: _Budget
+) -> None:
+    if new is None:
+        return
+    if node.rules:
+        _run_rules(node, path, new, old, causes, budget)
+    if type(new) is list:
+        if node.items is not None:
+            old_for = _list_correlation(node, old)
+            for i, item in enumerate(new):
+                _validate(node.items, _index(path, i), item, old_for(item), causes, budget)
+    elif type(new) is dict:
+        old_map = old if type(old) is dict and node.correlatable_map else None
+        if node.additional is not None:
+            for k, v in new.items():
+                prior = old_map.get(k) if old_map is not None else None
+                _validate(node.additional, _key(path, k), v, prior, causes, budget)
+        for k, sub in node.properties.items():
+            if k in new:
+                prior = old_map.get(k) if old_map is not None else None
+                _validate(sub, _child(path, k), new[k], prior, causes, budget)
+
+
+def _list_correlation(node: _Node, old: Any) -> Callable[[Any], Any]:
+    keys = node.list_map_keys
+    if not keys or type(old) is not list:
+        return lambda item: None
+    index: dict[tuple[Any, ...], Any] = {}
+    for item in old:
+        if type(item) is dict:
+            index.setdefault(tuple(_hashable(item.get(k)) for k in keys), item)
+
+    def find(item: Any) -> Any:
+        if type(item) is not dict:
+            return None
+        return index.get(tuple(_hashable(item.get(k)) for k in keys))
+
+    return find
+
+
+def _hashable(v: Any) -> Any:
+    return v if isinstance(v, (str, int, float, bool, type(None))) else repr(v)
+
+
+def _self_value(node: _Node, value: Any) -> Any:
+    if node.schema_type == "number" and type(value) is int:
+        return float(value)
+    if node.is_root and type(value) is dict and type(value.get("metadata")) is dict:
+        meta = value["metadata"]
+        shown = {k: meta[k] for k in ("name", "generateName") if k in meta}
+        return {**value, "metadata": shown}
+    return value
+
+
+def _run_rules(
+    node: _Node, path: Path | None, new: Any, old: Any, causes: list[Cause], budget: _Budget
+) -> None:
+    where = path if path is not None else Path("")
+    field_text = str(path) if path is not None else ""
+    if budget.remaining <= 0:
+        causes.append(_at(invalid(where, node.schema_type, _BUDGET_GONE), field_text))
+        raise _Stop
+    self_value = _self_value(node, new)
+    old_value = _self_value(node, old) if old is not None else None
+    for rule in node.rules:
+        act: dict[str, Any] = {"self": self_value}
+        if rule.uses_old_self or rule.optional_old_self:
+            if rule.optional_old_self:
+                act["oldSelf"] = NONE if old_value is None else Optional(old_value)
+            elif old_value is None:
+                continue
+            else:
+                act["oldSelf"] = old_value
+        per_call = budget.remaining < PER_CALL_LIMIT
+        st = State(min(PER_CALL_LIMIT, budget.remaining))
+        try:
+            result = rule.program(act, st)
+        except CostExceeded:
+            if per_call:
+                causes.append(_at(invalid(where, node.schema_type, _BUDGET_GONE), field_text))
+            else:
+                detail = (
+                    "'operation cancelled: actual cost limit exceeded': no further validation "
+                    "rules will be run due to call cost exceeds limit for rule: "
+                    f"{rule.error_string}"
+                )
+                causes.append(_at(invalid(where, node.schema_type, detail), field_text))
+            raise _Stop from None
+        except NoOverload as err:
+            budget.remaining -= st.cost
+            detail = (
+                f"'{err}': call arguments did not match a supported operator, function or macro "
+                f"signature for rule: {rule.error_string}"
+            )
+            causes.append(_at(invalid(where, node.schema_type, detail), field_text))
+            continue
+        except EvalError as err:
+            budget.remaining -= st.cost
+            detail = f"{err} evaluating rule: {rule.error_string}"
+            causes.append(_at(invalid(where, node.schema_type, detail), field_text))
+            continue
+        budget.remaining -= st.cost
+        if result is True:
+            continue
+        target = _child(path, rule.field_path) if rule.field_path else path
+        detail = _message(rule, act, budget, target, node.schema_type, causes)
+        causes.append(_reasoned(rule, target, node.schema_type, detail))
+
+
+def _at(cause: Cause, field_text: str) -> Cause:
+    # A rule at the resource root reports no field (Kubernetes validates with a nil path).
+    return cause if cause.field == field_text else Cause(cause.type, cause.message, field_text)
+
+
+def _message(
+    rule: _Rule,
+    act: dict[str, Any],
+    budget: _Budget,
+    path: Path | None,
+    schema_type: str,
+    causes: list[Cause],
+) -> str:
+    if rule.message_program is not None:
+        st = State(min(PER_CALL_LIMIT, budget.remaining))
+        try:
+            value = rule.message_program(act, st)
+        except CostExceeded:
+            source = str(rule.source.get("messageExpression", ""))
+            causes.append(
+                invalid(
+                    path if path is not None else Path(""),
+                    schema_type,
+                    "no further validation rules will be run due to call cost exceeds limit "
+                    f'for messageExpression: "{source}"',
+                )
+            )
+            raise _Stop from None
+        except EvalError:
+            budget.remaining -= st.cost
+        else:
+            budget.remaining -= st.cost
+            if type(value) is str:
+                text = value.strip()
+                if text and "\n" not in text and len(text) <= _MAX_MESSAGE_EXPRESSION_BYTES:
+                    return text
+    message = str(rule.source.get("message") or "").strip()
+    return message or f"failed rule: {str(rule.source.get('rule', '')).strip()}"
+
+
+def _reasoned(rule: _Rule, path: Path | None, schema_type: str, detail: str) -> Cause:
+    where = path if path is not None else Path("")
+    reason = rule.source.get("reason")
+    if reason == "FieldValueForbidden":
+        cause = forbidden(where, detail)
+    elif reason == "FieldValueRequired":
+        cause = required(where, detail)
+    elif reason == "FieldValueDuplicate":
+        cause = duplicate(where, schema_type)
+    else:
+        cause = invalid(where, schema_type, detail)
+    return _at(cause, str(path) if path is not None else "")
