@@ -31,6 +31,7 @@ from kstore.api.cel._ast import (
 )
 from kstore.api.cel._stdlib import FUNCTIONS
 from kstore.api.cel._values import (
+    CelType,
     CostExceeded,
     ErrorValue,
     EvalError,
@@ -42,6 +43,19 @@ __all__ = ["Evaluator", "State", "build"]
 
 Evaluator = Callable[[dict[str, Any], "State"], Any]
 
+# Type names usable as values (``type(x) == int``), spelled as type_of() names them.
+_TYPE_IDENTS: Final = {
+    "int": "int",
+    "uint": "uint",
+    "double": "double",
+    "string": "string",
+    "bool": "bool",
+    "bytes": "bytes",
+    "list": "list",
+    "map": "map",
+    "null_type": "null_type",
+    "type": "type",
+}
 LIST_CREATE_COST: Final = 10
 MAP_CREATE_COST: Final = 30
 # Functions whose cost grows with the size of their input (cel-go charges 0.1 a character
@@ -136,6 +150,8 @@ class _Builder:
             try:
                 return act[name]
             except KeyError:
+                if name in _TYPE_IDENTS:
+                    return CelType(_TYPE_IDENTS[name])
                 raise EvalError(f"no such attribute: {name}") from None
 
         return ident

@@ -1,0 +1,116 @@
+"""CEL semantics and Kubernetes' CEL libraries, evaluated through a rule on a schema node."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kstore.api.cel import compile_schema_rules
+
+
+def holds(rule: str, value: Any = None, schema_type: str = "object") -> bool:
+    """True when the rule passes with ``self`` = ``value`` (compile errors fail the test)."""
+    node: dict[str, Any] = {"x-kubernetes-validations": [{"rule": rule}]}
+    if schema_type == "object":
+        node["x-kubernetes-preserve-unknown-fields"] = True
+        node["type"] = "object"
+    elif schema_type:
+        node["type"] = schema_type
+    schema = {"type": "object", "properties": {"v": node}}
+    rules = compile_schema_rules(schema)
+    assert rules.errors == [], rules.errors
+    causes = rules.validate({"v": value if value is not None else {}})
+    assert all("evaluating rule" not in c.message for c in causes), causes
+    return causes == []
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        "self.min <= self.max",
+        "has(self.min) && !has(self.other)",
+        "self.items.all(x, x.startsWith('a'))",
+        "self.items.exists_one(x, x == 'a1')",
+        "self.items.map(x, x + '!') == ['a1!', 'a2!']",
+        "self.items.filter(x, x != 'a1') == ['a2']",
+        "size(self.items) < 10 && size('héllo') == 5",
+        "self.name.matches('^a+bc$')",
+        "'a1' in self.items && !('zz' in self.items) && 'min' in self",
+        "{'a': 1} == {'a': 1} && [1, 'a'] == [1, 'a']",
+        "7 / 2 == 3 && -7 / 2 == -3 && -7 % 3 == -1 && 7.0 / 2.0 == 3.5",
+        "1u + 2u == 3u && uint(1) == 1u && type(1) == int",
+        "int('12') + 1 == 13 && string(12) == '12' && double(1) == 1.0 && string(1.5) == '1.5'",
+        "duration('1h') == duration('60m')",
+        "timestamp('2020-01-01T00:00:00Z') < timestamp('2021-01-01T00:00:00Z')",
+        "self.?min.orValue(9) == 1 && self.?nope.orValue(9) == 9",
+        "optional.of(1).hasValue() && !optional.none().hasValue()",
+        "self.name.lowerAscii() == 'abc' && 'abc'.upperAscii() == 'ABC'",
+        "'a,b'.split(',') == ['a', 'b'] && 'hello'.substring(1, 3) == 'el'",
+        "'hello'.indexOf('l') == 2 && 'hello'.lastIndexOf('l') == 3 && 'hello'.charAt(1) == 'e'",
+        "' x '.trim() == 'x' && ['a', 'b'].join('-') == 'a-b'",
+        "'hello'.replace('l', 'L') == 'heLLo'",
+        "strings.quote('a\"b') == '\"a\\\\\"b\"'",
+        "[1, 2, 3].sum() == 6 && [1, 2, 3].isSorted() && ![3, 1].isSorted()",
+        "[3, 1, 2].min() == 1 && [3, 1, 2].max() == 3",
+        "'abc 123 def 456'.find('[0-9]+') == '123'",
+        "'abc 123 def 456'.findAll('[0-9]+') == ['123', '456']",
+        "'abc 123 def 456'.findAll('[0-9]+', 1) == ['123']",
+        "quantity('1Gi').isGreaterThan(quantity('1G'))",
+        "quantity('500m').isLessThan(quantity('1'))",
+        "quantity('1.5').add(quantity('500m')).asInteger() == 2 && isQuantity('10Mi')",
+        "!isQuantity('ten') && quantity('2').compareTo(quantity('2000m')) == 0",
+        "url('https://example.com:8080/a/b?x=1&x=2').getHost() == 'example.com:8080'",
+        "url('https://example.com:8080/p').getHostname() == 'example.com'",
+        "url('https://example.com:8080/p').getPort() == '8080'",
+        "url('https://example.com/a/b').getEscapedPath() == '/a/b'",
+        "url('https://example.com/?x=1&x=2').getQuery() == {'x': ['1', '2']}",
+        "isURL('https://example.com') && !isURL('not a url') && url('/p').getScheme() == ''",
+        "ip('10.0.0.1').family() == 4 && ip('::1').isLoopback() && isIP('1.2.3.4')",
+        "!isIP('1.2.3') && ip.isCanonical('10.0.0.1') && !ip.isCanonical('2001:DB8::1')",
+        "cidr('10.0.0.0/8').containsIP(ip('10.1.2.3'))",
+        "cidr('10.0.0.0/8').containsIP('10.1.2.3') && !cidr('10.0.0.0/8').containsIP('11.0.0.1')",
+        "cidr('10.0.0.0/8').containsCIDR('10.1.0.0/16') && cidr('10.1.2.3/8').prefixLength() == 8",
+        "isCIDR('10.0.0.0/8') && !isCIDR('10.0.0.0')",
+        "semver('1.2.3').isLessThan(semver('1.10.0')) && semver('1.2.3').major() == 1",
+        "isSemver('1.2.3-alpha') && !isSemver('1.2') && isSemver('v1.2', true)",
+        "!format.dns1123Label().validate('my-name').hasValue()",
+        "format.dns1123Label().validate('My_Name').hasValue()",
+    ],
+)
+def test_expression_holds(rule: str) -> None:
+    value = {"min": 1, "max": 3, "name": "abc", "items": ["a1", "a2"]}
+    assert holds(rule, value)
+
+
+@pytest.mark.parametrize(
+    ("rule", "error"),
+    [
+        ("9223372036854775807 + self.one > 0", "integer overflow"),
+        ("1 / (self.one - 1) > 0", "division by zero"),
+        ("self.nope == 1", "no such key: nope"),
+        ("[1][self.one] == 1", "index out of bounds: 1"),
+        ("quantity(self.bad).sign() == 1", "quantities must match the regular expression"),
+    ],
+)
+def test_runtime_errors_have_cel_go_texts(rule: str, error: str) -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "v": {
+                "type": "object",
+                "x-kubernetes-preserve-unknown-fields": True,
+                "x-kubernetes-validations": [{"rule": rule}],
+            }
+        },
+    }
+    rules = compile_schema_rules(schema)
+    assert rules.errors == []
+    [cause] = rules.validate({"v": {"one": 1, "bad": "x"}})
+    assert error in cause.message
+    assert cause.message.endswith(f"evaluating rule: {rule}")
+
+
+def test_errors_are_absorbed_by_logical_operators() -> None:
+    assert holds("self.nope == 1 || true", {})
+    assert not holds("self.min == 2 && self.nope == 1", {"min": 1})
