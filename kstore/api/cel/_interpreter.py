@@ -2,20 +2,19 @@
 
 Each node becomes ``fn(act, st) -> value``: ``act`` is the variable bindings (one dict,
 mutated and restored by comprehensions), ``st`` the :class:`State` of this evaluation. Errors
-are exceptions (:class:`EvalError`); ``&&``, ``||``, ``?:`` and comprehension accumulators
-absorb them as CEL's commutative logic requires.
+are exceptions (:class:`EvalError`); ``&&``, ``||`` and comprehension accumulators absorb them
+as CEL's commutative logic requires.
 
-Cost (the unit of Kubernetes' budgets) follows cel-go's actual-cost tracker: 1 per identifier,
-field selection and function call, 10 per list literal and 30 per map literal, constants free;
-string and list functions add a share of their input size (``0.1`` per character, as cel-go's
-``StringTraversalCostFactor``). The count is checked against ``st.limit`` at every call and
-every comprehension step, so a runaway expression stops within one step of the limit
-(:class:`CostExceeded`) instead of running to its end as a post-hoc count would.
+Cost (the unit of Kubernetes' budgets) is charged as cel-go's runtime ``CostTracker`` charges
+it: 1 per identifier and per field selection or index, nothing for constants, ``&&``, ``||``,
+``?:`` and the fold itself, 10 per list literal and 30 per map literal, and per call what
+:mod:`._cost` says (1 unless the function traverses its input). The count is checked against
+``st.limit`` after every call and before every comprehension step, so a runaway expression
+stops within one step of its limit (:class:`CostExceeded`) instead of running to its end.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
@@ -29,6 +28,7 @@ from kstore.api.cel._ast import (
     Ident,
     Select,
 )
+from kstore.api.cel._cost import CALL_COSTS
 from kstore.api.cel._stdlib import FUNCTIONS
 from kstore.api.cel._values import (
     CelType,
@@ -58,36 +58,6 @@ _TYPE_IDENTS: Final = {
 }
 LIST_CREATE_COST: Final = 10
 MAP_CREATE_COST: Final = 30
-# Functions whose cost grows with the size of their input (cel-go charges 0.1 a character
-# for traversals, the same for list equality / concatenation and membership).
-_SIZED: Final = frozenset(
-    {
-        "contains",
-        "startsWith",
-        "endsWith",
-        "matches",
-        "_+_",
-        "_==_",
-        "_!=_",
-        "@in",
-        "lowerAscii",
-        "upperAscii",
-        "replace",
-        "split",
-        "trim",
-        "join",
-        "indexOf",
-        "lastIndexOf",
-        "find",
-        "findAll",
-        "isSorted",
-        "sum",
-        "min",
-        "max",
-        "distinct",
-        "sort",
-    }
-)
 
 
 class State:
@@ -98,14 +68,6 @@ class State:
     def __init__(self, limit: int) -> None:
         self.cost = 0
         self.limit = limit
-
-
-def _size_cost(args: tuple[Any, ...]) -> int:
-    total = 0
-    for a in args:
-        if type(a) in (str, bytes, list, tuple, dict):
-            total += len(a)
-    return math.ceil(total * 0.1)
 
 
 def build(expr: Expr, functions: Mapping[str, Callable[..., Any]]) -> Evaluator:
@@ -234,37 +196,53 @@ class _Builder:
                 raise EvalError(message)
 
             return missing
-        sized = fname in _SIZED
-        if len(args) == 1:
+        cost_of = CALL_COSTS.get(fname)
+        if cost_of is None and len(args) == 1:
             a0 = args[0]
 
             def call1(act: dict[str, Any], st: State) -> Any:
                 v = a0(act, st)
-                st.cost += _size_cost((v,)) + 1 if sized else 1
+                st.cost += 1
                 if st.cost > st.limit:
                     raise CostExceeded(st.cost)
                 return impl(v)
 
             return call1
-        if len(args) == 2:
+        if cost_of is None and len(args) == 2:
             a0, a1 = args
 
             def call2(act: dict[str, Any], st: State) -> Any:
                 v0 = a0(act, st)
                 v1 = a1(act, st)
-                st.cost += _size_cost((v0, v1)) + 1 if sized else 1
+                st.cost += 1
                 if st.cost > st.limit:
                     raise CostExceeded(st.cost)
                 return impl(v0, v1)
 
             return call2
 
+        if cost_of is not None and len(args) == 2:
+            b0, b1 = args
+            charge = cost_of
+
+            def call2_sized(act: dict[str, Any], st: State) -> Any:
+                v0 = b0(act, st)
+                v1 = b1(act, st)
+                result = impl(v0, v1)
+                st.cost += charge((v0, v1), result)
+                if st.cost > st.limit:
+                    raise CostExceeded(st.cost)
+                return result
+
+            return call2_sized
+
         def calln(act: dict[str, Any], st: State) -> Any:
-            values = tuple(a(act, st) for a in args)
-            st.cost += _size_cost(values) + 1 if sized else 1
+            values = tuple([a(act, st) for a in args])
+            result = impl(*values)
+            st.cost += cost_of(values, result) if cost_of is not None else 1
             if st.cost > st.limit:
                 raise CostExceeded(st.cost)
-            return impl(*values)
+            return result
 
         return calln
 
@@ -334,7 +312,7 @@ class _Builder:
             try:
                 act[accu_var] = accu_init(act, st)
                 for first, second in pairs:
-                    st.cost += 1
+                    # A fold costs nothing itself (cel-go); its steps' calls are charged.
                     if st.cost > st.limit:
                         raise CostExceeded(st.cost)
                     if var2:
@@ -362,7 +340,6 @@ def _logic(left: Evaluator, right: Evaluator, is_or: bool) -> Evaluator:
     decisive = is_or
 
     def logic(act: dict[str, Any], st: State) -> Any:
-        st.cost += 1
         err: EvalError | None = None
         try:
             a = left(act, st)
@@ -386,7 +363,6 @@ def _logic(left: Evaluator, right: Evaluator, is_or: bool) -> Evaluator:
 
 def _conditional(cond: Evaluator, then: Evaluator, otherwise: Evaluator) -> Evaluator:
     def conditional(act: dict[str, Any], st: State) -> Any:
-        st.cost += 1
         c = cond(act, st)
         if c is True:
             return then(act, st)
