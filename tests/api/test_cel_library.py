@@ -114,3 +114,17 @@ def test_runtime_errors_have_cel_go_texts(rule: str, error: str) -> None:
 def test_errors_are_absorbed_by_logical_operators() -> None:
     assert holds("self.nope == 1 || true", {})
     assert not holds("self.min == 2 && self.nope == 1", {"min": 1})
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        "[1, 2, 3, 2].indexOf(2) == 1 && [1, 2, 3, 2].lastIndexOf(2) == 3",
+        "self.items.indexOf('a2') == 1 && 'abc'.reverse() == 'cba'",
+        "sets.contains([1, 2, 3], [3, 1]) && !sets.contains([1], [2])",
+        "sets.equivalent([1, 2], [2, 1, 1]) && sets.intersects([1, 2], [2, 5])",
+        "[1, 2, 3].slice(1, 3) == [2, 3] && [[1], [2, 3]].flatten() == [1, 2, 3]",
+    ],
+)
+def test_lists_and_sets_libraries(rule: str) -> None:
+    assert holds(rule, {"items": ["a1", "a2"]})

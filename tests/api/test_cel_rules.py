@@ -289,3 +289,11 @@ def test_escaped_property_names() -> None:
 def test_null_values_are_not_validated() -> None:
     rules = compile_schema_rules(spec_schema([{"rule": "false"}]))
     assert rules.validate({"spec": None}) == []
+
+
+def test_rule_that_is_a_non_bool_field_does_not_compile() -> None:
+    rules = compile_schema_rules(spec_schema([{"rule": "self.name"}, {"rule": "self.minReplicas"}]))
+    assert [c.message.endswith("cel expression must evaluate to a bool") for c in rules.errors] == [
+        True,
+        True,
+    ]

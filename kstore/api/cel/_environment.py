@@ -18,7 +18,6 @@ from typing import Final
 
 from cel_expr_python import cel
 from cel_expr_python.ext.ext_optional import ExtOptional
-from cel_expr_python.ext.ext_strings import ExtStrings
 
 from kstore.api.cel._ast import CheckedAst, decode_checked
 
@@ -41,6 +40,30 @@ _OPT_LS: Final = _D  # optional(list(string)): cel-cpp cannot name optionals her
 
 # (function, overload id, parameter types (receiver first for members), result, is member)
 _DECLS: Final[list[tuple[str, str, list[cel.Type], cel.Type, bool]]] = [
+    # strings extension (declared here rather than taken from cel-cpp's ExtStrings, whose
+    # indexOf/lastIndexOf would collide with the lists library's overloads of the same names)
+    ("charAt", "string_char_at_int", [_S, _I], _S, True),
+    ("indexOf", "string_index_of_string", [_S, _S], _I, True),
+    ("indexOf", "string_index_of_string_int", [_S, _S, _I], _I, True),
+    ("lastIndexOf", "string_last_index_of_string", [_S, _S], _I, True),
+    ("lastIndexOf", "string_last_index_of_string_int", [_S, _S, _I], _I, True),
+    ("lowerAscii", "string_lower_ascii", [_S], _S, True),
+    ("upperAscii", "string_upper_ascii", [_S], _S, True),
+    ("replace", "string_replace_string_string", [_S, _S, _S], _S, True),
+    ("replace", "string_replace_string_string_int", [_S, _S, _S, _I], _S, True),
+    ("split", "string_split_string", [_S, _S], _LS, True),
+    ("split", "string_split_string_int", [_S, _S, _I], _LS, True),
+    ("substring", "string_substring_int", [_S, _I], _S, True),
+    ("substring", "string_substring_int_int", [_S, _I, _I], _S, True),
+    ("trim", "string_trim", [_S], _S, True),
+    ("join", "list_join", [_LS], _S, True),
+    ("join", "list_join_string", [_LS, _S], _S, True),
+    ("strings.quote", "strings_quote", [_S], _S, False),
+    ("reverse", "string_reverse", [_S], _S, True),
+    # sets extension
+    ("sets.contains", "list_sets_contains_list", [_LD, _LD], _B, False),
+    ("sets.equivalent", "list_sets_equivalent_list", [_LD, _LD], _B, False),
+    ("sets.intersects", "list_sets_intersects_list", [_LD, _LD], _B, False),
     # lists
     ("isSorted", "list_is_sorted", [_LD], _B, True),
     ("sum", "list_sum", [_LD], _D, True),
@@ -51,6 +74,9 @@ _DECLS: Final[list[tuple[str, str, list[cel.Type], cel.Type, bool]]] = [
     ("flatten", "list_flatten_int", [_LD, _I], _LD, True),
     ("distinct", "list_distinct", [_LD], _LD, True),
     ("sort", "list_sort", [_LD], _LD, True),
+    ("indexOf", "list_index_of", [_LD, _D], _I, True),
+    ("lastIndexOf", "list_last_index_of", [_LD, _D], _I, True),
+    ("reverse", "list_reverse", [_LD], _LD, True),
     # regex
     ("find", "string_find", [_S, _S], _S, True),
     ("findAll", "string_find_all", [_S, _S], _LS, True),
@@ -146,7 +172,7 @@ def _env(optional_old_self: bool) -> cel.Env:
     old = _D
     return cel.NewEnv(
         variables={"self": _D, "oldSelf": old},
-        extensions=[ExtStrings(), ExtOptional()],
+        extensions=[ExtOptional()],
         functions=decls,
     )
 

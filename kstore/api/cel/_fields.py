@@ -28,7 +28,7 @@ from kstore.api.cel._ast import (
 )
 from kstore.api.cel._interpreter import escape
 
-__all__ = ["check_fields", "error_at", "root_view"]
+__all__ = ["check_fields", "error_at", "root_view", "static_type"]
 
 Schema = Mapping[str, Any]
 
@@ -69,23 +69,11 @@ def check_fields(ast: CheckedAst, source: str, schema: Schema, optional_old_self
         variables["oldSelf"] = schema
     found: list[str] = []
 
-    def typed(e: Expr, scope: dict[str, Schema | None]) -> Schema | None:
-        if isinstance(e, Ident):
-            return scope.get(e.name)
-        if isinstance(e, Select) and not e.test_only:
-            parent = typed(e.operand, scope)
-            if _is_closed_object(parent):
-                assert parent is not None
-                return _field_schema(parent, e.field)[1]
-            if parent is not None and isinstance(parent.get("additionalProperties"), Mapping):
-                return parent["additionalProperties"]  # type: ignore[no-any-return]
-        return None
-
     def walk(e: Expr, scope: dict[str, Schema | None]) -> None:
         if found:
             return
         if isinstance(e, Select):
-            parent = typed(e.operand, scope)
+            parent = _typed(e.operand, scope)
             if _is_closed_object(parent):
                 assert parent is not None
                 if not _field_schema(parent, e.field)[0]:
@@ -108,7 +96,7 @@ def check_fields(ast: CheckedAst, source: str, schema: Schema, optional_old_self
                 walk(v, scope)
         elif isinstance(e, Comprehension):
             walk(e.iter_range, scope)
-            rng = typed(e.iter_range, scope)
+            rng = _typed(e.iter_range, scope)
             inner = dict(scope)
             inner[e.iter_var] = None
             if rng is not None and rng.get("type") == "array" and not e.iter_var2:
@@ -121,6 +109,38 @@ def check_fields(ast: CheckedAst, source: str, schema: Schema, optional_old_self
 
     walk(ast.expr, variables)
     return found[0] if found else ""
+
+
+def _typed(e: Expr, scope: Mapping[str, Schema | None]) -> Schema | None:
+    """The schema of a variable or of a chain of declared fields below one; else None."""
+    if isinstance(e, Ident):
+        return scope.get(e.name)
+    if isinstance(e, Select) and not e.test_only:
+        parent = _typed(e.operand, scope)
+        if _is_closed_object(parent):
+            assert parent is not None
+            return _field_schema(parent, e.field)[1]
+        if parent is not None and isinstance(parent.get("additionalProperties"), Mapping):
+            return parent["additionalProperties"]  # type: ignore[no-any-return]
+    return None
+
+
+# Schema types whose CEL type is known (int-or-string and unknown fields are dyn).
+_CEL_TYPES = {"string": "string", "integer": "int", "number": "double", "array": "list"}
+
+
+def static_type(ast: CheckedAst, schema: Schema) -> str:
+    """The CEL type of a rule that is just ``self`` or a field chain; "" when not known.
+
+    cel-go knows it from the declared types and rejects such a rule unless it is a bool.
+    """
+    found = _typed(ast.expr, {"self": schema, "oldSelf": schema})
+    if found is None or found.get("x-kubernetes-int-or-string"):
+        return ""
+    kind = str(found.get("type", ""))
+    if kind == "object":
+        return "" if found.get("x-kubernetes-preserve-unknown-fields") else "map"
+    return _CEL_TYPES.get(kind, "")
 
 
 def error_at(source: str, offset: int, message: str) -> str:

@@ -764,6 +764,11 @@ FUNCTIONS: Final[dict[str, Callable[..., Any]]] = {
     "flatten": _flatten,
     "distinct": _distinct,
     "sort": _sort,
+    "sets.contains": lambda a, b: all(_in(x, _list(a)) for x in _list(b)),
+    "sets.equivalent": lambda a, b: (
+        all(_in(x, _list(a)) for x in _list(b)) and all(_in(x, _list(b)) for x in _list(a))
+    ),
+    "sets.intersects": lambda a, b: any(_in(x, _list(a)) for x in _list(b)),
     "optional.of": Optional,
     "optional.none": lambda: NONE,
     "optional.ofNonZeroValue": _of_non_zero,

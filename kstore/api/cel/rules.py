@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from kstore.api.cel._environment import CompileError, compile_expression
-from kstore.api.cel._fields import check_fields, root_view
+from kstore.api.cel._fields import check_fields, root_view, static_type
 from kstore.api.cel._interpreter import Evaluator, State, build
 from kstore.api.cel._k8s_library import FUNCTIONS as K8S_FUNCTIONS
 from kstore.api.cel._values import NONE, CostExceeded, EvalError, NoOverload, Optional
@@ -185,7 +185,7 @@ def _compile_rule(
     except CompileError as exc:
         errors.append(invalid(path.child("rule"), _rule_value(rule), f"compilation failed: {exc}"))
         return None
-    if result_type not in ("BOOL", "DYN", "bool", "dyn"):
+    if result_type not in ("BOOL", "DYN", "bool", "dyn") or static_type(ast, schema):
         errors.append(
             invalid(path.child("rule"), _rule_value(rule), "cel expression must evaluate to a bool")
         )
