@@ -52,6 +52,6 @@ def test_cheap_rules_fit_the_default_budget() -> None:
     rules = compile_schema_rules(list_schema("self.items.all(x, x >= 0)"))
     causes = rules.validate({"spec": {"items": list(range(1000))}})
     # Only the constant-false rule fails: the comprehension fit in its limits.
-    assert [c.message for c in causes] == ['Invalid value: "object": failed rule: false']
+    assert [c.message for c in causes] == ["Invalid value: failed rule: false"]
     assert PER_CALL_LIMIT == 1_000_000
     assert RUNTIME_COST_BUDGET == 10_000_000

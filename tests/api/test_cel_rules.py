@@ -59,10 +59,7 @@ def test_root_metadata_exposes_only_name_and_generate_name() -> None:
     obj = {"metadata": {"name": "bad", "labels": {"a": "b"}}}
     [failure] = rules.validate(obj)
     assert failure.field == ""
-    assert (
-        failure.message
-        == "Invalid value: \"object\": failed rule: self.metadata.name.startsWith('a')"
-    )
+    assert failure.message == "Invalid value: failed rule: self.metadata.name.startsWith('a')"
 
 
 def test_syntax_error_is_worded_as_cel_go() -> None:
@@ -106,8 +103,8 @@ def test_failed_rule_uses_message_then_default() -> None:
     assert rules.errors == []
     causes = rules.validate({"spec": {"minReplicas": 5, "maxReplicas": 3, "name": "b"}})
     assert [(c.field, c.message) for c in causes] == [
-        ("spec", 'Invalid value: "object": min above max'),
-        ("spec", "Invalid value: \"object\": failed rule: self.name.startsWith('a')"),
+        ("spec", "Invalid value: min above max"),
+        ("spec", "Invalid value: failed rule: self.name.startsWith('a')"),
     ]
     assert rules.validate({"spec": {"minReplicas": 1, "maxReplicas": 3, "name": "a"}}) == []
 
@@ -124,7 +121,7 @@ def test_message_expression_is_evaluated() -> None:
         )
     )
     [cause] = rules.validate({"spec": {"minReplicas": 5, "maxReplicas": 3}})
-    assert cause.message == 'Invalid value: "object": min 5 above max'
+    assert cause.message == "Invalid value: min 5 above max"
 
 
 def test_reason_and_field_path_pick_cause_type_and_field() -> None:
@@ -146,7 +143,7 @@ def test_reason_and_field_path_pick_cause_type_and_field() -> None:
     assert [(c.type, c.field, c.message) for c in causes] == [
         ("FieldValueForbidden", "spec.minReplicas", "Forbidden: must be positive"),
         ("FieldValueRequired", "spec.name", "Required value: failed rule: has(self.name)"),
-        ("FieldValueDuplicate", "spec", 'Duplicate value: "object"'),
+        ("FieldValueDuplicate", "spec", "Duplicate value"),
     ]
 
 
@@ -168,8 +165,8 @@ def test_rules_under_items_and_additional_properties_run_per_element() -> None:
     rules = compile_schema_rules(schema)
     causes = rules.validate({"spec": {"tags": ["ok", "toolong"], "labels": {"a": "", "b": "x"}}})
     assert [(c.field, c.message) for c in causes] == [
-        ("spec.tags[1]", 'Invalid value: "string": failed rule: size(self) < 4'),
-        ("spec.labels[a]", "Invalid value: \"string\": failed rule: self != ''"),
+        ("spec.tags[1]", 'Invalid value: "toolong": failed rule: size(self) < 4'),
+        ("spec.labels[a]", "Invalid value: \"\": failed rule: self != ''"),
     ]
 
 
@@ -212,7 +209,7 @@ def test_transition_rule_runs_only_with_an_old_value() -> None:
     new = {"spec": {"minReplicas": 1}}
     assert rules.validate(new) == []
     [cause] = rules.validate(new, {"spec": {"minReplicas": 2}})
-    assert cause.message == 'Invalid value: "object": no shrink'
+    assert cause.message == "Invalid value: no shrink"
     assert rules.validate(new, {"spec": {"minReplicas": 1}}) == []
 
 
@@ -230,7 +227,7 @@ def test_optional_old_self_runs_on_create_with_an_empty_optional() -> None:
     )
     assert rules.validate({"spec": {"name": "a"}}) == []
     [cause] = rules.validate({"spec": {"name": "a"}}, {"spec": {"name": "b"}})
-    assert cause.message == 'Invalid value: "object": name is immutable'
+    assert cause.message == "Invalid value: name is immutable"
 
 
 def test_list_map_items_correlate_by_key() -> None:
@@ -297,3 +294,55 @@ def test_rule_that_is_a_non_bool_field_does_not_compile() -> None:
         True,
         True,
     ]
+
+
+def test_unchanged_value_failing_a_rule_is_ratcheted_to_a_warning() -> None:
+    # validation_test.go (ratcheting): foo: baz -> baz with rule self == "bar" warns
+    # `root.foo: Invalid value: "baz": gotta be bar` instead of failing.
+    schema = {
+        "type": "object",
+        "properties": {
+            "foo": {
+                "type": "string",
+                "x-kubernetes-validations": [{"rule": 'self == "bar"', "message": "gotta be bar"}],
+            },
+            "other": {"type": "string"},
+        },
+    }
+    rules = compile_schema_rules(schema)
+    warnings: list[str] = []
+    old = {"foo": "baz", "other": "a"}
+    assert rules.validate({"foo": "baz", "other": "b"}, old, warnings=warnings) == []
+    assert warnings == ['foo: Invalid value: "baz": gotta be bar']
+    [cause] = rules.validate({"foo": "qux", "other": "a"}, old)
+    assert cause.render() == 'foo: Invalid value: "qux": gotta be bar'
+    [created] = rules.validate({"foo": "baz"})
+    assert created.message == 'Invalid value: "baz": gotta be bar'
+
+
+def test_ratcheting_inside_an_atomic_list_follows_the_unchanged_list() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "items": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "bar": {
+                            "type": "string",
+                            "x-kubernetes-validations": [
+                                {"rule": 'self == "baz"', "message": "gotta be baz"}
+                            ],
+                        }
+                    },
+                },
+            },
+            "other": {"type": "string"},
+        },
+    }
+    rules = compile_schema_rules(schema)
+    old = {"items": [{"bar": "bar"}], "other": "a"}
+    assert rules.validate({"items": [{"bar": "bar"}], "other": "b"}, old) == []
+    changed = rules.validate({"items": [{"bar": "bar"}, {"bar": "x"}]}, old)
+    assert [c.field for c in changed] == ["items[0].bar", "items[1].bar"]

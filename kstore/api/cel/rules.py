@@ -33,6 +33,7 @@ from kstore.api.cel._interpreter import Evaluator, State, build
 from kstore.api.cel._k8s_library import FUNCTIONS as K8S_FUNCTIONS
 from kstore.api.cel._values import NONE, CostExceeded, EvalError, NoOverload, Optional
 from kstore.api.validation.field import (
+    OMIT_VALUE,
     GoStruct,
     Path,
     duplicate,
@@ -86,10 +87,14 @@ class _Node:
         return not (self.rules or self.properties or self.items or self.additional)
 
 
-class _Budget:
-    __slots__ = ("remaining",)
+class _Run:
+    """One validate() call: the causes found, the ratcheted ones, the budget left."""
 
-    def __init__(self, remaining: int) -> None:
+    __slots__ = ("causes", "remaining", "warnings")
+
+    def __init__(self, remaining: int, warnings: list[str] | None) -> None:
+        self.causes: list[Cause] = []
+        self.warnings = warnings
         self.remaining = remaining
 
 
@@ -111,14 +116,22 @@ class CompiledRules:
         *,
         path: Path | None = None,
         budget: int = RUNTIME_COST_BUDGET,
+        warnings: list[str] | None = None,
     ) -> list[Cause]:
-        """Causes for every rule ``new`` breaks (``old`` is the stored object on update)."""
+        """Causes for every rule ``new`` breaks (``old`` is the stored object on update).
+
+        Ratcheting (Kubernetes' CRDValidationRatcheting, on by default): on update, a rule
+        that does not use ``oldSelf`` and fails on a value equal to its old value (or inside
+        an uncorrelatable part whose nearest correlatable ancestor is unchanged) is not a
+        cause; its text goes to ``warnings`` when given.
+        """
         if self._root is None:
             return []
-        causes: list[Cause] = []
+        run = _Run(budget, warnings)
+        ratchet = old is not None and new == old
         with contextlib.suppress(_Stop):
-            _validate(self._root, path, new, old, causes, _Budget(budget))
-        return causes
+            _validate(self._root, path, new, old, ratchet, run)
+        return run.causes
 
 
 def compile_schema_rules(schema: Schema, path: Path | None = None) -> CompiledRules:
@@ -247,28 +260,31 @@ def _index(path: Path | None, i: int) -> Path:
     return Path("").index(i) if path is None else path.index(i)
 
 
-def _validate(
-    node: _Node, path: Path | None, new: Any, old: Any, causes: list[Cause], budget: _Budget
-) -> None:
+def _validate(node: _Node, path: Path | None, new: Any, old: Any, ratchet: bool, run: _Run) -> None:
+    # ``ratchet``: the nearest correlated node (this one when ``old`` was found) is unchanged.
     if new is None:
         return
     if node.rules:
-        _run_rules(node, path, new, old, causes, budget)
+        _run_rules(node, path, new, old, ratchet, run)
     if type(new) is list:
         if node.items is not None:
             old_for = _list_correlation(node, old)
             for i, item in enumerate(new):
-                _validate(node.items, _index(path, i), item, old_for(item), causes, budget)
+                prior = old_for(item)
+                flag = ratchet if prior is None else item == prior
+                _validate(node.items, _index(path, i), item, prior, flag, run)
     elif type(new) is dict:
         old_map = old if type(old) is dict and node.correlatable_map else None
         if node.additional is not None:
             for k, v in new.items():
                 prior = old_map.get(k) if old_map is not None else None
-                _validate(node.additional, _key(path, k), v, prior, causes, budget)
+                flag = ratchet if prior is None else v == prior
+                _validate(node.additional, _key(path, k), v, prior, flag, run)
         for k, sub in node.properties.items():
             if k in new:
                 prior = old_map.get(k) if old_map is not None else None
-                _validate(sub, _child(path, k), new[k], prior, causes, budget)
+                flag = ratchet if prior is None else new[k] == prior
+                _validate(sub, _child(path, k), new[k], prior, flag, run)
 
 
 def _list_correlation(node: _Node, old: Any) -> Callable[[Any], Any]:
@@ -303,8 +319,9 @@ def _self_value(node: _Node, value: Any) -> Any:
 
 
 def _run_rules(
-    node: _Node, path: Path | None, new: Any, old: Any, causes: list[Cause], budget: _Budget
+    node: _Node, path: Path | None, new: Any, old: Any, ratchet: bool, run: _Run
 ) -> None:
+    causes, budget = run.causes, run
     where = path if path is not None else Path("")
     field_text = str(path) if path is not None else ""
     if budget.remaining <= 0:
@@ -353,8 +370,13 @@ def _run_rules(
         if result is True:
             continue
         target = _child(path, rule.field_path) if rule.field_path else path
-        detail = _message(rule, act, budget, target, node.schema_type, causes)
-        causes.append(_reasoned(rule, target, node.schema_type, detail))
+        detail = _message(rule, act, run, target, node.schema_type)
+        cause = _reasoned(rule, target, node.schema_type, new, detail)
+        if ratchet and not rule.uses_old_self:
+            if run.warnings is not None:
+                run.warnings.append(cause.render())
+        else:
+            causes.append(cause)
 
 
 def _at(cause: Cause, field_text: str) -> Cause:
@@ -363,12 +385,7 @@ def _at(cause: Cause, field_text: str) -> Cause:
 
 
 def _message(
-    rule: _Rule,
-    act: dict[str, Any],
-    budget: _Budget,
-    path: Path | None,
-    schema_type: str,
-    causes: list[Cause],
+    rule: _Rule, act: dict[str, Any], budget: _Run, path: Path | None, schema_type: str
 ) -> str:
     if rule.message_program is not None:
         st = State(min(PER_CALL_LIMIT, budget.remaining))
@@ -376,7 +393,7 @@ def _message(
             value = rule.message_program(act, st)
         except CostExceeded:
             source = str(rule.source.get("messageExpression", ""))
-            causes.append(
+            budget.causes.append(
                 invalid(
                     path if path is not None else Path(""),
                     schema_type,
@@ -397,15 +414,17 @@ def _message(
     return message or f"failed rule: {str(rule.source.get('rule', '')).strip()}"
 
 
-def _reasoned(rule: _Rule, path: Path | None, schema_type: str, detail: str) -> Cause:
+def _reasoned(rule: _Rule, path: Path | None, schema_type: str, value: Any, detail: str) -> Cause:
     where = path if path is not None else Path("")
+    # A failed rule shows the value itself, except whole objects and arrays (omitted).
+    shown = OMIT_VALUE if schema_type in ("object", "array") else value
     reason = rule.source.get("reason")
     if reason == "FieldValueForbidden":
         cause = forbidden(where, detail)
     elif reason == "FieldValueRequired":
         cause = required(where, detail)
     elif reason == "FieldValueDuplicate":
-        cause = duplicate(where, schema_type)
+        cause = duplicate(where, shown)
     else:
-        cause = invalid(where, schema_type, detail)
+        cause = invalid(where, shown, detail)
     return _at(cause, str(path) if path is not None else "")
