@@ -57,9 +57,14 @@ def test_root_metadata_exposes_only_name_and_generate_name() -> None:
     assert "x-kubernetes-validations[1].rule" in cause.field
     assert "ERROR: <input>:1:14: undefined field 'creationTimestamp'" in cause.message
     obj = {"metadata": {"name": "bad", "labels": {"a": "b"}}}
-    [failure] = rules.validate(obj)
+    # A stored CRD whose rule does not compile reports it at validation (validation.go:
+    # "rule compile error: %v"); the other rule still runs.
+    [failure, not_compiled] = rules.validate(obj)
     assert failure.field == ""
     assert failure.message == "Invalid value: failed rule: self.metadata.name.startsWith('a')"
+    assert not_compiled.message.startswith(
+        'Invalid value: "object": rule compile error: compilation failed: ERROR: <input>:1:14:'
+    )
 
 
 def test_syntax_error_is_worded_as_cel_go() -> None:

@@ -99,8 +99,12 @@ Expr = Const | Ident | Select | Call | CreateList | CreateMap | Comprehension
 class CheckedAst:
     expr: Expr
     positions: dict[int, int] = field(default_factory=dict)
-    # Names the checker resolved identifiers to (``self``, ``oldSelf``...), by expression id.
+    # Names the checker resolved identifiers and functions to (``self``, ``_+_``...), by id.
     references: dict[int, str] = field(default_factory=dict)
+    # The overloads the checker found possible for each call (``add_string``...), by id.
+    overloads: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    # Each expression's checked type, spelled as cel-go's FormatCELType (``list(int)``).
+    types: dict[int, str] = field(default_factory=dict)
 
 
 # --- protobuf wire format -------------------------------------------------------------------
@@ -155,25 +159,84 @@ def decode_checked(serialized: bytes) -> CheckedAst:
     expr: Expr | None = None
     positions: dict[int, int] = {}
     references: dict[int, str] = {}
+    overloads: dict[int, tuple[str, ...]] = {}
+    types: dict[int, str] = {}
     for num, _, val in _fields(payload):
         if num == 2:  # reference_map entry
-            key, name = 0, ""
+            key, name, ids = 0, "", []
             for n2, _, v2 in _fields(val):
                 if n2 == 1:
                     key = _signed(v2)
                 elif n2 == 2:
                     for n3, _, v3 in _fields(v2):
                         if n3 == 1:
-                            name = v3.decode()
+                            name = bytes(v3).decode()
+                        elif n3 == 3:
+                            ids.append(bytes(v3).decode())
             if name:
                 references[key] = name
+            if ids:
+                overloads[key] = tuple(ids)
+        elif num == 3:  # type_map entry
+            key, text = 0, "dyn"
+            for n2, _, v2 in _fields(val):
+                if n2 == 1:
+                    key = _signed(v2)
+                elif n2 == 2:
+                    text = _type_name(v2)
+            types[key] = text
         elif num == 4:
             expr = _expr(val)
         elif num == 5:
             positions = _positions(val)
     if expr is None:
         raise ValueError("checked expression without an expression")
-    return CheckedAst(expr, positions, references)
+    return CheckedAst(expr, positions, references, overloads, types)
+
+
+_PRIMITIVES = {1: "bool", 2: "int", 3: "uint", 4: "double", 5: "string", 6: "bytes"}
+_WELL_KNOWN = {1: "any", 2: "google.protobuf.Timestamp", 3: "google.protobuf.Duration"}
+
+
+def _type_name(buf: bytes) -> str:
+    """A cel.expr.Type as cel-go's FormatCELType spells it."""
+    for num, _, val in _fields(buf):
+        if num == 1:
+            return "dyn"
+        if num == 2:
+            return "null_type"
+        if num == 3:
+            return _PRIMITIVES.get(val, "dyn")
+        if num == 4:
+            return f"wrapper({_PRIMITIVES.get(val, 'dyn')})"
+        if num == 5:
+            return _WELL_KNOWN.get(val, "dyn")
+        if num == 6:
+            return f"list({_type_name(_first(val, 1))})"
+        if num == 7:
+            return f"map({_type_name(_first(val, 1))}, {_type_name(_first(val, 2))})"
+        if num in (9, 10):
+            return bytes(val).decode()
+        if num == 11:
+            return f"type({_type_name(val)})" if val else "type"
+        if num == 12:
+            return "*error*"
+        if num == 14:
+            name, params = "", []
+            for n2, _, v2 in _fields(val):
+                if n2 == 1:
+                    name = bytes(v2).decode()
+                elif n2 == 2:
+                    params.append(_type_name(v2))
+            return f"{name}({', '.join(params)})" if params else name
+    return "dyn"
+
+
+def _first(buf: bytes, number: int) -> bytes:
+    for num, _, val in _fields(buf):
+        if num == number:
+            return bytes(val)
+    return b""
 
 
 def _positions(buf: bytes) -> dict[int, int]:

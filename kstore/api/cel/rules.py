@@ -24,17 +24,13 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, Final
 
-from kstore.api.cel._environment import CompileError, compile_expression
-from kstore.api.cel._fields import check_fields, root_view, static_type
-from kstore.api.cel._interpreter import Evaluator, State, build
-from kstore.api.cel._k8s_library import FUNCTIONS as K8S_FUNCTIONS
+from kstore.api.cel._compiler import Node, Rule, compile_node
+from kstore.api.cel._interpreter import State
 from kstore.api.cel._values import NONE, CostExceeded, EvalError, NoOverload, Optional
 from kstore.api.validation.field import (
     OMIT_VALUE,
-    GoStruct,
     Path,
     duplicate,
     forbidden,
@@ -57,36 +53,6 @@ _BUDGET_GONE: Final = (
 Schema = Mapping[str, Any]
 
 
-@dataclass(slots=True)
-class _Rule:
-    source: dict[str, Any]
-    program: Evaluator
-    uses_old_self: bool
-    optional_old_self: bool
-    message_program: Evaluator | None
-    field_path: str
-
-    @property
-    def error_string(self) -> str:
-        message = str(self.source.get("message") or "").strip()
-        return message or str(self.source.get("rule", "")).strip()
-
-
-@dataclass(slots=True)
-class _Node:
-    schema_type: str
-    rules: list[_Rule] = field(default_factory=list)
-    properties: dict[str, _Node] = field(default_factory=dict)
-    items: _Node | None = None
-    additional: _Node | None = None
-    list_map_keys: tuple[str, ...] = ()
-    correlatable_map: bool = True
-    is_root: bool = False
-
-    def empty(self) -> bool:
-        return not (self.rules or self.properties or self.items or self.additional)
-
-
 class _Run:
     """One validate() call: the causes found, the ratcheted ones, the budget left."""
 
@@ -105,7 +71,7 @@ class _Stop(Exception):
 class CompiledRules:
     """Every rule of one schema, compiled; ``errors`` lists the ones that did not compile."""
 
-    def __init__(self, root: _Node | None, errors: list[Cause]) -> None:
+    def __init__(self, root: Node | None, errors: list[Cause]) -> None:
         self._root = root
         self.errors = errors
 
@@ -138,114 +104,8 @@ def compile_schema_rules(schema: Schema, path: Path | None = None) -> CompiledRu
     """Compile the rules of a CRD version's ``openAPIV3Schema`` (``path``: where it sits)."""
     errors: list[Cause] = []
     base = path if path is not None else Path("openAPIV3Schema")
-    root = _compile_node(schema, base, errors, is_root=True)
-    return CompiledRules(None if root is None or root.empty() else root, errors)
-
-
-def _compile_node(schema: Schema, path: Path, errors: list[Cause], is_root: bool) -> _Node | None:
-    node = _Node(
-        schema_type=str(schema.get("type", "")),
-        list_map_keys=tuple(schema.get("x-kubernetes-list-map-keys") or ())
-        if schema.get("x-kubernetes-list-type") == "map"
-        else (),
-        correlatable_map=schema.get("x-kubernetes-map-type") != "atomic",
-        is_root=is_root,
-    )
-    view = root_view(schema) if is_root else schema
-    for i, rule in enumerate(schema.get("x-kubernetes-validations") or ()):
-        compiled = _compile_rule(
-            rule, view, path.child("x-kubernetes-validations").index(i), errors
-        )
-        if compiled is not None:
-            node.rules.append(compiled)
-    for name, sub in (schema.get("properties") or {}).items():
-        child = _compile_node(sub, path.child("properties").key(name), errors, False)
-        if child is not None and not child.empty():
-            node.properties[name] = child
-    items = schema.get("items")
-    if isinstance(items, Mapping):
-        child = _compile_node(items, path.child("items"), errors, False)
-        node.items = child if child is not None and not child.empty() else None
-    additional = schema.get("additionalProperties")
-    if isinstance(additional, Mapping):
-        child = _compile_node(additional, path.child("additionalProperties"), errors, False)
-        node.additional = child if child is not None and not child.empty() else None
-    return node
-
-
-def _rule_value(rule: Mapping[str, Any]) -> GoStruct:
-    # field.Invalid shows the ValidationRule as JSON: `rule` always, the rest when set.
-    value = GoStruct(rule=rule.get("rule", ""))
-    for key in ("message", "messageExpression", "reason", "fieldPath", "optionalOldSelf"):
-        if rule.get(key) not in (None, ""):
-            value[key] = rule[key]
-    return value
-
-
-def _compile_rule(
-    rule: Mapping[str, Any], schema: Schema, path: Path, errors: list[Cause]
-) -> _Rule | None:
-    source = str(rule.get("rule", ""))
-    if not source.strip():
-        errors.append(required(path.child("rule"), "rule is not specified"))
-        return None
-    optional_old_self = bool(rule.get("optionalOldSelf"))
-    try:
-        ast, result_type = compile_expression(source, optional_old_self=optional_old_self)
-        detail = check_fields(ast, source, schema, optional_old_self)
-        if detail:
-            raise CompileError(detail)
-    except CompileError as exc:
-        errors.append(invalid(path.child("rule"), _rule_value(rule), f"compilation failed: {exc}"))
-        return None
-    if result_type not in ("BOOL", "DYN", "bool", "dyn") or static_type(ast, schema):
-        errors.append(
-            invalid(path.child("rule"), _rule_value(rule), "cel expression must evaluate to a bool")
-        )
-        return None
-    message_program = None
-    message_expression = str(rule.get("messageExpression") or "")
-    if message_expression.strip():
-        try:
-            mast, _ = compile_expression(message_expression, optional_old_self=optional_old_self)
-        except CompileError as exc:
-            errors.append(
-                invalid(
-                    path.child("messageExpression"),
-                    _rule_value(rule),
-                    f"messageExpression compilation failed: {exc}",
-                )
-            )
-            return None
-        message_program = build(mast.expr, K8S_FUNCTIONS)
-    return _Rule(
-        source=dict(rule),
-        program=build(ast.expr, K8S_FUNCTIONS),
-        uses_old_self="oldSelf" in ast.references.values(),
-        optional_old_self=optional_old_self,
-        message_program=message_program,
-        field_path=_normalize_field_path(str(rule.get("fieldPath") or "")),
-    )
-
-
-def _normalize_field_path(text: str) -> str:
-    # ".spec.foo['a.b']" -> "spec.foo[a.b]", as field.Path renders what ValidFieldPath built.
-    out = ""
-    i = 0
-    while i < len(text):
-        if text[i] == ".":
-            j = i + 1
-            while j < len(text) and text[j] not in ".[":
-                j += 1
-            out = f"{out}.{text[i + 1 : j]}" if out else text[i + 1 : j]
-            i = j
-        elif text.startswith("['", i):
-            j = text.index("']", i)
-            out = f"{out}[{text[i + 2 : j]}]"
-            i = j + 2
-        else:
-            i += 1
-    return out
+    root, _ = compile_node(schema, base, errors, is_root=True)
+    return CompiledRules(None if root.empty() else root, errors)
 
 
 def _child(path: Path | None, name: str) -> Path:
@@ -260,7 +120,7 @@ def _index(path: Path | None, i: int) -> Path:
     return Path("").index(i) if path is None else path.index(i)
 
 
-def _validate(node: _Node, path: Path | None, new: Any, old: Any, ratchet: bool, run: _Run) -> None:
+def _validate(node: Node, path: Path | None, new: Any, old: Any, ratchet: bool, run: _Run) -> None:
     # ``ratchet``: the nearest correlated node (this one when ``old`` was found) is unchanged.
     if new is None:
         return
@@ -287,7 +147,7 @@ def _validate(node: _Node, path: Path | None, new: Any, old: Any, ratchet: bool,
                 _validate(sub, _child(path, k), new[k], prior, flag, run)
 
 
-def _list_correlation(node: _Node, old: Any) -> Callable[[Any], Any]:
+def _list_correlation(node: Node, old: Any) -> Callable[[Any], Any]:
     keys = node.list_map_keys
     if not keys or type(old) is not list:
         return lambda item: None
@@ -308,7 +168,7 @@ def _hashable(v: Any) -> Any:
     return v if isinstance(v, (str, int, float, bool, type(None))) else repr(v)
 
 
-def _self_value(node: _Node, value: Any) -> Any:
+def _self_value(node: Node, value: Any) -> Any:
     if node.schema_type == "number" and type(value) is int:
         return float(value)
     if node.is_root and type(value) is dict and type(value.get("metadata")) is dict:
@@ -318,9 +178,7 @@ def _self_value(node: _Node, value: Any) -> Any:
     return value
 
 
-def _run_rules(
-    node: _Node, path: Path | None, new: Any, old: Any, ratchet: bool, run: _Run
-) -> None:
+def _run_rules(node: Node, path: Path | None, new: Any, old: Any, ratchet: bool, run: _Run) -> None:
     causes, budget = run.causes, run
     where = path if path is not None else Path("")
     field_text = str(path) if path is not None else ""
@@ -330,6 +188,10 @@ def _run_rules(
     self_value = _self_value(node, new)
     old_value = _self_value(node, old) if old is not None else None
     for rule in node.rules:
+        if rule.program is None:
+            detail = f"rule compile error: {rule.compile_error}"
+            causes.append(_at(invalid(where, node.schema_type, detail), field_text))
+            continue
         act: dict[str, Any] = {"self": self_value}
         if rule.uses_old_self or rule.optional_old_self:
             if rule.optional_old_self:
@@ -385,7 +247,7 @@ def _at(cause: Cause, field_text: str) -> Cause:
 
 
 def _message(
-    rule: _Rule, act: dict[str, Any], budget: _Run, path: Path | None, schema_type: str
+    rule: Rule, act: dict[str, Any], budget: _Run, path: Path | None, schema_type: str
 ) -> str:
     if rule.message_program is not None:
         st = State(min(PER_CALL_LIMIT, budget.remaining))
@@ -414,7 +276,7 @@ def _message(
     return message or f"failed rule: {str(rule.source.get('rule', '')).strip()}"
 
 
-def _reasoned(rule: _Rule, path: Path | None, schema_type: str, value: Any, detail: str) -> Cause:
+def _reasoned(rule: Rule, path: Path | None, schema_type: str, value: Any, detail: str) -> Cause:
     where = path if path is not None else Path("")
     # A failed rule shows the value itself, except whole objects and arrays (omitted).
     shown = OMIT_VALUE if schema_type in ("object", "array") else value
