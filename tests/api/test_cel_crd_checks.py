@@ -204,3 +204,33 @@ def test_rule_cost_is_multiplied_by_how_often_it_runs() -> None:
     [(kind, _, message)] = errors_for({"type": "array", "items": item})
     assert kind == "FieldValueForbidden"
     assert message.startswith("Forbidden: estimated rule cost exceeds budget by factor of ")
+
+
+def _compile_error(rule: str) -> str:
+    [(_, _, message)] = errors_for(
+        {"type": "string", "maxLength": 10, "x-kubernetes-validations": [{"rule": rule}]}
+    )
+    return message
+
+
+def test_invalid_regex_literal_is_a_compile_error() -> None:
+    # Kubernetes' CEL tests: "self.val1.matches(')')" gives
+    # "compilation failed: ERROR: <input>:1:19: invalid matches argument".
+    assert "compilation failed: ERROR: <input>:1:14: invalid matches argument" in _compile_error(
+        "self.matches(')')"
+    )
+
+
+def test_invalid_duration_and_timestamp_literals_are_compile_errors() -> None:
+    assert "ERROR: <input>:1:10: invalid duration argument" in _compile_error(
+        "duration('1x') > duration('1s')"
+    )
+    assert "ERROR: <input>:1:11: invalid timestamp argument" in _compile_error(
+        "timestamp('nope') > timestamp('2020-01-01T00:00:00Z')"
+    )
+
+
+def test_mixed_list_literal_is_a_compile_error() -> None:
+    assert "ERROR: <input>:1:5: expected type 'int' but found 'string'" in _compile_error(
+        "[1, 'a'] == []"
+    )

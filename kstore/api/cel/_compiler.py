@@ -29,6 +29,7 @@ from kstore.api.cel._field_path import FieldPathError, valid_field_path
 from kstore.api.cel._fields import check_fields, root_view, static_type
 from kstore.api.cel._interpreter import Evaluator, build
 from kstore.api.cel._k8s_library import FUNCTIONS as K8S_FUNCTIONS
+from kstore.api.cel._literals import check_literals
 from kstore.api.validation.field import (
     GoStruct,
     Path,
@@ -241,7 +242,7 @@ def _compile_rule(
     uses_old_self = False
     try:
         ast, result_type = compile_expression(source, optional_old_self=optional_old_self)
-        detail = check_fields(ast, source, schema, optional_old_self)
+        detail = check_fields(ast, source, schema, optional_old_self) or check_literals(ast, source)
         if detail:
             raise CompileError(detail)
     except CompileError as exc:
