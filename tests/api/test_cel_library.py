@@ -128,3 +128,32 @@ def test_errors_are_absorbed_by_logical_operators() -> None:
 )
 def test_lists_and_sets_libraries(rule: str) -> None:
     assert holds(rule, {"items": ["a1", "a2"]})
+
+
+def test_values_take_the_cel_type_their_schema_declares() -> None:
+    props = {
+        "ratio": {"type": "number"},
+        "when": {"type": "string", "format": "date-time"},
+        "day": {"type": "string", "format": "date"},
+        "timeout": {"type": "string", "format": "duration"},
+        "data": {"type": "string", "format": "byte", "maxLength": 16},
+        "weights": {"type": "array", "maxItems": 4, "items": {"type": "number"}},
+    }
+    rule = (
+        "type(self.ratio) == double && self.when > timestamp('2020-01-01T00:00:00Z')"
+        " && self.day == timestamp('2024-02-03T00:00:00Z') && self.timeout < duration('1h')"
+        " && self.data == b'hello' && self.weights.all(w, type(w) == double)"
+    )
+    node = {"type": "object", "properties": props, "x-kubernetes-validations": [{"rule": rule}]}
+    rules = compile_schema_rules({"type": "object", "properties": {"v": node}})
+    assert rules.errors == []
+    value = {
+        "ratio": 1,
+        "when": "2024-05-06T07:08:09Z",
+        "day": "2024-02-03",
+        "timeout": "30m",
+        "data": "aGVsbG8=",
+        "weights": [1, 2.5],
+    }
+    assert rules.validate({"v": value}) == []
+    assert len(rules.validate({"v": {**value, "timeout": "2h"}})) == 1

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from kstore.api.cel._convert import Converter, converter
 from kstore.api.cel._decl import decl_of, max_cardinality
 from kstore.api.cel._environment import CompileError, compile_expression
 from kstore.api.cel._estimate import STATIC_COST_LIMIT, U64, cost_error_message, estimate_cost
@@ -82,6 +83,8 @@ class Node:
     list_map_keys: tuple[str, ...] = ()
     correlatable_map: bool = True
     is_root: bool = False
+    # Turns the stored JSON into the CEL values the schema declares; None when not needed.
+    convert: Converter | None = None
 
     def empty(self) -> bool:
         return not (self.rules or self.properties or self.items or self.additional)
@@ -153,6 +156,8 @@ def compile_node(
             node.rules.append(compiled)
     if not failed:
         errors.extend(cel_errors)
+    if node.rules:
+        node.convert = converter(schema)
     return node, failed
 
 

@@ -127,6 +127,12 @@ def _typed(e: Expr, scope: Mapping[str, Schema | None]) -> Schema | None:
 
 # Schema types whose CEL type is known (int-or-string and unknown fields are dyn).
 _CEL_TYPES = {"string": "string", "integer": "int", "number": "double", "array": "list"}
+_STRING_FORMATS = {
+    "byte": "bytes",
+    "duration": "google.protobuf.Duration",
+    "date": "google.protobuf.Timestamp",
+    "date-time": "google.protobuf.Timestamp",
+}
 
 
 def static_type(ast: CheckedAst, schema: Schema) -> str:
@@ -138,6 +144,8 @@ def static_type(ast: CheckedAst, schema: Schema) -> str:
     if found is None or found.get("x-kubernetes-int-or-string"):
         return ""
     kind = str(found.get("type", ""))
+    if kind == "string" and found.get("format") in _STRING_FORMATS:
+        return _STRING_FORMATS[str(found["format"])]
     if kind == "object":
         return "" if found.get("x-kubernetes-preserve-unknown-fields") else "map"
     return _CEL_TYPES.get(kind, "")

@@ -169,9 +169,10 @@ def _hashable(v: Any) -> Any:
 
 
 def _self_value(node: Node, value: Any) -> Any:
-    if node.schema_type == "number" and type(value) is int:
-        return float(value)
+    if node.convert is not None:
+        value = node.convert(value)
     if node.is_root and type(value) is dict and type(value.get("metadata")) is dict:
+        # At a resource root, metadata shows only name and generateName.
         meta = value["metadata"]
         shown = {k: meta[k] for k in ("name", "generateName") if k in meta}
         return {**value, "metadata": shown}
