@@ -120,7 +120,7 @@ def test_errors_are_absorbed_by_logical_operators() -> None:
     "rule",
     [
         "[1, 2, 3, 2].indexOf(2) == 1 && [1, 2, 3, 2].lastIndexOf(2) == 3",
-        "self.items.indexOf('a2') == 1 && 'abc'.reverse() == 'cba'",
+        "self.items.indexOf('a2') == 1 && [1, 2].reverse() == [2, 1]",
         "sets.contains([1, 2, 3], [3, 1]) && !sets.contains([1], [2])",
         "sets.equivalent([1, 2], [2, 1, 1]) && sets.intersects([1, 2], [2, 5])",
         "[1, 2, 3].slice(1, 3) == [2, 3] && [[1], [2, 3]].flatten() == [1, 2, 3]",
@@ -157,3 +157,19 @@ def test_values_take_the_cel_type_their_schema_declares() -> None:
     }
     assert rules.validate({"v": value}) == []
     assert len(rules.validate({"v": {**value, "timeout": "2h"}})) == 1
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        # Kubernetes' schema/cel validation_test.go ("unicode strings" and "numbers").
+        "'%d %s %f %s %s'.format([1, 'abc', 1.0, duration('1m'), "
+        "timestamp('2000-01-01T00:00:00.000Z')]) == '1 abc 1.000000 60s 2000-01-01T00:00:00Z'",
+        "'%e'.format([3.14]) == '3.140000\u00d710\u2070\u2070'",
+        "'%o %o %o'.format([7, 8, 9]) == '7 10 11'",
+        "'%b %b %b'.format([7, 8, 9]) == '111 1000 1001'",
+        "5 < 10.0 && 15 > 10.0 && self.min < 10.0 && 1 < 2u",
+    ],
+)
+def test_format_and_cross_type_comparisons(rule: str) -> None:
+    assert holds(rule, {"min": 1})

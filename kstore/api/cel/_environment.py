@@ -59,7 +59,7 @@ _DECLS: Final[list[tuple[str, str, list[cel.Type], cel.Type, bool]]] = [
     ("join", "list_join", [_LS], _S, True),
     ("join", "list_join_string", [_LS, _S], _S, True),
     ("strings.quote", "strings_quote", [_S], _S, False),
-    ("reverse", "string_reverse", [_S], _S, True),
+    ("format", "string_format", [_S, _LD], _S, True),
     # sets extension
     ("sets.contains", "list_sets_contains_list", [_LD, _LD], _B, False),
     ("sets.equivalent", "list_sets_equivalent_list", [_LD, _LD], _B, False),
@@ -138,6 +138,43 @@ _DECLS: Final[list[tuple[str, str, list[cel.Type], cel.Type, bool]]] = [
     ("format.named", "format_named", [_S], _D, False),
     ("validate", "format_validate", [_FMT, _S], _OPT_LS, True),
 ]
+# Kubernetes enables cel-go's CrossTypeNumericComparisons: int, uint and double order against
+# each other. cel-cpp's standard ordering functions are replaced by this full overload set.
+_ORDERING: Final = {
+    "_<_": "less",
+    "_<=_": "less_equals",
+    "_>_": "greater",
+    "_>=_": "greater_equals",
+}
+_ORDERED: Final = [
+    ("int64", cel.Type.INT),
+    ("uint64", cel.Type.UINT),
+    ("double", cel.Type.DOUBLE),
+    ("string", cel.Type.STRING),
+    ("bytes", cel.Type.BYTES),
+    ("bool", cel.Type.BOOL),
+    ("timestamp", cel.Type.TIMESTAMP),
+    ("duration", cel.Type.DURATION),
+]
+_NUMERIC: Final = _ORDERED[:3]
+
+
+def _ordering_decls() -> list[cel.FunctionDecl]:
+    decls = []
+    for function, stem in _ORDERING.items():
+        overloads = [cel.Overload(f"{stem}_{name}", _B, [t, t]) for name, t in _ORDERED]
+        for left, lt in _NUMERIC:
+            for right, rt in _NUMERIC:
+                if left != right:
+                    overloads.append(cel.Overload(f"{stem}_{left}_{right}", _B, [lt, rt]))
+        decls.append(cel.FunctionDecl(function, overloads))
+    return decls
+
+
+_STDLIB_EXCLUSIONS: Final = "stdlib:\n  exclude_functions:\n" + "".join(
+    f'    - name: "{name}"\n' for name in _ORDERING
+)
+
 _FORMAT_NAMES: Final = (
     "dns1123Label",
     "dns1123Subdomain",
@@ -167,10 +204,12 @@ def _env(optional_old_self: bool) -> cel.Env:
     for fmt in _FORMAT_NAMES:
         groups[f"format.{fmt}"] = [cel.Overload(f"format_{fmt}", _FMT, [])]
     decls = [cel.FunctionDecl(name, overloads) for name, overloads in groups.items()]
+    decls.extend(_ordering_decls())
     # cel-cpp cannot declare an optional variable here; ``dyn`` accepts the optional API.
     del optional_old_self
     old = _D
     return cel.NewEnv(
+        config=cel.NewEnvConfigFromYaml(_STDLIB_EXCLUSIONS),
         variables={"self": _D, "oldSelf": old},
         extensions=[ExtOptional()],
         functions=decls,

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any, Final
 
+from kstore.api.cel._format import format_string
 from kstore.api.cel._stdlib import regex
 from kstore.api.cel._values import NONE, EvalError, NoOverload, Optional
 from kstore.api.quantity import parse_quantity
@@ -462,6 +463,7 @@ def _named(name: Any) -> Optional:
 
 
 FUNCTIONS: Final[dict[str, Callable[..., Any]]] = {
+    "format": format_string,
     "find": _find,
     "findAll": _find_all,
     "quantity": _quantity,

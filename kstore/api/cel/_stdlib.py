@@ -590,8 +590,7 @@ def _quote(s: Any) -> str:
 
 
 def _reverse(v: Any) -> Any:
-    if type(v) is str:
-        return v[::-1]
+    # strings.reverse is strings extension version 3; Kubernetes 1.36 enables version 2.
     if type(v) in (list, tuple):
         return list(reversed(v))
     raise NoOverload()
