@@ -77,6 +77,7 @@ _DECLS: Final[list[tuple[str, str, list[cel.Type], cel.Type, bool]]] = [
     ("indexOf", "list_index_of", [_LD, _D], _I, True),
     ("lastIndexOf", "list_last_index_of", [_LD, _D], _I, True),
     ("reverse", "list_reverse", [_LD], _LD, True),
+    ("lists.range", "lists_range", [_I], cel.Type.List(_I), False),
     # regex
     ("find", "string_find", [_S, _S], _S, True),
     ("findAll", "string_find_all", [_S, _S], _LS, True),

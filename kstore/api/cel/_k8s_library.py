@@ -9,6 +9,7 @@ as Kubernetes does. Error texts are the libraries' own (``invalid quantity``...)
 
 from __future__ import annotations
 
+import datetime
 import ipaddress
 import re
 import urllib.parse
@@ -20,6 +21,7 @@ from kstore.api.cel._format import format_string
 from kstore.api.cel._stdlib import regex
 from kstore.api.cel._values import NONE, EvalError, NoOverload, Optional
 from kstore.api.quantity import parse_quantity
+from kstore.api.validation import names
 
 __all__ = ["CIDR", "FUNCTIONS", "IP", "URL", "NamedFormat", "Quantity", "Semver"]
 
@@ -130,14 +132,38 @@ class URL:
         return hash(self.parts)
 
 
+_PORT: Final = re.compile(r"[0-9]*")
+
+
 def _parse_url(text: str) -> URL | None:
-    # Go's url.ParseRequestURI: an absolute URL or an absolute path, no fragment.
-    if not text or "#" in text or any(c in text for c in " \t\n"):
+    """Go's ``url.ParseRequestURI``: an absolute URI or an absolute path; a ``#`` is not a
+    fragment marker; control characters, a bad port or an unbracketed IPv6 host fail."""
+    if not text or any(ord(c) < 0x20 or ord(c) == 0x7F for c in text):
         return None
-    parts = urllib.parse.urlsplit(text)
-    if not parts.scheme and not text.startswith("/"):
+    scheme, sep, rest = text.partition(":")
+    if not sep or not re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*", scheme):
+        if not text.startswith("/"):
+            return None
+        scheme, rest = "", text
+    elif not rest.startswith("/") and not rest:
         return None
-    return URL(parts)
+    path_part, _, query = rest.partition("?")
+    netloc = ""
+    if path_part.startswith("//"):
+        netloc, slash, path = path_part[2:].partition("/")
+        path = slash + path
+        host = netloc.rpartition("@")[2]
+        if host.startswith("["):
+            close = host.find("]")
+            if close < 0 or not _PORT.fullmatch(host[close + 1 :].removeprefix(":")):
+                return None
+        elif ":" in host and not _PORT.fullmatch(host.split(":", 1)[1]):
+            return None
+        if " " in host:
+            return None
+    else:
+        path = path_part
+    return URL(urllib.parse.SplitResult(scheme, netloc, path, query, ""))
 
 
 def _url(v: Any) -> URL:
@@ -379,64 +405,50 @@ def _compare(a: Any, b: Any) -> int:
 
 
 # --- named formats ----------------------------------------------------------------------------
+# Kubernetes' format library: the apimachinery name validators (kstore.api.validation.names
+# words them identically) and kube-openapi's strfmt checks.
 
-_DNS1123_LABEL: Final = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
-_DNS1123_SUBDOMAIN: Final = re.compile(
-    r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
-)
-_DNS1035_LABEL: Final = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
-_LABEL_VALUE: Final = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
-_UUID: Final = re.compile(
-    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
-)
+_UUID: Final = re.compile(r"(?i)[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}")
+_BASE64: Final = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
+_DATE: Final = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
-def _label_check(
-    pattern: re.Pattern[str], max_len: int, what: str, example: str
-) -> Callable[[str], list[str]]:
-    def check(s: str) -> list[str]:
-        errs = []
-        if len(s) > max_len:
-            errs.append(f"must be no more than {max_len} characters")
-        if not pattern.fullmatch(s):
-            errs.append(
-                what + f" (e.g. '{example}', regex used for validation is '{pattern.pattern}')"
-            )
-        return errs
+def _uri(s: str) -> list[str]:
+    if _parse_url(s) is None:
+        return [f'parse "{s}": invalid URI for request']
+    return []
 
-    return check
+
+def _date_check(s: str) -> list[str]:
+    try:
+        datetime.date.fromisoformat(s)
+    except ValueError:
+        return ["invalid date"]
+    return [] if _DATE.fullmatch(s) else ["invalid date"]
+
+
+def _datetime_check(s: str) -> list[str]:
+    try:
+        parsed = datetime.datetime.fromisoformat(s.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        return ["invalid datetime"]
+    return [] if parsed.tzinfo is not None else ["invalid datetime"]
 
 
 _FORMATS: Final[dict[str, Callable[[str], list[str]]]] = {
-    "dns1123Label": _label_check(
-        _DNS1123_LABEL,
-        63,
-        "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
-        "and must start and end with an alphanumeric character",
-        "my-name",
-    ),
-    "dns1123Subdomain": _label_check(
-        _DNS1123_SUBDOMAIN,
-        253,
-        "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' "
-        "or '.', and must start and end with an alphanumeric character",
-        "example.com",
-    ),
-    "dns1035Label": _label_check(
-        _DNS1035_LABEL,
-        63,
-        "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with "
-        "an alphabetic character, and end with an alphanumeric character",
-        "my-name",
-    ),
-    "labelValue": _label_check(
-        _LABEL_VALUE,
-        63,
-        "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' "
-        "or '.', and must start and end with an alphanumeric character",
-        "MyValue",
-    ),
+    "dns1123Label": lambda s: names.name_is_dns_label(s, False),
+    "dns1123Subdomain": lambda s: names.name_is_dns_subdomain(s, False),
+    "dns1035Label": lambda s: names.name_is_dns1035_label(s, False),
+    "qualifiedName": names.is_qualified_name,
+    "dns1123LabelPrefix": lambda s: names.name_is_dns_label(s, True),
+    "dns1123SubdomainPrefix": lambda s: names.name_is_dns_subdomain(s, True),
+    "dns1035LabelPrefix": lambda s: names.name_is_dns1035_label(s, True),
+    "labelValue": names.is_label_value,
+    "uri": _uri,
     "uuid": lambda s: [] if _UUID.fullmatch(s) else ["does not match the UUID format"],
+    "byte": lambda s: [] if _BASE64.fullmatch(s) else ["invalid base64"],
+    "date": _date_check,
+    "datetime": _datetime_check,
 }
 
 
@@ -483,7 +495,7 @@ FUNCTIONS: Final[dict[str, Callable[..., Any]]] = {
     "getHost": lambda u: _u(u).netloc.rpartition("@")[2],
     "getHostname": _hostname,
     "getPort": _port,
-    "getEscapedPath": lambda u: _u(u).path,
+    "getEscapedPath": lambda u: urllib.parse.quote(_u(u).path, safe="/!$&'()*+,;=:@%~"),
     "getQuery": _query,
     "ip": lambda v: IP(_cidr_of(v).iface.ip) if type(v) is CIDR else _ip(v),
     "isIP": lambda v: _parse_ip(_text(v)) is not None,

@@ -698,8 +698,15 @@ def _opt_value(o: Any) -> Any:
     return opt.value
 
 
+_ZERO_TIME: Final = datetime.datetime(1, 1, 1, tzinfo=datetime.UTC)
+
+
 def _of_non_zero(v: Any) -> Optional:
     if v is None or v is False or (type(v) in _NUM and v == 0):
+        return NONE
+    if (type(v) is datetime.timedelta and not v) or (
+        type(v) is datetime.datetime and v == _ZERO_TIME
+    ):
         return NONE
     if type(v) in (str, bytes, list, tuple, dict) and len(v) == 0:
         return NONE
@@ -763,6 +770,7 @@ FUNCTIONS: Final[dict[str, Callable[..., Any]]] = {
     "flatten": _flatten,
     "distinct": _distinct,
     "sort": _sort,
+    "lists.range": lambda n: list(range(n)) if type(n) is int else _list(n),
     "sets.contains": lambda a, b: all(_in(x, _list(a)) for x in _list(b)),
     "sets.equivalent": lambda a, b: (
         all(_in(x, _list(a)) for x in _list(b)) and all(_in(x, _list(b)) for x in _list(a))
