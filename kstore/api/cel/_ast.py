@@ -151,18 +151,26 @@ def _signed(v: int) -> int:
 
 
 def decode_checked(serialized: bytes) -> CheckedAst:
-    """Read ``Any{cel.expr.CheckedExpr}`` bytes as produced by ``Expression.serialize()``."""
+    """Read ``Any{cel.expr.CheckedExpr}`` bytes as produced by ``Expression.serialize()``
+    (or ``Any{cel.expr.ParsedExpr}`` for an unchecked one: no references, no types)."""
     payload = serialized
+    parsed = False
     for num, _, val in _fields(serialized):
-        if num == 2:
+        if num == 1:
+            parsed = bytes(val).endswith(b".ParsedExpr")
+        elif num == 2:
             payload = val
+    if parsed:
+        expr_field, info_field = 2, 3
+    else:
+        expr_field, info_field = 4, 5
     expr: Expr | None = None
     positions: dict[int, int] = {}
     references: dict[int, str] = {}
     overloads: dict[int, tuple[str, ...]] = {}
     types: dict[int, str] = {}
     for num, _, val in _fields(payload):
-        if num == 2:  # reference_map entry
+        if num == 2 and not parsed:  # reference_map entry
             key, name, ids = 0, "", []
             for n2, _, v2 in _fields(val):
                 if n2 == 1:
@@ -177,7 +185,7 @@ def decode_checked(serialized: bytes) -> CheckedAst:
                 references[key] = name
             if ids:
                 overloads[key] = tuple(ids)
-        elif num == 3:  # type_map entry
+        elif num == 3 and not parsed:  # type_map entry
             key, text = 0, "dyn"
             for n2, _, v2 in _fields(val):
                 if n2 == 1:
@@ -185,9 +193,9 @@ def decode_checked(serialized: bytes) -> CheckedAst:
                 elif n2 == 2:
                     text = _type_name(v2)
             types[key] = text
-        elif num == 4:
+        elif num == expr_field:
             expr = _expr(val)
-        elif num == 5:
+        elif num == info_field:
             positions = _positions(val)
     if expr is None:
         raise ValueError("checked expression without an expression")

@@ -27,7 +27,7 @@ from kstore.api.cel._decl import decl_of, max_cardinality
 from kstore.api.cel._environment import CompileError, compile_expression
 from kstore.api.cel._estimate import STATIC_COST_LIMIT, U64, cost_error_message, estimate_cost
 from kstore.api.cel._field_path import FieldPathError, valid_field_path
-from kstore.api.cel._fields import check_fields, root_view, static_type
+from kstore.api.cel._fields import check_fields, map_selects, root_view, static_type
 from kstore.api.cel._interpreter import Evaluator, build
 from kstore.api.cel._k8s_library import FUNCTIONS as K8S_FUNCTIONS
 from kstore.api.cel._literals import check_literals
@@ -265,7 +265,7 @@ def _compile_rule(
         if result_type not in ("BOOL", "DYN") or static_type(ast, schema) not in ("", "bool"):
             compile_error = "cel expression must evaluate to a bool"
         else:
-            program = build(ast.expr, K8S_FUNCTIONS)
+            program = build(ast.expr, K8S_FUNCTIONS, map_selects(ast, schema))
     if compile_error:
         errors.append(invalid(path.child("rule"), rule_value(rule), compile_error))
     message_program = _compile_message(rule, schema, path, errors)
@@ -332,7 +332,7 @@ def _compile_message(
                 cost_error_message("estimated messageExpression cost", cost, STATIC_COST_LIMIT),
             )
         )
-    return build(ast.expr, K8S_FUNCTIONS)
+    return build(ast.expr, K8S_FUNCTIONS, map_selects(ast, schema))
 
 
 def _scaled(cost: int, cardinality: int | None, schema: Schema) -> int:

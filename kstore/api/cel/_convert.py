@@ -1,7 +1,9 @@
 """JSON values as the CEL values Kubernetes' schema declares them.
 
-``UnstructuredToVal`` gives a ``number`` field a double even when the JSON holds ``1``, and a
-string with ``format: byte | duration | date | date-time`` bytes, a duration or a timestamp.
+``UnstructuredToVal`` gives a ``number`` field a double even when the JSON holds ``1``, a
+string with ``format: byte | duration | date | date-time`` bytes, a duration or a timestamp,
+and ``x-kubernetes-list-type: set | map`` lists their order-free equality and merging ``+``
+(:class:`~kstore.api.cel._values.SetList`, :class:`~kstore.api.cel._values.MapList`).
 :func:`converter` compiles, once per schema node, a function doing that for a value and all
 it contains; it is None when nothing below the node needs converting, the common case, so
 most rules see the stored dict itself at no cost. A string that does not parse is left as it
@@ -17,11 +19,15 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kstore.api.cel._stdlib import FUNCTIONS
-from kstore.api.cel._values import EvalError
+from kstore.api.cel._values import EvalError, MapList, SetList
 
 __all__ = ["Converter", "converter"]
 
 Converter = Callable[[Any], Any]
+
+
+def _same(v: Any) -> Any:
+    return v
 
 
 def _number(v: Any) -> Any:
@@ -75,12 +81,21 @@ def converter(schema: Mapping[str, Any] | None) -> Converter | None:
     if kind == "array":
         items = schema.get("items")
         inner = converter(items) if isinstance(items, Mapping) else None
-        if inner is None:
+        list_type = schema.get("x-kubernetes-list-type")
+        keys = tuple(schema.get("x-kubernetes-list-map-keys") or ())
+        if inner is None and list_type not in ("set", "map"):
             return None
-        item_converter = inner
+        item_converter = inner if inner is not None else _same
 
         def convert_list(v: Any) -> Any:
-            return [item_converter(x) for x in v] if type(v) is list else v
+            if type(v) is not list:
+                return v
+            items = [item_converter(x) for x in v]
+            if list_type == "set":
+                return SetList(items)
+            if list_type == "map":
+                return MapList(items, keys)
+            return items
 
         return convert_list
     if kind == "object":

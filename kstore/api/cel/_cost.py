@@ -18,6 +18,8 @@ import math
 from collections.abc import Callable
 from typing import Any, Final
 
+from kstore.api.cel._values import LIST_TYPES, SIZED_TYPES
+
 __all__ = ["CALL_COSTS", "STRING_TRAVERSAL", "size_of"]
 
 STRING_TRAVERSAL: Final = 0.1
@@ -25,7 +27,7 @@ REGEX_LENGTH: Final = 0.25
 
 
 def size_of(v: Any) -> int:
-    if type(v) in (str, bytes, list, tuple, dict):
+    if type(v) in SIZED_TYPES:
         return len(v)
     return 1
 
@@ -38,7 +40,7 @@ def _traversal(v: Any) -> int:
     t = type(v)
     if t is str or t is bytes:
         return int(len(v) * STRING_TRAVERSAL)
-    if t is list or t is tuple:
+    if t in LIST_TYPES:
         return sum(_traversal(x) for x in v)
     if t is dict:
         return sum(_traversal(k) + _traversal(x) for k, x in v.items())
@@ -66,7 +68,7 @@ def _add(args: tuple[Any, ...], result: Any) -> int:
 
 
 def _in(args: tuple[Any, ...], result: Any) -> int:
-    return size_of(args[1]) if type(args[1]) in (list, tuple) else 1
+    return size_of(args[1]) if type(args[1]) in LIST_TYPES else 1
 
 
 def _regex(args: tuple[Any, ...], result: Any) -> int:

@@ -19,9 +19,29 @@ from typing import Final
 from cel_expr_python import cel
 from cel_expr_python.ext.ext_optional import ExtOptional
 
-from kstore.api.cel._ast import CheckedAst, decode_checked
+from kstore.api.cel._ast import (
+    Call,
+    CheckedAst,
+    Comprehension,
+    CreateList,
+    CreateMap,
+    Expr,
+    Ident,
+    Select,
+    decode_checked,
+)
+from kstore.api.cel._macros import expand_macros, has_unparsed_macros
 
-__all__ = ["CompileError", "compile_expression"]
+__all__ = ["OPAQUE_TYPE_NAMES", "CompileError", "compile_expression"]
+
+OPAQUE_TYPE_NAMES: Final = (
+    "net.IP",
+    "net.CIDR",
+    "kubernetes.URL",
+    "kubernetes.Quantity",
+    "kubernetes.Semver",
+    "kubernetes.NamedFormat",
+)
 
 _D: Final = cel.Type.DYN
 _S: Final = cel.Type.STRING
@@ -193,6 +213,13 @@ _FORMAT_NAMES: Final = (
 )
 
 
+_FUNCTION_NAMES: Final = frozenset(
+    [name for name, *_ in _DECLS]
+    + [f"format.{name}" for name in _FORMAT_NAMES]
+    + ["optional.of", "optional.none", "optional.ofNonZeroValue"]
+)
+
+
 class CompileError(Exception):
     """The checker's message for a rule, in cel-go's words (``ERROR: <input>:1:6: ...``)."""
 
@@ -209,9 +236,11 @@ def _env(optional_old_self: bool) -> cel.Env:
     # cel-cpp cannot declare an optional variable here; ``dyn`` accepts the optional API.
     del optional_old_self
     old = _D
+    # The libraries' type names are values (``type(ip('1.2.3.4')) == net.IP``).
+    type_names = dict.fromkeys(OPAQUE_TYPE_NAMES, _D)
     return cel.NewEnv(
         config=cel.NewEnvConfigFromYaml(_STDLIB_EXCLUSIONS),
-        variables={"self": _D, "oldSelf": old},
+        variables={"self": _D, "oldSelf": old, **type_names},
         extensions=[ExtOptional()],
         functions=decls,
     )
@@ -222,11 +251,51 @@ def compile_expression(source: str, *, optional_old_self: bool = False) -> tuple
 
     Raises :class:`CompileError` with cel-go's wording when the source does not compile.
     """
+    env = _env(optional_old_self)
     try:
-        compiled = _env(optional_old_self).compile(source)
+        compiled = env.compile(source)
     except RuntimeError as exc:
-        raise CompileError(_clean(str(exc))) from None
+        message = _clean(str(exc))
+        # Two-variable comprehensions and sortBy: cel-cpp parses them but cannot check them.
+        try:
+            parsed = decode_checked(env.compile(source, disable_check=True).serialize())
+        except RuntimeError:
+            raise CompileError(message) from None
+        if not has_unparsed_macros(parsed):
+            raise CompileError(message) from None
+        qualified = {n for n in _FUNCTION_NAMES if "." in n}
+        expanded = expand_macros(parsed, qualified)
+        names = {e.name for e in _idents(expanded.expr)}
+        # Stand-in references so that a transition rule is still recognised as one.
+        for i, name in enumerate(sorted(names & {"self", "oldSelf"})):
+            expanded.references[-(10**9) - i] = name
+        return expanded, "DYN"
     return decode_checked(compiled.serialize()), compiled.return_type().name()
+
+
+def _idents(e: Expr) -> list[Ident]:
+    found: list[Ident] = []
+    stack: list[Expr] = [e]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Ident):
+            found.append(node)
+        elif isinstance(node, Select):
+            stack.append(node.operand)
+        elif isinstance(node, Call):
+            stack.extend(node.args)
+            if node.target is not None:
+                stack.append(node.target)
+        elif isinstance(node, CreateList):
+            stack.extend(node.elements)
+        elif isinstance(node, CreateMap):
+            for k, v, _ in node.entries:
+                stack.extend((k, v))
+        elif isinstance(node, Comprehension):
+            stack.extend(
+                (node.iter_range, node.accu_init, node.loop_condition, node.loop_step, node.result)
+            )
+    return found
 
 
 def _clean(message: str) -> str:

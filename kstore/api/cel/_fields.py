@@ -28,7 +28,7 @@ from kstore.api.cel._ast import (
 )
 from kstore.api.cel._interpreter import escape
 
-__all__ = ["check_fields", "error_at", "root_view", "static_type"]
+__all__ = ["check_fields", "error_at", "map_selects", "root_view", "static_type"]
 
 Schema = Mapping[str, Any]
 
@@ -149,6 +149,48 @@ def static_type(ast: CheckedAst, schema: Schema) -> str:
     if kind == "object":
         return "" if found.get("x-kubernetes-preserve-unknown-fields") else "map"
     return _CEL_TYPES.get(kind, "")
+
+
+def map_selects(ast: CheckedAst, schema: Schema) -> frozenset[int]:
+    """Ids of field selections known to read a map (``additionalProperties``), where a null
+    value is a value. Everywhere else a null field is an absent field, as Kubernetes
+    treats object fields."""
+    found: set[int] = set()
+    scope: dict[str, Schema | None] = {"self": schema, "oldSelf": schema}
+
+    def walk(e: Expr, scope: dict[str, Schema | None]) -> None:
+        if isinstance(e, Select):
+            parent = _typed(e.operand, scope)
+            if parent is not None and isinstance(parent.get("additionalProperties"), Mapping):
+                found.add(e.id)
+            walk(e.operand, scope)
+        elif isinstance(e, Call):
+            if e.target is not None:
+                walk(e.target, scope)
+            for a in e.args:
+                walk(a, scope)
+        elif isinstance(e, CreateList):
+            for x in e.elements:
+                walk(x, scope)
+        elif isinstance(e, CreateMap):
+            for k, v, _ in e.entries:
+                walk(k, scope)
+                walk(v, scope)
+        elif isinstance(e, Comprehension):
+            walk(e.iter_range, scope)
+            rng = _typed(e.iter_range, scope)
+            inner = dict(scope)
+            inner[e.iter_var] = None
+            if rng is not None and rng.get("type") == "array" and not e.iter_var2:
+                inner[e.iter_var] = rng.get("items")
+            if e.iter_var2:
+                inner[e.iter_var2] = None
+            inner[e.accu_var] = None
+            for part in (e.accu_init, e.loop_condition, e.loop_step, e.result):
+                walk(part, inner)
+
+    walk(ast.expr, scope)
+    return frozenset(found)
 
 
 def error_at(source: str, offset: int, message: str) -> str:

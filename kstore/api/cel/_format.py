@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from kstore.api.cel._stdlib import to_string
-from kstore.api.cel._values import CelType, EvalError, NoOverload, UInt, type_of
+from kstore.api.cel._values import LIST_TYPES, CelType, EvalError, NoOverload, UInt, type_of
 
 __all__ = ["format_string"]
 
@@ -61,7 +61,7 @@ def _member(v: Any) -> str:
 
 def _string(v: Any) -> str:
     t = type(v)
-    if t is list or t is tuple:
+    if t in LIST_TYPES:
         return "[" + ", ".join(_quote(x, _member(x)) for x in v) + "]"
     if t is dict:
         pairs = []
@@ -165,7 +165,7 @@ def _octal(v: Any) -> str:
 
 
 def format_string(template: Any, args: Any) -> str:
-    if type(template) is not str or type(args) not in (list, tuple):
+    if type(template) is not str or type(args) not in LIST_TYPES:
         raise NoOverload()
     out: list[str] = []
     i, index = 0, 0

@@ -31,6 +31,7 @@ from kstore.api.cel._ast import (
 from kstore.api.cel._cost import CALL_COSTS
 from kstore.api.cel._stdlib import FUNCTIONS
 from kstore.api.cel._values import (
+    LIST_TYPES,
     CelType,
     CostExceeded,
     ErrorValue,
@@ -55,7 +56,14 @@ _TYPE_IDENTS: Final = {
     "map": "map",
     "null_type": "null_type",
     "type": "type",
+    "net.IP": "net.IP",
+    "net.CIDR": "net.CIDR",
+    "kubernetes.URL": "kubernetes.URL",
+    "kubernetes.Quantity": "kubernetes.Quantity",
+    "kubernetes.Semver": "kubernetes.Semver",
+    "kubernetes.NamedFormat": "kubernetes.NamedFormat",
 }
+_ABSENT: Final = object()
 LIST_CREATE_COST: Final = 10
 MAP_CREATE_COST: Final = 30
 
@@ -70,14 +78,26 @@ class State:
         self.limit = limit
 
 
-def build(expr: Expr, functions: Mapping[str, Callable[..., Any]]) -> Evaluator:
-    """Compile once; the result is called for every evaluation."""
-    return _Builder(functions).node(expr, frozenset())
+def build(
+    expr: Expr,
+    functions: Mapping[str, Callable[..., Any]],
+    map_selects: frozenset[int] = frozenset(),
+) -> Evaluator:
+    """Compile once; the result is called for every evaluation.
+
+    A field whose value is null reads as absent (``has()`` is false, selecting it is ``no such
+    key``), as Kubernetes treats object fields, except in the selections ``map_selects``
+    names, which read a map where null is a value.
+    """
+    return _Builder(functions, map_selects).node(expr, frozenset())
 
 
 class _Builder:
-    def __init__(self, functions: Mapping[str, Callable[..., Any]]) -> None:
+    def __init__(
+        self, functions: Mapping[str, Callable[..., Any]], map_selects: frozenset[int]
+    ) -> None:
         self.functions = {**FUNCTIONS, **functions}
+        self.map_selects = map_selects
 
     def node(self, e: Expr, accus: frozenset[str]) -> Evaluator:
         if isinstance(e, Const):
@@ -122,13 +142,17 @@ class _Builder:
         operand = self.node(e.operand, accus)
         name = e.field
         alt = unescape(name)
+        null_is_value = e.id in self.map_selects
         if e.test_only:
 
             def has(act: dict[str, Any], st: State) -> Any:
+                # Kubernetes charges nothing for has() (PresenceTestHasCost(false)).
                 v = operand(act, st)
-                st.cost += 1
                 if type(v) is dict:
-                    return name in v or (alt is not None and alt in v)
+                    found = v.get(name, _ABSENT)
+                    if found is _ABSENT and alt is not None:
+                        found = v.get(alt, _ABSENT)
+                    return found is not _ABSENT and (found is not None or null_is_value)
                 raise NoOverload()
 
             return has
@@ -137,12 +161,12 @@ class _Builder:
             v = operand(act, st)
             st.cost += 1
             if type(v) is dict:
-                try:
-                    return v[name]
-                except KeyError:
-                    if alt is not None and alt in v:
-                        return v[alt]
-                    raise EvalError(f"no such key: {name}") from None
+                found = v.get(name, _ABSENT)
+                if found is _ABSENT and alt is not None:
+                    found = v.get(alt, _ABSENT)
+                if found is _ABSENT or (found is None and not null_is_value):
+                    raise EvalError(f"no such key: {name}")
+                return found
             if hasattr(v, "cel_field"):
                 return v.cel_field(name)
             raise NoOverload()
@@ -304,7 +328,7 @@ class _Builder:
             r = iter_range(act, st)
             if type(r) is dict:
                 pairs: Any = r.items() if var2 else ((k, None) for k in r)
-            elif type(r) in (list, tuple):
+            elif type(r) in LIST_TYPES:
                 pairs = enumerate(r) if var2 else ((x, None) for x in r)
             else:
                 raise NoOverload()

@@ -14,6 +14,7 @@ counts code points; double division by zero is an infinity, not an error.
 from __future__ import annotations
 
 import datetime
+import functools
 import math
 import re
 from collections.abc import Callable
@@ -23,12 +24,16 @@ from typing import Any, Final
 from kstore.api.cel._values import (
     INT_MAX,
     INT_MIN,
+    LIST_TYPES,
     NONE,
+    SIZED_TYPES,
     UINT_MAX,
     CelType,
     EvalError,
+    MapList,
     NoOverload,
     Optional,
+    SetList,
     UInt,
     type_of,
 )
@@ -36,6 +41,7 @@ from kstore.api.cel._values import (
 __all__ = ["FUNCTIONS", "cel_equal", "compare", "regex", "to_string"]
 
 _NUM: Final = (int, UInt, float)
+_MISSING: Final = object()
 
 
 def _int(v: int) -> int:
@@ -58,8 +64,15 @@ def cel_equal(a: Any, b: Any) -> bool:
         return bool(a == b)
     if ta is bool or tb is bool:
         return False
-    if (ta is list or ta is tuple) and (tb is list or tb is tuple):
-        return len(a) == len(b) and all(cel_equal(x, y) for x, y in zip(a, b, strict=True))
+    if ta in LIST_TYPES and tb in LIST_TYPES:
+        if len(a) != len(b):
+            return False
+        if ta is SetList or tb is SetList:
+            return all(any(cel_equal(x, y) for y in a) for x in b)
+        if ta is MapList or tb is MapList:
+            keyed, other = (a, b) if ta is MapList else (b, a)
+            return all(cel_equal(x, _find_by_key(keyed, x)) for x in other)
+        return all(cel_equal(x, y) for x, y in zip(a, b, strict=True))
     if ta is dict and tb is dict:
         if len(a) != len(b):
             return False
@@ -67,6 +80,36 @@ def cel_equal(a: Any, b: Any) -> bool:
     if ta is not tb:
         return False
     return bool(a == b)
+
+
+def _find_by_key(items: MapList, item: Any) -> Any:
+    key = items.key_of(item)
+    for candidate in items:
+        if key is not None and items.key_of(candidate) == key:
+            return candidate
+    return _MISSING
+
+
+def _concat(a: Any, b: Any) -> list[Any]:
+    # The left operand's list type decides, as in Kubernetes' list values.
+    if type(a) is SetList:
+        out = SetList(a)
+        for x in b:
+            if not any(cel_equal(x, y) for y in out):
+                out.append(x)
+        return out
+    if type(a) is MapList:
+        merged = MapList(a, a.keys)
+        positions = {merged.key_of(x): i for i, x in enumerate(merged)}
+        for x in b:
+            key = merged.key_of(x)
+            if key is not None and key in positions:
+                merged[positions[key]] = x
+            else:
+                positions[key] = len(merged)
+                merged.append(x)
+        return merged
+    return [*a, *b]
 
 
 def compare(a: Any, b: Any) -> int:
@@ -90,8 +133,8 @@ def _add(a: Any, b: Any) -> Any:
         return a + b
     if ta is str and tb is str:
         return a + b
-    if (ta is list or ta is tuple) and (tb is list or tb is tuple):
-        return [*a, *b]
+    if ta in LIST_TYPES and tb in LIST_TYPES:
+        return _concat(a, b)
     if ta is UInt and tb is UInt:
         return _uint(a + b)
     if ta is bytes and tb is bytes:
@@ -177,7 +220,7 @@ def _not(a: Any) -> bool:
 
 def _index(container: Any, key: Any) -> Any:
     t = type(container)
-    if t is list or t is tuple:
+    if t in LIST_TYPES:
         tk = type(key)
         if tk is float:
             if key != int(key):
@@ -221,15 +264,15 @@ def _opt_select(operand: Any, name: str) -> Optional:
             return NONE
         operand = operand.value
     if type(operand) is dict:
-        if name in operand:
-            return Optional(operand[name])
-        return NONE
+        # A null field is an absent field (Kubernetes' object fields).
+        found = operand.get(name)
+        return NONE if found is None else Optional(found)
     raise NoOverload()
 
 
 def _in(elem: Any, container: Any) -> bool:
     t = type(container)
-    if t is list or t is tuple:
+    if t in LIST_TYPES:
         return any(cel_equal(elem, x) for x in container)
     if t is dict:
         if type(elem) in (str, int) and elem in container:
@@ -240,7 +283,7 @@ def _in(elem: Any, container: Any) -> bool:
 
 def _size(v: Any) -> int:
     t = type(v)
-    if t in (str, bytes, list, tuple, dict):
+    if t in SIZED_TYPES:
         return len(v)
     raise NoOverload()
 
@@ -478,7 +521,7 @@ def _char_at(s: Any, i: Any) -> str:
 
 
 def _index_of(s: Any, sub: Any, start: Any = 0) -> int:
-    if type(s) in (list, tuple):
+    if type(s) in LIST_TYPES:
         for i, x in enumerate(s):
             if cel_equal(x, sub):
                 return i
@@ -492,7 +535,7 @@ def _index_of(s: Any, sub: Any, start: Any = 0) -> int:
 
 
 def _last_index_of(s: Any, sub: Any, end: Any = None) -> int:
-    if type(s) in (list, tuple):
+    if type(s) in LIST_TYPES:
         for i in range(len(s) - 1, -1, -1):
             if cel_equal(s[i], sub):
                 return i
@@ -565,7 +608,7 @@ def _trim(s: Any) -> str:
 
 
 def _join(items: Any, sep: Any = "") -> str:
-    if type(items) not in (list, tuple) or type(sep) is not str:
+    if type(items) not in LIST_TYPES or type(sep) is not str:
         raise NoOverload()
     for x in items:
         if type(x) is not str:
@@ -591,7 +634,7 @@ def _quote(s: Any) -> str:
 
 def _reverse(v: Any) -> Any:
     # strings.reverse is strings extension version 3; Kubernetes 1.36 enables version 2.
-    if type(v) in (list, tuple):
+    if type(v) in LIST_TYPES:
         return list(reversed(v))
     raise NoOverload()
 
@@ -600,7 +643,7 @@ def _reverse(v: Any) -> Any:
 
 
 def _list(v: Any) -> list[Any]:
-    if type(v) not in (list, tuple):
+    if type(v) not in LIST_TYPES:
         raise NoOverload()
     return v  # type: ignore[no-any-return]
 
@@ -661,7 +704,7 @@ def _flatten(v: Any, depth: Any = 1) -> list[Any]:
     items = _list(v)
     out: list[Any] = []
     for x in items:
-        if type(x) in (list, tuple) and depth > 0:
+        if type(x) in LIST_TYPES and depth > 0:
             out.extend(_flatten(x, depth - 1))
         else:
             out.append(x)
@@ -677,9 +720,37 @@ def _distinct(v: Any) -> list[Any]:
 
 
 def _sort(v: Any) -> list[Any]:
-    import functools
-
     return sorted(_list(v), key=functools.cmp_to_key(compare))
+
+
+def _map_insert(m: Any, key: Any, value: Any = _MISSING) -> dict[Any, Any]:
+    """transformMap / transformMapEntry's accumulator step (cel-go's ``cel.@mapInsert``)."""
+    if type(m) is not dict:
+        raise NoOverload()
+    entries: Any = key if value is _MISSING else {key: value}
+    if type(entries) is not dict:
+        raise NoOverload()
+    out = dict(m)
+    for k, v in entries.items():
+        if k in out:
+            raise EvalError(f"insert failed: key {to_string(k)} already exists")
+        out[k] = v
+    return out
+
+
+def _sort_by_keys(items: Any, keys: Any) -> list[Any]:
+    values, order = _list(items), _list(keys)
+    if len(values) != len(order):
+        raise EvalError(
+            "@sortByAssociatedKeys() expected a list of the same size as the associated keys "
+            f"list, but got {len(values)} and {len(order)} elements respectively."
+        )
+
+    def by_key(a: tuple[Any, Any], b: tuple[Any, Any]) -> int:
+        return compare(a[0], b[0])
+
+    pairs = sorted(zip(order, values, strict=True), key=functools.cmp_to_key(by_key))
+    return [v for _, v in pairs]
 
 
 # --- optional ---------------------------------------------------------------------------------
@@ -708,7 +779,7 @@ def _of_non_zero(v: Any) -> Optional:
         type(v) is datetime.datetime and v == _ZERO_TIME
     ):
         return NONE
-    if type(v) in (str, bytes, list, tuple, dict) and len(v) == 0:
+    if type(v) in SIZED_TYPES and len(v) == 0:
         return NONE
     return Optional(v)
 
@@ -771,6 +842,8 @@ FUNCTIONS: Final[dict[str, Callable[..., Any]]] = {
     "distinct": _distinct,
     "sort": _sort,
     "lists.range": lambda n: list(range(n)) if type(n) is int else _list(n),
+    "cel.@mapInsert": _map_insert,
+    "lists.@sortByAssociatedKeys": _sort_by_keys,
     "sets.contains": lambda a, b: all(_in(x, _list(a)) for x in _list(b)),
     "sets.equivalent": lambda a, b: (
         all(_in(x, _list(a)) for x in _list(b)) and all(_in(x, _list(b)) for x in _list(a))

@@ -21,14 +21,18 @@ from kstore.api.cel._ast import UInt
 __all__ = [
     "INT_MAX",
     "INT_MIN",
+    "LIST_TYPES",
     "NONE",
+    "SIZED_TYPES",
     "UINT_MAX",
     "CelType",
     "CostExceeded",
     "ErrorValue",
     "EvalError",
+    "MapList",
     "NoOverload",
     "Optional",
+    "SetList",
     "UInt",
     "type_of",
 ]
@@ -109,6 +113,34 @@ class CelType:
         return self.name
 
 
+class SetList(list[Any]):
+    """An ``x-kubernetes-list-type: set`` list: equal to any list with the same elements in
+    any order; ``+`` appends only the elements not already present (Kubernetes'
+    ``unorderedSetList``)."""
+
+    __slots__ = ()
+
+
+class MapList(list[Any]):
+    """An ``x-kubernetes-list-type: map`` list: elements are identified by ``keys``; equal to
+    a list with the same elements in any order; ``+`` replaces elements with the same keys
+    and appends the rest (Kubernetes' ``mapList``)."""
+
+    __slots__ = ("keys",)
+
+    def __init__(self, items: Any, keys: tuple[str, ...]) -> None:
+        super().__init__(items)
+        self.keys = keys
+
+    def key_of(self, item: Any) -> tuple[Any, ...] | None:
+        if type(item) is not dict:
+            return None
+        return tuple(repr(item.get(k)) for k in self.keys)
+
+
+LIST_TYPES: Final = frozenset({list, tuple, SetList, MapList})
+SIZED_TYPES: Final = frozenset({str, bytes, dict}) | LIST_TYPES
+
 _TYPE_NAMES: Final[dict[type, str]] = {
     type(None): "null_type",
     bool: "bool",
@@ -119,6 +151,8 @@ _TYPE_NAMES: Final[dict[type, str]] = {
     bytes: "bytes",
     list: "list",
     tuple: "list",
+    SetList: "list",
+    MapList: "list",
     dict: "map",
     datetime.timedelta: "google.protobuf.Duration",
     datetime.datetime: "google.protobuf.Timestamp",
