@@ -13,8 +13,14 @@ Evaluation follows kube-apiserver's ``schema/cel`` validator:
   the same place: same property of a correlated object, same key of a map (unless
   ``x-kubernetes-map-type: atomic``), same key values in a ``x-kubernetes-list-type: map``
   list; with ``optionalOldSelf: true`` it always runs and ``oldSelf`` is an optional;
+- ``self`` holds the values as the schema types them (numbers as doubles, formatted strings
+  as timestamps/durations/bytes, set and map lists with their own equality); at a resource
+  root ``metadata`` shows only ``name`` and ``generateName``;
 - a false (or non-bool) result reports ``message``, else the evaluated ``messageExpression``,
   else ``failed rule: <rule>``; ``reason`` picks the cause type and ``fieldPath`` the field;
+  the value is shown for scalars and omitted for objects and arrays;
+- ratcheting: on update, a rule without ``oldSelf`` failing on an unchanged value (or under
+  an unchanged nearest correlated ancestor) gives a warning, not a cause;
 - cost: each evaluation may spend ``PER_CALL_LIMIT`` and one request ``RUNTIME_COST_BUDGET``;
   the interpreter stops an evaluation as soon as it passes its limit, and no rule runs after
   the budget is gone.
@@ -29,6 +35,7 @@ from typing import Any, Final
 from kstore.api.cel._compiler import Node, Rule, compile_node
 from kstore.api.cel._interpreter import State
 from kstore.api.cel._values import NONE, CostExceeded, EvalError, NoOverload, Optional
+from kstore.api.validation._render import go_quote
 from kstore.api.validation.field import (
     OMIT_VALUE,
     Path,
@@ -46,6 +53,10 @@ PER_CALL_LIMIT: Final = 1_000_000
 RUNTIME_COST_BUDGET: Final = 10_000_000
 _MAX_MESSAGE_EXPRESSION_BYTES: Final = 5 * 1024
 
+_MESSAGE_BUDGET_GONE: Final = (
+    "messageExpression evaluation failed due to running out of cost budget, no further "
+    "validation rules will be run"
+)
 _BUDGET_GONE: Final = (
     "validation failed due to running out of cost budget, no further validation rules will be run"
 )
@@ -201,12 +212,13 @@ def _run_rules(node: Node, path: Path | None, new: Any, old: Any, ratchet: bool,
                 continue
             else:
                 act["oldSelf"] = old_value
-        per_call = budget.remaining < PER_CALL_LIMIT
-        st = State(min(PER_CALL_LIMIT, budget.remaining))
+        # As kube-apiserver: the program's own limit is the per-call one; the request budget is
+        # checked on the cost actually spent, before anything else about the outcome.
+        st = State(PER_CALL_LIMIT)
         try:
             result = rule.program(act, st)
         except CostExceeded:
-            if per_call:
+            if st.cost > budget.remaining:
                 causes.append(_at(invalid(where, node.schema_type, _BUDGET_GONE), field_text))
             else:
                 detail = (
@@ -216,20 +228,11 @@ def _run_rules(node: Node, path: Path | None, new: Any, old: Any, ratchet: bool,
                 )
                 causes.append(_at(invalid(where, node.schema_type, detail), field_text))
             raise _Stop from None
-        except NoOverload as err:
-            budget.remaining -= st.cost
-            detail = (
-                f"'{err}': call arguments did not match a supported operator, function or macro "
-                f"signature for rule: {rule.error_string}"
-            )
-            causes.append(_at(invalid(where, node.schema_type, detail), field_text))
-            continue
         except EvalError as err:
-            budget.remaining -= st.cost
-            detail = f"{err} evaluating rule: {rule.error_string}"
-            causes.append(_at(invalid(where, node.schema_type, detail), field_text))
+            _charge(budget, st, where, node.schema_type, field_text)
+            causes.append(_at(_runtime_error(err, rule, where, node.schema_type), field_text))
             continue
-        budget.remaining -= st.cost
+        _charge(budget, st, where, node.schema_type, field_text)
         if result is True:
             continue
         target = _child(path, rule.field_path) if rule.field_path else path
@@ -242,6 +245,28 @@ def _run_rules(node: Node, path: Path | None, new: Any, old: Any, ratchet: bool,
             causes.append(cause)
 
 
+def _charge(run: _Run, st: State, where: Path, schema_type: str, field_text: str) -> None:
+    if st.cost > run.remaining:
+        run.causes.append(_at(invalid(where, schema_type, _BUDGET_GONE), field_text))
+        raise _Stop
+    run.remaining -= st.cost
+
+
+def _runtime_error(err: EvalError, rule: Rule, where: Path, schema_type: str) -> Cause:
+    if isinstance(err, NoOverload):
+        # Only dyn values (int-or-string...) get past the checker to meet this.
+        detail = (
+            f"'{err}': call arguments did not match a supported operator, function or macro "
+            f"signature for rule: {rule.error_string}"
+        )
+        return invalid(where, schema_type, detail)
+    return invalid(where, schema_type, f"{err} evaluating rule: {rule.error_string}")
+
+
+def _text(path: Path | None) -> str:
+    return str(path) if path is not None else ""
+
+
 def _at(cause: Cause, field_text: str) -> Cause:
     # A rule at the resource root reports no field (Kubernetes validates with a nil path).
     return cause if cause.field == field_text else Cause(cause.type, cause.message, field_text)
@@ -251,28 +276,33 @@ def _message(
     rule: Rule, act: dict[str, Any], budget: _Run, path: Path | None, schema_type: str
 ) -> str:
     if rule.message_program is not None:
-        st = State(min(PER_CALL_LIMIT, budget.remaining))
+        where = path if path is not None else Path("")
+        st = State(PER_CALL_LIMIT)
+        value: Any = None
         try:
             value = rule.message_program(act, st)
         except CostExceeded:
-            source = str(rule.source.get("messageExpression", ""))
-            budget.causes.append(
-                invalid(
-                    path if path is not None else Path(""),
-                    schema_type,
-                    "no further validation rules will be run due to call cost exceeds limit "
-                    f'for messageExpression: "{source}"',
-                )
+            detail = (
+                "no further validation rules will be run due to call cost exceeds limit for "
+                f"messageExpression: {go_quote(str(rule.source.get('messageExpression', '')))}"
             )
+            if st.cost > budget.remaining:
+                detail = _MESSAGE_BUDGET_GONE
+            budget.causes.append(_at(invalid(where, schema_type, detail), _text(path)))
             raise _Stop from None
         except EvalError:
-            budget.remaining -= st.cost
-        else:
-            budget.remaining -= st.cost
-            if type(value) is str:
-                text = value.strip()
-                if text and "\n" not in text and len(text) <= _MAX_MESSAGE_EXPRESSION_BYTES:
-                    return text
+            value = None  # falls back to the message, as Kubernetes does
+        if st.cost > budget.remaining:
+            budget.causes.append(
+                _at(invalid(where, schema_type, _MESSAGE_BUDGET_GONE), _text(path))
+            )
+            raise _Stop
+        budget.remaining -= st.cost
+        if type(value) is str:
+            # An empty, multi-line or overlong message falls back, as in Kubernetes.
+            text = value.strip()
+            if text and "\n" not in text and len(text.encode()) <= _MAX_MESSAGE_EXPRESSION_BYTES:
+                return text
     message = str(rule.source.get("message") or "").strip()
     return message or f"failed rule: {str(rule.source.get('rule', '')).strip()}"
 
