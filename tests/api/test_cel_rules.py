@@ -351,3 +351,30 @@ def test_ratcheting_inside_an_atomic_list_follows_the_unchanged_list() -> None:
     assert rules.validate({"items": [{"bar": "bar"}], "other": "b"}, old) == []
     changed = rules.validate({"items": [{"bar": "bar"}, {"bar": "x"}]}, old)
     assert [c.field for c in changed] == ["items[0].bar", "items[1].bar"]
+
+
+def test_self_is_typed_on_scalar_and_list_nodes() -> None:
+    # cel-go checks self against the declared type: a string compared with an int is an error.
+    schema = spec_schema(
+        [],
+        label={
+            "type": "string",
+            "maxLength": 10,
+            "x-kubernetes-validations": [{"rule": "self == 5"}],
+        },
+        ports={
+            "type": "array",
+            "maxItems": 4,
+            "items": {"type": "integer"},
+            "x-kubernetes-validations": [{"rule": "self.all(p, p.startsWith('a'))"}],
+        },
+        when={
+            "type": "string",
+            "format": "date-time",
+            "x-kubernetes-validations": [{"rule": "self > timestamp('2020-01-01T00:00:00Z')"}],
+        },
+    )
+    messages = [c.message for c in compile_schema_rules(schema).errors]
+    assert len(messages) == 2
+    assert "found no matching overload for '_==_' applied to '(string, int)'" in messages[0]
+    assert "found no matching overload for 'startsWith' applied to '(int, string)'" in messages[1]

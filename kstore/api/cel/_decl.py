@@ -17,7 +17,7 @@ from typing import Any, Final
 
 from kstore.api.cel._interpreter import escape
 
-__all__ = ["MAX_REQUEST_SIZE", "Decl", "decl_of", "max_cardinality"]
+__all__ = ["MAX_REQUEST_SIZE", "Decl", "decl_of", "max_cardinality", "type_key"]
 
 # k8s.io/apiserver/pkg/apis/cel: MaxRequestSizeBytes.
 MAX_REQUEST_SIZE: Final = 3 * 1024 * 1024
@@ -147,3 +147,26 @@ def decl_of(schema: Mapping[str, Any] | None, is_resource_root: bool = False) ->
     if kind == "integer":
         return Decl("int", 0, _MIN_NUMBER)
     return None
+
+
+_KEYS: Final = {
+    "bool": "bool",
+    "int": "int",
+    "double": "double",
+    "string": "string",
+    "bytes": "bytes",
+    "duration": "google.protobuf.Duration",
+    "timestamp": "google.protobuf.Timestamp",
+}
+
+
+def type_key(decl: Decl | None) -> str:
+    """The CEL type of a value of this declaration as a key (``list(int)``); ``dyn`` for
+    objects and anything without a nameable type."""
+    if decl is None:
+        return "dyn"
+    if decl.kind == "list":
+        return f"list({type_key(decl.elem)})"
+    if decl.kind == "map":
+        return f"map(string, {type_key(decl.elem)})"
+    return _KEYS.get(decl.kind, "dyn")

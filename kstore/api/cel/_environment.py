@@ -224,8 +224,28 @@ class CompileError(Exception):
     """The checker's message for a rule, in cel-go's words (``ERROR: <input>:1:6: ...``)."""
 
 
+_SCALAR_TYPES: Final = {
+    "bool": cel.Type.BOOL,
+    "int": cel.Type.INT,
+    "double": cel.Type.DOUBLE,
+    "string": cel.Type.STRING,
+    "bytes": cel.Type.BYTES,
+    "google.protobuf.Duration": cel.Type.DURATION,
+    "google.protobuf.Timestamp": cel.Type.TIMESTAMP,
+}
+
+
+def _type_of(key: str) -> cel.Type:
+    """``list(int)``, ``map(string, double)``, ``string``... as a cel-cpp type (else dyn)."""
+    if key.startswith("list(") and key.endswith(")"):
+        return cel.Type.List(_type_of(key[5:-1]))
+    if key.startswith("map(string, ") and key.endswith(")"):
+        return cel.Type.Map(cel.Type.STRING, _type_of(key[len("map(string, ") : -1]))
+    return _SCALAR_TYPES.get(key, _D)
+
+
 @functools.cache
-def _env(optional_old_self: bool) -> cel.Env:
+def _env(optional_old_self: bool, self_type: str = "dyn") -> cel.Env:
     groups: dict[str, list[cel.Overload]] = {}
     for name, oid, params, result, member in _DECLS:
         groups.setdefault(name, []).append(cel.Overload(oid, result, params, is_member=member))
@@ -233,25 +253,30 @@ def _env(optional_old_self: bool) -> cel.Env:
         groups[f"format.{fmt}"] = [cel.Overload(f"format_{fmt}", _FMT, [])]
     decls = [cel.FunctionDecl(name, overloads) for name, overloads in groups.items()]
     decls.extend(_ordering_decls())
+    # ``self`` is typed when the schema gives it a CEL type cel-cpp can name (scalars, lists
+    # and maps of them); objects stay ``dyn`` (their fields are checked by _fields).
     # cel-cpp cannot declare an optional variable here; ``dyn`` accepts the optional API.
-    del optional_old_self
-    old = _D
+    typed = _type_of(self_type)
+    old = _D if optional_old_self else typed
     # The libraries' type names are values (``type(ip('1.2.3.4')) == net.IP``).
     type_names = dict.fromkeys(OPAQUE_TYPE_NAMES, _D)
     return cel.NewEnv(
         config=cel.NewEnvConfigFromYaml(_STDLIB_EXCLUSIONS),
-        variables={"self": _D, "oldSelf": old, **type_names},
+        variables={"self": typed, "oldSelf": old, **type_names},
         extensions=[ExtOptional()],
         functions=decls,
     )
 
 
-def compile_expression(source: str, *, optional_old_self: bool = False) -> tuple[CheckedAst, str]:
+def compile_expression(
+    source: str, *, optional_old_self: bool = False, self_type: str = "dyn"
+) -> tuple[CheckedAst, str]:
     """Parse and check ``source``; returns the AST and its result type's name.
 
-    Raises :class:`CompileError` with cel-go's wording when the source does not compile.
+    ``self_type`` is the CEL type of ``self`` as :func:`kstore.api.cel._decl.type_key` spells
+    it. Raises :class:`CompileError` with cel-go's wording when the source does not compile.
     """
-    env = _env(optional_old_self)
+    env = _env(optional_old_self, self_type)
     try:
         compiled = env.compile(source)
     except RuntimeError as exc:
