@@ -261,6 +261,38 @@ CASES: list[tuple[str, dict[str, Any], Any, list[str], dict[str, str]]] = [
         {},
     ),
     (
+        "preserve unknown fields",
+        obj(
+            withUnknown={"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+            withUnknownList=list_of(
+                {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+            ),
+            anyvalField1={"x-kubernetes-preserve-unknown-fields": True},
+        ),
+        {
+            "withUnknown": {"field1": "a", "field2": "b"},
+            "withUnknownList": [
+                {"field1": "a", "field2": "b"},
+                {"field1": "x", "field2": "y"},
+                {"field1": "x", "field2": "y"},
+                {},
+                {},
+            ],
+            "anyvalField1": 1,
+        },
+        [
+            "has(self.withUnknown)",
+            "self.withUnknownList.size() == 5",
+            "self.withUnknownList[0] != self.withUnknownList[1]",
+            "self.withUnknownList[1] == self.withUnknownList[2]",
+            "self.withUnknownList[3] == self.withUnknownList[4]",
+        ],
+        {
+            "has(self.withUnknown.field1)": "undefined field 'field1'",
+            "has(self.anyvalField1)": "undefined field 'anyvalField1'",
+        },
+    ),
+    (
         "ext lists version 3",
         val_schemas(list_of(INTEGER)),
         vals([1, 2, 3]),

@@ -26,6 +26,7 @@ from kstore.api.cel._ast import (
     Ident,
     Select,
 )
+from kstore.api.cel._decl import decl_of
 from kstore.api.cel._interpreter import escape
 
 __all__ = ["check_fields", "error_at", "map_selects", "root_view", "static_type"]
@@ -45,19 +46,26 @@ def root_view(schema: Schema) -> dict[str, Any]:
 
 
 def _is_closed_object(schema: Schema | None) -> bool:
+    # Unknown fields kept by x-kubernetes-preserve-unknown-fields are not declared to CEL
+    # either: only the schema's properties can be selected.
     return (
         schema is not None
         and schema.get("type") == "object"
-        and not schema.get("x-kubernetes-preserve-unknown-fields")
-        and "additionalProperties" not in schema
-        and not schema.get("x-kubernetes-embedded-resource")
+        and not isinstance(schema.get("additionalProperties"), Mapping)
     )
 
 
 def _field_schema(schema: Schema, name: str) -> tuple[bool, Schema | None]:
-    """(declared, its schema) for a CEL field name on a closed object."""
+    """(declared, its schema) for a CEL field name on a closed object. A property whose
+    schema has no CEL type (no ``type``, not int-or-string) is not declared."""
+    if schema.get("x-kubernetes-embedded-resource") and name in ("apiVersion", "kind", "metadata"):
+        return True, root_view(schema)["properties"][name]
     for prop, sub in (schema.get("properties") or {}).items():
         if escape(prop) == name:
+            if decl_of(sub) is None:
+                return False, None
+            if sub.get("x-kubernetes-embedded-resource"):
+                return True, root_view(sub)
             return True, sub
     return False, None
 
