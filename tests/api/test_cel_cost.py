@@ -26,10 +26,9 @@ def test_nested_all_over_a_large_list_stops_at_the_per_call_limit_quickly() -> N
     )
     # Kubernetes refuses such a rule when the CRD is written; one stored before still runs and
     # must be stopped at run time.
-    assert [
-        c.message.startswith("Forbidden: estimated rule cost exceeds budget by factor of")
-        for c in rules.errors
-    ] == [True]
+    assert rules.errors[0].message.startswith(
+        "Forbidden: estimated rule cost exceeds budget by factor of"
+    )
     obj = {"spec": {"items": list(range(2000))}}  # 8e9 innermost steps if it ran to the end
     start = time.perf_counter()
     [cause] = rules.validate(obj)

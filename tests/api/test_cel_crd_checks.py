@@ -167,29 +167,48 @@ def test_message_expression_compile_error() -> None:
 
 
 def test_expensive_rule_over_unbounded_list_is_forbidden() -> None:
-    rule = "self.all(x, self.all(y, x == y))"
-    found = errors_for(
-        {
-            "type": "array",
-            "items": {"type": "integer"},
-            "x-kubernetes-validations": [{"rule": rule}],
-        }
+    # validation_test.go "forbid double-nested rule with no limit set": the rule exceeds the
+    # per-rule limit and contributes to the total being exceeded (one error for each), and
+    # the total is exceeded at the schema itself.
+    rule = "self.all(x, x.all(y, x[y].key == x[y].key))"
+    value = {
+        "type": "array",
+        "items": {
+            "type": "object",
+            "additionalProperties": {
+                "type": "object",
+                "required": ["key"],
+                "properties": {"key": {"type": "string"}},
+            },
+        },
+        "x-kubernetes-validations": [{"rule": rule}],
+    }
+    found = errors_for(value)
+    budget = (
+        "exceeds budget by factor of more than 100x (try simplifying the rule, or adding "
+        "maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)"
     )
     assert found == [
+        ("FieldValueForbidden", f"{RULES}[0].rule", f"Forbidden: estimated rule cost {budget}"),
         (
             "FieldValueForbidden",
             f"{RULES}[0].rule",
-            "Forbidden: estimated rule cost exceeds budget by factor of more than 100x (try "
-            "simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, "
-            "maps, and strings are declared)",
-        )
+            "Forbidden: contributed to estimated rule cost total exceeding cost limit for entire "
+            "OpenAPIv3 schema",
+        ),
+        (
+            "FieldValueForbidden",
+            "spec.validation.openAPIV3Schema",
+            "Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 "
+            f"schema {budget}",
+        ),
     ]
     bounded = errors_for(
         {
             "type": "array",
             "maxItems": 100,
             "items": {"type": "integer"},
-            "x-kubernetes-validations": [{"rule": rule}],
+            "x-kubernetes-validations": [{"rule": "self.all(x, self.all(y, x == y))"}],
         }
     )
     assert bounded == []
@@ -201,7 +220,7 @@ def test_rule_cost_is_multiplied_by_how_often_it_runs() -> None:
     rule = "self.contains('abc')"
     item = {"type": "string", "x-kubernetes-validations": [{"rule": rule}]}
     assert errors_for({"type": "array", "maxItems": 10, "items": item}) == []
-    [(kind, _, message)] = errors_for({"type": "array", "items": item})
+    (kind, _, message), *_ = errors_for({"type": "array", "items": item})
     assert kind == "FieldValueForbidden"
     assert message.startswith("Forbidden: estimated rule cost exceeds budget by factor of ")
 

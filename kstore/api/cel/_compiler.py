@@ -25,7 +25,13 @@ from typing import Any, Final
 from kstore.api.cel._convert import Converter, converter
 from kstore.api.cel._decl import decl_of, max_cardinality, type_key
 from kstore.api.cel._environment import CompileError, compile_expression
-from kstore.api.cel._estimate import STATIC_COST_LIMIT, U64, cost_error_message, estimate_cost
+from kstore.api.cel._estimate import (
+    STATIC_COST_LIMIT,
+    STATIC_CRD_COST_LIMIT,
+    U64,
+    cost_error_message,
+    estimate_cost,
+)
 from kstore.api.cel._field_path import FieldPathError, valid_field_path
 from kstore.api.cel._fields import check_fields, map_selects, root_view, static_type
 from kstore.api.cel._interpreter import Evaluator, build
@@ -41,7 +47,7 @@ from kstore.api.validation.field import (
 )
 from kstore.errors import Cause
 
-__all__ = ["Node", "Rule", "compile_node"]
+__all__ = ["Node", "Rule", "TotalCost", "compile_node", "root_context", "total_cost_errors"]
 
 Schema = Mapping[str, Any]
 
@@ -91,6 +97,24 @@ class Node:
 
 
 @dataclass(slots=True)
+class TotalCost:
+    """Kubernetes' ``TotalCost``: every rule's estimated cost (times its cardinality) and
+    messageExpression cost, summed, with the (at most 4) rules costing 1% of the CRD limit
+    or more, most expensive first."""
+
+    total: int = 0
+    most_expensive: list[tuple[int, Path]] = field(default_factory=list)
+
+    def observe(self, path: Path, cost: int) -> None:
+        self.total = min(self.total + cost, U64)
+        if cost < STATIC_CRD_COST_LIMIT // 100:
+            return
+        self.most_expensive.append((cost, path))
+        self.most_expensive.sort(key=lambda entry: -entry[0])
+        del self.most_expensive[4:]
+
+
+@dataclass(slots=True)
 class _Context:
     """Where a node sits: the highest path below which old values cannot be correlated, and
     how many times its rules may run per object (the product of enclosing ``maxItems`` and
@@ -98,6 +122,11 @@ class _Context:
 
     uncorrelatable: Path | None = None
     cardinality: int | None = 1
+    total: TotalCost = field(default_factory=TotalCost)
+
+
+def root_context(total: TotalCost) -> _Context:
+    return _Context(total=total)
 
 
 def compile_node(
@@ -117,28 +146,34 @@ def compile_node(
     children = _times(ctx.cardinality, _max_elements(schema))
     additional = schema.get("additionalProperties")
     if isinstance(additional, Mapping):
-        sub_ctx = _Context(ctx.uncorrelatable, children)
+        sub_ctx = _Context(ctx.uncorrelatable, children, ctx.total)
         child, bad = compile_node(
-            additional, path.child("additionalProperties"), errors, is_root=False, ctx=sub_ctx
+            additional,
+            path.child("additionalProperties"),
+            errors,
+            is_root=_embedded(additional),
+            ctx=sub_ctx,
         )
         failed |= bad
         node.additional = None if child.empty() else child
     for name, sub in (schema.get("properties") or {}).items():
-        sub_ctx = _Context(ctx.uncorrelatable, children)
+        sub_ctx = _Context(ctx.uncorrelatable, children, ctx.total)
         if not node.correlatable_map and sub_ctx.uncorrelatable is None:
             sub_ctx.uncorrelatable = path
         child, bad = compile_node(
-            sub, path.child("properties").key(name), errors, is_root=False, ctx=sub_ctx
+            sub, path.child("properties").key(name), errors, is_root=_embedded(sub), ctx=sub_ctx
         )
         failed |= bad
         if not child.empty():
             node.properties[name] = child
     items = schema.get("items")
     if isinstance(items, Mapping):
-        sub_ctx = _Context(ctx.uncorrelatable, children)
+        sub_ctx = _Context(ctx.uncorrelatable, children, ctx.total)
         if schema.get("x-kubernetes-list-type") != "map" and sub_ctx.uncorrelatable is None:
             sub_ctx.uncorrelatable = path
-        child, bad = compile_node(items, path.child("items"), errors, is_root=False, ctx=sub_ctx)
+        child, bad = compile_node(
+            items, path.child("items"), errors, is_root=_embedded(items), ctx=sub_ctx
+        )
         failed |= bad
         node.items = None if child.empty() else child
 
@@ -159,6 +194,11 @@ def compile_node(
     if node.rules:
         node.convert = converter(schema)
     return node, failed
+
+
+def _embedded(schema: Schema) -> bool:
+    # An embedded resource is a resource root of its own: apiVersion, kind, metadata.
+    return bool(schema.get("x-kubernetes-embedded-resource"))
 
 
 def _max_elements(schema: Schema) -> int | None:
@@ -257,6 +297,7 @@ def _compile_rule(
     else:
         uses_old_self = "oldSelf" in ast.references.values()
         cost = _scaled(estimate_cost(ast, schema), ctx.cardinality, schema)
+        ctx.total.observe(path.child("rule"), cost)
         if cost > STATIC_COST_LIMIT:
             errors.append(
                 forbidden(
@@ -270,7 +311,7 @@ def _compile_rule(
             program = build(ast.expr, K8S_FUNCTIONS, map_selects(ast, schema))
     if compile_error:
         errors.append(invalid(path.child("rule"), rule_value(rule), compile_error))
-    message_program = _compile_message(rule, schema, path, errors)
+    message_program = _compile_message(rule, schema, path, errors, ctx.total)
     if uses_old_self:
         if ctx.uncorrelatable is not None:
             errors.append(
@@ -306,7 +347,7 @@ def _compile_rule(
 
 
 def _compile_message(
-    rule: Mapping[str, Any], schema: Schema, path: Path, errors: list[Cause]
+    rule: Mapping[str, Any], schema: Schema, path: Path, errors: list[Cause], total: TotalCost
 ) -> Evaluator | None:
     text = str(rule.get("messageExpression") or "")
     if not text:
@@ -329,6 +370,7 @@ def _compile_message(
         )
         return None
     cost = estimate_cost(ast, schema)
+    total.observe(where, cost)
     if cost > STATIC_COST_LIMIT:
         errors.append(
             forbidden(
@@ -345,3 +387,25 @@ def _scaled(cost: int, cardinality: int | None, schema: Schema) -> int:
         decl = decl_of(schema)
         cardinality = max_cardinality(decl.min_size if decl is not None else 0)
     return min(cost * cardinality, U64)
+
+
+def total_cost_errors(total: TotalCost, schema_path: Path) -> list[Cause]:
+    """What Kubernetes reports when all rules of a schema together cost more than
+    ``StaticEstimatedCRDCostLimit``."""
+    if total.total <= STATIC_CRD_COST_LIMIT:
+        return []
+    found = [
+        forbidden(
+            path,
+            "contributed to estimated rule cost total exceeding cost limit for entire "
+            "OpenAPIv3 schema",
+        )
+        for _, path in total.most_expensive
+    ]
+    message = cost_error_message(
+        "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema",
+        total.total,
+        STATIC_CRD_COST_LIMIT,
+    )
+    found.append(forbidden(schema_path, message))
+    return found

@@ -34,9 +34,17 @@ from kstore.api.cel._ast import (
 )
 from kstore.api.cel._decl import Decl, decl_of
 
-__all__ = ["STATIC_COST_LIMIT", "cost_error_message", "estimate_cost"]
+__all__ = [
+    "STATIC_COST_LIMIT",
+    "STATIC_CRD_COST_LIMIT",
+    "U64",
+    "cost_error_message",
+    "estimate_cost",
+]
 
 STATIC_COST_LIMIT: Final = 10_000_000
+# StaticEstimatedCRDCostLimit: all rules of one CRD version's schema together.
+STATIC_CRD_COST_LIMIT: Final = 100_000_000
 U64: Final = (1 << 64) - 1
 _TRAVERSAL: Final = 0.1
 _REGEX: Final = 0.25

@@ -32,7 +32,16 @@ import contextlib
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from kstore.api.cel._compiler import Node, Rule, compile_node
+from kstore.api.cel._compiler import (
+    Node,
+    Rule,
+    TotalCost,
+    compile_node,
+    total_cost_errors,
+)
+from kstore.api.cel._compiler import (
+    root_context as _root_context,
+)
 from kstore.api.cel._interpreter import State
 from kstore.api.cel._values import NONE, CostExceeded, EvalError, NoOverload, Optional
 from kstore.api.validation._render import go_quote
@@ -115,7 +124,9 @@ def compile_schema_rules(schema: Schema, path: Path | None = None) -> CompiledRu
     """Compile the rules of a CRD version's ``openAPIV3Schema`` (``path``: where it sits)."""
     errors: list[Cause] = []
     base = path if path is not None else Path("openAPIV3Schema")
-    root, _ = compile_node(schema, base, errors, is_root=True)
+    total = TotalCost()
+    root, _ = compile_node(schema, base, errors, is_root=True, ctx=_root_context(total))
+    errors.extend(total_cost_errors(total, base))
     return CompiledRules(None if root.empty() else root, errors)
 
 
