@@ -173,3 +173,21 @@ def test_values_take_the_cel_type_their_schema_declares() -> None:
 )
 def test_format_and_cross_type_comparisons(rule: str) -> None:
     assert holds(rule, {"min": 1})
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        "timestamp('2024-05-06T07:08:09Z').getHours() == 7",
+        "timestamp('2024-05-06T07:08:09Z').getHours('+02:00') == 9",
+        "timestamp('2024-05-06T07:08:09Z').getDayOfWeek() == 1",
+        "timestamp('2024-05-06T07:08:09Z').getMonth() == 4",
+        "timestamp('2024-05-06T07:08:09Z').getDate() == 6",
+        "timestamp('2024-05-06T07:08:09Z').getDayOfMonth() == 5",
+        "timestamp('2024-01-01T00:00:00Z').getFullYear('America/Los_Angeles') == 2023",
+        "duration('3h20m').getHours() == 3 && duration('3h20m').getMinutes() == 200",
+        "self.?min.orValue(0) == 1 && !self.?one.hasValue()",
+    ],
+)
+def test_time_accessors_and_optional_chaining(rule: str) -> None:
+    assert holds(rule, {"min": 1})

@@ -32,6 +32,7 @@ from kstore.api.cel._cost import CALL_COSTS
 from kstore.api.cel._stdlib import FUNCTIONS
 from kstore.api.cel._values import (
     LIST_TYPES,
+    NONE,
     CelType,
     CostExceeded,
     ErrorValue,
@@ -160,6 +161,17 @@ class _Builder:
         def select(act: dict[str, Any], st: State) -> Any:
             v = operand(act, st)
             st.cost += 1
+            if type(v) is Optional:
+                # Optional chaining: a field of an empty optional is empty; of a present
+                # one, an optional of the field (absent is empty, as with ``.?``).
+                if not v.has_value() or type(v.value) is not dict:
+                    return NONE if not v.has_value() else _no_overload()
+                inner = v.value.get(name, _ABSENT)
+                if inner is _ABSENT and alt is not None:
+                    inner = v.value.get(alt, _ABSENT)
+                if inner is _ABSENT or (inner is None and not null_is_value):
+                    return NONE
+                return Optional(inner)
             if type(v) is dict:
                 found = v.get(name, _ABSENT)
                 if found is _ABSENT and alt is not None:
@@ -357,6 +369,10 @@ class _Builder:
                 act.update(saved)
 
         return comprehension
+
+
+def _no_overload() -> Any:
+    raise NoOverload()
 
 
 def _logic(left: Evaluator, right: Evaluator, is_or: bool) -> Evaluator:

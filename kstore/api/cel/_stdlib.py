@@ -17,6 +17,7 @@ import datetime
 import functools
 import math
 import re
+import zoneinfo
 from collections.abc import Callable
 from decimal import Decimal
 from typing import Any, Final
@@ -508,6 +509,85 @@ def _format_timestamp(t: datetime.datetime) -> str:
     return text + "Z"
 
 
+# --- timestamp and duration accessors ---------------------------------------------------------
+
+
+def _zone(tz: Any) -> datetime.tzinfo:
+    if type(tz) is not str:
+        raise NoOverload()
+    text = str(tz)
+    if text and text[0] in "+-" and ":" in text:
+        hours, _, minutes = text[1:].partition(":")
+        offset = datetime.timedelta(hours=int(hours), minutes=int(minutes))
+        return datetime.timezone(offset if text[0] == "+" else -offset)
+    if text in ("UTC", "Z", ""):
+        return datetime.UTC
+    try:
+        return zoneinfo.ZoneInfo(text)
+    except (ValueError, zoneinfo.ZoneInfoNotFoundError) as exc:
+        raise EvalError(f"unknown time zone {text}") from exc
+
+
+def _time_part(part: Callable[[datetime.datetime], int]) -> Callable[..., int]:
+    def accessor(t: Any, tz: Any = None) -> int:
+        if type(t) is not datetime.datetime:
+            raise NoOverload()
+        local = t.astimezone(_zone(tz) if tz is not None else datetime.UTC)
+        return part(local)
+
+    return accessor
+
+
+def _duration_part(part: Callable[[datetime.timedelta], int]) -> Callable[[Any], int]:
+    def accessor(d: Any) -> int:
+        if type(d) is not datetime.timedelta:
+            raise NoOverload()
+        return part(d)
+
+    return accessor
+
+
+def _truncate(x: float) -> int:
+    return int(x)
+
+
+_ACCESSORS: Final[dict[str, tuple[Callable[..., int], Callable[[Any], int] | None]]] = {
+    "getFullYear": (_time_part(lambda t: t.year), None),
+    "getMonth": (_time_part(lambda t: t.month - 1), None),
+    "getDayOfYear": (_time_part(lambda t: t.timetuple().tm_yday - 1), None),
+    "getDayOfMonth": (_time_part(lambda t: t.day - 1), None),
+    "getDate": (_time_part(lambda t: t.day), None),
+    "getDayOfWeek": (_time_part(lambda t: (t.weekday() + 1) % 7), None),
+    "getHours": (
+        _time_part(lambda t: t.hour),
+        _duration_part(lambda d: _truncate(d.total_seconds() / 3600)),
+    ),
+    "getMinutes": (
+        _time_part(lambda t: t.minute),
+        _duration_part(lambda d: _truncate(d.total_seconds() / 60)),
+    ),
+    "getSeconds": (
+        _time_part(lambda t: t.second),
+        _duration_part(lambda d: _truncate(d.total_seconds())),
+    ),
+    "getMilliseconds": (
+        _time_part(lambda t: t.microsecond // 1000),
+        _duration_part(lambda d: _truncate(d.total_seconds() * 1000) % 1000),
+    ),
+}
+
+
+def _accessor(name: str) -> Callable[..., int]:
+    on_time, on_duration = _ACCESSORS[name]
+
+    def accessor(value: Any, *tz: Any) -> int:
+        if type(value) is datetime.timedelta and on_duration is not None and not tz:
+            return on_duration(value)
+        return on_time(value, *tz)
+
+    return accessor
+
+
 # --- strings extension --------------------------------------------------------------------
 
 
@@ -844,6 +924,7 @@ FUNCTIONS: Final[dict[str, Callable[..., Any]]] = {
     "lists.range": lambda n: list(range(n)) if type(n) is int else _list(n),
     "cel.@mapInsert": _map_insert,
     "lists.@sortByAssociatedKeys": _sort_by_keys,
+    **{name: _accessor(name) for name in _ACCESSORS},
     "sets.contains": lambda a, b: all(_in(x, _list(a)) for x in _list(b)),
     "sets.equivalent": lambda a, b: (
         all(_in(x, _list(a)) for x in _list(b)) and all(_in(x, _list(b)) for x in _list(a))
