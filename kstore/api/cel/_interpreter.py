@@ -29,6 +29,7 @@ from kstore.api.cel._ast import (
     Select,
 )
 from kstore.api.cel._cost import CALL_COSTS
+from kstore.api.cel._extensions import EXTENSIONS
 from kstore.api.cel._stdlib import FUNCTIONS
 from kstore.api.cel._values import (
     LIST_TYPES,
@@ -97,7 +98,7 @@ class _Builder:
     def __init__(
         self, functions: Mapping[str, Callable[..., Any]], map_selects: frozenset[int]
     ) -> None:
-        self.functions = {**FUNCTIONS, **functions}
+        self.functions = {**FUNCTIONS, **EXTENSIONS, **functions}
         self.map_selects = map_selects
 
     def node(self, e: Expr, accus: frozenset[str]) -> Evaluator:
