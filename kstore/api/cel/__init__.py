@@ -41,9 +41,11 @@ Kubernetes' on all 67 rows of its ``TestCostEstimation``), value conversion
 (:mod:`._convert`), two-variable comprehension macros (:mod:`._macros`).
 
 Measured (``bench/bench_cel.py``, medians): a simple rule ``self.minReplicas <=
-self.maxReplicas`` 1.2 us, ``startsWith`` 1.0 us, an ``all`` over 10 items 13 us, a whole
-``validate()`` of an object with 3 node rules and 5 item rules 24 us; compiling a rule
-(checks and estimate included) 300 us, once per CRD version.
+self.maxReplicas`` 1.2 us, ``startsWith`` 1.0 us, an ``all`` over 10 items 12 us, a whole
+``validate()`` of an object with 3 node rules and 5 item rules 22 us; compiling a rule
+(checks and estimate included) 0.3-0.4 ms, once per CRD version. Conformance: all 675
+``valid`` expressions of Kubernetes' ``TestValidationExpressions`` compile, and those that
+do not read ``self`` all evaluate to true.
 """
 
 from kstore.api.cel.rules import (
