@@ -21,6 +21,8 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any, Final
 
+import re2
+
 from kstore.api.cel._values import (
     INT_MAX,
     INT_MIN,
@@ -299,16 +301,19 @@ def _size(v: Any) -> int:
     raise NoOverload()
 
 
-_REGEX_CACHE: dict[str, re.Pattern[str]] = {}
+_REGEX_CACHE: dict[str, Any] = {}
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False
 
 
-def regex(pattern: str) -> re.Pattern[str]:
-    """A compiled pattern (RE2 syntax is, for what CRDs use, Python's ``re`` syntax)."""
+def regex(pattern: str) -> Any:
+    """A compiled RE2 pattern (cel-go's dialect; its ``search``/``finditer`` are ``re``'s), so
+    that no rule's regular expression can take more than linear time on a crafted value."""
     found = _REGEX_CACHE.get(pattern)
     if found is None:
         try:
-            found = re.compile(pattern)
-        except re.error as exc:
+            found = re2.compile(pattern, _RE2_OPTIONS)
+        except re2.error as exc:
             raise EvalError(f"invalid regex string: {pattern}") from exc
         if len(_REGEX_CACHE) < 4096:
             _REGEX_CACHE[pattern] = found
