@@ -12,7 +12,10 @@ in its order:
   on create, update and read);
 - a created or updated object is **validated**: the OpenAPI schema
   (:mod:`kstore.api.openapi_validation`), the metadata of embedded resources, the uniqueness
-  of ``set`` and ``map`` lists.
+  of ``set`` and ``map`` lists, then the ``x-kubernetes-validations`` CEL rules
+  (:mod:`kstore.api.cel`, with ``oldSelf`` on update, within Kubernetes' cost budget) unless an
+  error before them blocks them (a wrong type, a missing required field, a value too long or
+  not supported), which Kubernetes reports with one more cause saying so.
 
 Field paths start at the object's root, as Kubernetes reports them for a custom resource.
 """
@@ -22,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kstore.api.cel import compile_schema_rules
 from kstore.api.gvk import Object
 from kstore.api.openapi_validation import compile_validator
 from kstore.api.structural import (
@@ -32,7 +36,25 @@ from kstore.api.structural import (
     validate_embedded_object_meta,
     validate_list_types,
 )
+from kstore.api.validation.field import (
+    NOT_SUPPORTED,
+    REQUIRED,
+    TOO_LONG,
+    TOO_MANY,
+    TYPE_INVALID,
+    Path,
+    invalid,
+)
 from kstore.errors import Cause
+
+#: Kubernetes' ``hasBlockingErr``: schema errors that keep the CEL rules from running.
+_BLOCKING = frozenset({NOT_SUPPORTED, REQUIRED, TOO_LONG, TOO_MANY, TYPE_INVALID})
+_UNCHECKED = invalid(
+    Path("<nil>"),
+    None,
+    "some validation rules were not checked because the object was invalid; correct the "
+    "existing errors to complete validation",
+)
 
 __all__ = ["VersionSchema"]
 
@@ -44,6 +66,8 @@ class VersionSchema:
     def __init__(self, schema: Mapping[str, Any]) -> None:
         self._tree = build_structural(schema)
         self._openapi = compile_validator(schema)
+        rules = compile_schema_rules(schema)
+        self._cel = None if rules.empty else rules
 
     def prune(self, obj: Object) -> list[str]:
         """Drop what the schema does not declare from ``obj`` (in place); the paths dropped."""
@@ -57,10 +81,18 @@ class VersionSchema:
         default(obj, self._tree)
 
     def validate(self, obj: Object) -> list[Cause]:
+        return self._validate(obj, None)
+
+    def validate_update(self, obj: Object, old: Object) -> list[Cause]:
+        return self._validate(obj, old)
+
+    def _validate(self, obj: Object, old: Object | None) -> list[Cause]:
         causes = self._openapi.validate(obj)
         causes.extend(validate_embedded_object_meta(obj, self._tree, is_resource_root=True))
         causes.extend(validate_list_types(obj, self._tree))
+        if self._cel is not None:
+            if any(c.type in _BLOCKING for c in causes):
+                causes.append(_UNCHECKED)
+            else:
+                causes.extend(self._cel.validate(obj, old))
         return causes
-
-    def validate_update(self, obj: Object, old: Object) -> list[Cause]:
-        return self.validate(obj)

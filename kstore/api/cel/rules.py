@@ -95,6 +95,11 @@ class CompiledRules:
         self._root = root
         self.errors = errors
 
+    @property
+    def empty(self) -> bool:
+        """Whether the schema has no rule at all (validating is then a no-op)."""
+        return self._root is None
+
     def validate(
         self,
         new: Any,

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 from urllib.parse import urlsplit
 
+from kstore.api.cel import compile_schema_rules
 from kstore.api.kinds._crd_internal import (
     InternalSpec,
     InternalVersion,
@@ -229,6 +230,9 @@ def validate_version_schema(
                 )
                 break
     causes.extend(validate_crd_schema(schema, path, validate_value=_validate_default))
+    if not causes:
+        # The rules compile against a structural schema only, as Kubernetes compiles them.
+        causes.extend(compile_schema_rules(schema, path).errors)
     return causes
 
 
