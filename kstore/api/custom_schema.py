@@ -88,7 +88,8 @@ class VersionSchema:
 
     def _validate(self, obj: Object, old: Object | None) -> list[Cause]:
         causes = self._openapi.validate(obj)
-        causes.extend(validate_embedded_object_meta(obj, self._tree, is_resource_root=True))
+        # The root metadata is validated as any object's (ObjectMeta rules); embedded ones here.
+        causes.extend(validate_embedded_object_meta(obj, self._tree))
         causes.extend(validate_list_types(obj, self._tree))
         if self._cel is not None:
             if any(c.type in _BLOCKING for c in causes):

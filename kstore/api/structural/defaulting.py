@@ -70,6 +70,8 @@ def default(obj: Any, schema: Structural | None) -> None:
 
 def drop_nulls(obj: Any, schema: Structural | None) -> None:
     """Remove the ``null`` fields that are neither nullable nor defaulted, in place."""
+    if schema is None:
+        return  # nothing below an undeclared value is declared: nothing to remove there
     if isinstance(obj, dict):
         for key in list(obj):
             value = obj[key]
@@ -80,10 +82,9 @@ def drop_nulls(obj: Any, schema: Structural | None) -> None:
             elif isinstance(value, dict | list):
                 drop_nulls(value, sub)
     elif isinstance(obj, list):
-        items = schema.items if schema is not None else None
         for value in obj:
             if isinstance(value, dict | list):
-                drop_nulls(value, items)
+                drop_nulls(value, schema.items)
 
 
 def _field_schema(key: str, schema: Structural | None) -> Structural | None:

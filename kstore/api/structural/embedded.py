@@ -184,8 +184,8 @@ def validate_embedded_object_meta(
 
 
 def _validate(path: Path | None, x: Any, s: Structural | None, out: list[Cause]) -> None:
-    if s is None:
-        return
+    if s is None or not s.has_embedded_resources:
+        return  # no embedded resource at or below this node: nothing to check
     if isinstance(x, Mapping):
         if s.embedded_resource:
             out.extend(_embedded_resource(path, x))
