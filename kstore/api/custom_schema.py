@@ -45,7 +45,7 @@ from kstore.api.validation.field import (
     Path,
     invalid,
 )
-from kstore.errors import Cause
+from kstore.errors import BadRequest, Cause
 
 #: Kubernetes' ``hasBlockingErr``: schema errors that keep the CEL rules from running.
 _BLOCKING = frozenset({NOT_SUPPORTED, REQUIRED, TOO_LONG, TOO_MANY, TYPE_INVALID})
@@ -56,7 +56,30 @@ _UNCHECKED = invalid(
     "existing errors to complete validation",
 )
 
-__all__ = ["VersionSchema"]
+__all__ = ["MAX_CUSTOM_DEPTH", "VersionSchema"]
+
+#: The deepest nesting a custom object may have. Its ``managedFields`` nest twice as deep as
+#: the object (``f:`` keys and ``.`` entries), and orjson encodes at most 254 levels.
+MAX_CUSTOM_DEPTH = 100
+
+
+def _too_deep(obj: Any, limit: int) -> bool:
+    """Whether ``obj`` nests objects or arrays more than ``limit`` levels (iteratively)."""
+    stack: list[tuple[Any, int]] = [(obj, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(node, dict):
+            stack.extend((v, depth + 1) for v in node.values() if isinstance(v, dict | list))
+        elif isinstance(node, list):
+            stack.extend((v, depth + 1) for v in node if isinstance(v, dict | list))
+    return False
+
+
+def _check_depth(obj: Any) -> None:
+    if _too_deep(obj, MAX_CUSTOM_DEPTH):
+        raise BadRequest(f"the object is nested deeper than the limit of {MAX_CUSTOM_DEPTH} levels")
 
 
 class VersionSchema:
@@ -70,12 +93,15 @@ class VersionSchema:
         self._cel = None if rules.empty else rules
 
     def prune(self, obj: Object) -> list[str]:
-        """Drop what the schema does not declare from ``obj`` (in place); the paths dropped."""
+        """Drop what the schema does not declare from ``obj`` (in place); the paths dropped.
+        A request body nested deeper than :data:`MAX_CUSTOM_DEPTH` is a BadRequest."""
+        _check_depth(obj)
         return prune(obj, self._tree)
 
     def default(self, obj: Object) -> None:
         """Prune, drop the nulls the schema does not allow, then apply its defaults (in place:
-        the caller owns ``obj``)."""
+        the caller owns ``obj``); a patch result nested too deep is a BadRequest too."""
+        _check_depth(obj)
         prune(obj, self._tree)
         drop_nulls(obj, self._tree)
         default(obj, self._tree)

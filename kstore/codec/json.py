@@ -38,6 +38,9 @@ MEDIA_TYPE_JSON = "application/json"
 #: The deepest nesting accepted, in objects and arrays: orjson's own hard limit, so the fast
 #: path needs no check of its own (YAML enforces the same number while it builds).
 MAX_DEPTH = 1024
+#: The deepest nesting orjson encodes: a strictly decoded body deeper than this is refused
+#: (it could be neither stored nor answered).
+MAX_ENCODED_DEPTH = 254
 
 _INT64_MIN = -(2**63)
 _INT64_MAX = 2**63 - 1
@@ -161,7 +164,14 @@ def _may_repeat_keys(data: bytes, obj: Object) -> bool:
     """
     if b"\\u" in data and _ESCAPED_COLON.search(data):
         return True
-    return data.count(b":") != orjson.dumps(obj).count(b":")
+    try:
+        encoded = orjson.dumps(obj)
+    except TypeError:
+        # Deeper than orjson encodes: no later step could store or answer it either.
+        raise BadRequest(
+            f"the object is nested deeper than the limit of {MAX_ENCODED_DEPTH} levels"
+        ) from None
+    return data.count(b":") != encoded.count(b":")
 
 
 def join_path(path: str, key: str) -> str:
