@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from tests.clients.kubectl import Kubectl
+from tests.fixtures_path import REPO_ROOT
 
 if TYPE_CHECKING:
     from kubernetes import client
@@ -210,3 +211,23 @@ def test_the_python_client_reads_and_writes_custom_objects(
     with pytest.raises(client.ApiException) as info:
         custom.get_namespaced_custom_object(group, "v1", namespace, "widgets", "p")
     assert info.value.status == 404
+
+
+def test_the_readme_crd_examples_apply(kubectl: Kubectl, k: Kubectl) -> None:
+    examples = REPO_ROOT / "examples"
+    kubectl.ok("apply", "--server-side", "-f", str(examples / "crd-widgets.yaml"))
+    _established(kubectl, "widgets.example.com")
+    assert k.ok("apply", "-f", str(examples / "widget.yaml")).strip() == (
+        "widget.example.com/first created"
+    )
+    rows = [line.split() for line in k.ok("get", "widgets").splitlines()]
+    assert rows[0] == ["NAME", "COLOR", "REPLICAS", "AGE"] and rows[1][:3] == ["first", "blue", "1"]
+    red = {
+        "apiVersion": "example.com/v1",
+        "kind": "Widget",
+        "metadata": {"name": "red"},
+        "spec": {"color": "red", "replicas": 5},
+    }
+    refused = k.fails("apply", "-f", "-", stdin=json.dumps(red)).stderr.strip()
+    assert refused == 'The Widget "red" is invalid: spec: Invalid value: at most 3 red widgets'
+    assert "color" in kubectl.ok("explain", "widget.spec")

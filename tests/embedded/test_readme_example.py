@@ -16,7 +16,7 @@ def test_the_readme_has_its_examples() -> None:
 
 
 def test_kstore_open_example_prints_what_it_says(capsys: pytest.CaptureFixture[str]) -> None:
-    (example,) = [b for b in BLOCKS if "kstore.open" in b]
+    (example,) = [b for b in BLOCKS if "kstore.open" in b and "customresourcedefinitions" not in b]
     exec(compile(example, "README.md", "exec"), {"__name__": "__main__"})
     lines = capsys.readouterr().out.splitlines()
     assert lines == [
@@ -27,6 +27,15 @@ def test_kstore_open_example_prints_what_it_says(capsys: pytest.CaptureFixture[s
         "modified; please apply your changes to the latest version and try again",
         "apps/v1beta1",
         "deleted web",
+    ]
+
+
+def test_crd_example_prints_what_it_says(capsys: pytest.CaptureFixture[str]) -> None:
+    (example,) = [b for b in BLOCKS if "customresourcedefinitions" in b]
+    exec(compile(example, "README.md", "exec"), {"__name__": "__main__"})
+    assert capsys.readouterr().out.splitlines() == [
+        "{'max': 10, 'min': 1}",
+        'Range.example.com "bad" is invalid: spec: Invalid value: min must not exceed max',
     ]
 
 
