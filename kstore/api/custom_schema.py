@@ -23,12 +23,14 @@ Field paths start at the object's root, as Kubernetes reports them for a custom 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import cached_property
 from typing import Any
 
-from kstore.api.cel import compile_schema_rules
+from kstore.api.cel import CompiledRules, compile_schema_rules
 from kstore.api.gvk import Object
-from kstore.api.openapi_validation import compile_validator
+from kstore.api.openapi_validation import OpenAPIValidator, compile_validator
 from kstore.api.structural import (
+    Structural,
     build_structural,
     default,
     drop_nulls,
@@ -83,14 +85,27 @@ def _check_depth(obj: Any) -> None:
 
 
 class VersionSchema:
-    """A CRD version's schema as pruning, defaulting and validation. Thread-safe (compiled
-    state only)."""
+    """A CRD version's schema as pruning, defaulting and validation. Thread-safe: compiled
+    state only, each part built on first use (two threads racing to build one build the same
+    value twice, harmlessly)."""
 
     def __init__(self, schema: Mapping[str, Any]) -> None:
-        self._tree = build_structural(schema)
-        self._openapi = compile_validator(schema)
-        rules = compile_schema_rules(schema)
-        self._cel = None if rules.empty else rules
+        # Compiled on first use, as kube-apiserver builds a CRD's serving state on the first
+        # request for it: a server with hundreds of CRDs starts without compiling them all.
+        self._schema = schema
+
+    @cached_property
+    def _tree(self) -> Structural:
+        return build_structural(self._schema)
+
+    @cached_property
+    def _openapi(self) -> OpenAPIValidator:
+        return compile_validator(self._schema)
+
+    @cached_property
+    def _cel(self) -> CompiledRules | None:
+        rules = compile_schema_rules(self._schema)
+        return None if rules.empty else rules
 
     def prune(self, obj: Object) -> list[str]:
         """Drop what the schema does not declare from ``obj`` (in place); the paths dropped.
