@@ -64,6 +64,18 @@ _log = logging.getLogger("kstore.controllers.crd")
 
 _MANAGER: Final = "kstore-apiextensions-controller"
 _CONTEXT: Final = RequestContext(request_version=GroupVersion(CRD_GROUP, "v1"))
+_DELETION_IN_PROGRESS: Final = {
+    "type": TERMINATING,
+    "status": "True",
+    "reason": "InstanceDeletionInProgress",
+    "message": "CustomResource deletion is in progress",
+}
+_DELETION_COMPLETED: Final = {
+    "type": TERMINATING,
+    "status": "False",
+    "reason": "InstanceDeletionCompleted",
+    "message": "removed all instances",
+}
 #: How often a CRD whose cleanup waits (on its objects' own finalizers) is looked at again.
 _RETRY_SECONDS: Final = 1.0
 
@@ -261,43 +273,27 @@ class CustomResourceDefinitionController:
             return  # changed meanwhile: its event brings it back here
         self._crds[name] = result.object
 
+    def _set_condition(self, name: str, condition: dict[str, str]) -> None:
+        """Write ``condition`` into the CRD's status (nothing when it is there already)."""
+
+        def with_condition(current: Object) -> Object:
+            status = dict(_map(current.get("status")))
+            if not set_condition(status, condition, _now()):
+                raise _Unchanged
+            return {**current, "status": status}
+
+        self._update(name, with_condition, subresource="status")
+
     def _clean_up(self, name: str, crd: Object) -> None:
         finalizers = _map(crd.get("metadata")).get("finalizers") or []
         if CLEANUP_FINALIZER not in finalizers:
             return
-        if not condition_true(crd, TERMINATING):
-            terminating = {
-                "type": TERMINATING,
-                "status": "True",
-                "reason": "InstanceDeletionInProgress",
-                "message": "CustomResource deletion is in progress",
-            }
-
-            def with_terminating(current: Object) -> Object:
-                status = dict(_map(current.get("status")))
-                if not set_condition(status, terminating, _now()):
-                    raise _Unchanged
-                return {**current, "status": status}
-
-            self._update(name, with_terminating, subresource="status")
+        self._set_condition(name, _DELETION_IN_PROGRESS)
         if not self._delete_objects(crd):
             self._cleanups.add(name)
             return
         self._cleanups.discard(name)
-        completed = {
-            "type": TERMINATING,
-            "status": "False",
-            "reason": "InstanceDeletionCompleted",
-            "message": "removed all instances",
-        }
-
-        def with_completed(current: Object) -> Object:
-            status = dict(_map(current.get("status")))
-            if not set_condition(status, completed, _now()):
-                raise _Unchanged
-            return {**current, "status": status}
-
-        self._update(name, with_completed, subresource="status")
+        self._set_condition(name, _DELETION_COMPLETED)
 
         def without_finalizer(current: Object) -> Object:
             meta = dict(_map(current.get("metadata")))
