@@ -23,12 +23,21 @@ Field paths start at the object's root, as Kubernetes reports them for a custom 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import cached_property
+from functools import cache, cached_property
 from typing import Any
 
 from kstore.api.cel import CompiledRules, compile_schema_rules
-from kstore.api.gvk import Object
+from kstore.api.gvk import GroupVersionKind, Object
 from kstore.api.openapi_validation import OpenAPIValidator, compile_validator
+from kstore.api.patch_meta import (
+    DEDUCED,
+    SCALAR,
+    FieldMeta,
+    ListType,
+    NodeKind,
+    TypeNode,
+    type_for_gvk,
+)
 from kstore.api.structural import (
     Structural,
     build_structural,
@@ -79,6 +88,48 @@ def _too_deep(obj: Any, limit: int) -> bool:
     return False
 
 
+@cache
+def _object_meta_type() -> TypeNode:
+    """ObjectMeta's type tree, as the built-in kinds have it."""
+    config_map = type_for_gvk(GroupVersionKind("", "v1", "ConfigMap"))
+    assert config_map is not None
+    meta = config_map.field("metadata")
+    assert meta is not None
+    return meta.type
+
+
+def _type_node(s: Structural | None, resource: bool = False) -> TypeNode:
+    """The schema as server-side apply's type: structs by their properties, ``set`` and
+    ``map`` lists with their keys, atomic maps and structs where ``x-kubernetes-map-type``
+    says so; what the schema leaves open (no schema, preserve-unknown-fields) is deduced."""
+    if s is None or (s.preserve_unknown_fields and not resource):
+        return DEDUCED
+    if s.int_or_string:
+        return SCALAR
+    if s.type == "array":
+        list_type = {"set": ListType.SET, "map": ListType.MAP}.get(s.list_type or "")
+        return TypeNode(
+            NodeKind.LIST,
+            item=_type_node(s.items),
+            list_type=list_type or ListType.ATOMIC,
+            list_keys=s.list_map_keys,
+        )
+    if s.type == "object" or resource:
+        atomic = s.map_type == "atomic"
+        additional = s.additional_properties_schema
+        if additional is not None and not s.properties:
+            return TypeNode(NodeKind.MAP, item=_type_node(additional), atomic=atomic)
+        if not s.properties and not (resource or s.embedded_resource):
+            return DEDUCED
+        fields = {name: FieldMeta(_type_node(p)) for name, p in s.properties.items()}
+        if resource or s.embedded_resource:
+            fields.setdefault("apiVersion", FieldMeta(SCALAR))
+            fields.setdefault("kind", FieldMeta(SCALAR))
+            fields["metadata"] = FieldMeta(_object_meta_type())
+        return TypeNode(NodeKind.STRUCT, fields=fields, atomic=atomic)
+    return SCALAR
+
+
 def _check_depth(obj: Any) -> None:
     if _too_deep(obj, MAX_CUSTOM_DEPTH):
         raise BadRequest(f"the object is nested deeper than the limit of {MAX_CUSTOM_DEPTH} levels")
@@ -101,6 +152,11 @@ class VersionSchema:
     @cached_property
     def _openapi(self) -> OpenAPIValidator:
         return compile_validator(self._schema)
+
+    @cached_property
+    def type_node(self) -> TypeNode:
+        """The object's type for server-side apply and managedFields (list types, map keys)."""
+        return _type_node(self._tree, resource=True)
 
     @cached_property
     def _cel(self) -> CompiledRules | None:

@@ -112,6 +112,12 @@ class SchemaRules(Protocol):
         ``fieldValidation`` reports as unknown fields."""
         ...
 
+    @property
+    def type_node(self) -> Any:
+        """The object's type tree for server-side apply (a :class:`~kstore.api.patch_meta.
+        TypeNode`: list types and map keys from the schema)."""
+        ...
+
     def validate(self, obj: Object) -> list[Cause]:
         """The schema's causes against ``obj`` (field paths from the object's root)."""
         ...

@@ -154,6 +154,16 @@ class _UpdatePlan:
         return WriteResult(object=stored, warnings=tuple(request.warnings), created=request.created)
 
 
+def _schema_type(definition: KindDefinition, version: str) -> TypeNode | None:
+    """The type a version's schema gives (kinds defined by data), None without one."""
+    try:
+        rules = definition.version(version).schema_rules
+    except NotFound:
+        return None
+    node: TypeNode | None = rules.type_node if rules is not None else None
+    return node
+
+
 class GenericStore(ResourceStore):
     """The objects of one resource (see the module docstring). Thread-safe."""
 
@@ -313,7 +323,7 @@ class GenericStore(ResourceStore):
         if found is None:
             gvk = GroupVersionKind(self._definition.group, version, self._definition.kind)
             found = _Tracking(
-                node=type_for_gvk(gvk) or DEDUCED,
+                node=type_for_gvk(gvk) or _schema_type(self._definition, version) or DEDUCED,
                 zero=zero_object(gvk),
                 api_version=gvk.group_version.api_version,
                 reset_fields=reset_field_set(sorted(reset)),

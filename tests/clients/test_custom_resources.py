@@ -231,3 +231,56 @@ def test_the_readme_crd_examples_apply(kubectl: Kubectl, k: Kubectl) -> None:
     refused = k.fails("apply", "-f", "-", stdin=json.dumps(red)).stderr.strip()
     assert refused == 'The Widget "red" is invalid: spec: Invalid value: at most 3 red widgets'
     assert "color" in kubectl.ok("explain", "widget.spec")
+
+
+def test_server_side_apply_follows_the_schemas_list_types(kubectl: Kubectl, k: Kubectl) -> None:
+    group = _group()
+    crd = json.loads(_crd(group))
+    spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    spec["properties"]["tags"] = {
+        "type": "array",
+        "items": {"type": "string"},
+        "x-kubernetes-list-type": "set",
+    }
+    kubectl.ok("apply", "-f", "-", stdin=json.dumps(crd))
+    _established(kubectl, f"widgets.{group}")
+
+    def apply(manager: str, spec: dict[str, Any], *extra: str) -> str:
+        body = {"apiVersion": f"{group}/v1", "kind": "Widget", "metadata": {"name": "s"}}
+        body["spec"] = spec
+        return k.ok(
+            "apply",
+            "--server-side",
+            "--field-manager",
+            manager,
+            *extra,
+            "-f",
+            "-",
+            stdin=json.dumps(body),
+        )
+
+    def spec_now() -> Any:
+        return json.loads(k.ok("get", f"widgets.{group}", "s", "-o", "json"))["spec"]
+
+    apply("one", {"tags": ["x", "z"], "color": "red"})
+    apply("two", {"tags": ["q"]})
+    assert spec_now() == {"color": "red", "tags": ["x", "z", "q"]}  # a set: merged
+    apply("one", {"tags": ["z"], "color": "red"})
+    assert spec_now() == {"color": "red", "tags": ["z", "q"]}  # x was one's alone
+    conflict = k.run(
+        "apply",
+        "--server-side",
+        "--field-manager",
+        "two",
+        "-f",
+        "-",
+        stdin=json.dumps(
+            {
+                "apiVersion": f"{group}/v1",
+                "kind": "Widget",
+                "metadata": {"name": "s"},
+                "spec": {"color": "blue"},
+            }
+        ),
+    )
+    assert conflict.code == 1 and 'conflict with "one": .spec.color' in conflict.stderr

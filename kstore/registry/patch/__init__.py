@@ -122,6 +122,9 @@ class PatchOptions:
     default: Callable[[Object], None] | None = None
     reset_fields: Sequence[tuple[str, ...]] = ()
     now: datetime | None = None
+    #: The type of a kind defined by data (its schema's list types and keys), for apply and
+    #: managedFields; built-in kinds' types come from their messages.
+    type_node: TypeNode | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -190,7 +193,7 @@ def apply_patch(
     elif patch_type not in supported_patch_types(options.gvk):
         parse_patch_type(patch_type.value, options.gvk)  # raises the 415
     validate_patch_options(patch_type, options.field_manager, options.force)
-    node = type_for_gvk(options.gvk)
+    node = type_for_gvk(options.gvk) or options.type_node
     exists = bool((current.get("metadata") or {}).get("uid"))
     warnings: list[str] = []
     if patch_type is PatchType.APPLY:

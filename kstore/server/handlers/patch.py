@@ -89,6 +89,7 @@ class _PatchRequest:
             schema=version.schema,
             default=version.default,
             reset_fields=_reset_fields(scope, call.info.subresource),
+            type_node=version.schema_rules.type_node if version.schema_rules else None,
         )
         self.warnings: list[str] = []
         self.options = replace(options, apply=self.patch_type is PatchType.APPLY)
