@@ -125,6 +125,9 @@ class PatchOptions:
     #: The type of a kind defined by data (its schema's list types and keys), for apply and
     #: managedFields; built-in kinds' types come from their messages.
     type_node: TypeNode | None = None
+    #: The pruning of a kind defined by data (its schema's): the fields it drops from a patch
+    #: result are the unknown fields ``fieldValidation`` reports.
+    prune: Callable[[Object], list[str]] | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -392,6 +395,8 @@ def _typed_unknown(result: Object, options: PatchOptions, shown: Callable[[], st
     """Unknown fields of a patched object, after its values' types are checked: a value of
     the wrong type is a 422 on the field "patch", as when kube-apiserver decodes the patched
     JSON into the kind (Go's typed decode fails, and non-strict errors trump strict ones)."""
+    if options.prune is not None:
+        return [f'unknown field "{p}"' for p in options.prune(result)]
     if options.schema is None:
         return []
     checked = check_fields(result, options.schema, prune=True, message=message_for_gvk(options.gvk))

@@ -90,6 +90,7 @@ class _PatchRequest:
             default=version.default,
             reset_fields=_reset_fields(scope, call.info.subresource),
             type_node=version.schema_rules.type_node if version.schema_rules else None,
+            prune=version.schema_rules.prune if version.schema_rules else None,
         )
         self.warnings: list[str] = []
         self.options = replace(options, apply=self.patch_type is PatchType.APPLY)
