@@ -20,6 +20,7 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
 from kstore.api.gvk import GroupVersionKind
 from kstore.api.pb import (
+    apiextensions_v1_pb2,
     apps_v1_pb2,
     apps_v1beta1_pb2,
     apps_v1beta2_pb2,
@@ -66,6 +67,7 @@ class JsonKind:
     RAW_EXTENSION = options_pb2.RAW_EXTENSION
     ITEMS_LIST = options_pb2.ITEMS_LIST
     ENVELOPE = options_pb2.ENVELOPE
+    JSON_SCHEMA_PROPS = options_pb2.JSON_SCHEMA_PROPS
 
 
 # (group, version) -> (proto package, kinds with a message of the same name in that package).
@@ -104,6 +106,10 @@ _GROUP_VERSIONS: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {
             "StatefulSet",
             "StatefulSetList",
         ),
+    ),
+    ("apiextensions.k8s.io", "v1"): (
+        "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1",
+        ("CustomResourceDefinition", "CustomResourceDefinitionList"),
     ),
     ("apps", "v1beta2"): ("k8s.io.api.apps.v1beta2", ("Deployment", "DeploymentList")),
     ("apps", "v1beta1"): ("k8s.io.api.apps.v1beta1", ("Deployment", "DeploymentList")),
@@ -175,6 +181,7 @@ _FILES = (
     networking_v1_pb2,
     policy_v1_pb2,
     rbac_v1_pb2,
+    apiextensions_v1_pb2,
 )
 
 
@@ -323,7 +330,13 @@ def _value_schema(fd: FieldDescriptor) -> FieldSchema:
     form = json_kind(desc)
     if form == JsonKind.OBJECT:
         return _object_schema(desc)
-    if form in (JsonKind.FIELDS_V1, JsonKind.RAW_EXTENSION, JsonKind.ENVELOPE):
+    if form in (
+        JsonKind.FIELDS_V1,
+        JsonKind.RAW_EXTENSION,
+        JsonKind.ENVELOPE,
+        JsonKind.JSON_SCHEMA_PROPS,
+    ):
+        # A JSON Schema's members are checked by CRD validation, not by field validation.
         return ANY
     if form == JsonKind.ITEMS_LIST:
         return FieldSchema.list_of(_value_schema(desc.fields_by_name["items"]))
