@@ -6,6 +6,7 @@ they describe are not served yet."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -95,5 +96,13 @@ def test_python_client_crd_crud_and_status(api_client: client.ApiClient) -> None
     assert refused.value.status == 422
     assert "spec.group: Invalid value: " in json.loads(refused.value.body)["message"]
     api.delete_custom_resource_definition("gizmos.example.org")
-    names = [c.metadata.name for c in api.list_custom_resource_definition().items]
-    assert "gizmos.example.org" not in names
+
+    def gone() -> bool:
+        # A CRD may wait for the cleanup of its objects (a finalizer) before it goes.
+        names = [c.metadata.name for c in api.list_custom_resource_definition().items]
+        return "gizmos.example.org" not in names
+
+    deadline = time.monotonic() + 20
+    while not gone() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert gone()
