@@ -47,10 +47,12 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import orjson
 
+from kstore.api.custom_kinds import CustomConversions
 from kstore.api.gvk import GroupVersion, Object, gvk_of
 from kstore.api.kinds import builtin_scheme
 from kstore.api.scheme import KindDefinition, Scheme
 from kstore.api.selectors import FieldSelector, LabelSelector
+from kstore.controllers import start_controllers
 from kstore.errors import BadRequest
 from kstore.registry.interface import (
     CreateOptions,
@@ -140,17 +142,27 @@ def open(
     scheme: Scheme | None = None,
     config: RegistryConfig | None = None,
     on_warning: Callable[[str], None] | None = None,
+    conversions: CustomConversions | None = None,
 ) -> Client:
     """Open the store at ``url`` with ``scheme`` (the built-in kinds by default).
 
-    ``config`` tunes the registry (watch cache, storage media type, event TTL, ...)."""
+    ``config`` tunes the registry (watch cache, storage media type, event TTL, ...). The
+    CustomResourceDefinitions stored there are served too, as soon as they are established;
+    ``conversions`` gives Python conversions for versions of their kinds, by
+    ``(apiVersion, kind)``: ``(to_hub, from_hub)``; the hub has the shape of the versions not
+    named, which convert by rewriting ``apiVersion`` only, as ``conversion.strategy: None``."""
     backend = backend_for_url(url)
     try:
         registry = build_registry(scheme or builtin_scheme(), backend, config)
     except BaseException:
         backend.close()
         raise
-    return Client(registry, on_warning=on_warning, owns_backend=True)
+    try:
+        return Client(registry, on_warning=on_warning, owns_backend=True, conversions=conversions)
+    except BaseException:
+        registry.close()
+        backend.close()
+        raise
 
 
 @dataclass(frozen=True, slots=True)
@@ -500,11 +512,14 @@ class Client:
         *,
         on_warning: Callable[[str], None] | None = None,
         owns_backend: bool = False,
+        conversions: CustomConversions | None = None,
     ) -> None:
         self._registry = registry
         self._owns_backend = owns_backend
         self.on_warning = on_warning
         self._closed = False
+        # CustomResourceDefinitions stored (or created through this client) are served here too.
+        self._controllers = start_controllers(registry, conversions=conversions)
 
     @property
     def registry(self) -> StoreRegistry:
@@ -542,6 +557,7 @@ class Client:
         if self._closed:
             return
         self._closed = True
+        self._controllers.stop()
         self._registry.close()
         if self._owns_backend:
             self._registry.backend.close()

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Any, Protocol
 
 from kstore.api.gvk import HUB_VERSION, GroupVersion, GroupVersionKind, Object, gvk_of
 from kstore.api.schema import FieldSchema
@@ -31,7 +32,10 @@ __all__ = [
     "Defaulter",
     "KindDefinition",
     "KindVersion",
+    "PrinterColumn",
     "ResourceInfo",
+    "ScalePaths",
+    "SchemaRules",
     "Scheme",
     "SchemeBuilder",
     "UpdateValidator",
@@ -70,6 +74,17 @@ def version_stability(version: str) -> str:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class ScalePaths:
+    """Where a kind defined by data keeps what its ``scale`` subresource shows (a CRD's
+    ``subresources.scale``): simple JSON paths such as ``.spec.replicas``; the label selector
+    path, when given, names a string in its serialized form."""
+
+    spec_replicas: str
+    status_replicas: str
+    label_selector: str = ""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class ResourceInfo:
     """How a kind is exposed as an API resource (discovery, URLs, storage keys)."""
 
@@ -80,6 +95,45 @@ class ResourceInfo:
     categories: tuple[str, ...] = ()
     verbs: tuple[str, ...] = DEFAULT_VERBS
     subresources: tuple[str, ...] = ()
+    #: The ``scale`` subresource's paths, for kinds defined by data (None: the built-in kinds'
+    #: ``spec.replicas``, ``status.replicas`` and ``spec.selector``).
+    scale: ScalePaths | None = None
+    #: The storage key prefix, when the kind's rule is not the built-in one (custom resources
+    #: live under ``/<group>/<plural>`` whatever their group).
+    key_prefix: str = ""
+
+
+class SchemaRules(Protocol):
+    """What a version's schema says of an object, for kinds defined by data (a CRD version's
+    OpenAPI schema, list types and CEL rules), beside the kind's own validation."""
+
+    def prune(self, obj: Object) -> list[str]:
+        """Drop the fields the schema does not declare (in place); their paths, which
+        ``fieldValidation`` reports as unknown fields."""
+        ...
+
+    def validate(self, obj: Object) -> list[Cause]:
+        """The schema's causes against ``obj`` (field paths from the object's root)."""
+        ...
+
+    def validate_update(self, obj: Object, old: Object) -> list[Cause]:
+        """As :meth:`validate`, with the rules that compare ``obj`` with ``old``."""
+        ...
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PrinterColumn:
+    """A column ``kubectl get`` prints for a kind defined by data (a CRD's
+    ``additionalPrinterColumns``): the value at ``json_path``, typed ``integer``, ``number``,
+    ``string``, ``boolean`` or ``date`` (printed as an age); ``priority`` > 0 only with
+    ``-o wide``."""
+
+    name: str
+    type: str
+    json_path: str
+    format: str = ""
+    description: str = ""
+    priority: int = 0
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -97,6 +151,13 @@ class KindVersion:
     default: Defaulter | None = None
     schema: FieldSchema | None = None
     enabled: bool | None = None
+    #: The columns of kinds without a printer of their own (empty: Name and Created At).
+    printer_columns: tuple[PrinterColumn, ...] = ()
+    #: The version's OpenAPI v3 schema, for kinds defined by data (a CRD version's
+    #: ``openAPIV3Schema``); built-in kinds' schemas come from their protobuf messages.
+    openapi_schema: Mapping[str, Any] | None = None
+    #: The rules of that schema, compiled once (None: the kind has no schema to validate by).
+    schema_rules: SchemaRules | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -189,9 +250,16 @@ class SchemeBuilder:
 
 
 class Scheme:
-    """A frozen registry of kinds. Thread-safe: it never changes after construction."""
+    """A frozen registry of kinds. Thread-safe: it never changes after construction.
+
+    The kinds served can still change while a server runs (a CustomResourceDefinition created
+    or deleted): :meth:`with_definitions` makes the next Scheme, and whoever holds the current
+    one swaps it whole, so that a request that took a Scheme sees one consistent set of kinds
+    to its end.
+    """
 
     def __init__(self, definitions: Iterable[KindDefinition], runtime_config: Mapping[str, bool]):
+        self._runtime_config = MappingProxyType(dict(runtime_config))
         by_gvk: dict[GroupVersionKind, _Entry] = {}
         kinds: dict[tuple[str, str], KindDefinition] = {}
         served: dict[GroupVersionKind, bool] = {}
@@ -213,6 +281,22 @@ class Scheme:
                 gv, entry.definition
             )
         self._resources = MappingProxyType(resources)
+
+    def with_definitions(
+        self,
+        add: Iterable[KindDefinition] = (),
+        remove: Iterable[tuple[str, str]] = (),
+    ) -> Scheme:
+        """A new Scheme: this one's kinds less ``remove`` (``(group, kind)`` pairs; absent ones
+        are ignored), plus ``add`` (replacing a kind of the same group and name), under the
+        same runtime config. This Scheme is left as it is."""
+        kinds = dict(self._kinds)
+        for key in remove:
+            kinds.pop(key, None)
+        for d in add:
+            SchemeBuilder().add(d)  # the same checks as a kind registered at start
+            kinds[(d.group, d.kind)] = d
+        return Scheme(kinds.values(), self._runtime_config)
 
     # ----------------------------------------------------------------- lookups
 

@@ -49,13 +49,18 @@ from urllib.parse import urlsplit
 
 import orjson
 
+from kstore.benchmarks.custom_kind import BENCH_CRD, BENCH_GROUP, BENCH_PLURAL, bench_object
 from kstore.benchmarks.storage import sample_pod
 
 __all__ = ["RestBenchResult", "run_rest_bench"]
 
 _NAMESPACE = "default"
 _HEADERS = {"Content-Type": "application/json", "Accept": "application/json"}
-_KINDS = {"pod": "pods", "configmap": "configmaps"}
+_COLLECTIONS = {
+    "pod": f"/api/v1/namespaces/{_NAMESPACE}/pods",
+    "configmap": f"/api/v1/namespaces/{_NAMESPACE}/configmaps",
+    "custom": f"/apis/{BENCH_GROUP}/v1/namespaces/{_NAMESPACE}/{BENCH_PLURAL}",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +84,10 @@ class RestBenchResult:
     #: The server's CPU microseconds per request (median over rounds) by figure: steadier
     #: than rates on a shared machine, and the ratio a CPU-bound server's rates tend to.
     cpu_us: dict[str, float]
+    #: For ``kind="custom"``: ConfigMap creates measured in the same rounds, and the custom
+    #: create's cost over theirs (median of the rounds' ratios of server CPU per create).
+    configmap_create_rate: float | None = None
+    custom_over_configmap: float | None = None
 
     def report(self) -> str:
         trivial_cpu = self.cpu_us.get("trivial")
@@ -96,7 +105,11 @@ class RestBenchResult:
         def load(figures: tuple[float, float, float]) -> str:
             return " ".join(f"{f:.2f}" for f in figures)
 
-        label = "Pod ~5 KiB" if self.kind == "pod" else "ConfigMap"
+        label = {
+            "pod": "Pod ~5 KiB",
+            "configmap": "ConfigMap",
+            "custom": "custom resource, 20 CEL rules",
+        }[self.kind]
         t = self.trivial_rate
         lines = [
             f"kstore bench rest: LMDB (durable), {self.clients} concurrent HTTP clients "
@@ -147,11 +160,29 @@ class RestBenchResult:
                 "",
             ),
         ]
+        if self.configmap_create_rate is not None:
+            lines.append(
+                row(
+                    "create (POST configmap), same run",
+                    self.configmap_create_rate,
+                    "req/s",
+                    f"{self.configmap_create_rate / t:.2f}x",
+                    "",
+                    cpu("configmap_create"),
+                )
+            )
+        if self.custom_over_configmap is not None:
+            lines.append(
+                f"custom create / ConfigMap create, server CPU: "
+                f"{self.custom_over_configmap:.2f}x (goal <= 2x)"
+            )
         return "\n".join(lines)
 
 
 def _new_object(kind: str, name: str, label: str, index: int) -> bytes:
     """The body a client would POST: no status, no system fields."""
+    if kind == "custom":
+        return orjson.dumps(bench_object(_NAMESPACE, name, label, index))
     if kind == "configmap":
         obj: dict[str, Any] = {
             "metadata": {"name": name, "labels": {"run": label}},
@@ -217,6 +248,9 @@ class _Server:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+        finally:
+            if self.process.stdout is not None:
+                self.process.stdout.close()
 
 
 def _request(
@@ -337,9 +371,9 @@ def run_rest_bench(
     kind: str = "pod",
 ) -> RestBenchResult:
     """Start a server, measure, stop it; see the module docstring for the figures."""
-    if kind not in _KINDS:
-        raise ValueError(f"kind must be one of {sorted(_KINDS)}, not {kind!r}")
-    collection = f"/api/v1/namespaces/{_NAMESPACE}/{_KINDS[kind]}"
+    if kind not in _COLLECTIONS:
+        raise ValueError(f"kind must be one of {sorted(_COLLECTIONS)}, not {kind!r}")
+    collection = _COLLECTIONS[kind]
     samples: dict[str, list[float]] = {}
     latencies: list[float] = []
     load_before = _load()
@@ -359,12 +393,15 @@ def run_rest_bench(
     def trivial(c: http.client.HTTPConnection, i: int) -> None:
         _expect(*_request(c, "GET", "/version"), 200)
 
-    def creator(label: str, timed: bool) -> Callable[[http.client.HTTPConnection, int], None]:
-        bodies = [_new_object(kind, f"{label}-{i:06d}", label, i) for i in range(requests)]
+    def creator(
+        label: str, timed: bool, of: str = kind
+    ) -> Callable[[http.client.HTTPConnection, int], None]:
+        bodies = [_new_object(of, f"{label}-{i:06d}", label, i) for i in range(requests)]
+        target = _COLLECTIONS[of]
 
         def create(c: http.client.HTTPConnection, i: int) -> None:
             started = time.perf_counter()
-            status, data = _request(c, "POST", collection, bodies[i])
+            status, data = _request(c, "POST", target, bodies[i])
             if timed:
                 latencies.append(time.perf_counter() - started)
             _expect(status, data, 201)
@@ -386,16 +423,27 @@ def run_rest_bench(
     with tempfile.TemporaryDirectory(prefix="kstore-bench-rest-") as tmp:
         server = _Server(Path(tmp) / "data")
         try:
+            if kind == "custom":
+                _install_crd(server, collection)
             # Warm up every path: first requests import and compile lazily on the server.
             warm = min(requests, 100)
             _parallel(server, 2, warm, trivial)
             _parallel(server, 2, warm, creator("warm", False))
             _parallel(server, 2, warm, getter("warm"))
+            if kind == "custom":
+                _parallel(server, 2, warm, creator("warm-cm", False, "configmap"))
             lists = max(50, requests // 10)
             for rep in range(repeats):
                 label = f"r{rep}"
                 before = measure("trivial", requests, trivial)
                 measure("create", requests, creator(label, True))
+                if kind == "custom":
+                    measure("configmap_create", requests, creator(label, False, "configmap"))
+                    if "create_cpu" in samples and "configmap_create_cpu" in samples:
+                        add(
+                            "custom_over_configmap",
+                            samples["create_cpu"][-1] / samples["configmap_create_cpu"][-1],
+                        )
                 measure("get", requests, getter(label))
                 after = measure("trivial", requests, trivial)
                 base = (before + after) / 2
@@ -444,7 +492,33 @@ def run_rest_bench(
         load_after=_load(),
         cpu_us={
             name: value
-            for name in ("trivial", "create", "get", "list", "watched_create")
+            for name in ("trivial", "create", "configmap_create", "get", "list", "watched_create")
             if (value := cpu(name)) is not None
         },
+        configmap_create_rate=median("configmap_create") if "configmap_create" in samples else None,
+        custom_over_configmap=(
+            median("custom_over_configmap") if "custom_over_configmap" in samples else None
+        ),
     )
+
+
+def _install_crd(server: _Server, collection: str) -> None:
+    """Create the bench CRD and wait (30 s at most) until its objects are served."""
+    c = server.connection()
+    try:
+        _expect(
+            *_request(
+                c,
+                "POST",
+                "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                orjson.dumps(BENCH_CRD),
+            ),
+            201,
+        )
+        deadline = time.monotonic() + 30
+        while _request(c, "GET", collection)[0] != 200:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the bench CRD was not served within 30 s")
+            time.sleep(0.05)
+    finally:
+        c.close()

@@ -105,6 +105,29 @@ class DecodedRequest:
     warnings: list[str] = field(default_factory=list)
 
 
+def unknown_fields(
+    scheme: Scheme, obj: Object, gvk: GroupVersionKind, *, report: bool = True
+) -> list[str]:
+    """Drop from a decoded body (in place) the fields its kind's version does not know; the
+    ``unknown field`` problems (none unless ``report``). A kind defined by data prunes by its
+    schema; a built-in kind checks against its protobuf message's shape, where a value of the
+    wrong type is a BadRequest naming it as Go's decoder does (Go's typed decode fails first,
+    whatever ``fieldValidation`` says)."""
+    version = scheme.kind_version(gvk)
+    if version.schema_rules is not None:
+        pruned = version.schema_rules.prune(obj)
+        return [f'unknown field "{path}"' for path in pruned] if report else []
+    if version.schema is None:
+        return []
+    checked = check_fields(obj, version.schema, prune=True, message=message_for_gvk(gvk))
+    if checked.type_error is not None:
+        raise BadRequest(
+            f'{gvk.kind} in version "{gvk.version}" cannot be handled as a {gvk.kind}: '
+            f"{checked.type_error}"
+        )
+    return [f'unknown field "{path}"' for path in checked.unknown] if report else []
+
+
 def decode_request(
     scheme: Scheme,
     data: bytes,
@@ -128,17 +151,9 @@ def decode_request(
         result = serializer.decode_strict(data)
         obj, problems = result.obj, list(result.problems)
     gvk = gvk_of(obj)
-    schema = scheme.kind_version(gvk).schema
-    if schema is not None:
-        checked = check_fields(obj, schema, prune=True, message=message_for_gvk(gvk))
-        if checked.type_error is not None:
-            # Go's typed decode fails first: a wrong type is an error whatever the validation.
-            raise BadRequest(
-                f'{gvk.kind} in version "{gvk.version}" cannot be handled as a {gvk.kind}: '
-                f"{checked.type_error}"
-            )
-        if field_validation is not FieldValidation.IGNORE:
-            problems.extend(f'unknown field "{path}"' for path in checked.unknown)
+    problems.extend(
+        unknown_fields(scheme, obj, gvk, report=field_validation is not FieldValidation.IGNORE)
+    )
     if problems and field_validation is FieldValidation.STRICT:
         raise BadRequest(
             f'{gvk.kind} in version "{gvk.version}" cannot be handled as a {gvk.kind}: '

@@ -90,6 +90,8 @@ class Deleter:
         opts = replace(opts, grace_period_seconds=decision.grace_period_seconds)
         pending_finalizers = bool(read_meta(current).get("finalizers"))
         needs_gc_update = gc_finalizers(strategy, ctx, current, opts) is not None
+        if not read_meta(current).get("deletionTimestamp"):
+            needs_gc_update |= strategy.prepare_for_delete(copy_value(current))
         last_existing: Object | None = None
         preconditions = opts.preconditions
         if decision.graceful or pending_finalizers or needs_gc_update:
@@ -158,6 +160,8 @@ class Deleter:
             finalizers = gc_finalizers(strategy, ctx, obj, opts)
             if finalizers is not None:
                 meta(obj)["finalizers"] = finalizers
+            if not read_meta(obj).get("deletionTimestamp"):
+                strategy.prepare_for_delete(obj)
             state["pending"] = bool(read_meta(obj).get("finalizers"))
             if not decision.graceful:
                 if state["pending"]:

@@ -208,7 +208,19 @@ class Registry(Protocol):
     """Every resource of a Scheme over one storage backend, plus the admission chain."""
 
     @property
-    def scheme(self) -> Scheme: ...
+    def scheme(self) -> Scheme:
+        """The Scheme served now. It is replaced whole when kinds come and go (see
+        :meth:`apply_scheme`): take it once per request."""
+        ...
+
+    def apply_scheme(self, scheme: Scheme) -> None:
+        """Serve ``scheme`` from now on: stores for the resources it adds or changes, none for
+        those it drops; then every scheme listener is called with it."""
+        ...
+
+    def add_scheme_listener(self, listener: Callable[[Scheme], None]) -> None:
+        """Call ``listener(scheme)`` after each :meth:`apply_scheme`."""
+        ...
 
     @property
     def reads_are_local(self) -> bool:

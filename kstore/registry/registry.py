@@ -168,7 +168,9 @@ class StoreRegistry(Registry):
         self._config = config
         self._admission = AdmissionChain()
         self._stores: dict[tuple[str, str], GenericStore] = {}
-        self._cachers: list[Cacher] = []
+        self._cachers: dict[tuple[str, str], Cacher] = {}
+        self._namespace_check: Callable[[str, str, str], None] | None = None
+        self._scheme_listeners: list[Callable[[Scheme], None]] = []
         self._closed = False
         self._lock = threading.Lock()
         self.namespace_finalizer: NamespaceFinalizer | None = None
@@ -180,22 +182,24 @@ class StoreRegistry(Registry):
 
     # -- construction ----------------------------------------------------------------------
 
-    def _codec_for(self, definition: KindDefinition) -> VersioningCodec:
+    def _codec_for(self, scheme: Scheme, definition: KindDefinition) -> VersioningCodec:
         media_type = MEDIA_TYPE_JSON
         if self._config.storage_media_type == MEDIA_TYPE_PROTOBUF:
             gv = definition.storage_group_version
             # Kinds without a protobuf schema (custom kinds) are stored as JSON, as CRDs are.
             if message_for_gvk(GroupVersionKind(gv.group, gv.version, definition.kind)):
                 media_type = MEDIA_TYPE_PROTOBUF
-        return storage_codec(self._scheme, media_type)
+        return storage_codec(scheme, media_type)
 
-    def _storage_for(self, definition: KindDefinition, prefix: str, *, expires: bool) -> Storage:
+    def _storage_for(
+        self, scheme: Scheme, definition: KindDefinition, prefix: str, *, expires: bool
+    ) -> Storage:
         assert definition.resource is not None
         info = definition.resource
         transformer_for = self._config.transformer_for
         resource = ResourceStorageConfig(
             resource_prefix=prefix,
-            codec=self._codec_for(definition),
+            codec=self._codec_for(scheme, definition),
             get_attrs=_attrs_for(definition, info.namespaced),
             transformer=(
                 self._config.transformer
@@ -219,30 +223,33 @@ class StoreRegistry(Registry):
                 consistent_gets_from_cache=self._config.consistent_reads_from_cache and not expires,
             )
         )
-        self._cachers.append(cacher)
+        self._cachers[key] = cacher
         return cacher
 
-    def _served(self, definition: KindDefinition) -> bool:
+    @staticmethod
+    def _served(scheme: Scheme, definition: KindDefinition) -> bool:
         return definition.resource is not None and any(
-            self._scheme.is_served(GroupVersionKind(definition.group, v.version, definition.kind))
+            scheme.is_served(GroupVersionKind(definition.group, v.version, definition.kind))
             for v in definition.versions
         )
 
     def _build(self) -> None:
-        definitions = [d for d in self._scheme.definitions() if self._served(d)]
+        scheme = self._scheme
+        definitions = [d for d in scheme.definitions() if self._served(scheme, d)]
         namespaces: NamespaceStore | None = None
         lifecycle: NamespaceLifecycle | None = None
         for d in definitions:
             if (d.group, d.kind) == ("", "Namespace"):
-                store = self._make_store(d, NamespaceStore, None)
+                store = self._make_store(scheme, d, NamespaceStore, None)
                 assert isinstance(store, NamespaceStore)
                 namespaces = store
                 lifecycle = NamespaceLifecycle(namespaces)
                 namespaces.lifecycle = lifecycle
         check = lifecycle.check if lifecycle is not None else None
+        self._namespace_check = check
         for d in definitions:
             if (d.group, d.kind) != ("", "Namespace"):
-                self._make_store(d, GenericStore, check)
+                self._make_store(scheme, d, GenericStore, check)
         if namespaces is None:
             return
         if self._config.system_namespaces:
@@ -259,32 +266,71 @@ class StoreRegistry(Registry):
 
     def _make_store(
         self,
+        scheme: Scheme,
         definition: KindDefinition,
         cls: type[GenericStore],
         check: Callable[[str, str, str], None] | None,
     ) -> GenericStore:
         assert definition.resource is not None
         info = definition.resource
-        prefix = resource_prefix(definition.group, info.plural)
+        prefix = info.key_prefix or resource_prefix(definition.group, info.plural)
         strategy = strategy_for(
             definition,
             event_ttl_seconds=self._config.event_ttl_seconds,
             overrides=self._config.strategies,
         )
         store = cls(
-            scheme=self._scheme,
+            scheme=scheme,
             definition=definition,
             strategy=strategy,
-            storage=self._storage_for(definition, prefix, expires=bool(strategy.ttl_seconds)),
+            storage=self._storage_for(
+                scheme, definition, prefix, expires=bool(strategy.ttl_seconds)
+            ),
             resource_prefix=prefix,
             admission=self._admission,
             namespace_check=check,
         )
-        self._stores[(definition.group, info.plural)] = store
+        self._stores = {**self._stores, (definition.group, info.plural): store}
         return store
 
     def _namespaced_stores(self) -> Sequence[GenericStore]:
         return [s for s in self._stores.values() if s.info.namespaced]
+
+    # -- kinds added and removed at run time ---------------------------------------------------
+
+    def apply_scheme(self, scheme: Scheme) -> None:
+        """Serve ``scheme`` from now on: a store (and watch cache) for each resource it adds or
+        whose kind's definition it changes, none any more for each resource it drops; the
+        stores of unchanged kinds stay as they are. Then the listeners are told, in the order
+        they were added. Requests that already took a store finish on it; a replaced store's
+        watches end (clients watch again, as after a kube-apiserver's CRD update)."""
+        with self._lock:
+            if self._closed:
+                return
+            old = self._stores
+            wanted = {
+                (d.group, d.resource.plural): d
+                for d in scheme.definitions()
+                if d.resource is not None and self._served(scheme, d)
+            }
+            stale = [key for key, store in old.items() if wanted.get(key) is not store.definition]
+            for key in stale:
+                self._stores = {k: v for k, v in self._stores.items() if k != key}
+                cacher = self._cachers.pop(key, None)
+                if cacher is not None:
+                    cacher.stop()
+            for key, definition in wanted.items():
+                if key not in self._stores:
+                    self._make_store(scheme, definition, GenericStore, self._namespace_check)
+            self._scheme = scheme
+            listeners = list(self._scheme_listeners)
+        for listener in listeners:
+            listener(scheme)
+
+    def add_scheme_listener(self, listener: Callable[[Scheme], None]) -> None:
+        """Call ``listener(scheme)`` after every :meth:`apply_scheme` (from its thread)."""
+        with self._lock:
+            self._scheme_listeners.append(listener)
 
     # -- Registry --------------------------------------------------------------------------
 
@@ -332,7 +378,7 @@ class StoreRegistry(Registry):
                         group=group,
                         resource=plural,
                         storage=store.storage,
-                        resource_prefix=resource_prefix(group, plural),
+                        resource_prefix=store.info.key_prefix or resource_prefix(group, plural),
                         namespaced=store.info.namespaced,
                         ttl_seconds=store.strategy.ttl_seconds,
                     )
@@ -355,7 +401,7 @@ class StoreRegistry(Registry):
             self._closed = True
         if self.namespace_finalizer is not None:
             self.namespace_finalizer.stop()
-        for cacher in self._cachers:
+        for cacher in self._cachers.values():
             cacher.stop()
 
 

@@ -18,10 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kstore.api.gvk import GroupVersionKind, Object
-from kstore.api.proto_schema import message_for_gvk
 from kstore.api.scheme import Scheme
 from kstore.codec.serializer import Serializer
-from kstore.codec.strict import FieldValidation, check_fields
+from kstore.codec.strict import FieldValidation
+from kstore.codec.versioning import unknown_fields
 from kstore.errors import BadRequest
 
 __all__ = ["DecodedBody", "check_endpoint_type", "decode_body"]
@@ -78,17 +78,9 @@ def decode_body(
             f'{kind} in version "{expected.version}" cannot be handled as a {kind}: '
             f"metadata must be an object"
         )
-    schema = scheme.kind_version(expected).schema
-    if schema is not None:
-        checked = check_fields(obj, schema, prune=True, message=message_for_gvk(expected))
-        if checked.type_error is not None:
-            # Go's decoder keeps the first type error and drops the strict ones.
-            raise BadRequest(
-                f'{kind} in version "{expected.version}" cannot be handled as a {kind}: '
-                f"{checked.type_error}"
-            )
-        if validation is not FieldValidation.IGNORE:
-            problems.extend(f'unknown field "{path}"' for path in checked.unknown)
+    problems.extend(
+        unknown_fields(scheme, obj, expected, report=validation is not FieldValidation.IGNORE)
+    )
     if problems and validation is FieldValidation.STRICT:
         raise BadRequest(
             f'{kind} in version "{expected.version}" cannot be handled as a {kind}: '

@@ -34,7 +34,9 @@ import orjson
 from kstore.api.gvk import GroupVersion, Object
 from kstore.api.scheme import RegisteredResource, Scheme
 from kstore.codec._pb_values import length_prefixed
+from kstore.registry.patch import supported_patch_types
 from kstore.server.discovery import SERVED_SUBRESOURCES, subresource_gvk
+from kstore.server.openapi_custom import custom_component_schemas, has_own_schema
 from kstore.server.openapi_schemas import component_schemas
 from kstore.server.reviews import REVIEW_RESOURCES, ReviewResource
 
@@ -65,12 +67,6 @@ _FIELD_VALIDATION = _param(
     "How to handle unknown or duplicate fields: Ignore, Warn (the default) or Strict.",
 )
 _FORCE = _param("force", "Force an apply request past conflicts.", "boolean")
-_PATCH_TYPES = (
-    "application/apply-patch+yaml",
-    "application/json-patch+json",
-    "application/merge-patch+json",
-    "application/strategic-merge-patch+json",
-)
 _OK = {"200": {"description": "OK"}, "401": {"description": "Unauthorized"}}
 
 
@@ -107,8 +103,13 @@ def _operation(
         op["requestBody"] = {"content": {"*/*": {"schema": {"type": "object"}}}, "required": True}
     elif action == "patch":
         op["parameters"] = [_DRY_RUN, _FIELD_MANAGER, _FIELD_VALIDATION, _FORCE]
+        # kubectl applies with a strategic merge patch only to kinds whose PATCH lists it,
+        # so a kind without patch metadata (a custom resource) lists only the others.
         op["requestBody"] = {
-            "content": {t: {"schema": {"type": "object"}} for t in _PATCH_TYPES},
+            "content": {
+                media_type: {"schema": {"type": "object"}}
+                for media_type in sorted(t.value for t in supported_patch_types(gvk))
+            },
             "required": True,
         }
     elif action in ("delete", "deletecollection"):
@@ -197,10 +198,30 @@ def _review_paths(gv: GroupVersion, reviews: list[ReviewResource]) -> Object:
     return paths
 
 
+def _same(
+    before: tuple[RegisteredResource, ...] | None, now: tuple[RegisteredResource, ...]
+) -> bool:
+    """Whether a group version serves the very same resources (kinds compared by identity:
+    a changed CRD makes a new definition)."""
+    return (
+        before is not None
+        and len(before) == len(now)
+        and all(
+            a.group_version == b.group_version and a.definition is b.definition
+            for a, b in zip(before, now, strict=True)
+        )
+    )
+
+
 class OpenAPIV3:
     """The documents of one Scheme, built once: ``index`` and one per served group version."""
 
-    def __init__(self, scheme: Scheme, server_version: str) -> None:
+    def __init__(
+        self, scheme: Scheme, server_version: str, previous: OpenAPIV3 | None = None
+    ) -> None:
+        """``previous``: the documents of the Scheme before, whose documents are kept for the
+        group versions whose resources did not change (so a CRD added rebuilds its own group
+        version's document only)."""
         by_gv: dict[GroupVersion, list[RegisteredResource]] = {}
         for r in scheme.resources():
             by_gv.setdefault(r.group_version, []).append(r)
@@ -208,17 +229,25 @@ class OpenAPIV3:
         for review in REVIEW_RESOURCES:
             reviews.setdefault(GroupVersion(review.group, review.version), []).append(review)
         self._docs: dict[str, OpenAPIDocument] = {}
+        self._sources: dict[str, tuple[RegisteredResource, ...]] = {}
         for gv in sorted(by_gv.keys() | reviews.keys()):
             key = f"api/{gv.version}" if not gv.group else f"apis/{gv.group}/{gv.version}"
-            paths = _paths(gv, by_gv.get(gv, []))
+            resources = tuple(by_gv.get(gv, []))
+            self._sources[key] = resources
+            if previous is not None and _same(previous._sources.get(key), resources):
+                self._docs[key] = previous._docs[key]
+                continue
+            paths = _paths(gv, list(resources))
             paths.update(_review_paths(gv, reviews.get(gv, [])))
-            kinds = [r.gvk for r in by_gv.get(gv, [])]
+            kinds = [r.gvk for r in resources if not has_own_schema(r)]
             kinds += [gvk.group_version.with_kind(f"{gvk.kind}List") for gvk in kinds]
+            schemas = component_schemas(kinds)
+            schemas.update(custom_component_schemas(r for r in resources if has_own_schema(r)))
             doc = {
                 "openapi": "3.0.0",
                 "info": {"title": "kstore", "version": server_version},
                 "paths": paths,
-                "components": {"schemas": component_schemas(kinds)},
+                "components": {"schemas": dict(sorted(schemas.items()))},
             }
             self._docs[key] = OpenAPIDocument(orjson.dumps(doc))
         self.index = orjson.dumps(

@@ -52,6 +52,7 @@ from kstore.errors import (
     NotAcceptable,
     NotFound,
     Unavailable,
+    UnsupportedMediaType,
 )
 from kstore.server._review_wire import decode_review_protobuf
 from kstore.server.discovery import Document, wants_aggregated
@@ -61,6 +62,7 @@ from kstore.server.filters.authentication import (
     request_user,
 )
 from kstore.server.filters.authorization import request_authorizer
+from kstore.server.filters.httplog import VERB_KEY
 from kstore.server.handlers import create, delete, get, patch, scale, update
 from kstore.server.handlers.deadline import AsyncHandler, run_write, run_write_on_loop
 from kstore.server.handlers.scope import Call, Reply, ResourceScope, error_reply, warning_header
@@ -215,9 +217,30 @@ def _check_name(scope: ResourceScope, info: RequestInfo, verb: str) -> None:
         )
 
 
-def _call(request: Request, info: RequestInfo, body: bytes) -> Call:
+#: What a kind without a protobuf form is served in (Kubernetes' words for custom resources).
+_TEXT_MEDIA_TYPES = "application/json, application/yaml"
+
+
+def _text_only(call: Call) -> Call:
+    """The call of a kind that has no protobuf form (a custom resource): a protobuf body is
+    415, and protobuf is struck from ``Accept`` (406 when nothing else was acceptable), as
+    kube-apiserver negotiates for custom resources."""
+    if call.body and MEDIA_TYPE_PROTOBUF in (call.content_type or "").lower():
+        raise UnsupportedMediaType(
+            "the body of the request was in an unknown format - accepted media types include: "
+            + _TEXT_MEDIA_TYPES
+        )
+    if not call.accept or "protobuf" not in call.accept:
+        return call
+    kept = [c for c in call.accept.split(",") if c.strip() and "protobuf" not in c]
+    if not kept:
+        raise NotAcceptable(f"only the following media types are accepted: {_TEXT_MEDIA_TYPES}")
+    return replace(call, accept=",".join(kept))
+
+
+def _call(scope: ResourceScope, request: Request, info: RequestInfo, body: bytes) -> Call:
     params = request.query_params
-    return Call(
+    call = Call(
         method=request.method,
         info=info,
         query=dict(params),
@@ -227,6 +250,7 @@ def _call(request: Request, info: RequestInfo, body: bytes) -> Call:
         body=body,
         user_agent=request.headers.get("user-agent", ""),
     )
+    return call if scope.protobuf else _text_only(call)
 
 
 def _verb_labels(info: RequestInfo, verb: str) -> RequestLabels:
@@ -296,7 +320,8 @@ class _Endpoints:
                 if verb == "patch" and _is_apply(request.headers.get("content-type")):
                     labels = replace(labels, verb="APPLY")
                 if verb == "watch":
-                    return await self._watch(scope, _call(request, info, b""), labels, path)
+                    request.scope[VERB_KEY] = labels.verb
+                    return await self._watch(scope, _call(scope, request, info, b""), labels, path)
                 handlers = scale.HANDLERS if info.subresource == "scale" else _HANDLERS
                 handler = handlers.get(verb)
                 if handler is None:
@@ -304,7 +329,7 @@ class _Endpoints:
                 body = b""
                 if verb not in _READS:
                     body = await request.body()
-                call = _call(request, info, body)
+                call = _call(scope, request, info, body)
                 on_loop = _ON_LOOP.get(handler)
                 if on_loop is not None and self.state.registry.writes_on_loop:
                     reply = await run_write_on_loop(on_loop, scope, call)
@@ -324,18 +349,8 @@ class _Endpoints:
         except Exception as exc:
             _log.exception("%s %s failed", request.method, path)
             response = _error_response(exc, accept)
-        elapsed = time.perf_counter() - started
-        self.state.metrics.observe(labels, response.status_code, elapsed)
-        level = logging.DEBUG if verb in _READS and response.status_code < 400 else logging.INFO
-        if _log.isEnabledFor(level):
-            _log.log(
-                level,
-                "%s %s %d %.1fms",
-                verb.upper(),
-                request.url.path + (f"?{request.url.query}" if request.url.query else ""),
-                response.status_code,
-                elapsed * 1000,
-            )
+        self.state.metrics.observe(labels, response.status_code, time.perf_counter() - started)
+        request.scope[VERB_KEY] = labels.verb
         return response
 
     async def _review(

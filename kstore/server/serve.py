@@ -36,6 +36,7 @@ from typing import TextIO
 
 import uvicorn
 
+from kstore.controllers import RunningControllers, start_controllers
 from kstore.errors import BadRequest
 from kstore.registry.interface import Registry, RequestContext
 from kstore.server.app import build_app, server_state
@@ -372,7 +373,9 @@ def serve(
         sock.close()
         raise
     audit_log: AuditLog | None = None
+    controllers: RunningControllers | None = None
     try:
+        controllers = start_controllers(registry)
         if config.audit_log_path:
             audit_log = AuditLog(config.audit_log_path)
         app = build_app(
@@ -407,6 +410,8 @@ def serve(
             _Server(uv_config, state, announce).run(sockets=[sock])
     finally:
         sock.close()
+        if controllers is not None:
+            controllers.stop()
         registry.close()
         backend.close()
         if audit_log is not None:

@@ -1,7 +1,8 @@
 """The server's shared state: the registry, the per-resource scopes, the built documents.
 
 One :class:`ServerState` per app, built when the app is built (everything derived from the
-Scheme — scopes, discovery, OpenAPI — is computed once here, never per request). It also holds
+Scheme — scopes, discovery, OpenAPI — is computed here, never per request, and computed again
+when the registry serves a new Scheme: a CustomResourceDefinition came or went). It also holds
 the shutdown flag: once :meth:`ServerState.begin_shutdown` runs, ``/readyz`` fails, new
 watches are refused and open ones end, while requests in flight finish.
 """
@@ -14,14 +15,18 @@ from datetime import UTC, datetime
 from importlib import metadata
 
 from kstore.api.gvk import GroupVersion
+from kstore.api.proto_schema import message_for_gvk
+from kstore.api.scheme import RegisteredResource, Scheme
 from kstore.errors import MethodNotAllowed, NotFound
 from kstore.registry.interface import Registry
+from kstore.server.column_printer import columns_printer
 from kstore.server.discovery import SERVED_SUBRESOURCES, Discovery
 from kstore.server.encoding import ResponseEncoder
 from kstore.server.handlers.scope import ResourceScope, selectable_fields
 from kstore.server.handlers.watch import WatchRegistry
 from kstore.server.metrics import Metrics
 from kstore.server.openapi import OpenAPIV2, OpenAPIV3
+from kstore.server.printers import Printer, printer_for
 from kstore.server.request_info import RequestInfo
 
 __all__ = ["KUBERNETES_MINOR", "ServerState", "VersionInfo"]
@@ -71,6 +76,16 @@ class VersionInfo:
         }
 
 
+def _printer(resource: RegisteredResource) -> Printer | None:
+    """The table columns of a resource: its kind's printer, else its version's columns."""
+    definition = resource.definition
+    printer = printer_for(definition.group, definition.kind)
+    if printer is not None:
+        return printer
+    columns = definition.version(resource.group_version.version).printer_columns
+    return columns_printer(columns) if columns else None
+
+
 @dataclass
 class ServerState:
     registry: Registry
@@ -80,22 +95,42 @@ class ServerState:
     max_body_bytes: int = 3 * 1024 * 1024
 
     def __post_init__(self) -> None:
-        scheme = self.registry.scheme
-        encoder = ResponseEncoder(scheme)
-        self.discovery = Discovery(scheme)
-        self.openapi = OpenAPIV3(scheme, self.version.git_version)
+        self._rebuild_lock = threading.Lock()
         self.openapi_v2 = OpenAPIV2(self.version.git_version)
         self._scopes: dict[tuple[GroupVersion, str], ResourceScope] = {}
-        for resource in scheme.resources():
-            store = self.registry.store(resource.group_version.group, resource.info.plural)
-            self._scopes[(resource.group_version, resource.info.plural)] = ResourceScope(
-                resource=resource,
-                store=store,
-                scheme=scheme,
-                encoder=encoder,
-                selectable_fields=selectable_fields(resource.definition),
-            )
+        self._openapi_before: OpenAPIV3 | None = None
+        self._follow(self.registry.scheme)
+        self.registry.add_scheme_listener(self._follow)
         self._shutting_down = threading.Event()
+
+    def _follow(self, scheme: Scheme) -> None:
+        """Derive the scopes, discovery and OpenAPI of ``scheme`` and swap them in (each a
+        whole value, so a request sees either the old set or the new one). The scope of a
+        resource whose store did not change is kept, with its encoder."""
+        with self._rebuild_lock:
+            encoder = ResponseEncoder(scheme)
+            old = self._scopes
+            scopes: dict[tuple[GroupVersion, str], ResourceScope] = {}
+            for resource in scheme.resources():
+                key = (resource.group_version, resource.info.plural)
+                store = self.registry.store(resource.group_version.group, resource.info.plural)
+                kept = old.get(key)
+                if kept is not None and kept.store is store and kept.resource == resource:
+                    scopes[key] = kept
+                    continue
+                scopes[key] = ResourceScope(
+                    resource=resource,
+                    store=store,
+                    scheme=scheme,
+                    encoder=encoder,
+                    selectable_fields=selectable_fields(resource.definition),
+                    printer=_printer(resource),
+                    protobuf=message_for_gvk(resource.gvk) is not None,
+                )
+            self.discovery = Discovery(scheme)
+            self.openapi = OpenAPIV3(scheme, self.version.git_version, self._openapi_before)
+            self._openapi_before = self.openapi
+            self._scopes = scopes
 
     def scope_for(self, info: RequestInfo, method: str) -> ResourceScope:
         """The scope a resource path names; 404/405 as the API server routes them."""

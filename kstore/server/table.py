@@ -3,8 +3,9 @@
 A Table has ``columnDefinitions`` and one row per object; each row's ``object`` is, as the API
 server sends by default (``includeObject=Metadata``), a ``PartialObjectMetadata`` with the
 object's full metadata (kubectl's ``-A``, ``--show-labels`` and ``-L`` read it). Columns come
-from :mod:`kstore.server.printers` for the built-in kinds, else Kubernetes' default for kinds
-without a printer: ``Name`` and ``Created At``.
+from :mod:`kstore.server.printers` for the built-in kinds, from
+:mod:`kstore.server.column_printer` for kinds whose versions define columns (CRDs), else
+Kubernetes' default for kinds without a printer: ``Name`` and ``Created At``.
 
 Ages are rendered on the server as Kubernetes' ``duration.HumanDuration`` does (``0s``,
 ``5m10s``, ``3h``, ``2d4h``...): kubectl prints the cells as they come.
@@ -37,12 +38,15 @@ def build_table(
     kind: str,
     group: str,
     meta_version: str,
+    printer: Printer | None = None,
     list_metadata: Object | None = None,
     include_object: str = "Metadata",
     headers: bool = True,
 ) -> Object:
-    """A Table of external (versioned) objects of one kind."""
-    printer: Printer | None = printer_for(group, kind)
+    """A Table of external (versioned) objects of one kind, in ``printer``'s columns (by
+    default the kind's built-in printer, else Name and Created At)."""
+    if printer is None:
+        printer = printer_for(group, kind)
     now = datetime.now(UTC)
     columns: Sequence[Column] = printer.columns if printer is not None else (_NAME, _CREATED)
     rows: list[Object] = []

@@ -3,7 +3,8 @@
 - :class:`DirectoryLock`: an exclusive ``flock`` on ``<dir>/kstore.lock`` for as long as a
   store is open, so a second process (or a second open in this one, which LMDB forbids too)
   gets a clear Unavailable naming the holder instead of a corrupted store. The kernel drops the
-  lock when the holder dies, even by ``kill -9``.
+  lock when the holder dies, even by ``kill -9``. The file holds the holder's pid while the
+  store is open, and nothing once it is closed.
 - :class:`Gate`: many short reads at once, or the map resize alone (LMDB forbids
   ``mdb_env_set_mapsize`` while any transaction of the process is open).
 """
@@ -46,9 +47,14 @@ class DirectoryLock:
         self._fd: int | None = fd
 
     def release(self) -> None:
+        """Unlock, leaving the file empty. The file itself stays: removing it would let one
+        opener lock the old inode while the next creates and locks a new one."""
         if self._fd is not None:
             fd, self._fd = self._fd, None
-            os.close(fd)
+            try:
+                os.ftruncate(fd, 0)
+            finally:
+                os.close(fd)
 
 
 class Gate:

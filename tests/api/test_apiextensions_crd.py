@@ -415,7 +415,10 @@ def test_status_subresource_root_must_be_an_object_with_allowed_fields() -> None
     path = Path("spec", "validation", "openAPIV3Schema")
     assert _rendered(validate_version_schema({"type": "array"}, path, status_enabled=True)) == [
         'spec.validation.openAPIV3Schema.type: Invalid value: "array": only "object" is '
-        "allowed as the type at the root of the schema if the status subresource is enabled"
+        "allowed as the type at the root of the schema if the status subresource is enabled",
+        # then the structural-schema rules, as Kubernetes reports them after the status ones
+        "spec.validation.openAPIV3Schema.items: Required value: must be specified",
+        'spec.validation.openAPIV3Schema.type: Invalid value: "array": must be object at the root',
     ]
     causes = validate_version_schema(
         {"type": "object", "nullable": True}, path, status_enabled=True

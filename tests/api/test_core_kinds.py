@@ -17,7 +17,7 @@ from kstore.codec.strict import FieldValidation
 from kstore.codec.versioning import VersioningCodec, decode_request
 from kstore.codec.yaml import YamlSerializer
 from kstore.errors import Invalid, to_status
-from tests.fixtures_path import k8s_testdata
+from tests.fixtures_path import fixture_files, k8s_testdata
 
 CORE_KINDS = (
     "Namespace",
@@ -26,6 +26,7 @@ CORE_KINDS = (
     "Event",
     "Pod",
     "Service",
+    "ServiceAccount",
     "PersistentVolumeClaim",
 )
 
@@ -48,6 +49,7 @@ def _defaulted(obj: dict[str, Any]) -> dict[str, Any]:
         ("events", "Event", True, ("ev",)),
         ("pods", "Pod", True, ("po",)),
         ("services", "Service", True, ("svc",)),
+        ("serviceaccounts", "ServiceAccount", True, ("sa",)),
         ("persistentvolumeclaims", "PersistentVolumeClaim", True, ("pvc",)),
     ],
 )
@@ -60,6 +62,11 @@ def test_core_resources_are_served_at_v1(
     assert resource.info.short_names == short_names
     assert resource.definition.storage_version == "v1"
     assert resource.definition.list_kind == f"{kind}List"
+
+
+def test_core_kinds_are_every_kind_served_in_the_core_group() -> None:
+    served = {r.gvk.kind for r in builtin_scheme().resources() if r.gvk.group == ""}
+    assert served == set(CORE_KINDS)
 
 
 @pytest.mark.parametrize("kind", CORE_KINDS)
@@ -382,7 +389,12 @@ def test_scheme_validates_updates_with_the_update_rules() -> None:
 
 
 def _core_fixtures() -> list[Path]:
-    return sorted((k8s_testdata() / "HEAD").glob("core.v1.*.json"))
+    k8s_testdata()
+    return [
+        p
+        for p in fixture_files(".json")
+        if p.parent.name == "HEAD" and p.name.startswith("core.v1.")
+    ]
 
 
 @pytest.mark.fixtures
@@ -392,9 +404,7 @@ def test_kubernetes_fixtures_decode_although_they_are_not_valid_objects() -> Non
     scheme = builtin_scheme()
     fixtures = _core_fixtures()
     found = {p.name.split(".")[2] for p in fixtures}
-    # Fixture sets taken before kstore served PersistentVolumeClaims lack the claim's.
-    assert found <= set(CORE_KINDS)
-    assert set(CORE_KINDS) - found <= {"PersistentVolumeClaim"}
+    assert found == set(CORE_KINDS)
     for path in fixtures:
         data = path.read_bytes()
         kind = json.loads(data)["kind"]

@@ -132,3 +132,47 @@ def test_the_scheme_is_frozen() -> None:
     scheme = builtin_scheme()
     with pytest.raises(TypeError):
         scheme._kinds[("x", "Y")] = WIDGET  # type: ignore[index]
+
+
+# ---------------------------------------------------------------------- kinds added at run time
+
+
+def _widget(version: str = "v1", *, served: bool = True) -> KindDefinition:
+    return KindDefinition(
+        group="example.com",
+        kind="Widget",
+        versions=(KindVersion(version=version, enabled=served),),
+        storage_version=version,
+        resource=ResourceInfo(plural="widgets", singular="widget", namespaced=True),
+        list_kind="WidgetList",
+    )
+
+
+def test_with_definitions_adds_replaces_and_removes_kinds_in_a_new_scheme() -> None:
+    base = builtin_scheme()
+    with_widget = base.with_definitions(add=[_widget()])
+    gv = GroupVersion("example.com", "v1")
+    assert with_widget.resource(gv, "widgets").definition.kind == "Widget"
+    assert not base.recognizes(gv.with_kind("Widget"))  # the old one is untouched
+    assert set(base.resources()) < set(with_widget.resources())
+
+    replaced = with_widget.with_definitions(add=[_widget("v2")])
+    assert replaced.recognizes(GroupVersionKind("example.com", "v2", "Widget"))
+    assert not replaced.recognizes(gv.with_kind("Widget"))
+
+    removed = replaced.with_definitions(remove=[("example.com", "Widget")])
+    assert removed.resources() == base.resources()
+
+
+def test_with_definitions_keeps_the_runtime_config_and_each_versions_served_flag() -> None:
+    base = builtin_scheme_builder().build({"apps/v1beta1": False})
+    scheme = base.with_definitions(add=[_widget(served=False)])
+    assert not scheme.is_served(GroupVersionKind("apps", "v1beta1", "Deployment"))
+    assert scheme.recognizes(GroupVersionKind("example.com", "v1", "Widget"))
+    assert not scheme.is_served(GroupVersionKind("example.com", "v1", "Widget"))
+
+
+def test_with_definitions_refuses_what_a_builder_refuses() -> None:
+    bad = KindDefinition(group="example.com", kind="Widget", versions=())
+    with pytest.raises(ValueError, match="has no versions"):
+        builtin_scheme().with_definitions(add=[bad])

@@ -79,3 +79,14 @@ def test_bad_bench_flags_are_usage_errors(
         main(["bench", "rest", *argv])
     assert exc.value.code == 2
     assert "usage:" in capsys.readouterr().err
+
+
+def test_the_custom_kind_rest_bench_runs_beside_configmap_creates() -> None:
+    from kstore.benchmarks.rest import run_rest_bench
+
+    result = run_rest_bench(kind="custom", requests=40, repeats=1, clients=2, watchers=1)
+    assert result.configmap_create_rate is not None and result.configmap_create_rate > 0
+    assert result.create_rate > 0
+    report = result.report()
+    assert "custom resource, 20 CEL rules" in report
+    assert "create (POST configmap), same run" in report

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -69,6 +70,15 @@ def test_second_process_gets_a_clear_error_naming_the_holder(
     assert done.stdout.startswith("refused:"), done.stdout + done.stderr
     assert "already open" in done.stdout
     assert "one process may open it at a time" in done.stdout
+
+
+def test_the_lock_file_names_the_holder_while_open_and_nobody_once_closed(tmp_path: Path) -> None:
+    store = tmp_path / "closed"
+    opened = LmdbBackend(LmdbConfig(path=store))
+    assert (store / "kstore.lock").read_text() == f"{os.getpid()}\n"
+    opened.close()
+    assert (store / "kstore.lock").read_text() == ""
+    LmdbBackend(LmdbConfig(path=store)).close()  # and the next open takes it
 
 
 def test_lock_is_released_on_close(tmp_path: Path) -> None:

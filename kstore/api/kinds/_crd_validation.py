@@ -42,6 +42,8 @@ from kstore.api.kinds._crd_internal import (
     go_versions,
     internal_spec,
 )
+from kstore.api.openapi_validation import compile_validator
+from kstore.api.structural import Structural, validate_crd_schema
 from kstore.api.validation._access import get_list, get_map, get_str, maps, opt_str
 from kstore.api.validation._render import go_quote
 from kstore.api.validation.field import JSONValue, Path, forbidden, invalid, not_supported, required
@@ -161,15 +163,20 @@ def _is_zero(value: Any, scalar: bool) -> bool:
     return value is None
 
 
+def _validate_default(path: Path, value: Any, node: Structural) -> list[Cause]:
+    """A default against the OpenAPI validations of the schema node it sits on."""
+    return compile_validator(node.raw).validate(value, path)
+
+
 def validate_version_schema(
     schema: Mapping[str, Any], path: Path, *, status_enabled: bool
 ) -> list[Cause]:
     """The checks of one ``openAPIV3Schema`` (``path`` is its own path).
 
-    Done here: with the status subresource on, the root is of type ``object`` and sets only
-    the fields Kubernetes allows there; the root is not ``nullable``. The structural-schema
-    rules, default pruning and CEL compilation of ``validateCustomResourceDefinitionValidation``
-    plug in here and append their causes after these.
+    With the status subresource on, the root is of type ``object`` and sets only the fields
+    Kubernetes allows there; then :func:`kstore.api.structural.validate_crd_schema`: the root
+    not ``nullable``, the structural-schema rules, defaults pruned and valid against their
+    schema (:func:`_validate_default`), the per-node rules.
     """
     causes: list[Cause] = []
     if status_enabled:
@@ -200,8 +207,7 @@ def validate_version_schema(
                     )
                 )
                 break
-    if schema.get("nullable") is True:
-        causes.append(forbidden(path.child("nullable"), "nullable cannot be true at the root"))
+    causes.extend(validate_crd_schema(schema, path, validate_value=_validate_default))
     return causes
 
 

@@ -7,19 +7,23 @@
   appended to ``status.storedVersions`` (a version once used for storage stays listed until a
   storage migration removes it through the ``status`` subresource);
 - ``status`` writes: ``spec`` kept; only ``status.acceptedNames`` is checked;
-- updates need a resourceVersion (no unconditional updates), and a PUT never creates.
+- updates need a resourceVersion (no unconditional updates), and a PUT never creates;
+- delete: the ``customresourcecleanup.apiextensions.k8s.io`` finalizer and the ``Terminating``
+  condition first, so the CRD stays until the CRD controller has deleted its objects.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
+from kstore.api.custom_kinds import CLEANUP_FINALIZER, TERMINATING, set_condition
 from kstore.api.gvk import Object
 from kstore.api.kinds._crd_validation import validate_custom_resource_definition_status_update
 from kstore.errors import Cause
 from kstore.registry.interface import RequestContext
-from kstore.registry.strategies.base import STATUS, BuiltinStrategy
+from kstore.registry.strategies.base import STATUS, BuiltinStrategy, meta, read_meta
 
 __all__ = ["CustomResourceDefinitionStrategy"]
 
@@ -74,6 +78,27 @@ class CustomResourceDefinitionStrategy(BuiltinStrategy):
         super().prepare_for_update(ctx, obj, old, subresource)
         if subresource != STATUS:
             _add_storage_version(obj)
+
+    def prepare_for_delete(self, obj: Object) -> bool:
+        """The CRD REST's delete: the cleanup finalizer (so its objects are deleted before it
+        goes, by the CRD controller) and ``Terminating`` (``InstanceDeletionPending``)."""
+        finalizers = list(read_meta(obj).get("finalizers") or [])
+        changed = CLEANUP_FINALIZER not in finalizers
+        if changed:
+            meta(obj)["finalizers"] = [*finalizers, CLEANUP_FINALIZER]
+        status = obj.get(STATUS)
+        if not isinstance(status, dict):
+            status = {}
+            obj[STATUS] = status
+        pending = {
+            "type": TERMINATING,
+            "status": "True",
+            "reason": "InstanceDeletionPending",
+            "message": "CustomResourceDefinition marked for deletion; CustomResource deletion "
+            "will begin soon",
+        }
+        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return set_condition(status, pending, now) or changed
 
     def validate_kind_update(
         self, ctx: RequestContext, obj: Object, old: Object, subresource: str

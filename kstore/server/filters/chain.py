@@ -1,10 +1,10 @@
 """The filter chain's settings and its order, as kube-apiserver's ``DefaultBuildHandlerChain``.
 
 Outermost first, as the API server runs them: panic recovery (so even a failing filter
-answers with a ``Status``), audit (installed only with an audit log; here rather than after
-authentication, as in the API server, so that it records the 504s and 429s of the filters
-below it), the request timeout (it times everything below it, a wait for
-nothing included: no filter queues), CORS (installed only with allowed origins; a preflight is
+answers with a ``Status``), the request log (``--v``), audit (installed only with an audit
+log; here rather than after authentication, as in the API server, so that it records the 504s
+and 429s of the filters below it), the request timeout (it times everything below it, a wait
+for nothing included: no filter queues), CORS (installed only with allowed origins; a preflight is
 answered before any limit counts it), authentication, impersonation (always installed: under
 ``AlwaysAllow`` anybody may act as anybody), the in-flight limits, authorization, then the
 request body limit.
@@ -31,6 +31,7 @@ from kstore.server.filters.authentication import Authentication, Authenticator
 from kstore.server.filters.authorization import Authorization, Authorizer
 from kstore.server.filters.body_limit import DEFAULT_MAX_REQUEST_BODY_BYTES, BodyLimit
 from kstore.server.filters.cors import Cors, compile_origins
+from kstore.server.filters.httplog import HttpLog
 from kstore.server.filters.impersonation import Impersonation
 from kstore.server.filters.max_inflight import MaxInFlight
 from kstore.server.filters.recovery import PanicRecovery
@@ -57,6 +58,8 @@ class FilterConfig:
     #: ``--authorization-mode``: the authorizers in order (``AlwaysAllow``, ``AlwaysDeny``,
     #: ``RBAC``).
     authorization_modes: tuple[str, ...] = ("AlwaysAllow",)
+    #: ``--v``: the request log's verbosity (2 and above: every request, see ``httplog``).
+    verbosity: int = 0
 
     @property
     def authenticates(self) -> bool:
@@ -81,7 +84,7 @@ def filter_middleware(
     that does not compile). ``audit_log`` is where audit events go (None: no auditing); the
     caller opens and closes it. ``authenticator`` and ``authorizer`` are installed when given
     (the caller builds them from ``config``, see :mod:`kstore.server.app`)."""
-    chain = [Middleware(PanicRecovery)]
+    chain = [Middleware(PanicRecovery), Middleware(HttpLog, verbosity=config.verbosity)]
     if audit_log is not None:
         chain.append(Middleware(Audit, log=audit_log))
     chain += [

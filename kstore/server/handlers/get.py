@@ -34,6 +34,7 @@ def get(scope: ResourceScope, call: Call) -> Reply:
             [scope.encoder.external(hub, scope.gv)],
             kind=scope.kind,
             group=scope.gv.group,
+            printer=scope.printer,
             meta_version=fmt.meta_version,
             include_object=call.query.get("includeObject", "Metadata"),
         )
@@ -53,6 +54,7 @@ def list_collection(scope: ResourceScope, call: Call) -> Reply:
             [scope.encoder.external(hub, scope.gv) for hub in result.items],
             kind=scope.kind,
             group=scope.gv.group,
+            printer=scope.printer,
             meta_version=fmt.meta_version,
             list_metadata=list_metadata(result),
             include_object=call.query.get("includeObject", "Metadata"),

@@ -1,5 +1,9 @@
 """The ``scale`` subresource (GET, PUT, PATCH): a Deployment or ReplicaSet seen as a ``Scale``.
 
+Kinds defined by data (CRDs) name where their replicas and selector are
+(:class:`~kstore.api.scheme.ScalePaths`): their ``Scale`` is ``autoscaling/v1`` with the values
+found there, and a write sets the value at the spec replicas path.
+
 As Kubernetes' deployment ``ScaleREST``: GET answers a ``Scale`` built from the Deployment —
 ``autoscaling/v1`` for ``apps/v1`` (``status.selector`` the selector as a string), the group's
 own ``Scale`` for the beta versions (``status.selector`` the ``matchLabels`` map and
@@ -23,6 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kstore.api.gvk import GroupVersion, GroupVersionKind, Object
+from kstore.api.scheme import ScalePaths
 from kstore.api.selectors import LabelSelector
 from kstore.api.validation.field import Path, invalid
 from kstore.errors import BadRequest, Invalid, NotAcceptable
@@ -61,8 +66,27 @@ def _selector(spec: Object) -> tuple[str, dict[str, str]]:
     return text, dict(labels) if isinstance(labels, dict) else {}
 
 
-def scale_of(external: Object, gvk: GroupVersionKind) -> Object:
-    """The ``Scale`` of a Deployment or ReplicaSet in its external version."""
+def _at(obj: Object, path: str) -> Any:
+    node: Any = obj
+    for key in path.lstrip(".").split("."):
+        if not isinstance(node, dict):
+            return None
+        node = node.get(key)
+    return node
+
+
+def _set_at(obj: Object, path: str, value: Any) -> Object:
+    """``obj`` with ``value`` at ``path`` (copies along the path; the maps it needs made)."""
+    first, _, rest = path.lstrip(".").partition(".")
+    child = obj.get(first)
+    if rest:
+        value = _set_at(dict(child) if isinstance(child, dict) else {}, rest, value)
+    return {**obj, first: value}
+
+
+def scale_of(external: Object, gvk: GroupVersionKind, paths: ScalePaths | None = None) -> Object:
+    """The ``Scale`` of an object in its external version: a Deployment, ReplicaSet or
+    StatefulSet, or a kind defined by data whose ``paths`` say where its replicas are."""
     meta = external.get("metadata") or {}
     spec = external.get("spec") or {}
     status = external.get("status") or {}
@@ -71,6 +95,8 @@ def scale_of(external: Object, gvk: GroupVersionKind) -> Object:
         for key in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
         if meta.get(key)
     }
+    if paths is not None:
+        return _custom_scale(external, gvk, paths, scale_meta)
     replicas = spec.get("replicas")
     text, match_labels = _selector(spec)
     scale_status: Object = {"replicas": int(status.get("replicas") or 0)}
@@ -88,6 +114,27 @@ def scale_of(external: Object, gvk: GroupVersionKind) -> Object:
         "metadata": scale_meta,
         # ScaleSpec.replicas is omitempty: a Deployment scaled to 0 has an empty spec.
         "spec": {"replicas": replicas} if replicas else {},
+        "status": scale_status,
+    }
+
+
+def _custom_scale(
+    external: Object, gvk: GroupVersionKind, paths: ScalePaths, scale_meta: Object
+) -> Object:
+    """As apiextensions' scale of a custom resource: replicas from the spec and status paths
+    (0 when absent), the selector string as found at the label selector path."""
+    replicas = _at(external, paths.spec_replicas)
+    current = _at(external, paths.status_replicas)
+    scale_status: Object = {"replicas": current if isinstance(current, int) else 0}
+    if paths.label_selector:
+        selector = _at(external, paths.label_selector)
+        if isinstance(selector, str) and selector:
+            scale_status["selector"] = selector
+    return {
+        "kind": "Scale",
+        "apiVersion": gvk.group_version.api_version,
+        "metadata": scale_meta,
+        "spec": {"replicas": replicas} if isinstance(replicas, int) and replicas else {},
         "status": scale_status,
     }
 
@@ -114,6 +161,11 @@ def _scaled(scope: ResourceScope, current: Object, scale: Object, replicas: int)
     scale_rv = (scale.get("metadata") or {}).get("resourceVersion")
     if scale_rv:
         meta["resourceVersion"] = str(scale_rv)
+    paths = scope.resource.info.scale
+    if paths is not None:
+        return scope.scheme.to_hub(
+            _set_at({**external, "metadata": meta}, paths.spec_replicas, replicas)
+        )
     spec = dict(external.get("spec") or {})
     spec["replicas"] = replicas
     return scope.scheme.to_hub({**external, "metadata": meta, "spec": spec})
@@ -136,7 +188,9 @@ def _write(
 
     ctx = scope.context(call.info)
     result = scope.store.update(ctx, call.info.name, updated, options)
-    scale = scale_of(scope.encoder.external(result.object, scope.gv), gvk)
+    scale = scale_of(
+        scope.encoder.external(result.object, scope.gv), gvk, scope.resource.info.scale
+    )
     return Reply(200, fmt.serializer.encode(scale), fmt.content_type, result.warnings)
 
 
@@ -148,7 +202,9 @@ def get_scale(scope: ResourceScope, call: Call) -> Reply:
         call.info.name,
         resource_version=call.query.get("resourceVersion", ""),
     )
-    scale = scale_of(scope.encoder.external(hub, scope.gv), scale_gvk(scope.gv))
+    scale = scale_of(
+        scope.encoder.external(hub, scope.gv), scale_gvk(scope.gv), scope.resource.info.scale
+    )
     return Reply(200, fmt.serializer.encode(scale), fmt.content_type)
 
 
@@ -201,7 +257,7 @@ def patch_scale(scope: ResourceScope, call: Call) -> Reply:
     )
 
     def patched(current: Object) -> Object:
-        scale = scale_of(scope.encoder.external(current, scope.gv), gvk)
+        scale = scale_of(scope.encoder.external(current, scope.gv), gvk, scope.resource.info.scale)
         result = apply_patch(scale, call.body, patch_type, patch_options)
         # Ownership is recorded on the Deployment by the registry, not on the Scale.
         result.object.get("metadata", {}).pop("managedFields", None)

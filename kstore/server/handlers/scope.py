@@ -28,6 +28,7 @@ from kstore.errors import KStoreError, to_status
 from kstore.registry.interface import RequestContext, ResourceStore
 from kstore.server.encoding import ResponseEncoder
 from kstore.server.negotiation import OutputFormat, json_format
+from kstore.server.printers import Printer
 from kstore.server.request_info import RequestInfo
 
 __all__ = [
@@ -64,6 +65,10 @@ class ResourceScope:
     scheme: Scheme
     encoder: ResponseEncoder
     selectable_fields: frozenset[str]
+    #: The columns of ``kubectl get`` (None: Name and Created At).
+    printer: Printer | None = None
+    #: Whether the kind has a protobuf form (custom resources are JSON and YAML only).
+    protobuf: bool = True
 
     @property
     def gv(self) -> GroupVersion:

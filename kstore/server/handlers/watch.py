@@ -110,6 +110,7 @@ class WatchPlan:
             [self.scope.encoder.external(hub, self.scope.gv)],
             kind=self.scope.kind,
             group=self.scope.gv.group,
+            printer=self.scope.printer,
             meta_version=self.fmt.meta_version,
             include_object=self.include_object,
         )

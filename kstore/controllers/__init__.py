@@ -1,0 +1,10 @@
+"""The API-only control loops of a cluster, as clients of the registry.
+
+Each controller talks to the registry through the same verbs an embedder uses (list, watch,
+update), never through ``kstore.server``; ``kstore serve`` and ``kstore.open`` start them.
+"""
+
+from kstore.controllers.crd_controller import CustomResourceDefinitionController
+from kstore.controllers.running import RunningControllers, start_controllers
+
+__all__ = ["CustomResourceDefinitionController", "RunningControllers", "start_controllers"]
