@@ -46,7 +46,7 @@ from kstore.api.openapi_validation import compile_validator
 from kstore.api.structural import Structural, validate_crd_schema
 from kstore.api.validation._access import get_list, get_map, get_str, maps, opt_str
 from kstore.api.validation._render import go_quote
-from kstore.api.validation.field import JSONValue, Path, forbidden, invalid, not_supported, required
+from kstore.api.validation.field import JSONValue, Path, invalid, not_supported, required
 from kstore.api.validation.names import is_dns1123_subdomain, name_is_dns_subdomain
 from kstore.api.validation.objectmeta import (
     validate_immutable_field,
