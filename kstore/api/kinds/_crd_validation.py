@@ -9,9 +9,8 @@ groups, and ``spec.preserveUnknownFields`` (v1 never allows it to become true).
 
 Field-by-field parts live in :mod:`kstore.api.kinds._crd_fields`, ``spec.conversion`` in
 :mod:`kstore.api.kinds._crd_conversion`. The schema of each version goes through one door,
-:func:`validate_version_schema`. It does the checks that need nothing but the schema's root; the
-structural-schema rules, defaults that must be pruned and CEL compilation
-(``kstore/api/structural/``, ``kstore/api/cel/``) plug in there.
+:func:`validate_version_schema`: the root rules of a schema with a status subresource, then the
+structural-schema checks of :mod:`kstore.api.structural`; CEL compilation plugs in there too.
 
 Rules of the internal type that a v1 object can never break (top-level and per-version fields
 both set, identical per-version values, ``spec.version`` not matching ``spec.versions[0]``) are
