@@ -97,3 +97,25 @@ def test_openapi_document_of_apiextensions_v1() -> None:
     conditions = schemas[prefix + "CustomResourceDefinitionStatus"]["properties"]["conditions"]
     assert conditions["x-kubernetes-list-type"] == "map"
     assert conditions["x-kubernetes-list-map-keys"] == ["type"]
+
+
+def test_strict_field_validation_looks_inside_schemas(client: httpx.Client) -> None:
+    crd = _crd(name="doodads.example.org", plural="doodads")
+    schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    schema["typo"] = True
+    schema["properties"]["spec"]["properties"] = {"size": {"type": "integer", "maxLenght": 3}}
+    refused = client.post(f"{BASE}?fieldValidation=Strict", json=crd)
+    assert refused.status_code == 400, refused.text
+    message = refused.json()["message"]
+    assert 'unknown field "spec.versions[0].schema.openAPIV3Schema.typo"' in message
+    assert (
+        'unknown field "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[size]'
+        '.maxLenght"'
+    ) in message
+    # Warn (kubectl's default is Strict; other clients' Warn) drops them, as a Go decode does.
+    created = client.post(f"{BASE}?fieldValidation=Warn", json=crd)
+    assert created.status_code == 201, created.text
+    stored = created.json()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    assert "typo" not in stored
+    assert stored["properties"]["spec"]["properties"]["size"] == {"type": "integer"}
+    assert len(created.headers.get_list("warning")) == 2
