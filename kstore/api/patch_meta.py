@@ -272,6 +272,10 @@ _TAGS: dict[str, dict[str, dict[str, _Tags]]] = {
     "k8s.io.api.coordination.v1": {},
     # Every list of an Ingress or IngressClass is atomic; no patch strategy.
     "k8s.io.api.networking.v1": {},
+    "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1": {
+        # +listType=map +listMapKey=type; everything else of the CRD types is atomic.
+        "CustomResourceDefinitionStatus": {"conditions": _map_list("type")},
+    },
     "k8s.io.api.policy.v1": {
         # A strategic merge patch replaces the selector whole rather than merging into it.
         "PodDisruptionBudgetSpec": {"selector": _Tags(patch_strategy="replace")},
@@ -418,7 +422,12 @@ def _value(fd: FieldDescriptor) -> TypeNode:
     form = json_kind(desc)
     if form == JsonKind.OBJECT:
         return _struct(desc)
-    if form in (JsonKind.FIELDS_V1, JsonKind.RAW_EXTENSION, JsonKind.ENVELOPE):
+    if form in (
+        JsonKind.FIELDS_V1,
+        JsonKind.RAW_EXTENSION,
+        JsonKind.ENVELOPE,
+        JsonKind.JSON_SCHEMA_PROPS,
+    ):
         return UNTYPED
     if form == JsonKind.ITEMS_LIST:
         return TypeNode(NodeKind.LIST, name="list", item=_value(desc.fields_by_name["items"]))

@@ -20,6 +20,7 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
 from kstore.api.gvk import GroupVersionKind
 from kstore.api.pb import (
+    apiextensions_v1_pb2,
     apps_v1_pb2,
     apps_v1beta1_pb2,
     apps_v1beta2_pb2,
@@ -66,6 +67,7 @@ class JsonKind:
     RAW_EXTENSION = options_pb2.RAW_EXTENSION
     ITEMS_LIST = options_pb2.ITEMS_LIST
     ENVELOPE = options_pb2.ENVELOPE
+    JSON_SCHEMA_PROPS = options_pb2.JSON_SCHEMA_PROPS
 
 
 # (group, version) -> (proto package, kinds with a message of the same name in that package).
@@ -104,6 +106,10 @@ _GROUP_VERSIONS: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {
             "StatefulSet",
             "StatefulSetList",
         ),
+    ),
+    ("apiextensions.k8s.io", "v1"): (
+        "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1",
+        ("CustomResourceDefinition", "CustomResourceDefinitionList"),
     ),
     ("apps", "v1beta2"): ("k8s.io.api.apps.v1beta2", ("Deployment", "DeploymentList")),
     ("apps", "v1beta1"): ("k8s.io.api.apps.v1beta1", ("Deployment", "DeploymentList")),
@@ -175,6 +181,7 @@ _FILES = (
     networking_v1_pb2,
     policy_v1_pb2,
     rbac_v1_pb2,
+    apiextensions_v1_pb2,
 )
 
 
@@ -325,6 +332,43 @@ def _value_schema(fd: FieldDescriptor) -> FieldSchema:
         return _object_schema(desc)
     if form in (JsonKind.FIELDS_V1, JsonKind.RAW_EXTENSION, JsonKind.ENVELOPE):
         return ANY
+    if form == JsonKind.JSON_SCHEMA_PROPS:
+        return _json_schema_props()
     if form == JsonKind.ITEMS_LIST:
         return FieldSchema.list_of(_value_schema(desc.fields_by_name["items"]))
     return SCALAR
+
+
+@cache
+def _json_schema_props() -> FieldSchema:
+    """apiextensions v1 ``JSONSchemaProps`` by its JSON names (its JSON is not the descriptor's:
+    see ``kstore.codec._pb_json_schema``). Members that are one of two shapes (``items``: schema
+    or list; ``additionalProperties``/``additionalItems``: schema or bool; ``dependencies``
+    values: schema or list) and raw JSON (``default``, ``enum``, ``example``) are ANY."""
+    fields: dict[str, FieldSchema] = {}
+    schema = FieldSchema.object(fields)
+    scalars = (
+        "id $schema $ref description type format title maximum exclusiveMaximum minimum "
+        "exclusiveMinimum maxLength minLength pattern maxItems minItems uniqueItems multipleOf "
+        "maxProperties minProperties nullable x-kubernetes-preserve-unknown-fields "
+        "x-kubernetes-embedded-resource x-kubernetes-int-or-string x-kubernetes-list-type "
+        "x-kubernetes-map-type"
+    )
+    fields.update(dict.fromkeys(scalars.split(), SCALAR))
+    fields.update(dict.fromkeys(("default", "example", "items"), ANY))
+    fields.update(dict.fromkeys(("additionalProperties", "additionalItems"), ANY))
+    fields["enum"] = FieldSchema.list_of(ANY)
+    fields["dependencies"] = FieldSchema.map_of(ANY)
+    for key in ("required", "x-kubernetes-list-map-keys"):
+        fields[key] = FieldSchema.list_of(SCALAR)
+    for key in ("allOf", "oneOf", "anyOf"):
+        fields[key] = FieldSchema.list_of(schema)
+    for key in ("properties", "patternProperties", "definitions"):
+        fields[key] = FieldSchema.map_of(schema)
+    fields["not"] = schema
+    fields["externalDocs"] = FieldSchema.object({"description": SCALAR, "url": SCALAR})
+    rule = ("rule", "message", "messageExpression", "reason", "fieldPath", "optionalOldSelf")
+    fields["x-kubernetes-validations"] = FieldSchema.list_of(
+        FieldSchema.object(dict.fromkeys(rule, SCALAR))
+    )
+    return schema

@@ -35,6 +35,7 @@ from typing import Any
 import orjson
 
 from kstore.codec import _pb_native
+from kstore.codec._pb_json_schema import dec_json_schema_props
 from kstore.codec._pb_plan import (
     LEAF_CACHE_SIZE,
     WIRE_LEN,
@@ -302,6 +303,7 @@ _SPECIAL: dict[int, tuple[str, Callable[[bytes, int, int], Any], Any]] = {
     JsonKind.FIELDS_V1: ("_fv1", _fields_v1, None),
     JsonKind.RAW_EXTENSION: ("_rawx", _raw_extension, None),
     JsonKind.ITEMS_LIST: ("_items", _items_list, None),
+    JsonKind.JSON_SCHEMA_PROPS: ("_jsp", dec_json_schema_props, None),
 }
 for _helper, _fn, _zero in _SPECIAL.values():
     _ns[_helper] = _fn

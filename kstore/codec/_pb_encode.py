@@ -35,6 +35,7 @@ from typing import Any
 import orjson
 
 from kstore.codec import _pb_native
+from kstore.codec._pb_json_schema import enc_json_schema_props
 from kstore.codec._pb_plan import (
     LEAF_CACHE_SIZE,
     FieldPlan,
@@ -247,6 +248,7 @@ _SPECIAL = {
     JsonKind.FIELDS_V1: ("_fv1", _fields_v1),
     JsonKind.RAW_EXTENSION: ("_rawx", _raw_extension),
     JsonKind.ITEMS_LIST: ("_items", _items_list),
+    JsonKind.JSON_SCHEMA_PROPS: ("_jsp", enc_json_schema_props),
 }
 for _helper, _fn in _SPECIAL.values():
     _ns[_helper] = _fn

@@ -197,6 +197,7 @@ _i32 = None
 _i64 = None
 _ios = None
 _items = None
+_jsp = None
 _micro = None
 _over = None
 _qty = None

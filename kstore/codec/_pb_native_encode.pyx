@@ -25,6 +25,7 @@ _dur = None
 _fv1 = None
 _ios = None
 _items = None
+_jsp = None
 _list = None
 _map_sb = None
 _map_st = None

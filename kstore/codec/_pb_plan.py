@@ -127,10 +127,17 @@ class MessagePlan:
 def plan_for(full_name: str) -> MessagePlan:
     """The plan of one message type (cached; plans are immutable)."""
     desc = message_type(full_name)
-    fields = tuple(sorted((_field_plan(fd) for fd in desc.fields), key=lambda f: f.number))
+    form = json_kind(desc)
+    # JSONSchemaProps has a codec of its own (kstore.codec._pb_json_schema) and fields (doubles)
+    # no other message has: its plan lists none.
+    fields = (
+        ()
+        if form == JsonKind.JSON_SCHEMA_PROPS
+        else tuple(sorted((_field_plan(fd) for fd in desc.fields), key=lambda f: f.number))
+    )
     return MessagePlan(
         full_name=full_name,
-        form=json_kind(desc),
+        form=form,
         fields=fields,
         is_kind=full_name in kind_messages(),
     )
@@ -196,6 +203,11 @@ def is_flat(full_name: str) -> bool:
             if f.form == JsonKind.OBJECT:
                 if not (f.inline and is_flat(f.message)):
                     return False
-            elif f.form in (JsonKind.FIELDS_V1, JsonKind.RAW_EXTENSION, JsonKind.ITEMS_LIST):
+            elif f.form in (
+                JsonKind.FIELDS_V1,
+                JsonKind.RAW_EXTENSION,
+                JsonKind.ITEMS_LIST,
+                JsonKind.JSON_SCHEMA_PROPS,
+            ):
                 return False
     return True

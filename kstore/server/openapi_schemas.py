@@ -60,9 +60,13 @@ _SCALAR_FORMS: Final[dict[int, Object]] = {
 
 
 def component_name(desc: Descriptor) -> str:
-    """Kubernetes' name of a message's schema: the Go package path reversed at its host."""
+    """Kubernetes' name of a message's schema: the Go package path reversed at its host (a
+    proto package spells the path's dashes as underscores: ``apiextensions_apiserver``)."""
     name = desc.full_name
-    return "io.k8s." + name[len("k8s.io.") :] if name.startswith("k8s.io.") else name
+    if not name.startswith("k8s.io."):
+        return name
+    package, _, message = name[len("k8s.io.") :].rpartition(".")
+    return f"io.k8s.{package.replace('_', '-')}.{message}"
 
 
 def _ref(desc: Descriptor, *, struct: bool) -> Object:
@@ -128,6 +132,9 @@ class _Builder:
             items = desc.fields_by_name["items"]
             item = node.item if node.item is not None else node
             return {"type": "array", "items": self._value(items, item)}
+        if form == JsonKind.JSON_SCHEMA_PROPS:
+            # A JSON Schema, published as an object whose members are all kept.
+            return {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
         return {"type": "object"}  # RawExtension, FieldsV1: any JSON object
 
     def _field(self, fd: FieldDescriptor, meta: FieldMeta) -> Object:

@@ -125,13 +125,21 @@ def test_an_update_needs_a_resource_version(registry: StoreRegistry, scheme: Sch
     assert "metadata.resourceVersion" in caught.value.message
 
 
-def test_crds_are_stored_as_json_under_their_group(scheme: Scheme, backend: LmdbBackend) -> None:
+def test_crds_are_stored_under_their_group_in_the_storage_media_type(
+    scheme: Scheme, backend: LmdbBackend
+) -> None:
     registry = make_registry(scheme, backend, storage_media_type=MEDIA_TYPE_PROTOBUF)
     try:
-        _create(registry, scheme)
+        created = _create(registry, scheme)
     finally:
         registry.close()
-    # No protobuf message for JSONSchemaProps yet: CRDs stay JSON, as custom resources do.
     raw = _raw(backend, PREFIX, f"{PREFIX}/widgets.example.org")
-    assert raw.startswith(b"{")
-    assert orjson.loads(raw)["apiVersion"] == V1
+    assert raw.startswith(b"k8s\x00")
+    registry = make_registry(scheme, backend)
+    try:
+        store = registry.store("apiextensions.k8s.io", "customresourcedefinitions")
+        read = store.get(ctx("", V1), "widgets.example.org")
+    finally:
+        registry.close()
+    assert read["spec"] == created["spec"]
+    assert read["status"] == created["status"]

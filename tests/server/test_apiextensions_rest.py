@@ -6,6 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+import orjson
+
+from kstore.api.kinds import builtin_scheme
+from kstore.server.openapi import OpenAPIV3
 
 BASE = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
@@ -74,3 +78,44 @@ def test_discovery_lists_the_crd_resource(client: httpx.Client) -> None:
     assert crds["shortNames"] == ["crd", "crds"]
     assert crds["categories"] == ["api-extensions"]
     assert "customresourcedefinitions/status" in by_name
+
+
+def test_openapi_document_of_apiextensions_v1() -> None:
+    doc = OpenAPIV3(builtin_scheme(), "v1.36.0").document("apis/apiextensions.k8s.io/v1")
+    assert doc is not None
+    body = orjson.loads(doc.body)
+    assert "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}/status" in body["paths"]
+    schemas = body["components"]["schemas"]
+    # Named after the Go package path, k8s.io/apiextensions-apiserver.
+    prefix = "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1."
+    crd = schemas[prefix + "CustomResourceDefinition"]
+    assert crd["x-kubernetes-group-version-kind"] == [
+        {"group": "apiextensions.k8s.io", "kind": "CustomResourceDefinition", "version": "v1"}
+    ]
+    validation = schemas[prefix + "CustomResourceValidation"]["properties"]["openAPIV3Schema"]
+    assert validation == {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    conditions = schemas[prefix + "CustomResourceDefinitionStatus"]["properties"]["conditions"]
+    assert conditions["x-kubernetes-list-type"] == "map"
+    assert conditions["x-kubernetes-list-map-keys"] == ["type"]
+
+
+def test_strict_field_validation_looks_inside_schemas(client: httpx.Client) -> None:
+    crd = _crd(name="doodads.example.org", plural="doodads")
+    schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    schema["typo"] = True
+    schema["properties"]["spec"]["properties"] = {"size": {"type": "integer", "maxLenght": 3}}
+    refused = client.post(f"{BASE}?fieldValidation=Strict", json=crd)
+    assert refused.status_code == 400, refused.text
+    message = refused.json()["message"]
+    assert 'unknown field "spec.versions[0].schema.openAPIV3Schema.typo"' in message
+    assert (
+        'unknown field "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[size]'
+        '.maxLenght"'
+    ) in message
+    # Warn (kubectl's default is Strict; other clients' Warn) drops them, as a Go decode does.
+    created = client.post(f"{BASE}?fieldValidation=Warn", json=crd)
+    assert created.status_code == 201, created.text
+    stored = created.json()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    assert "typo" not in stored
+    assert stored["properties"]["spec"]["properties"]["size"] == {"type": "integer"}
+    assert len(created.headers.get_list("warning")) == 2

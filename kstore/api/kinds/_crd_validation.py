@@ -7,9 +7,10 @@ Checks run in Kubernetes' order: ObjectMeta (the name must be ``<plural>.<group>
 ``status.acceptedNames``, ``status.storedVersions``, the API-approval annotation of protected
 groups, and ``spec.preserveUnknownFields`` (v1 never allows it to become true).
 
-The schema of each version goes through one door, :func:`validate_version_schema`. It does the
-checks that need nothing but the schema's root; the structural-schema rules, defaults that must be
-pruned and CEL compilation (``kstore/api/structural/``, ``kstore/api/cel/``) plug in there.
+Field-by-field parts live in :mod:`kstore.api.kinds._crd_fields`, ``spec.conversion`` in
+:mod:`kstore.api.kinds._crd_conversion`. The schema of each version goes through one door,
+:func:`validate_version_schema`: the root rules of a schema with a status subresource, then the
+structural-schema checks of :mod:`kstore.api.structural`; CEL compilation plugs in there too.
 
 Rules of the internal type that a v1 object can never break (top-level and per-version fields
 both set, identical per-version values, ``spec.version`` not matching ``spec.versions[0]``) are
@@ -18,12 +19,22 @@ left out, as are the CA bundle's PEM check and the ``error building validator`` 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit  # only for the API-approval URL
 
 from kstore.api.cel import compile_schema_rules
+from kstore.api.kinds._crd_conversion import REVIEW_VERSIONS, validate_conversion
+from kstore.api.kinds._crd_fields import (
+    MAX_SELECTABLE_FIELDS,
+    deprecation_warning_errors,
+    dns1035,
+    validate_column,
+    validate_names,
+    validate_selectable_fields,
+    validate_subresources,
+)
 from kstore.api.kinds._crd_internal import (
     InternalSpec,
     InternalVersion,
@@ -35,22 +46,8 @@ from kstore.api.openapi_validation import compile_validator
 from kstore.api.structural import Structural, validate_crd_schema
 from kstore.api.validation._access import get_list, get_map, get_str, maps, opt_str
 from kstore.api.validation._render import go_quote
-from kstore.api.validation.field import (
-    JSONValue,
-    Path,
-    duplicate,
-    forbidden,
-    invalid,
-    not_supported,
-    required,
-    too_many,
-)
-from kstore.api.validation.names import (
-    is_dns1035_label,
-    is_dns1123_subdomain,
-    is_valid_port_num,
-    name_is_dns_subdomain,
-)
+from kstore.api.validation.field import JSONValue, Path, invalid, not_supported, required
+from kstore.api.validation.names import is_dns1123_subdomain, name_is_dns_subdomain
 from kstore.api.validation.objectmeta import (
     validate_immutable_field,
     validate_object_meta,
@@ -59,34 +56,15 @@ from kstore.api.validation.objectmeta import (
 from kstore.errors import Cause
 
 __all__ = [
-    "MAX_SELECTABLE_FIELDS",
     "validate_custom_resource_definition",
     "validate_custom_resource_definition_status_update",
     "validate_custom_resource_definition_update",
+    "validate_stored_versions",
     "validate_version_schema",
 ]
 
-#: ``MaxSelectableFields``.
-MAX_SELECTABLE_FIELDS: Final = 8
 _SCOPES: Final = ("Cluster", "Namespaced")
-_STRATEGIES: Final = ("None", "Webhook")
-#: ``printerColumnDatatypes`` and ``customResourceColumnDefinitionFormats``, sorted as
-#: ``sets.String.List()`` prints them.
-_COLUMN_TYPES: Final = ("boolean", "date", "integer", "number", "string")
-_COLUMN_FORMATS: Final = (
-    "byte",
-    "date",
-    "date-time",
-    "double",
-    "float",
-    "int32",
-    "int64",
-    "password",
-)
-#: The ConversionReview versions the previous release understands.
-_REVIEW_VERSIONS: Final = ("v1", "v1beta1")
 _APPROVAL: Final = "api-approved.kubernetes.io"
-_URL_FORM: Final = "; desired format: https://host[/path]"
 
 _SPEC: Final = Path("spec")
 _STATUS: Final = Path("status")
@@ -280,237 +258,18 @@ def _has_defaults(spec: InternalSpec) -> bool:
     return any(_schema_has(s, lambda n: n.get("default") is not None) for s in _schemas(spec))
 
 
-# ------------------------------------------------------------------- names and columns
-
-
-def _dns1035(value: str, path: Path) -> list[Cause]:
-    errs = is_dns1035_label(value)
-    return [invalid(path, value, ",".join(errs))] if errs else []
-
-
-def validate_names(names: Mapping[str, Any], path: Path) -> list[Cause]:
-    """``ValidateCustomResourceDefinitionNames`` (spec.names and status.acceptedNames)."""
-    causes: list[Cause] = []
-    for key in ("plural", "singular"):
-        value = get_str(names, key)
-        if value:
-            causes.extend(_dns1035(value, path.child(key)))
-    for key in ("kind", "listKind"):
-        value = get_str(names, key)
-        errs = is_dns1035_label(value.lower()) if value else []
-        if errs:
-            detail = "may have mixed case, but should otherwise match: " + ",".join(errs)
-            causes.append(invalid(path.child(key), value, detail))
-    for i, short in enumerate(get_list(names, "shortNames")):
-        text = short if isinstance(short, str) else ""
-        causes.extend(_dns1035(text, path.child("shortNames").index(i)))
-    kind, list_kind = get_str(names, "kind"), get_str(names, "listKind")
-    if kind and kind == list_kind:
-        causes.append(
-            invalid(path.child("listKind"), list_kind, "kind and listKind may not be the same")
-        )
-    for i, category in enumerate(get_list(names, "categories")):
-        text = category if isinstance(category, str) else ""
-        causes.extend(_dns1035(text, path.child("categories").index(i)))
-    return causes
-
-
-def _validate_simple_json_path(value: str, path: Path) -> list[Cause]:
-    if not value:
-        return [invalid(path, value, "must not be empty")]
-    if value[0] != ".":
-        return [invalid(path, value, "must be a simple json path starting with .")]
-    return []
-
-
-def _validate_column(column: Mapping[str, Any], path: Path) -> list[Cause]:
-    causes: list[Cause] = []
-    if not get_str(column, "name"):
-        causes.append(required(path.child("name")))
-    kind = get_str(column, "type")
-    types = "must be one of " + ",".join(_COLUMN_TYPES)
-    if not kind:
-        causes.append(required(path.child("type"), types))
-    elif kind not in _COLUMN_TYPES:
-        causes.append(invalid(path.child("type"), kind, types))
-    fmt = get_str(column, "format")
-    if fmt and fmt not in _COLUMN_FORMATS:
-        causes.append(
-            invalid(path.child("format"), fmt, "must be one of " + ",".join(_COLUMN_FORMATS))
-        )
-    json_path = get_str(column, "jsonPath")
-    if not json_path:
-        causes.append(required(path.child("JSONPath")))
-    else:
-        causes.extend(_validate_simple_json_path(json_path, path.child("JSONPath")))
-    return causes
-
-
-def _validate_subresources(sub: Mapping[str, Any] | None, path: Path) -> list[Cause]:
-    if sub is None:
-        return []
-    scale = sub.get("scale")
-    if not isinstance(scale, Mapping):
-        return []
-    causes: list[Cause] = []
-    for key, prefix, under in (
-        ("specReplicasPath", ".spec.", ".spec"),
-        ("statusReplicasPath", ".status.", ".status"),
-    ):
-        where = path.child(f"scale.{key}")
-        value = get_str(scale, key)
-        if not value:
-            causes.append(required(where))
-            continue
-        errs = _validate_simple_json_path(value, where)
-        if errs:
-            causes.extend(errs)
-        elif not value.startswith(prefix):
-            causes.append(invalid(where, value, f"should be a json path under {under}"))
-    selector = opt_str(scale, "labelSelectorPath")
-    if selector:
-        where = path.child("scale.labelSelectorPath")
-        errs = _validate_simple_json_path(selector, where)
-        if errs:
-            causes.extend(errs)
-        elif not selector.startswith((".spec.", ".status.")):
-            causes.append(
-                invalid(
-                    where,
-                    JSONValue(selector),
-                    "should be a json path under either .spec or .status",
-                )
-            )
-    return causes
-
-
-def _deprecation_warning_errors(deprecated: bool, warning: str | None) -> list[str]:
-    if not deprecated and warning is not None:
-        return ["can only be set for deprecated versions"]
-    if warning is None:
-        return []
-    errors: list[str] = []
-    if len(warning.encode()) > 256:
-        errors.append("must be <= 256 characters long")
-    if not warning:
-        errors.append("must not be an empty string")
-    offset = 0
-    for ch in warning:
-        if not (ch.isprintable() or ch == " "):
-            kind = "control" if ord(ch) < 0x20 or 0x7F <= ord(ch) < 0xA0 else "non-printable"
-            errors.append(
-                "must only contain printable UTF-8 characters; "
-                f"{kind} character found at index {offset}"
-            )
-            break
-        offset += len(ch.encode())
-    return errors
-
-
-# ------------------------------------------------------------------- selectable fields
-
-
-def _resolve(json_path: str, schema: Mapping[str, Any]) -> tuple[list[str], Any] | str:
-    """``cel.ValidFieldPath`` without array notation: the path's names and the schema found,
-    or the error text."""
-    names: list[str] = []
-    node: Any = schema
-    tokens = [t for t in _split_path(json_path)]
-    i = 0
-    while i < len(tokens):
-        tok = tokens[i]
-        if tok == "[":
-            return "array notation is not allowed"
-        if tok != ".":
-            return f"expected [ or . but got: {tok}"
-        if i + 1 >= len(tokens):
-            return "unexpected end of JSON path"
-        name = tokens[i + 1]
-        i += 2
-        props = node.get("properties") if isinstance(node, Mapping) else None
-        extra = node.get("additionalProperties") if isinstance(node, Mapping) else None
-        if isinstance(props, Mapping):
-            if name not in props:
-                return "does not refer to a valid field"
-            node = props[name]
-        elif isinstance(extra, Mapping):
-            node = extra
-        else:
-            return "does not refer to a valid field"
-        names.append(name)
-    return names, node
-
-
-def _split_path(text: str) -> list[str]:
-    out: list[str] = []
-    current = ""
-    for ch in text:
-        if ch in ".[]":
-            if current:
-                out.append(current)
-                current = ""
-            out.append(ch)
-        else:
-            current += ch
-    if current:
-        out.append(current)
-    return out
-
-
-def _validate_selectable_fields(
-    fields: Sequence[Any],
-    schema: Mapping[str, Any],
-    path: Path,
-    opts: _Options,
-    version: str,
-) -> list[Cause]:
-    causes: list[Cause] = []
-    seen: set[str] = set()
-    for i, entry in enumerate(maps(fields)):
-        where = path.index(i).child("jsonPath")
-        json_path = get_str(entry, "jsonPath")
-        if not json_path:
-            causes.append(required(where))
-            continue
-        found = _resolve(json_path, schema)
-        if isinstance(found, str):
-            causes.append(invalid(where, json_path, f"is an invalid path: {found}"))
-            continue
-        names, node = found
-        if names and names[0] == "metadata":
-            causes.append(invalid(where, json_path, "must not point to fields in metadata"))
-        node_type = node.get("type") if isinstance(node, Mapping) else None
-        if node_type not in ("string", "boolean", "integer"):
-            causes.append(
-                invalid(
-                    where,
-                    json_path,
-                    "must point to a field of type string, boolean or integer. Enum string "
-                    "fields and strings with formats are allowed.",
-                )
-            )
-        key = ".".join(names)
-        if key in seen:
-            causes.append(duplicate(where, json_path))
-        else:
-            seen.add(key)
-    if len(seen) > MAX_SELECTABLE_FIELDS and version not in opts.allow_too_many_selectable_fields:
-        causes.append(too_many(path, len(seen), MAX_SELECTABLE_FIELDS))
-    return causes
-
-
 def _validate_version(
     version: InternalVersion, path: Path, status_enabled: bool, opts: _Options
 ) -> list[Cause]:
     causes: list[Cause] = []
     warning = opt_str(version.raw, "deprecationWarning")
     deprecated = version.raw.get("deprecated") is True
-    for err in _deprecation_warning_errors(deprecated, warning):
+    for err in deprecation_warning_errors(deprecated, warning):
         causes.append(invalid(path.child("deprecationWarning"), JSONValue(warning), err))
     causes.extend(_validate_validation(version.schema, status_enabled, path.child("schema")))
-    causes.extend(_validate_subresources(version.subresources, path.child("subresources")))
+    causes.extend(validate_subresources(version.subresources, path.child("subresources")))
     for i, column in enumerate(maps(version.columns)):
-        causes.extend(_validate_column(column, path.child("additionalPrinterColumns").index(i)))
+        causes.extend(validate_column(column, path.child("additionalPrinterColumns").index(i)))
     if version.selectable_fields:
         schema = (version.schema or {}).get("openAPIV3Schema")
         if not isinstance(schema, Mapping):
@@ -523,136 +282,13 @@ def _validate_version(
             )
         else:
             causes.extend(
-                _validate_selectable_fields(
+                validate_selectable_fields(
                     version.selectable_fields,
                     schema,
                     path.child("selectableFields"),
-                    opts,
-                    version.name,
+                    tolerate_too_many=version.name in opts.allow_too_many_selectable_fields,
                 )
             )
-    return causes
-
-
-# ------------------------------------------------------------------------- conversion
-
-
-def _validate_webhook_url(url: str, path: Path) -> list[Cause]:
-    parts = urlsplit(url)
-    causes: list[Cause] = []
-    if parts.scheme != "https":
-        causes.append(
-            invalid(path, parts.scheme, "'https' is the only allowed URL scheme" + _URL_FORM)
-        )
-    userinfo, at, host = parts.netloc.rpartition("@")
-    if not at:
-        host = parts.netloc
-    if not host:
-        causes.append(invalid(path, host, "host must be specified" + _URL_FORM))
-    if at:
-        causes.append(invalid(path, userinfo, "user information is not permitted in the URL"))
-    if parts.fragment:
-        causes.append(invalid(path, parts.fragment, "fragments are not permitted in the URL"))
-    if parts.query:
-        causes.append(invalid(path, parts.query, "query parameters are not permitted in the URL"))
-    return causes
-
-
-def _validate_webhook_service(service: Mapping[str, Any], path: Path) -> list[Cause]:
-    causes: list[Cause] = []
-    if not get_str(service, "name"):
-        causes.append(required(path.child("name")))
-    if not get_str(service, "namespace"):
-        causes.append(required(path.child("namespace")))
-    port = service.get("port")
-    port = port if isinstance(port, int) and not isinstance(port, bool) else 0
-    errs = is_valid_port_num(port)
-    if errs:
-        causes.append(invalid(path.child("port"), port, "port is not valid: " + ", ".join(errs)))
-    url_path = opt_str(service, "path")
-    if url_path is None or url_path in ("", "/"):
-        return causes
-    where = path.child("path")
-    if url_path == "//":
-        return [*causes, invalid(where, url_path, "segment[0] may not be empty")]
-    if not url_path.startswith("/"):
-        causes.append(invalid(where, url_path, "must start with a '/'"))
-    check = url_path[1:]
-    if check.endswith("/"):
-        check = check[:-1]
-    for i, step in enumerate(check.split("/")):
-        if not step:
-            causes.append(invalid(where, url_path, f"segment[{i}] may not be empty"))
-            continue
-        causes.extend(
-            invalid(where, url_path, f"segment[{i}]: {err}") for err in is_dns1123_subdomain(step)
-        )
-    return causes
-
-
-def _validate_review_versions(
-    versions: Sequence[Any], require_recognized: bool, path: Path
-) -> list[Cause]:
-    if not versions:
-        return [required(path)]
-    causes: list[Cause] = []
-    seen: set[str] = set()
-    recognized = False
-    for i, value in enumerate(versions):
-        text = value if isinstance(value, str) else ""
-        if text in seen:
-            causes.append(invalid(path.index(i), text, "duplicate version"))
-            continue
-        seen.add(text)
-        causes.extend(invalid(path.index(i), text, err) for err in is_dns1035_label(text))
-        recognized = recognized or text in _REVIEW_VERSIONS
-    if require_recognized and not recognized:
-        causes.append(
-            invalid(
-                path, list(versions), "must include at least one of " + ", ".join(_REVIEW_VERSIONS)
-            )
-        )
-    return causes
-
-
-def _validate_conversion(spec: InternalSpec, opts: _Options, path: Path) -> list[Cause]:
-    if spec.conversion is None:
-        return []
-    strategy = get_str(spec.conversion, "strategy")
-    causes: list[Cause] = []
-    if not strategy:
-        causes.append(required(path.child("strategy")))
-    elif strategy not in _STRATEGIES:
-        causes.append(not_supported(path.child("strategy"), strategy, _STRATEGIES))
-    config = spec.webhook_client_config
-    review = spec.conversion_review_versions
-    if strategy == "Webhook":
-        where = path.child("webhookClientConfig")
-        if config is None:
-            causes.append(required(where, "required when strategy is set to Webhook"))
-        else:
-            url = opt_str(config, "url")
-            service = config.get("service")
-            service = service if isinstance(service, Mapping) else None
-            if (url is None) == (service is None):
-                causes.append(required(where, "exactly one of url or service is required"))
-            elif url is not None:
-                causes.extend(_validate_webhook_url(url, where.child("url")))
-            elif service is not None:
-                causes.extend(_validate_webhook_service(service, where.child("service")))
-        causes.extend(
-            _validate_review_versions(
-                review or (),
-                opts.require_recognized_review_version,
-                path.child("conversionReviewVersions"),
-            )
-        )
-    else:
-        detail = "should not be set when strategy is not set to Webhook"
-        if config is not None:
-            causes.append(forbidden(path.child("webhookClientConfig"), detail))
-        if review:
-            causes.append(forbidden(path.child("conversionReviewVersions"), detail))
     return causes
 
 
@@ -714,7 +350,7 @@ def _validate_spec(spec: InternalSpec, opts: _Options, path: Path) -> list[Cause
         if v.name in seen:
             unique = False
         seen.add(v.name)
-        causes.extend(_dns1035(v.name, versions_path.index(i).child("name")))
+        causes.extend(dns1035(v.name, versions_path.index(i).child("name")))
         sub = v.subresources if per_version_subresources else spec.subresources
         causes.extend(_validate_version(v, versions_path.index(i), _status_enabled(sub), opts))
     if not unique:
@@ -730,7 +366,7 @@ def _validate_spec(spec: InternalSpec, opts: _Options, path: Path) -> list[Cause
             )
         )
     if spec.version:
-        causes.extend(_dns1035(spec.version, path.child("version")))
+        causes.extend(dns1035(spec.version, path.child("version")))
     names = spec.names
     for key in ("plural", "singular", "kind", "listKind"):
         if not get_str(names, key):
@@ -740,9 +376,9 @@ def _validate_spec(spec: InternalSpec, opts: _Options, path: Path) -> list[Cause
         _status_enabled(v.subresources) for v in spec.versions
     )
     causes.extend(_validate_validation(spec.validation, any_status, path.child("validation")))
-    causes.extend(_validate_subresources(spec.subresources, path.child("subresources")))
+    causes.extend(validate_subresources(spec.subresources, path.child("subresources")))
     for i, column in enumerate(maps(spec.columns)):
-        causes.extend(_validate_column(column, path.child("additionalPrinterColumns").index(i)))
+        causes.extend(validate_column(column, path.child("additionalPrinterColumns").index(i)))
     if spec.selectable_fields:
         schema = (spec.validation or {}).get("openAPIV3Schema")
         if spec.validation is None:
@@ -755,12 +391,11 @@ def _validate_spec(spec: InternalSpec, opts: _Options, path: Path) -> list[Cause
             )
         else:
             causes.extend(
-                _validate_selectable_fields(
+                validate_selectable_fields(
                     spec.selectable_fields,
                     schema if isinstance(schema, Mapping) else {},
                     path.child("selectableFields"),
-                    opts,
-                    "",
+                    tolerate_too_many="" in opts.allow_too_many_selectable_fields,
                 )
             )
     strategy = get_str(spec.conversion, "strategy") if spec.conversion is not None else ""
@@ -772,7 +407,13 @@ def _validate_spec(spec: InternalSpec, opts: _Options, path: Path) -> list[Cause
                 "must be None if spec.preserveUnknownFields is true",
             )
         )
-    causes.extend(_validate_conversion(spec, opts, path.child("conversion")))
+    causes.extend(
+        validate_conversion(
+            spec,
+            path.child("conversion"),
+            require_recognized_review_version=opts.require_recognized_review_version,
+        )
+    )
     return causes
 
 
@@ -916,7 +557,7 @@ def _all_versions_have_schema(spec: InternalSpec) -> bool:
 def _update_options(new: InternalSpec, old: Mapping[str, Any], old_spec: InternalSpec) -> _Options:
     review = old_spec.conversion_review_versions or ()
     recognized = (
-        old_spec.conversion is None or not review or any(v in _REVIEW_VERSIONS for v in review)
+        old_spec.conversion is None or not review or any(v in REVIEW_VERSIONS for v in review)
     )
     tolerated: set[str] = set()
     if (

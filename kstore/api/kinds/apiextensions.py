@@ -2,9 +2,9 @@
 
 Registered as Kubernetes serves it: cluster-scoped ``customresourcedefinitions``, singular
 ``customresourcedefinition``, short names ``crd`` and ``crds``, category ``api-extensions``, a
-``status`` subresource; stored as v1 (JSON: the protobuf form of ``JSONSchemaProps`` is not
-expressed by kstore's codec yet, so the kind has no protobuf message and is stored as JSON, as
-custom resources are).
+``status`` subresource; stored as v1, in JSON or Kubernetes protobuf (the messages of
+``apiextensions_v1.proto``; a schema's ``JSONSchemaProps`` has a converter of its own,
+:mod:`kstore.codec._pb_json_schema`).
 
 Defaulting is v1's ``SetDefaults_CustomResourceDefinition``, in place:
 

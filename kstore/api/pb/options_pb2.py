@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import descriptor_pb2 as google_dot_protobuf_dot_descriptor__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bkstore/api/pb/options.proto\x12\tkstore.pb\x1a google/protobuf/descriptor.proto*\x9f\x01\n\x08JsonKind\x12\n\n\x06OBJECT\x10\x00\x12\x08\n\x04TIME\x10\x01\x12\x0e\n\nMICRO_TIME\x10\x02\x12\x0c\n\x08\x44URATION\x10\x03\x12\x11\n\rINT_OR_STRING\x10\x04\x12\x0c\n\x08QUANTITY\x10\x05\x12\r\n\tFIELDS_V1\x10\x06\x12\x11\n\rRAW_EXTENSION\x10\x07\x12\x0e\n\nITEMS_LIST\x10\x08\x12\x0c\n\x08\x45NVELOPE\x10\t:L\n\x04json\x12\x1f.google.protobuf.MessageOptions\x18\xec\x9e\x03 \x01(\x0e\x32\x13.kstore.pb.JsonKind:\x06OBJECT:8\n\x08nullable\x12\x1d.google.protobuf.FieldOptions\x18\xed\x9e\x03 \x01(\x08:\x05\x66\x61lse:8\n\tomitempty\x12\x1d.google.protobuf.FieldOptions\x18\xee\x9e\x03 \x01(\x08:\x04true:6\n\x06inline\x12\x1d.google.protobuf.FieldOptions\x18\xef\x9e\x03 \x01(\x08:\x05\x66\x61lse:1\n\x08required\x12\x1d.google.protobuf.FieldOptions\x18\xf0\x9e\x03 \x01(\x08')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bkstore/api/pb/options.proto\x12\tkstore.pb\x1a google/protobuf/descriptor.proto*\xb6\x01\n\x08JsonKind\x12\n\n\x06OBJECT\x10\x00\x12\x08\n\x04TIME\x10\x01\x12\x0e\n\nMICRO_TIME\x10\x02\x12\x0c\n\x08\x44URATION\x10\x03\x12\x11\n\rINT_OR_STRING\x10\x04\x12\x0c\n\x08QUANTITY\x10\x05\x12\r\n\tFIELDS_V1\x10\x06\x12\x11\n\rRAW_EXTENSION\x10\x07\x12\x0e\n\nITEMS_LIST\x10\x08\x12\x0c\n\x08\x45NVELOPE\x10\t\x12\x15\n\x11JSON_SCHEMA_PROPS\x10\n:L\n\x04json\x12\x1f.google.protobuf.MessageOptions\x18\xec\x9e\x03 \x01(\x0e\x32\x13.kstore.pb.JsonKind:\x06OBJECT:8\n\x08nullable\x12\x1d.google.protobuf.FieldOptions\x18\xed\x9e\x03 \x01(\x08:\x05\x66\x61lse:8\n\tomitempty\x12\x1d.google.protobuf.FieldOptions\x18\xee\x9e\x03 \x01(\x08:\x04true:6\n\x06inline\x12\x1d.google.protobuf.FieldOptions\x18\xef\x9e\x03 \x01(\x08:\x05\x66\x61lse:1\n\x08required\x12\x1d.google.protobuf.FieldOptions\x18\xf0\x9e\x03 \x01(\x08')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,5 +33,5 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'kstore.api.pb.options_pb2',
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_JSONKIND']._serialized_start=77
-  _globals['_JSONKIND']._serialized_end=236
+  _globals['_JSONKIND']._serialized_end=259
 # @@protoc_insertion_point(module_scope)
