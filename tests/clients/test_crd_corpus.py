@@ -61,14 +61,20 @@ def test_objects_breaking_the_schema_are_refused_with_kubernetes_messages(
         "'^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$'",
         '* spec.provider: Unsupported value: "nope": supported values: "generic", "aws", '
         '"azure", "github"',
+        # GitRepository has CEL rules: an unsupported value keeps them from running.
+        "* <nil>: Invalid value: null: some validation rules were not checked because the "
+        "object was invalid; correct the existing errors to complete validation",
     ]
     missing = (
         "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: bad}\n"
         "spec: {interval: 5m}\n"
     )
-    assert k.fails("apply", "-f", "-", stdin=missing).stderr.strip() == (
-        'The GitRepository "bad" is invalid: spec.url: Required value'
-    )
+    assert k.fails("apply", "-f", "-", stdin=missing).stderr.splitlines() == [
+        'The GitRepository "bad" is invalid: ',
+        "* spec.url: Required value",
+        "* <nil>: Invalid value: null: some validation rules were not checked because the "
+        "object was invalid; correct the existing errors to complete validation",
+    ]
     unknown = (
         "apiVersion: cert-manager.io/v1\nkind: Issuer\nmetadata: {name: i}\n"
         "spec: {selfSigned: {}, colour: red}\n"
@@ -76,6 +82,18 @@ def test_objects_breaking_the_schema_are_refused_with_kubernetes_messages(
     assert (
         'strict decoding error: unknown field "spec.colour"'
         in k.fails("apply", "-f", "-", stdin=unknown).stderr
+    )
+
+
+def test_a_cel_rule_of_the_corpus_refuses_what_it_says(k: Kubectl, corpus: Path) -> None:
+    body = (
+        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: sa}\n"
+        "spec: {interval: 5m, url: 'https://example.com/r', provider: generic,"
+        " serviceAccountName: robot}\n"
+    )
+    assert k.fails("apply", "-f", "-", stdin=body).stderr.strip() == (
+        'The GitRepository "sa" is invalid: spec: Invalid value: serviceAccountName can only '
+        "be set when provider is 'azure' or 'aws'"
     )
 
 
