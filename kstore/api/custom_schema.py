@@ -164,14 +164,13 @@ class VersionSchema:
         return None if rules.empty else rules
 
     def prune(self, obj: Object) -> list[str]:
-        """Drop what the schema does not declare from ``obj`` (in place); the paths dropped.
-        A request body nested deeper than :data:`MAX_CUSTOM_DEPTH` is a BadRequest."""
-        _check_depth(obj)
+        """Drop what the schema does not declare from ``obj`` (in place); the paths dropped."""
         return prune(obj, self._tree)
 
     def default(self, obj: Object) -> None:
         """Prune, drop the nulls the schema does not allow, then apply its defaults (in place:
-        the caller owns ``obj``); a patch result nested too deep is a BadRequest too."""
+        the caller owns ``obj``). Every request body and patch result comes this way: one
+        nested deeper than :data:`MAX_CUSTOM_DEPTH` is a BadRequest."""
         _check_depth(obj)
         prune(obj, self._tree)
         drop_nulls(obj, self._tree)
