@@ -201,6 +201,11 @@ def kind_definition_for(
             scale=scale,
             # kube-apiserver keeps custom resources under their group, even a *.k8s.io one.
             key_prefix=f"/{group}/{plural}",
+            create_refused=(
+                "create not allowed while custom resource definition is terminating"
+                if condition_true(crd, TERMINATING)
+                else ""
+            ),
         ),
         field_labels=field_labels if selectable else None,
         list_kind=str(accepted.get("listKind") or f"{kind}List"),

@@ -101,6 +101,9 @@ class ResourceInfo:
     #: The storage key prefix, when the kind's rule is not the built-in one (custom resources
     #: live under ``/<group>/<plural>`` whatever their group).
     key_prefix: str = ""
+    #: Why creates are refused (405) while the kind is still served, e.g. its CRD is being
+    #: deleted; "" when they are not.
+    create_refused: str = ""
 
 
 class SchemaRules(Protocol):

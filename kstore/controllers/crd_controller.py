@@ -93,13 +93,11 @@ def _name(obj: Object) -> str:
 
 
 def _definition_key(crd: Object) -> tuple[Any, ...]:
-    """What a CRD's kind is derived from: its spec (by generation) and its accepted names."""
+    """What a CRD's kind is derived from: its spec (by generation), its accepted names, and
+    whether it is terminating (creates are refused then)."""
     meta = _map(crd.get("metadata"))
-    return (
-        meta.get("uid"),
-        meta.get("generation"),
-        repr(_map(crd.get("status")).get("acceptedNames")),
-    )
+    accepted = repr(_map(crd.get("status")).get("acceptedNames"))
+    return (meta.get("uid"), meta.get("generation"), accepted, condition_true(crd, TERMINATING))
 
 
 class CustomResourceDefinitionController:

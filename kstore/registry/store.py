@@ -59,6 +59,7 @@ from kstore.errors import (
     Conflict,
     Invalid,
     KStoreError,
+    MethodNotAllowed,
     NotFound,
 )
 from kstore.registry.admission import AdmissionChain
@@ -509,6 +510,8 @@ class GenericStore(ResourceStore):
     def _admitted_for_create(
         self, ctx: RequestContext, obj: Object, opts: CreateOptions, request: _Request
     ) -> Object:
+        if self._info.create_refused:
+            raise MethodNotAllowed(self._info.create_refused)
         obj = copy_value(obj)
         self._admit_create(ctx, obj, opts.field_manager, "", opts.dry_run, request)
         return obj

@@ -13,7 +13,7 @@ import pytest
 
 import kstore
 from kstore.api.gvk import Object
-from kstore.errors import NotFound
+from kstore.errors import MethodNotAllowed, NotFound
 from kstore.storage.interface import ResourceStorageConfig
 from kstore.storage.lmdb import LmdbBackend, LmdbConfig
 
@@ -179,3 +179,35 @@ def test_versions_convert_and_the_storage_version_may_change(tmp_path: Path) -> 
         assert _dials(client, "v2").get("old")["spec"] == {"value": 1}
         stored = crds.get("dials.versions.example.com")["status"]["storedVersions"]
         assert stored == ["v1", "v2"]
+
+
+def test_a_terminating_crd_refuses_creates_until_its_objects_are_gone(tmp_path: Path) -> None:
+    with kstore.open(f"lmdb://{tmp_path / 'store'}") as client:
+        crds = client.resource("apiextensions.k8s.io/v1", "customresourcedefinitions")
+        crds.create(_crd())
+        gateways = _served(client)
+        gateways.create({"metadata": {"name": "kept", "finalizers": ["example.com/keep"]}})
+        crds.delete(f"gateways.{GROUP}")  # waits for its objects: one holds a finalizer
+        deadline = time.monotonic() + 5
+        while True:
+            try:
+                _served(client).create({"metadata": {"name": f"late{time.monotonic_ns()}"}})
+            except MethodNotAllowed as refused:
+                assert refused.code == 405
+                assert refused.message == (
+                    "create not allowed while custom resource definition is terminating"
+                )
+                break
+            assert time.monotonic() < deadline, "creates were still allowed"
+            time.sleep(0.02)
+        kept = _served(client).get("kept")
+        kept["metadata"]["finalizers"] = []
+        _served(client).update(kept)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                crds.get(f"gateways.{GROUP}")
+            except NotFound:
+                break
+            assert time.monotonic() < deadline, "the CRD did not go once its objects went"
+            time.sleep(0.05)
