@@ -13,7 +13,7 @@ exposes only ``name`` and ``generateName``; :func:`root_view` builds that schema
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from kstore.api.cel._ast import (
@@ -70,6 +70,44 @@ def _field_schema(schema: Schema, name: str) -> tuple[bool, Schema | None]:
     return False, None
 
 
+def _walk_selects(
+    expr: Expr,
+    scope: dict[str, Schema | None],
+    on_select: Callable[[Select, Schema | None], bool],
+) -> bool:
+    """Visit every field selection of ``expr`` with the schema of what it selects from (None
+    where no schema is known), each comprehension's variables typed by its range; stop, and
+    return False, as soon as ``on_select`` returns False."""
+    if isinstance(expr, Select):
+        if not on_select(expr, _typed(expr.operand, scope)):
+            return False
+        return _walk_selects(expr.operand, scope, on_select)
+    if isinstance(expr, Call):
+        parts = ([expr.target] if expr.target is not None else []) + list(expr.args)
+        return all(_walk_selects(a, scope, on_select) for a in parts)
+    if isinstance(expr, CreateList):
+        return all(_walk_selects(x, scope, on_select) for x in expr.elements)
+    if isinstance(expr, CreateMap):
+        return all(
+            _walk_selects(k, scope, on_select) and _walk_selects(v, scope, on_select)
+            for k, v, _ in expr.entries
+        )
+    if isinstance(expr, Comprehension):
+        if not _walk_selects(expr.iter_range, scope, on_select):
+            return False
+        rng = _typed(expr.iter_range, scope)
+        inner = dict(scope)
+        inner[expr.iter_var] = None
+        if rng is not None and rng.get("type") == "array" and not expr.iter_var2:
+            inner[expr.iter_var] = rng.get("items")
+        if expr.iter_var2:
+            inner[expr.iter_var2] = None
+        inner[expr.accu_var] = None
+        steps = (expr.accu_init, expr.loop_condition, expr.loop_step, expr.result)
+        return all(_walk_selects(step, inner, on_select) for step in steps)
+    return True
+
+
 def check_fields(ast: CheckedAst, source: str, schema: Schema, optional_old_self: bool) -> str:
     """The first undefined-field error in cel-go's words, or "" when every field exists."""
     variables: dict[str, Schema | None] = {"self": schema}
@@ -77,45 +115,18 @@ def check_fields(ast: CheckedAst, source: str, schema: Schema, optional_old_self
         variables["oldSelf"] = schema
     found: list[str] = []
 
-    def walk(e: Expr, scope: dict[str, Schema | None]) -> None:
-        if found:
-            return
-        if isinstance(e, Select):
-            parent = _typed(e.operand, scope)
-            if _is_closed_object(parent):
-                assert parent is not None
-                if not _field_schema(parent, e.field)[0]:
-                    found.append(
-                        error_at(source, ast.positions.get(e.id, 0), f"undefined field '{e.field}'")
-                    )
-                    return
-            walk(e.operand, scope)
-        elif isinstance(e, Call):
-            if e.target is not None:
-                walk(e.target, scope)
-            for a in e.args:
-                walk(a, scope)
-        elif isinstance(e, CreateList):
-            for x in e.elements:
-                walk(x, scope)
-        elif isinstance(e, CreateMap):
-            for k, v, _ in e.entries:
-                walk(k, scope)
-                walk(v, scope)
-        elif isinstance(e, Comprehension):
-            walk(e.iter_range, scope)
-            rng = _typed(e.iter_range, scope)
-            inner = dict(scope)
-            inner[e.iter_var] = None
-            if rng is not None and rng.get("type") == "array" and not e.iter_var2:
-                inner[e.iter_var] = rng.get("items")
-            if e.iter_var2:
-                inner[e.iter_var2] = None
-            inner[e.accu_var] = None
-            for part in (e.accu_init, e.loop_condition, e.loop_step, e.result):
-                walk(part, inner)
+    def declared(e: Select, parent: Schema | None) -> bool:
+        undeclared = (
+            parent is not None
+            and _is_closed_object(parent)
+            and not _field_schema(parent, e.field)[0]
+        )
+        if undeclared:
+            position = ast.positions.get(e.id, 0)
+            found.append(error_at(source, position, f"undefined field '{e.field}'"))
+        return not undeclared
 
-    walk(ast.expr, variables)
+    _walk_selects(ast.expr, variables, declared)
     return found[0] if found else ""
 
 
@@ -164,40 +175,13 @@ def map_selects(ast: CheckedAst, schema: Schema) -> frozenset[int]:
     value is a value. Everywhere else a null field is an absent field, as Kubernetes
     treats object fields."""
     found: set[int] = set()
-    scope: dict[str, Schema | None] = {"self": schema, "oldSelf": schema}
 
-    def walk(e: Expr, scope: dict[str, Schema | None]) -> None:
-        if isinstance(e, Select):
-            parent = _typed(e.operand, scope)
-            if parent is not None and isinstance(parent.get("additionalProperties"), Mapping):
-                found.add(e.id)
-            walk(e.operand, scope)
-        elif isinstance(e, Call):
-            if e.target is not None:
-                walk(e.target, scope)
-            for a in e.args:
-                walk(a, scope)
-        elif isinstance(e, CreateList):
-            for x in e.elements:
-                walk(x, scope)
-        elif isinstance(e, CreateMap):
-            for k, v, _ in e.entries:
-                walk(k, scope)
-                walk(v, scope)
-        elif isinstance(e, Comprehension):
-            walk(e.iter_range, scope)
-            rng = _typed(e.iter_range, scope)
-            inner = dict(scope)
-            inner[e.iter_var] = None
-            if rng is not None and rng.get("type") == "array" and not e.iter_var2:
-                inner[e.iter_var] = rng.get("items")
-            if e.iter_var2:
-                inner[e.iter_var2] = None
-            inner[e.accu_var] = None
-            for part in (e.accu_init, e.loop_condition, e.loop_step, e.result):
-                walk(part, inner)
+    def note(e: Select, parent: Schema | None) -> bool:
+        if parent is not None and isinstance(parent.get("additionalProperties"), Mapping):
+            found.add(e.id)
+        return True
 
-    walk(ast.expr, scope)
+    _walk_selects(ast.expr, {"self": schema, "oldSelf": schema}, note)
     return frozenset(found)
 
 
