@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from kstore.api.structural.model import EMPTY, Structural
+from kstore.api.validation._gojson import json_kind
 from kstore.api.validation.field import Path, invalid, required
 from kstore.api.validation.names import is_dns1035_label, validate_path_segment_name
 from kstore.api.validation.objectmeta import validate_object_meta
@@ -65,19 +66,6 @@ def _index(path: Path | None, i: int) -> Path:
     return path.index(i) if path is not None else Path("").index(i)
 
 
-def _json_kind(value: Any) -> str:
-    """The JSON value's kind as encoding/json names it in an UnmarshalTypeError."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
-
-
 def _type_error(go_type: str, value: Any) -> tuple[str, str] | None:
     """``(JSON kind, Go type)`` when ``value`` cannot decode as ``go_type``; ``null`` always can."""
     if value is None:
@@ -88,34 +76,34 @@ def _type_error(go_type: str, value: Any) -> tuple[str, str] | None:
         ok = isinstance(value, int) and not isinstance(value, bool)
     elif go_type == "map[string]string":
         if not isinstance(value, Mapping):
-            return _json_kind(value), go_type
+            return json_kind(value), go_type
         # A value inside the map is reported with the map's field and the value's type.
         for item in value.values():
             if item is not None and not isinstance(item, str):
-                return _json_kind(item), "string"
+                return json_kind(item), "string"
         return None
     elif go_type == "[]string":
         if not isinstance(value, list):
-            return _json_kind(value), go_type
+            return json_kind(value), go_type
         for item in value:
             if item is not None and not isinstance(item, str):
-                return _json_kind(item), "string"
+                return json_kind(item), "string"
         return None
     else:
         if not isinstance(value, list):
-            return _json_kind(value), go_type
+            return json_kind(value), go_type
         for item in value:
             if item is not None and not isinstance(item, Mapping):
-                return _json_kind(item), go_type[2:]
+                return json_kind(item), go_type[2:]
         return None
-    return None if ok else (_json_kind(value), go_type)
+    return None if ok else (json_kind(value), go_type)
 
 
 def _metadata_error(metadata: Any) -> str | None:
     if metadata is None:
         return None
     if not isinstance(metadata, Mapping):
-        return f"json: cannot unmarshal {_json_kind(metadata)} into Go value of type v1.ObjectMeta"
+        return f"json: cannot unmarshal {json_kind(metadata)} into Go value of type v1.ObjectMeta"
     for name, value in metadata.items():
         error = meta_field_error(name, value)
         if error is not None:

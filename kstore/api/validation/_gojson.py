@@ -9,11 +9,11 @@ document is valid JSON but not an object. ``null`` decodes without error, as in 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final
+from typing import Any, Final
 
 from kstore.api.validation._render import go_quote
 
-__all__ = ["unmarshal_object_error"]
+__all__ = ["json_kind", "unmarshal_object_error"]
 
 _MAX_NESTING_DEPTH: Final = 10000
 _SPACE: Final = b" \t\r\n"
@@ -270,3 +270,16 @@ def unmarshal_object_error(data: bytes) -> str | None:
     if kind in ("object", "null"):
         return None
     return f"json: cannot unmarshal {kind} into Go value of type map[string]interface {{}}"
+
+
+def json_kind(value: Any) -> str:
+    """A decoded JSON value's kind as Go's encoding/json names it in an UnmarshalTypeError."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object" if isinstance(value, dict) else "null"

@@ -40,6 +40,7 @@ from kstore.api.gvk import GroupVersionKind, Object
 from kstore.api.patch_meta import DEDUCED, TypeNode, type_for_gvk, zero_object
 from kstore.api.proto_schema import message_for_gvk
 from kstore.api.schema import FieldSchema
+from kstore.api.validation._gojson import json_kind
 from kstore.api.validation.field import Path as FieldPath
 from kstore.api.validation.field import forbidden, invalid, required, too_long
 from kstore.codec.strict import FieldValidation, check_fields, unknown_fields
@@ -355,7 +356,7 @@ def _patched(
     else:
         if not isinstance(body, dict):
             raise BadRequest(
-                f"json: cannot unmarshal {_json_kind(body)} into Go value of type "
+                f"json: cannot unmarshal {json_kind(body)} into Go value of type "
                 "map[string]interface {}"
             )
         assert node is not None
@@ -370,25 +371,13 @@ def _patched(
                     FieldPath("patch"),
                     go_json(result),
                     "couldn't get version/kind; json parse error: json: cannot unmarshal "
-                    f"{_json_kind(result)} into Go value of type struct {{ APIVersion string "
+                    f"{json_kind(result)} into Go value of type struct {{ APIVersion string "
                     '"json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }',
                 )
             ],
         )
     _report(problems, _typed_unknown(result, options, shown), options, warnings, shown)
     return result
-
-
-def _json_kind(value: Any) -> str:
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    return "object" if isinstance(value, dict) else "null"
 
 
 def _typed_unknown(result: Object, options: PatchOptions, shown: Callable[[], str]) -> list[str]:

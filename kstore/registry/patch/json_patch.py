@@ -24,6 +24,7 @@ from typing import Any, Final
 
 import orjson
 
+from kstore.api.validation._gojson import json_kind
 from kstore.errors import BadRequest, Invalid, RequestEntityTooLarge
 
 __all__ = [
@@ -51,12 +52,12 @@ class JsonPatchError(Exception):
 def parse_json_patch(patch: Any) -> list[dict[str, Any]]:
     """Check the decoded body is a list of operation objects, within the operation cap."""
     if not isinstance(patch, list):
-        kind = "object" if isinstance(patch, dict) else _json_kind(patch)
+        kind = "object" if isinstance(patch, dict) else json_kind(patch)
         raise BadRequest(f"json: cannot unmarshal {kind} into Go value of type jsonpatch.Patch")
     for op in patch:
         if not isinstance(op, dict):
             raise BadRequest(
-                f"json: cannot unmarshal {_json_kind(op)} into Go value of type jsonpatch.Operation"
+                f"json: cannot unmarshal {json_kind(op)} into Go value of type jsonpatch.Operation"
             )
     if len(patch) > MAX_OPERATIONS:
         raise RequestEntityTooLarge(
@@ -64,20 +65,6 @@ def parse_json_patch(patch: Any) -> list[dict[str, Any]]:
             f"{MAX_OPERATIONS}, got {len(patch)}"
         )
     return patch
-
-
-def _json_kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return "null"
 
 
 def apply_json_patch(doc: Any, patch: Any) -> Any:
