@@ -169,6 +169,9 @@ def _build(node: Mapping[str, Any]) -> Structural:
     keyed = list_type in ("set", "map") or any(
         isinstance(child, Structural) and child.has_keyed_lists for child in below
     )
+    defaulted = node.get("default") is not None or any(
+        isinstance(child, Structural) and child.has_defaults for child in below
+    )
     return Structural(
         type=_str(node, "type"),
         properties=properties,
@@ -187,6 +190,7 @@ def _build(node: Mapping[str, Any]) -> Structural:
         x_validations=tuple(node.get("x-kubernetes-validations") or ()),
         has_embedded_resources=has_embedded,
         has_keyed_lists=keyed,
+        has_defaults=defaulted,
         validations=MappingProxyType({k: v for k, v in node.items() if k in VALUE_VALIDATION_KEYS}),
         raw=MappingProxyType(dict(node)),
     )

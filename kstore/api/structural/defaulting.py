@@ -37,8 +37,8 @@ def _copy(value: Any) -> Any:
 
 def default(obj: Any, schema: Structural | None) -> None:
     """Apply the schema's defaults to ``obj`` in place."""
-    if schema is None:
-        return
+    if schema is None or not schema.has_defaults:
+        return  # no default at or below this node: nothing can change
     if isinstance(obj, dict):
         props = schema.properties
         for name, declared in props.items():

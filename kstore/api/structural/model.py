@@ -93,6 +93,8 @@ class Structural:
     has_embedded_resources: bool = False
     # Likewise for lists with x-kubernetes-list-type set or map (uniqueness checks).
     has_keyed_lists: bool = False
+    # Likewise for ``default``: defaulting walks only the parts of an object that can change.
+    has_defaults: bool = False
     # Value validations, raw (the keys of VALUE_VALIDATION_KEYS present in the schema).
     validations: Mapping[str, Any] = field(default_factory=lambda: _NO_VALIDATIONS)
     # The JSONSchemaProps mapping this node was built from.

@@ -31,7 +31,7 @@ from typing import Any, Final
 from kstore.api.structural.model import EMPTY, Structural
 from kstore.api.structural.object_meta import prune_object_meta
 
-__all__ = ["prune"]
+__all__ = ["embedded_object_meta", "prune"]
 
 _META_FIELDS: Final = frozenset({"apiVersion", "kind", "metadata"})
 
@@ -127,6 +127,12 @@ class _Pruner:
         elif isinstance(x, list):
             for i, v in enumerate(x):
                 self.skip(v, s.items, f"{path}[{i}]")
+
+
+def embedded_object_meta(obj: Any, root: Structural) -> None:
+    """The ObjectMeta pruning of every embedded resource below a resource's root (whose own
+    metadata is left alone), without reporting."""
+    _embedded_meta(obj, root, "", True, [])
 
 
 def _embedded_meta(
