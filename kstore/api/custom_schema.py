@@ -41,12 +41,11 @@ from kstore.api.patch_meta import (
 from kstore.api.structural import (
     Structural,
     build_structural,
-    default,
-    drop_nulls,
     prune,
     validate_embedded_object_meta,
     validate_list_types,
 )
+from kstore.api.structural.decoding import normalize
 from kstore.api.validation.field import (
     NOT_SUPPORTED,
     REQUIRED,
@@ -74,18 +73,27 @@ __all__ = ["MAX_CUSTOM_DEPTH", "VersionSchema"]
 MAX_CUSTOM_DEPTH = 100
 
 
+def _within(node: dict[str, Any] | list[Any], levels: int) -> bool:
+    """Whether the object or array ``node`` nests at most ``levels`` levels (itself one)."""
+    if levels <= 0:
+        return False
+    for v in node.values() if type(node) is dict else node:
+        if (type(v) is dict or type(v) is list) and not _within(v, levels - 1):
+            return False
+    return True
+
+
 def _too_deep(obj: Any, limit: int) -> bool:
-    """Whether ``obj`` nests objects or arrays more than ``limit`` levels (iteratively)."""
-    stack: list[tuple[Any, int]] = [(obj, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > limit:
-            return True
-        if isinstance(node, dict):
-            stack.extend((v, depth + 1) for v in node.values() if isinstance(v, dict | list))
-        elif isinstance(node, list):
-            stack.extend((v, depth + 1) for v in node if isinstance(v, dict | list))
-    return False
+    """Whether a resource nests more than ``limit`` levels, its root ``metadata`` aside: the
+    ``managedFields`` there nest twice as deep as the object they describe, and the rest of
+    ObjectMeta is shallow."""
+    if type(obj) is not dict:
+        return False
+    return any(
+        (type(v) is dict or type(v) is list) and not _within(v, limit - 1)
+        for k, v in obj.items()
+        if k != "metadata"
+    )
 
 
 @cache
@@ -164,17 +172,17 @@ class VersionSchema:
         return None if rules.empty else rules
 
     def prune(self, obj: Object) -> list[str]:
-        """Drop what the schema does not declare from ``obj`` (in place); the paths dropped."""
+        """Drop what the schema does not declare from ``obj`` (in place); the paths dropped.
+        Every request body and patch result comes this way: one nested deeper than
+        :data:`MAX_CUSTOM_DEPTH` is a BadRequest. (Objects read from storage are not checked:
+        what was written is read back whatever its depth.)"""
+        _check_depth(obj)
         return prune(obj, self._tree)
 
     def default(self, obj: Object) -> None:
         """Prune, drop the nulls the schema does not allow, then apply its defaults (in place:
-        the caller owns ``obj``). Every request body and patch result comes this way: one
-        nested deeper than :data:`MAX_CUSTOM_DEPTH` is a BadRequest."""
-        _check_depth(obj)
-        prune(obj, self._tree)
-        drop_nulls(obj, self._tree)
-        default(obj, self._tree)
+        the caller owns ``obj``), as every decode does."""
+        normalize(obj, self._tree)
 
     def validate(self, obj: Object) -> list[Cause]:
         return self._validate(obj, None)

@@ -139,3 +139,31 @@ def test_a_custom_object_nested_1000_levels_deep_is_refused(client: httpx.Client
         "spec": {"a": {"b": {"c": 1}}},
     }
     assert client.post(path, json=shallow).status_code == 201
+
+
+def test_an_object_just_under_the_depth_limit_is_stored_and_read_back(
+    client: httpx.Client,
+) -> None:
+    # Its managedFields nest about twice as deep as the object; reading it back (get, list,
+    # the write's own answer) must not trip over them.
+    schema = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    assert client.post(CRDS, json=_crd("nearlimit", schema)).status_code == 201
+    path = "/apis/bad.example.com/v1/namespaces/default/nearlimits"
+    deadline = time.monotonic() + 10
+    while client.get(path).status_code != 200:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    depth = 98  # the object's root, spec and 98 levels below: 100 in all
+    head = b'{"apiVersion":"bad.example.com/v1","kind":"Nearlimit","metadata":{"name":"n"},"spec":'
+    data = head + b'{"a":' * depth + b"{}" + b"}" * depth + b"}"
+    created = client.post(path, content=data, headers={"Content-Type": "application/json"})
+    assert created.status_code == 201, created.text
+    assert client.get(f"{path}/n").status_code == 200
+    listed = client.get(path)
+    assert listed.status_code == 200
+    assert [item["metadata"]["name"] for item in listed.json()["items"]] == ["n"]
+    too_deep = head.replace(b'"n"', b'"m"') + b'{"a":' * (depth + 1) + b"{}" + b"}" * (depth + 1)
+    answer = client.post(
+        path, content=too_deep + b"}", headers={"Content-Type": "application/json"}
+    )
+    assert answer.status_code == 400
