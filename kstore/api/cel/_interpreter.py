@@ -15,6 +15,8 @@ stops within one step of its limit (:class:`CostExceeded`) instead of running to
 
 from __future__ import annotations
 
+import math
+import operator
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
@@ -28,7 +30,7 @@ from kstore.api.cel._ast import (
     Ident,
     Select,
 )
-from kstore.api.cel._cost import CALL_COSTS
+from kstore.api.cel._cost import CALL_COSTS, STRING_TRAVERSAL
 from kstore.api.cel._extensions import EXTENSIONS
 from kstore.api.cel._stdlib import FUNCTIONS
 from kstore.api.cel._values import (
@@ -258,6 +260,10 @@ class _Builder:
 
             return call2
 
+        fast = _FAST_BINARY.get(fname)
+        if fast is not None and len(args) == 2:
+            return _binary(args[0], args[1], impl, cost_of, fast)
+
         if cost_of is not None and len(args) == 2:
             b0, b1 = args
             charge = cost_of
@@ -374,6 +380,54 @@ class _Builder:
 
 def _no_overload() -> Any:
     raise NoOverload()
+
+
+# The comparisons rules use most, on the operand types that need no conversion: an int
+# against an int (and, for equality, a bool against a bool, a string against a string) is
+# compared by Python's operator, charged as :mod:`._cost` charges it, without the general
+# call's tuple and cost function. Any other pair takes the general path.
+_FAST_BINARY: Final[dict[str, Callable[[Any, Any], bool]]] = {
+    "_<_": operator.lt,
+    "_<=_": operator.le,
+    "_>_": operator.gt,
+    "_>=_": operator.ge,
+    "_==_": operator.eq,
+    "_!=_": operator.ne,
+}
+_EQUALITY: Final = frozenset({operator.eq, operator.ne})
+
+
+def _binary(
+    left: Evaluator,
+    right: Evaluator,
+    impl: Callable[[Any, Any], Any],
+    cost_of: Callable[[tuple[Any, Any], Any], int] | None,
+    op: Callable[[Any, Any], bool],
+) -> Evaluator:
+    equality = op in _EQUALITY
+
+    def binary(act: dict[str, Any], st: State) -> Any:
+        v0 = left(act, st)
+        v1 = right(act, st)
+        t0 = type(v0)
+        if t0 is type(v1):
+            if t0 is int or (equality and t0 is bool):
+                st.cost += 1
+                if st.cost > st.limit:
+                    raise CostExceeded(st.cost)
+                return op(v0, v1)
+            if equality and t0 is str:
+                st.cost += math.ceil(min(len(v0), len(v1)) * STRING_TRAVERSAL)
+                if st.cost > st.limit:
+                    raise CostExceeded(st.cost)
+                return op(v0, v1)
+        result = impl(v0, v1)
+        st.cost += cost_of((v0, v1), result) if cost_of is not None else 1
+        if st.cost > st.limit:
+            raise CostExceeded(st.cost)
+        return result
+
+    return binary
 
 
 def _logic(left: Evaluator, right: Evaluator, is_or: bool) -> Evaluator:
