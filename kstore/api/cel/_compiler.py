@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from kstore.api.cel._convert import Converter, converter
-from kstore.api.cel._decl import decl_of, max_cardinality, type_key
+from kstore.api.cel._decl import decl_of, max_cardinality
 from kstore.api.cel._environment import CompileError, compile_expression
 from kstore.api.cel._estimate import (
     STATIC_COST_LIMIT,
@@ -287,7 +287,7 @@ def _compile_rule(
     uses_old_self = False
     try:
         ast, result_type = compile_expression(
-            source, optional_old_self=optional_old_self, self_type=type_key(decl_of(schema))
+            source, optional_old_self=optional_old_self, self_decl=decl_of(schema)
         )
         detail = check_fields(ast, source, schema, optional_old_self) or check_literals(ast, source)
         if detail:
@@ -357,7 +357,7 @@ def _compile_message(
         ast, result_type = compile_expression(
             text,
             optional_old_self=bool(rule.get("optionalOldSelf")),
-            self_type=type_key(decl_of(schema)),
+            self_decl=decl_of(schema),
         )
     except CompileError as exc:
         errors.append(
