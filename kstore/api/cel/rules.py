@@ -28,7 +28,6 @@ Evaluation follows kube-apiserver's ``schema/cel`` validator:
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
@@ -116,21 +115,40 @@ class CompiledRules:
         an uncorrelatable part whose nearest correlatable ancestor is unchanged) is not a
         cause; its text goes to ``warnings`` when given.
         """
+        return self.run(new, old, path=path, budget=budget, warnings=warnings)[0]
+
+    def run(
+        self,
+        new: Any,
+        old: Any = None,
+        *,
+        path: Path | None = None,
+        budget: int = RUNTIME_COST_BUDGET,
+        warnings: list[str] | None = None,
+        ratchet: bool = True,
+    ) -> tuple[list[Cause], int]:
+        """As :meth:`validate`, with the budget left (-1 once a limit stopped the rules);
+        ``ratchet=False`` reports every failure, as Kubernetes checks a CRD's defaults."""
         if self._root is None:
-            return []
+            return [], budget
         run = _Run(budget, warnings)
-        ratchet = old is not None and new == old
-        with contextlib.suppress(_Stop):
-            _validate(self._root, path, new, old, ratchet, run)
-        return run.causes
+        unchanged = ratchet and old is not None and new == old
+        try:
+            _validate(self._root, path, new, old, unchanged, run)
+        except _Stop:
+            return run.causes, -1
+        return run.causes, run.remaining
 
 
-def compile_schema_rules(schema: Schema, path: Path | None = None) -> CompiledRules:
-    """Compile the rules of a CRD version's ``openAPIV3Schema`` (``path``: where it sits)."""
+def compile_schema_rules(
+    schema: Schema, path: Path | None = None, *, is_root: bool = True
+) -> CompiledRules:
+    """Compile the rules of a CRD version's ``openAPIV3Schema`` (``path``: where it sits), or
+    of a node inside one (``is_root=False`` unless the node is an embedded resource)."""
     errors: list[Cause] = []
     base = path if path is not None else Path("openAPIV3Schema")
     total = TotalCost()
-    root, _ = compile_node(schema, base, errors, is_root=True, ctx=_root_context(total))
+    root, _ = compile_node(schema, base, errors, is_root=is_root, ctx=_root_context(total))
     errors.extend(total_cost_errors(total, base))
     return CompiledRules(None if root.empty() else root, errors)
 
