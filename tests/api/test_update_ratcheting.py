@@ -357,3 +357,18 @@ def test_a_default_failing_its_openapi_schema_is_not_checked_by_cel() -> None:
     ) == [
         f"{DEFAULT_ROOT}[s].default: Too long: may not be more than 2 bytes",
     ]
+
+
+def test_values_correlate_inside_all_of_branches_too() -> None:
+    validator = compile_validator(
+        {
+            "type": "object",
+            "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+            "allOf": [{"properties": {"a": {"maxLength": 1}}}],
+        }
+    )
+    assert validator.validate_update({"a": "xx", "b": "2"}, {"a": "xx", "b": "1"}) == []
+    assert _rendered(validator.validate_update({"a": "yy", "b": "1"}, {"a": "xx", "b": "1"})) == [
+        "a: Too long: may not be more than 1 byte",
+        '<nil>: Invalid value: "": "" must validate all the schemas (allOf). None validated',
+    ]

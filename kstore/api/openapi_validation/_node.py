@@ -432,6 +432,7 @@ class Node:
         self, value: Any, path: str, errors: list[e.OpenAPIError], old: Any = NO_OLD
     ) -> int:
         count = 0
+        fresh = old is NO_OLD
         if self.any_of:
             best: list[e.OpenAPIError] | None = None
             best_count = -1
@@ -439,7 +440,11 @@ class Node:
             succeeded = False
             for node in self.any_of:
                 branch: list[e.OpenAPIError] = []
-                n = node._sub(value, old, path, branch)
+                n = (
+                    node.run(value, path, branch)
+                    if fresh
+                    else node.run_update(value, old, path, branch)
+                )
                 if not branch:
                     succeeded = True
                     best = None
@@ -460,7 +465,11 @@ class Node:
             validated = 0
             for node in self.one_of:
                 branch = []
-                n = node._sub(value, old, path, branch)
+                n = (
+                    node.run(value, path, branch)
+                    if fresh
+                    else node.run_update(value, old, path, branch)
+                )
                 if not branch:
                     validated += 1
                     best = None
@@ -488,7 +497,11 @@ class Node:
             validated = 0
             for node in self.all_of:
                 before = len(errors)
-                count += node._sub(value, old, path, errors)
+                count += (
+                    node.run(value, path, errors)
+                    if fresh
+                    else node.run_update(value, old, path, errors)
+                )
                 if len(errors) == before:
                     validated += 1
             if validated != len(self.all_of):
@@ -497,7 +510,10 @@ class Node:
                 errors.append(e.OpenAPIError(e.PLAIN, path, message))
         if self.not_ is not None:
             branch = []
-            self.not_._sub(value, old, path, branch)
+            if fresh:
+                self.not_.run(value, path, branch)
+            else:
+                self.not_.run_update(value, old, path, branch)
             if not branch:
                 message = f"{go_quote(path)} must not validate the schema (not)"
                 errors.append(e.OpenAPIError(e.PLAIN, path, message))
