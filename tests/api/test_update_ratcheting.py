@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from kstore.api.cel import compile_schema_rules
 from kstore.api.custom_schema import VersionSchema
 from kstore.api.kinds._crd_validation import (
     validate_custom_resource_definition,
@@ -371,4 +372,48 @@ def test_values_correlate_inside_all_of_branches_too() -> None:
     assert _rendered(validator.validate_update({"a": "yy", "b": "1"}, {"a": "xx", "b": "1"})) == [
         "a: Too long: may not be more than 1 byte",
         '<nil>: Invalid value: "": "" must validate all the schemas (allOf). None validated',
+    ]
+
+
+def test_cel_ratcheting_correlates_inside_atomic_maps_without_giving_them_old_self() -> None:
+    rules = compile_schema_rules(
+        {
+            "type": "object",
+            "properties": {
+                "m": {
+                    "type": "object",
+                    "x-kubernetes-map-type": "atomic",
+                    "properties": {
+                        "a": {
+                            "type": "string",
+                            "x-kubernetes-validations": [{"rule": "self == 'ok'", "message": "no"}],
+                        },
+                        "b": {"type": "string"},
+                    },
+                },
+            },
+        }
+    )
+    warnings: list[str] = []
+    old = {"m": {"a": "bad", "b": "1"}}
+    assert rules.validate({"m": {"a": "bad", "b": "2"}}, old, warnings=warnings) == []
+    assert warnings == ['m.a: Invalid value: "bad": no']
+
+
+def test_cel_failures_of_the_root_api_version_and_kind_are_never_ratcheted() -> None:
+    rules = compile_schema_rules(
+        {
+            "type": "object",
+            "properties": {
+                "kind": {
+                    "type": "string",
+                    "x-kubernetes-validations": [{"rule": "self == 'Pod'"}],
+                },
+                "n": {"type": "integer"},
+            },
+        }
+    )
+    old = {"kind": "Baz", "n": 1}
+    assert _rendered(rules.validate({"kind": "Baz", "n": 2}, old)) == [
+        "kind: Invalid value: \"Baz\": failed rule: self == 'Pod'"
     ]
