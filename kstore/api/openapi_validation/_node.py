@@ -320,13 +320,24 @@ class Node:
         return count
 
     def run_update(self, value: Any, old: Any, path: str, errors: list[e.OpenAPIError]) -> int:
-        """As :meth:`run` for an update, ``old`` the correlated old value (see the module)."""
-        if self.unchanged(value, old):
-            return self.run(value, path, [])
+        """As :meth:`run` for an update, ``old`` the correlated old value (see the module).
+
+        The value is compared with its old value only when it (or something below it) has
+        errors, as Kubernetes compares: an update's valid parts cost no comparison."""
+        before = len(errors)
         if value is None or (
             type(value) is not dict and type(value) is not list and not self.has_combinators
         ):
-            return self.run(value, path, errors)
+            count = self.run(value, path, errors)
+        else:
+            count = self._run_update_body(value, old, path, errors)
+        if len(errors) != before and self.unchanged(value, old):
+            del errors[before:]
+        return count
+
+    def _run_update_body(
+        self, value: Any, old: Any, path: str, errors: list[e.OpenAPIError]
+    ) -> int:
         kind = _PLAIN_KINDS.get(type(value))
         if kind is None or (kind == INTEGER and not -_TWO_63 <= value < _TWO_63):
             kind = kind_of(value)
@@ -520,9 +531,17 @@ class Node:
         return count
 
     def _sub(self, value: Any, old: Any, path: str, errors: list[e.OpenAPIError]) -> int:
+        """A child's walk: :meth:`run_update` when ``old`` correlates, else :meth:`run`; a
+        scalar is validated in place and compared only when it has errors."""
         if old is NO_OLD:
             return self.run(value, path, errors)
-        return self.run_update(value, old, path, errors)
+        if type(value) is dict or type(value) is list or self.has_combinators:
+            return self.run_update(value, old, path, errors)
+        before = len(errors)
+        count = self.run(value, path, errors)
+        if len(errors) != before and deep_equal(value, old):
+            del errors[before:]
+        return count
 
     def _check_string(self, value: str, path: str, errors: list[e.OpenAPIError]) -> None:
         if self.max_length is not None and len(value) > self.max_length:
