@@ -11,6 +11,9 @@ Field-by-field parts live in :mod:`kstore.api.kinds._crd_fields`, ``spec.convers
 :mod:`kstore.api.kinds._crd_conversion`. The schema of each version goes through one door,
 :func:`validate_version_schema`: the root rules of a schema with a status subresource, then the
 structural-schema checks of :mod:`kstore.api.structural`; CEL compilation plugs in there too.
+On update, the schema rules the stored CRD already broke are relaxed
+(:func:`kstore.api.structural.update_requirements`), as Kubernetes ratchets them; a default
+must pass the OpenAPI validations and the CEL rules of its node (:class:`_DefaultValidator`).
 
 Rules of the internal type that a v1 object can never break (top-level and per-version fields
 both set, identical per-version values, ``spec.version`` not matching ``spec.versions[0]``) are
