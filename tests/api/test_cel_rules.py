@@ -416,32 +416,42 @@ def test_unchanged_value_failing_a_rule_is_ratcheted_to_a_warning() -> None:
     assert created.message == 'Invalid value: "baz": gotta be bar'
 
 
-def test_ratcheting_inside_an_atomic_list_follows_the_unchanged_list() -> None:
-    schema = {
-        "type": "object",
-        "properties": {
-            "items": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "bar": {
-                            "type": "string",
-                            "x-kubernetes-validations": [
-                                {"rule": 'self == "baz"', "message": "gotta be baz"}
-                            ],
-                        }
-                    },
-                },
+def _list_of_bars(list_type: str | None) -> dict[str, Any]:
+    items: dict[str, Any] = {
+        "type": "array",
+        "items": {
+            "type": "object",
+            "properties": {
+                "bar": {
+                    "type": "string",
+                    "x-kubernetes-validations": [
+                        {"rule": 'self == "baz"', "message": "gotta be baz"}
+                    ],
+                }
             },
-            "other": {"type": "string"},
         },
     }
-    rules = compile_schema_rules(schema)
+    if list_type is not None:
+        items["x-kubernetes-list-type"] = list_type
+    return {"type": "object", "properties": {"items": items, "other": {"type": "string"}}}
+
+
+def test_ratcheting_inside_an_atomic_list_follows_the_unchanged_list() -> None:
+    rules = compile_schema_rules(_list_of_bars("atomic"))
     old = {"items": [{"bar": "bar"}], "other": "a"}
     assert rules.validate({"items": [{"bar": "bar"}], "other": "b"}, old) == []
     changed = rules.validate({"items": [{"bar": "bar"}, {"bar": "x"}]}, old)
     assert [c.field for c in changed] == ["items[0].bar", "items[1].bar"]
+
+
+def test_ratcheting_correlates_items_of_a_list_without_list_type_by_index() -> None:
+    # CorrelatedObject.Index: an unset x-kubernetes-list-type correlates by index.
+    rules = compile_schema_rules(_list_of_bars(None))
+    old = {"items": [{"bar": "bar"}], "other": "a"}
+    warnings: list[str] = []
+    changed = rules.validate({"items": [{"bar": "bar"}, {"bar": "x"}]}, old, warnings=warnings)
+    assert [c.field for c in changed] == ["items[1].bar"]
+    assert warnings == ['items[0].bar: Invalid value: "bar": gotta be baz']
 
 
 def test_self_is_typed_on_scalar_and_list_nodes() -> None:

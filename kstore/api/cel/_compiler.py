@@ -87,6 +87,8 @@ class Node:
     items: Node | None = None
     additional: Node | None = None
     list_map_keys: tuple[str, ...] = ()
+    #: Items of a list without ``x-kubernetes-list-type`` correlate by index for ratcheting.
+    index_correlated: bool = False
     correlatable_map: bool = True
     is_root: bool = False
     # Turns the stored JSON into the CEL values the schema declares; None when not needed.
@@ -139,6 +141,7 @@ def compile_node(
         list_map_keys=tuple(schema.get("x-kubernetes-list-map-keys") or ())
         if schema.get("x-kubernetes-list-type") == "map"
         else (),
+        index_correlated=not schema.get("x-kubernetes-list-type"),
         correlatable_map=schema.get("x-kubernetes-map-type") != "atomic",
         is_root=is_root,
     )
