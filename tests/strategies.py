@@ -1300,6 +1300,94 @@ def _ingress_class(version: str) -> st.SearchStrategy[Obj]:
     return _fields({"metadata": object_meta(namespaced=False)}, {"spec": spec})
 
 
+def _topology_term() -> st.SearchStrategy[Obj]:
+    requirement = _fields(
+        {
+            "key": st.sampled_from(["topology.kubernetes.io/zone", "example.com/rack"]),
+            "values": st.lists(dns_label(), min_size=1, max_size=2),
+        },
+        {},
+    )
+    return _fields({}, {"matchLabelExpressions": st.lists(requirement, max_size=2)})
+
+
+def _storage_class(version: str) -> st.SearchStrategy[Obj]:
+    return _fields(
+        {
+            "metadata": object_meta(namespaced=False),
+            "provisioner": st.sampled_from(["ebs.csi.aws.com", "kubernetes.io/no-provisioner"]),
+        },
+        {
+            "parameters": st.dictionaries(dns_label(), st.text(max_size=8), max_size=2),
+            "reclaimPolicy": st.sampled_from(["Delete", "Retain"]),
+            "mountOptions": st.lists(st.sampled_from(["ro", "soft", "nfsvers=4.1"]), max_size=2),
+            "allowVolumeExpansion": st.booleans(),
+            "volumeBindingMode": st.sampled_from(["Immediate", "WaitForFirstConsumer"]),
+            "allowedTopologies": st.lists(_topology_term(), max_size=2),
+        },
+    )
+
+
+def _csi_driver(version: str) -> st.SearchStrategy[Obj]:
+    token_request = _fields(
+        {"audience": st.sampled_from(["", "vault", "sts.example.com"])},
+        {"expirationSeconds": st.integers(600, 2**32)},
+    )
+    spec = _fields(
+        {},
+        {
+            "attachRequired": st.booleans(),
+            "podInfoOnMount": st.booleans(),
+            "volumeLifecycleModes": st.lists(
+                st.sampled_from(["Persistent", "Ephemeral"]), max_size=2, unique=True
+            ),
+            "storageCapacity": st.booleans(),
+            "fsGroupPolicy": st.sampled_from(["ReadWriteOnceWithFSType", "File", "None"]),
+            "tokenRequests": st.lists(token_request, max_size=2),
+            "requiresRepublish": st.booleans(),
+            "seLinuxMount": st.booleans(),
+            "nodeAllocatableUpdatePeriodSeconds": st.integers(10, 3600),
+            "serviceAccountTokenInSecrets": st.booleans(),
+            "preventPodSchedulingIfMissing": st.booleans(),
+        },
+    )
+    return _fields({"metadata": object_meta(namespaced=False), "spec": spec}, {})
+
+
+def _csi_node(version: str) -> st.SearchStrategy[Obj]:
+    driver = _fields(
+        {
+            "name": st.sampled_from(["ebs.csi.aws.com", "hostpath.csi.k8s.io"]),
+            "nodeID": dns_label(),
+            "topologyKeys": st.lists(st.just("topology.kubernetes.io/zone"), max_size=1),
+        },
+        {"allocatable": _fields({}, {"count": small_nonneg()})},
+    )
+    condition = _fields(
+        {
+            "status": st.sampled_from(["StorageUnreachable", "StorageDegraded"]),
+            "reason": st.sampled_from(["BackendDown", "Degraded"]),
+        },
+        {
+            "message": st.text(max_size=20),
+            "accessMode": st.sampled_from(["ReadWriteOnce", "ReadOnlyMany"]),
+            "volumeMode": st.sampled_from(["Filesystem", "Block"]),
+            "lastTransitionTime": timestamp(),
+        },
+    )
+    health = _fields(
+        {"name": st.just("ebs.csi.aws.com")},
+        {"healthConditions": st.lists(condition, max_size=2)},
+    )
+    return _fields(
+        {
+            "metadata": object_meta(namespaced=False),
+            "spec": _fields({"drivers": st.lists(driver, max_size=2)}, {}),
+        },
+        {"status": _fields({}, {"storageHealth": st.lists(health, max_size=1)})},
+    )
+
+
 def _json_schema() -> st.SearchStrategy[Obj]:
     """JSONSchemaProps as a CRD holds them: typed leaves, nested properties and items, the
     x-kubernetes-* extensions and raw-JSON default/enum values."""
@@ -1431,6 +1519,9 @@ _BY_KIND: dict[tuple[str, str], StrategyFor] = {
     ("policy", "PodDisruptionBudget"): _pod_disruption_budget,
     ("networking.k8s.io", "Ingress"): _ingress,
     ("networking.k8s.io", "IngressClass"): _ingress_class,
+    ("storage.k8s.io", "StorageClass"): _storage_class,
+    ("storage.k8s.io", "CSIDriver"): _csi_driver,
+    ("storage.k8s.io", "CSINode"): _csi_node,
     ("apiextensions.k8s.io", "CustomResourceDefinition"): _custom_resource_definition,
     ("rbac.authorization.k8s.io", "Role"): _rbac_role(namespaced=True),
     ("rbac.authorization.k8s.io", "ClusterRole"): _rbac_role(namespaced=False),

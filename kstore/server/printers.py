@@ -521,6 +521,58 @@ def _ingress_class(obj: Object, now: datetime) -> list[Any]:
     return [_name(obj), str(spec.get("controller", "")), parameters, _age(obj, now)]
 
 
+# ------------------------------------------------------------------- storage.k8s.io/v1
+
+_DEFAULT_CLASS_ANNOTATIONS = (
+    "storageclass.kubernetes.io/is-default-class",
+    "storageclass.beta.kubernetes.io/is-default-class",
+)
+
+
+def _bool_or(obj: Mapping[str, Any], key: str, default: bool) -> bool:
+    value = obj.get(key)
+    return value if isinstance(value, bool) else default
+
+
+def _storage_class(obj: Object, now: datetime) -> list[Any]:
+    annotations = _m(_m(obj, "metadata"), "annotations")
+    name = _name(obj)
+    if any(annotations.get(key) == "true" for key in _DEFAULT_CLASS_ANNOTATIONS):
+        name += " (default)"
+    return [
+        name,
+        str(obj.get("provisioner", "")),
+        str(obj.get("reclaimPolicy") or "Delete"),
+        str(obj.get("volumeBindingMode") or "Immediate"),
+        _bool_or(obj, "allowVolumeExpansion", False),
+        _age(obj, now),
+    ]
+
+
+def _csi_driver(obj: Object, now: datetime) -> list[Any]:
+    spec = _m(obj, "spec")
+    audiences = [
+        str(request.get("audience", ""))
+        for request in _l(spec, "tokenRequests")
+        if isinstance(request, Mapping)
+    ]
+    modes = ",".join(str(mode) for mode in _l(spec, "volumeLifecycleModes"))
+    return [
+        _name(obj),
+        _bool_or(spec, "attachRequired", True),
+        _bool_or(spec, "podInfoOnMount", True),
+        _bool_or(spec, "storageCapacity", False),
+        ",".join(audiences) if audiences else "<unset>",
+        _bool_or(spec, "requiresRepublish", False),
+        modes or "<none>",
+        _age(obj, now),
+    ]
+
+
+def _csi_node(obj: Object, now: datetime) -> list[Any]:
+    return [_name(obj), len(_l(_m(obj, "spec"), "drivers")), _age(obj, now)]
+
+
 # ------------------------------------------------------------ rbac.authorization.k8s.io/v1
 
 
@@ -783,6 +835,42 @@ _PRINTERS: dict[tuple[str, str], Printer] = {
     ("rbac.authorization.k8s.io", "ClusterRole"): _ROLE,
     ("rbac.authorization.k8s.io", "RoleBinding"): _ROLE_BINDING,
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"): _ROLE_BINDING,
+    ("storage.k8s.io", "StorageClass"): Printer(
+        (
+            _NAME,
+            _col("Provisioner", "string", "The provisioner of the class."),
+            _col("ReclaimPolicy", "string", "The reclaim policy of provisioned volumes."),
+            _col("VolumeBindingMode", "string", "When claims of the class are bound."),
+            _col("AllowVolumeExpansion", "string", "Whether the class allows volume expansion."),
+            _AGE,
+        ),
+        _storage_class,
+    ),
+    ("storage.k8s.io", "CSIDriver"): Printer(
+        (
+            _NAME,
+            _col("AttachRequired", "boolean", "Whether the driver needs an attach operation."),
+            _col("PodInfoOnMount", "boolean", "Whether the driver gets pod information on mount."),
+            _col("StorageCapacity", "boolean", "Whether scheduling considers its capacity."),
+            _col("TokenRequests", "string", "Audiences of the tokens the driver asks for."),
+            _col("RequiresRepublish", "boolean", "Whether volumes are published periodically."),
+            _col("Modes", "string", "The volume lifecycle modes the driver supports."),
+            _AGE,
+        ),
+        _csi_driver,
+    ),
+    ("storage.k8s.io", "CSINode"): Printer(
+        (
+            _NAME,
+            _col(
+                "Drivers",
+                "integer",
+                "Drivers indicates the number of CSI drivers registered on the node",
+            ),
+            _AGE,
+        ),
+        _csi_node,
+    ),
 }
 
 

@@ -26,6 +26,7 @@ from kstore.api.kinds import (
     rbac,
     replicaset,
     statefulset,
+    storage,
 )
 from kstore.api.proto_schema import schema_for_gvk
 from kstore.api.scheme import KindDefinition, Scheme, SchemeBuilder
@@ -67,6 +68,7 @@ def _builtin_definitions() -> tuple[KindDefinition, ...]:
         *coordination.DEFINITIONS,
         *networking.DEFINITIONS,
         *poddisruptionbudget.DEFINITIONS,
+        *storage.DEFINITIONS,
         *apiextensions.DEFINITIONS,
         *rbac.DEFINITIONS,
         *meta.DEFINITIONS,

@@ -30,6 +30,11 @@ from kstore.registry.strategies.pod import PodStrategy
 from kstore.registry.strategies.poddisruptionbudget import PodDisruptionBudgetStrategy
 from kstore.registry.strategies.replicaset import ReplicaSetStrategy
 from kstore.registry.strategies.statefulset import StatefulSetStrategy
+from kstore.registry.strategies.storage import (
+    CSIDriverStrategy,
+    CSINodeStrategy,
+    StorageClassStrategy,
+)
 
 __all__ = ["BuiltinStrategy", "Strategy", "StrategyFactory", "strategy_for"]
 
@@ -55,6 +60,9 @@ _BUILTIN: dict[tuple[str, str], StrategyFactory] = {
     ("policy", "PodDisruptionBudget"): lambda d, ttl: PodDisruptionBudgetStrategy(d),
     ("networking.k8s.io", "Ingress"): lambda d, ttl: IngressStrategy(d),
     ("networking.k8s.io", "IngressClass"): lambda d, ttl: IngressClassStrategy(d),
+    ("storage.k8s.io", "StorageClass"): lambda d, ttl: StorageClassStrategy(d),
+    ("storage.k8s.io", "CSIDriver"): lambda d, ttl: CSIDriverStrategy(d),
+    ("storage.k8s.io", "CSINode"): lambda d, ttl: CSINodeStrategy(d),
     ("apiextensions.k8s.io", "CustomResourceDefinition"): (
         lambda d, ttl: CustomResourceDefinitionStrategy(d)
     ),

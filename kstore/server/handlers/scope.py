@@ -42,8 +42,18 @@ __all__ = [
 ]
 
 #: Kinds whose delete answers with the object rather than a Status, as their Kubernetes
-#: storage sets ``ReturnDeletedObject`` (pods, services) or answers with the namespace.
-_RETURNS_DELETED_OBJECT = frozenset({("", "pods"), ("", "services"), ("", "namespaces")})
+#: storage sets ``ReturnDeletedObject`` (pods, services, the storage.k8s.io kinds) or answers
+#: with the namespace.
+_RETURNS_DELETED_OBJECT = frozenset(
+    {
+        ("", "pods"),
+        ("", "services"),
+        ("", "namespaces"),
+        ("storage.k8s.io", "storageclasses"),
+        ("storage.k8s.io", "csidrivers"),
+        ("storage.k8s.io", "csinodes"),
+    }
+)
 
 
 def selectable_fields(definition: KindDefinition) -> frozenset[str]:
