@@ -86,6 +86,8 @@ _GROUP_VERSIONS: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {
             "EventList",
             "PersistentVolumeClaim",
             "PersistentVolumeClaimList",
+            "PersistentVolume",
+            "PersistentVolumeList",
             "Pod",
             "PodList",
             "Service",

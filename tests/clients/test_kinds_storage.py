@@ -1,6 +1,7 @@
-"""storage.k8s.io/v1 (StorageClass, CSIDriver, CSINode) with real kubectl and the Python
-client: discovery, apply (client- and server-side), the columns ``kubectl get`` prints, the
-update rules, delete; on LMDB and on etcd."""
+"""storage.k8s.io/v1 (StorageClass, CSIDriver, CSINode, VolumeAttachment) and core/v1
+PersistentVolume with real kubectl and the Python client: discovery, apply (client- and
+server-side), the columns ``kubectl get`` prints, status writes, the update rules, delete; on
+LMDB and on etcd."""
 
 from __future__ import annotations
 
@@ -39,6 +40,9 @@ def test_discovery_names_the_storage_kinds(kubectl: Kubectl) -> None:
     assert ["storageclasses", "sc", "storage.k8s.io/v1", "false", "StorageClass"] in rows
     assert ["csidrivers", "storage.k8s.io/v1", "false", "CSIDriver"] in rows
     assert ["csinodes", "storage.k8s.io/v1", "false", "CSINode"] in rows
+    assert ["volumeattachments", "storage.k8s.io/v1", "false", "VolumeAttachment"] in rows
+    core = _rows(kubectl.ok("api-resources", "--api-group="))
+    assert ["persistentvolumes", "pv", "v1", "false", "PersistentVolume"] in core
 
 
 def test_storage_classes_with_kubectl(k: Kubectl) -> None:
@@ -172,3 +176,120 @@ def test_storage_class_and_csi_driver_crud_with_the_python_client(
     assert (bumped.spec.storage_capacity, bumped.metadata.generation) == (True, 1)
     storage.delete_csi_driver("ebs.csi.aws.com")
     assert storage.list_csi_driver().items == []
+
+
+def _pv(name: str, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": name},
+        "spec": {
+            "capacity": {"storage": "5Gi"},
+            "accessModes": ["ReadWriteOnce"],
+            "storageClassName": "manual",
+            "hostPath": {"path": f"/srv/{name}"},
+            **spec,
+        },
+    }
+
+
+def test_persistent_volumes_with_kubectl(k: Kubectl, api_client: client.ApiClient) -> None:
+    k.write("pv.yaml", to_yaml(_pv("pv-a")))
+    applied = k.ok("apply", "--server-side", "-f", "pv.yaml").strip()
+    assert applied == "persistentvolume/pv-a serverside-applied"
+    rows = _rows(k.ok("get", "pv", "-o", "wide"))
+    assert rows[0] == [
+        "NAME",
+        "CAPACITY",
+        "ACCESS",
+        "MODES",
+        "RECLAIM",
+        "POLICY",
+        "STATUS",
+        "CLAIM",
+        "STORAGECLASS",
+        "VOLUMEATTRIBUTESCLASS",
+        "REASON",
+        "AGE",
+        "VOLUMEMODE",
+    ]
+    # The empty CLAIM and REASON cells leave no word behind.
+    assert rows[1][:6] == ["pv-a", "5Gi", "RWO", "Retain", "Pending", "manual"]
+    assert rows[1][-1] == "Filesystem"
+
+    # The volume controller's write: the status subresource moves the phase.
+    core = client.CoreV1Api(api_client)
+    core.patch_persistent_volume_status("pv-a", {"status": {"phase": "Available"}})
+    assert k.ok("get", "pv", "pv-a", "-o", "jsonpath={.status.phase}") == "Available"
+
+    k.write("pv.yaml", to_yaml(_pv("pv-a", hostPath={"path": "/srv/elsewhere"})))
+    result = k.fails("apply", "--server-side", "-f", "pv.yaml")
+    assert "spec.persistentvolumesource is immutable after creation" in result.stderr
+    assert k.ok("delete", "pv", "pv-a").strip() == 'persistentvolume "pv-a" deleted'
+
+
+def test_persistent_volume_crud_with_the_python_client(api_client: client.ApiClient) -> None:
+    core = client.CoreV1Api(api_client)
+    body = client.V1PersistentVolume(
+        metadata=client.V1ObjectMeta(name="pv-nfs"),
+        spec=client.V1PersistentVolumeSpec(
+            capacity={"storage": "1Gi"},
+            access_modes=["ReadWriteMany"],
+            nfs=client.V1NFSVolumeSource(server="nfs.example.com", path="/exports"),
+        ),
+    )
+    created = core.create_persistent_volume(body)
+    assert isinstance(created, client.V1PersistentVolume)
+    assert created.status.phase == "Pending"
+    assert created.status.last_phase_transition_time is not None
+    assert created.spec.persistent_volume_reclaim_policy == "Retain"
+    assert created.spec.volume_mode == "Filesystem"
+    bound = core.patch_persistent_volume(
+        "pv-nfs", {"spec": {"claimRef": {"namespace": "default", "name": "data"}}}
+    )
+    assert bound.spec.claim_ref.name == "data"
+    with pytest.raises(ApiException) as refused:
+        core.create_persistent_volume(
+            client.V1PersistentVolume(
+                metadata=client.V1ObjectMeta(name="pv-none"),
+                spec=client.V1PersistentVolumeSpec(
+                    capacity={"storage": "1Gi"}, access_modes=["ReadWriteOnce"]
+                ),
+            )
+        )
+    assert refused.value.status == 422
+    assert (
+        "spec: Required value: must specify a volume type"
+        in (json.loads(refused.value.body)["message"])
+    )
+    deleted = core.delete_persistent_volume("pv-nfs")
+    assert deleted.metadata.name == "pv-nfs"
+    assert [pv.metadata.name for pv in core.list_persistent_volume().items] == []
+
+
+def test_volume_attachments_with_the_python_client_and_kubectl(
+    k: Kubectl, storage: client.StorageV1Api
+) -> None:
+    body = client.V1VolumeAttachment(
+        metadata=client.V1ObjectMeta(name="csi-0123"),
+        spec=client.V1VolumeAttachmentSpec(
+            attacher="ebs.csi.aws.com",
+            node_name="node-1",
+            source=client.V1VolumeAttachmentSource(persistent_volume_name="pv-1"),
+        ),
+    )
+    created = storage.create_volume_attachment(body)
+    assert created.status.attached is False
+    attached = storage.patch_volume_attachment_status(
+        "csi-0123", {"status": {"attached": True, "attachmentMetadata": {"devicePath": "/dev/x"}}}
+    )
+    assert attached.status.attached is True
+    rows = _rows(k.ok("get", "volumeattachments"))
+    assert rows[0] == ["NAME", "ATTACHER", "PV", "NODE", "ATTACHED", "AGE"]
+    assert rows[1][:5] == ["csi-0123", "ebs.csi.aws.com", "pv-1", "node-1", "true"]
+    with pytest.raises(ApiException) as refused:
+        storage.patch_volume_attachment("csi-0123", {"spec": {"nodeName": "node-2"}})
+    assert refused.value.status == 422
+    assert "field is immutable" in json.loads(refused.value.body)["message"]
+    assert storage.delete_volume_attachment("csi-0123").metadata.name == "csi-0123"
+    assert storage.list_volume_attachment().items == []

@@ -137,3 +137,102 @@ def test_a_strategic_merge_patch_merges_csi_node_drivers_by_name() -> None:
     patched = strategic_merge(original, patch, node)
     assert [d["name"] for d in patched["spec"]["drivers"]] == ["a.csi.io", "b.csi.io"]
     assert patched["spec"]["drivers"][1]["allocatable"] == {"count": 4}
+
+
+STATUS = UpdateOptions(subresource="status")
+
+
+def _pv() -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": "pv-1"},
+        "spec": {
+            "capacity": {"storage": "5Gi"},
+            "accessModes": ["ReadWriteOnce"],
+            "hostPath": {"path": "/srv/pv-1"},
+        },
+        "status": {"phase": "Bound"},
+    }
+
+
+def test_a_persistent_volume_starts_pending_and_status_writes_move_its_phase(
+    registry: StoreRegistry, scheme: Scheme
+) -> None:
+    store = registry.store("", "persistentvolumes")
+    request = ctx("", "v1")
+    pv = store.create(request, hub(scheme, _pv()), CreateOptions()).object
+    assert pv["status"]["phase"] == "Pending"
+    created_at = pv["status"]["lastPhaseTransitionTime"]
+    assert created_at.endswith("Z")
+    assert "generation" not in pv["metadata"]
+    assert pv["spec"]["persistentVolumeReclaimPolicy"] == "Retain"
+
+    def bind(o: dict[str, Any]) -> None:
+        o["status"] = {"phase": "Bound"}
+        o["spec"]["storageClassName"] = "ignored"  # a status write keeps the spec
+
+    bound = store.update(request, "pv-1", changed(bind), STATUS).object
+    assert bound["status"]["phase"] == "Bound"
+    assert bound["status"]["lastPhaseTransitionTime"] >= created_at
+    assert "storageClassName" not in bound["spec"]
+    claimed = store.update(
+        request,
+        "pv-1",
+        changed(lambda o: o["spec"].update(claimRef={"namespace": "ns", "name": "data"})),
+        UpdateOptions(),
+    ).object
+    assert claimed["status"]["phase"] == "Bound"
+    assert claimed["spec"]["claimRef"] == {"namespace": "ns", "name": "data"}
+    with pytest.raises(Invalid) as caught:
+        store.update(
+            request,
+            "pv-1",
+            changed(lambda o: o["spec"].update(hostPath={"path": "/srv/other"})),
+            UpdateOptions(),
+        )
+    assert "spec.persistentvolumesource is immutable after creation" in caught.value.message
+
+
+def test_a_volume_attachment_starts_detached_and_only_status_writes_attach_it(
+    registry: StoreRegistry, scheme: Scheme
+) -> None:
+    body = {
+        "apiVersion": STORAGE,
+        "kind": "VolumeAttachment",
+        "metadata": {"name": "csi-0123"},
+        "spec": {
+            "attacher": "ebs.csi.aws.com",
+            "nodeName": "node-1",
+            "source": {"persistentVolumeName": "pv-1"},
+        },
+        "status": {"attached": True},
+    }
+    store = registry.store("storage.k8s.io", "volumeattachments")
+    request = ctx("", STORAGE)
+    attachment = store.create(request, hub(scheme, body), CreateOptions()).object
+    assert attachment["status"] == {"attached": False}
+    assert "generation" not in attachment["metadata"]
+    kept = store.update(
+        request,
+        "csi-0123",
+        changed(lambda o: o.update(status={"attached": True})),
+        UpdateOptions(),
+    ).object
+    assert kept["status"] == {"attached": False}
+    attached = store.update(
+        request,
+        "csi-0123",
+        changed(lambda o: o.update(status={"attached": True, "attachmentMetadata": {"a": "b"}})),
+        STATUS,
+    ).object
+    assert attached["status"]["attached"] is True
+    with pytest.raises(Invalid) as caught:
+        store.update(
+            request,
+            "csi-0123",
+            changed(lambda o: o["spec"].update(nodeName="node-2")),
+            UpdateOptions(),
+        )
+    assert "spec: Invalid value: " in caught.value.message
+    assert "field is immutable" in caught.value.message

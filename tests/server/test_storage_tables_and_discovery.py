@@ -1,5 +1,5 @@
-"""The storage.k8s.io group at the REST edge: its discovery entries, the tables kubectl prints
-for StorageClasses, CSIDrivers and CSINodes, and its OpenAPI document."""
+"""The storage.k8s.io group and core PersistentVolumes at the REST edge: discovery entries, the
+tables kubectl prints, the OpenAPI document."""
 
 from __future__ import annotations
 
@@ -28,10 +28,13 @@ def _resources() -> dict[str, Any]:
 def test_discovery_lists_the_storage_kinds_as_cluster_scoped() -> None:
     resources = _resources()
     assert {"storageclasses", "csidrivers", "csinodes"} <= set(resources)
-    for name in ("storageclasses", "csidrivers", "csinodes"):
+    for name in ("storageclasses", "csidrivers", "csinodes", "volumeattachments"):
         assert resources[name]["scope"] == "Cluster"
-        assert not resources[name].get("subresources")
         assert "categories" not in resources[name]
+    for name in ("storageclasses", "csidrivers", "csinodes"):
+        assert not resources[name].get("subresources")
+    attachments = resources["volumeattachments"]
+    assert [s["subresource"] for s in attachments["subresources"]] == ["status"]
     assert resources["storageclasses"]["shortNames"] == ["sc"]
     assert "shortNames" not in resources["csidrivers"]
 
@@ -133,3 +136,91 @@ def test_openapi_document_of_storage_v1() -> None:
     drivers = schemas["io.k8s.api.storage.v1.CSINodeSpec"]["properties"]["drivers"]
     assert drivers["x-kubernetes-patch-merge-key"] == "name"
     assert drivers["x-kubernetes-list-type"] == "map"
+
+
+def test_discovery_lists_persistent_volumes_in_the_core_group() -> None:
+    body = orjson.loads(Discovery(builtin_scheme()).aggregated_core.body)
+    resources = {r["resource"]: r for r in body["items"][0]["versions"][0]["resources"]}
+    pvs = resources["persistentvolumes"]
+    assert (pvs["scope"], pvs["shortNames"]) == ("Cluster", ["pv"])
+    assert [s["subresource"] for s in pvs["subresources"]] == ["status"]
+    assert "categories" not in pvs
+
+
+def test_persistent_volume_table() -> None:
+    pv = {
+        "metadata": {
+            "name": "pv-1",
+            "creationTimestamp": _ago(180),
+            "annotations": {"volume.beta.kubernetes.io/storage-class": "legacy"},
+        },
+        "spec": {
+            "capacity": {"storage": "10Gi"},
+            "accessModes": ["ReadWriteMany", "ReadWriteOnce"],
+            "persistentVolumeReclaimPolicy": "Retain",
+            "claimRef": {"namespace": "default", "name": "data"},
+            "storageClassName": "nfs",
+            "volumeMode": "Filesystem",
+        },
+        "status": {"phase": "Bound"},
+    }
+    released = {
+        "metadata": {"name": "pv-2", "deletionTimestamp": _ago(1)},
+        "spec": {"capacity": {"storage": "1Gi"}, "volumeAttributesClassName": "gold"},
+        "status": {"phase": "Released", "reason": "Recycled"},
+    }
+    table = build_table([pv, released], kind="PersistentVolume", group="", meta_version="v1")
+    assert [(c["name"], c["priority"]) for c in table["columnDefinitions"]] == [
+        ("Name", 0),
+        ("Capacity", 0),
+        ("Access Modes", 0),
+        ("Reclaim Policy", 0),
+        ("Status", 0),
+        ("Claim", 0),
+        ("StorageClass", 0),
+        ("VolumeAttributesClass", 0),
+        ("Reason", 0),
+        ("Age", 0),
+        ("VolumeMode", 1),
+    ]
+    first, second = (row["cells"] for row in table["rows"])
+    assert first[:9] == [
+        "pv-1",
+        "10Gi",
+        "RWO,RWX",
+        "Retain",
+        "Bound",
+        "default/data",
+        "legacy",
+        "<unset>",
+        "",
+    ]
+    assert (first[9], first[10]) == ("3m", "Filesystem")
+    assert second[:9] == ["pv-2", "1Gi", "", "", "Terminating", "", "", "gold", "Recycled"]
+    assert second[10] == "<unset>"
+
+
+def test_volume_attachment_table() -> None:
+    attachment = {
+        "metadata": {"name": "csi-0123"},
+        "spec": {
+            "attacher": "ebs.csi.aws.com",
+            "nodeName": "node-1",
+            "source": {"persistentVolumeName": "pv-1"},
+        },
+        "status": {"attached": True},
+    }
+    inline = {"metadata": {"name": "csi-4567"}, "spec": {"source": {"inlineVolumeSpec": {}}}}
+    table = _table("VolumeAttachment", attachment, inline)
+    assert [(c["name"], c["type"]) for c in table["columnDefinitions"]] == [
+        ("Name", "string"),
+        ("Attacher", "string"),
+        ("PV", "string"),
+        ("Node", "string"),
+        ("Attached", "boolean"),
+        ("Age", "string"),
+    ]
+    assert [row["cells"][:5] for row in table["rows"]] == [
+        ["csi-0123", "ebs.csi.aws.com", "pv-1", "node-1", True],
+        ["csi-4567", "", "", "", False],
+    ]

@@ -21,6 +21,7 @@ from kstore.api.kinds import (
     daemonset,
     meta,
     networking,
+    persistentvolume,
     persistentvolumeclaim,
     poddisruptionbudget,
     rbac,
@@ -60,6 +61,7 @@ def _builtin_definitions() -> tuple[KindDefinition, ...]:
     every = (
         *core.DEFINITIONS,
         *persistentvolumeclaim.DEFINITIONS,
+        *persistentvolume.DEFINITIONS,
         *apps.DEFINITIONS,
         *daemonset.DEFINITIONS,
         *replicaset.DEFINITIONS,

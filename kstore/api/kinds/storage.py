@@ -1,8 +1,8 @@
-"""storage.k8s.io/v1 StorageClass, CSIDriver and CSINode: one external version each, with the
-hub's shape; all three cluster-scoped, without subresources or categories.
+"""storage.k8s.io/v1 StorageClass, CSIDriver, CSINode and VolumeAttachment: one external
+version each, with the hub's shape; all four cluster-scoped, without categories.
 
-StorageClass is ``sc`` (the fields sit at the top level, there is no ``spec``); CSIDriver and
-CSINode have no short names.
+StorageClass is ``sc`` (the fields sit at the top level, there is no ``spec``); the others have
+no short names. VolumeAttachment alone has a ``status`` subresource.
 
 Defaulting (``pkg/apis/storage/v1/defaults.go`` with v1.36's default feature gates):
 
@@ -10,7 +10,8 @@ Defaulting (``pkg/apis/storage/v1/defaults.go`` with v1.36's default feature gat
 - CSIDriver: ``attachRequired`` true; ``podInfoOnMount``, ``storageCapacity``,
   ``requiresRepublish`` and ``seLinuxMount`` false; ``fsGroupPolicy``
   ``ReadWriteOnceWithFSType``; ``volumeLifecycleModes`` ``[Persistent]`` when empty;
-- CSINode: none.
+- CSINode: none;
+- VolumeAttachment: the volume sources' defaults in an inline volume spec.
 
 Validation runs on the hub with ``pkg/apis/storage/validation``'s paths and messages, ObjectMeta
 first (cluster-scoped, DNS-1123 subdomain names):
@@ -28,7 +29,12 @@ first (cluster-scoped, DNS-1123 subdomain names):
 - CSINode: each driver named as a CSI driver (at most 63 characters, a DNS subdomain once
   lower-cased) and only once, a node ID of at most 192 characters, a non-negative allocatable
   count, topology keys that are qualified names, non-empty and distinct; on update an existing
-  driver's entry may change only its allocatable count.
+  driver's entry may change only its allocatable count;
+- VolumeAttachment (``ValidateVolumeAttachment`` then ``ValidateVolumeAttachmentV1``): an
+  attacher (a CSI driver name), exactly one of ``persistentVolumeName`` (a DNS-1123 subdomain)
+  and ``inlineVolumeSpec`` (a CSI volume spec under the inline rules), a node name; status
+  metadata of at most 256 KiB, error messages of at most 1024 bytes (reported with Kubernetes'
+  256 KiB limit), non-negative error codes; the spec is immutable.
 """
 
 from __future__ import annotations
@@ -38,9 +44,15 @@ from typing import Any, Final
 
 from kstore.api.gvk import Object
 from kstore.api.kinds._lists import list_definition
+from kstore.api.kinds.persistentvolume import (
+    default_volume_sources,
+    validate_persistent_volume_spec,
+)
 from kstore.api.scheme import KindDefinition, KindVersion, ResourceInfo
 from kstore.api.validation._access import get_list, get_map, get_str, maps
 from kstore.api.validation.field import (
+    GoStruct,
+    JSONValue,
     Path,
     duplicate,
     forbidden,
@@ -51,6 +63,7 @@ from kstore.api.validation.field import (
 )
 from kstore.api.validation.names import (
     byte_len,
+    inclusive_range_error,
     is_dns1123_subdomain,
     is_qualified_name,
     name_is_dns_subdomain,
@@ -69,8 +82,10 @@ __all__ = [
     "DEFINITIONS",
     "GROUP",
     "STORAGE_CLASS",
+    "VOLUME_ATTACHMENT",
     "default_csi_driver",
     "default_storage_class",
+    "default_volume_attachment",
     "validate_csi_driver",
     "validate_csi_driver_name",
     "validate_csi_driver_update",
@@ -79,6 +94,8 @@ __all__ = [
     "validate_storage_class",
     "validate_storage_class_update",
     "validate_topology_selector_terms",
+    "validate_volume_attachment",
+    "validate_volume_attachment_update",
 ]
 
 GROUP: Final = "storage.k8s.io"
@@ -95,6 +112,9 @@ _MAX_TOKEN_SECONDS: Final = 1 << 32
 _MIN_ALLOCATABLE_PERIOD: Final = 10
 _MAX_CSI_DRIVER_NAME: Final = 63
 _MAX_NODE_ID: Final = 192
+_MAX_ATTACHMENT_METADATA: Final = 256 * (1 << 10)
+_MAX_VOLUME_ERROR_MESSAGE: Final = 1024
+_MAX_INT32: Final = 2**31 - 1
 
 _SPEC: Final = Path("spec")
 
@@ -461,6 +481,120 @@ CSI_NODE: Final = KindDefinition(
     list_kind="CSINodeList",
 )
 
+
+# ------------------------------------------------------------------------- VolumeAttachment
+
+
+def default_volume_attachment(attachment: Object) -> None:
+    """The defaults an inline volume spec's sources get, in place."""
+    spec = attachment.get("spec")
+    source = spec.get("source") if isinstance(spec, dict) else None
+    inline = source.get("inlineVolumeSpec") if isinstance(source, dict) else None
+    if isinstance(inline, dict):
+        default_volume_sources(inline)
+
+
+def _validate_attachment_source(source: Mapping[str, Any], path: Path) -> list[Cause]:
+    inline = source.get("inlineVolumeSpec")
+    name = _str_or_none(source, "persistentVolumeName")
+    exactly_one = "must specify exactly one of inlineVolumeSpec and persistentVolumeName"
+    if inline is None and name is None:
+        return [required(path, exactly_one)]
+    if inline is not None and name is not None:
+        return [forbidden(path, exactly_one)]
+    if name is not None:
+        if not name:
+            message = "must specify non empty persistentVolumeName"
+            return [required(path.child("persistentVolumeName"), message)]
+        return []
+    spec = inline if isinstance(inline, Mapping) else {}
+    return validate_persistent_volume_spec(spec, path.child("inlineVolumeSpec"), inline=True)
+
+
+def _validate_volume_error(error: Any, path: Path) -> list[Cause]:
+    if not isinstance(error, Mapping):
+        return []
+    causes: list[Cause] = []
+    if byte_len(get_str(error, "message")) > _MAX_VOLUME_ERROR_MESSAGE:
+        # Kubernetes reports the metadata limit here, not the message's.
+        causes.append(too_long(path.child("message"), _MAX_ATTACHMENT_METADATA))
+    code = error.get("errorCode")
+    if isinstance(code, int) and not isinstance(code, bool) and code < 0:
+        causes.append(invalid(path.child("errorCode"), code, inclusive_range_error(0, _MAX_INT32)))
+    return causes
+
+
+def validate_volume_attachment(obj: Mapping[str, Any]) -> list[Cause]:
+    """``ValidateVolumeAttachment`` and ``ValidateVolumeAttachmentV1``."""
+    causes = validate_object_meta(obj, False, name_is_dns_subdomain)
+    spec = get_map(obj, "spec")
+    attacher = get_str(spec, "attacher")
+    if not attacher:
+        causes.append(required(_SPEC.child("attacher")))
+    source_path = _SPEC.child("source")
+    causes.extend(_validate_attachment_source(get_map(spec, "source"), source_path))
+    node = get_str(spec, "nodeName")
+    causes.extend(invalid(_SPEC.child("nodeName"), node, m) for m in is_dns1123_subdomain(node))
+    status = get_map(obj, "status")
+    size = sum(
+        byte_len(k) + byte_len(v if isinstance(v, str) else "")
+        for k, v in get_map(status, "attachmentMetadata").items()
+    )
+    if size > _MAX_ATTACHMENT_METADATA:
+        where = Path("status", "attachmentMetadata")
+        causes.append(too_long(where, _MAX_ATTACHMENT_METADATA))
+    for key in ("attachError", "detachError"):
+        causes.extend(_validate_volume_error(status.get(key), Path("status", key)))
+    # The v1 rules.
+    causes.extend(validate_csi_driver_name(attacher, _SPEC.child("attacher")))
+    name = _str_or_none(get_map(spec, "source"), "persistentVolumeName")
+    if name is not None:
+        where = source_path.child("persistentVolumeName")
+        causes.extend(invalid(where, name, m) for m in is_dns1123_subdomain(name))
+    return causes
+
+
+def _spec_value(spec: Mapping[str, Any]) -> GoStruct:
+    """The internal ``VolumeAttachmentSpec`` as ``json.Marshal`` prints it (Go field names)."""
+    source = get_map(spec, "source")
+    inline = source.get("inlineVolumeSpec")
+    return GoStruct(
+        Attacher=get_str(spec, "attacher"),
+        Source=GoStruct(
+            PersistentVolumeName=_str_or_none(source, "persistentVolumeName"),
+            InlineVolumeSpec=JSONValue(inline) if isinstance(inline, Mapping) else None,
+        ),
+        NodeName=get_str(spec, "nodeName"),
+    )
+
+
+def validate_volume_attachment_update(
+    new: Mapping[str, Any], old: Mapping[str, Any]
+) -> list[Cause]:
+    """``ValidateVolumeAttachmentUpdate``: the new object, and a spec that did not change."""
+    causes = validate_volume_attachment(new)
+    new_spec = get_map(new, "spec")
+    if new_spec != get_map(old, "spec"):
+        causes.append(invalid(_SPEC, _spec_value(new_spec), "field is immutable"))
+    return causes
+
+
+VOLUME_ATTACHMENT: Final = KindDefinition(
+    group=GROUP,
+    kind="VolumeAttachment",
+    versions=(KindVersion(version="v1", default=default_volume_attachment),),
+    storage_version="v1",
+    resource=ResourceInfo(
+        plural="volumeattachments",
+        singular="volumeattachment",
+        namespaced=False,
+        subresources=("status",),
+    ),
+    validate=validate_volume_attachment,
+    validate_update=validate_volume_attachment_update,
+    list_kind="VolumeAttachmentList",
+)
+
 DEFINITIONS: tuple[KindDefinition, ...] = (
     STORAGE_CLASS,
     list_definition(STORAGE_CLASS),
@@ -468,4 +602,6 @@ DEFINITIONS: tuple[KindDefinition, ...] = (
     list_definition(CSI_DRIVER),
     CSI_NODE,
     list_definition(CSI_NODE),
+    VOLUME_ATTACHMENT,
+    list_definition(VOLUME_ATTACHMENT),
 )

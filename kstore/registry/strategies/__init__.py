@@ -25,6 +25,7 @@ from kstore.registry.strategies.core import (
 )
 from kstore.registry.strategies.daemonset import DaemonSetStrategy
 from kstore.registry.strategies.networking import IngressClassStrategy, IngressStrategy
+from kstore.registry.strategies.persistentvolume import PersistentVolumeStrategy
 from kstore.registry.strategies.persistentvolumeclaim import PersistentVolumeClaimStrategy
 from kstore.registry.strategies.pod import PodStrategy
 from kstore.registry.strategies.poddisruptionbudget import PodDisruptionBudgetStrategy
@@ -34,6 +35,7 @@ from kstore.registry.strategies.storage import (
     CSIDriverStrategy,
     CSINodeStrategy,
     StorageClassStrategy,
+    VolumeAttachmentStrategy,
 )
 
 __all__ = ["BuiltinStrategy", "Strategy", "StrategyFactory", "strategy_for"]
@@ -50,6 +52,7 @@ _BUILTIN: dict[tuple[str, str], StrategyFactory] = {
     ("", "ServiceAccount"): lambda d, ttl: ServiceAccountStrategy(d),
     ("", "Event"): lambda d, ttl: EventStrategy(d, ttl_seconds=ttl),
     ("", "PersistentVolumeClaim"): lambda d, ttl: PersistentVolumeClaimStrategy(d),
+    ("", "PersistentVolume"): lambda d, ttl: PersistentVolumeStrategy(d),
     ("apps", "DaemonSet"): lambda d, ttl: DaemonSetStrategy(d),
     ("apps", "Deployment"): lambda d, ttl: DeploymentStrategy(d),
     ("apps", "ReplicaSet"): lambda d, ttl: ReplicaSetStrategy(d),
@@ -63,6 +66,7 @@ _BUILTIN: dict[tuple[str, str], StrategyFactory] = {
     ("storage.k8s.io", "StorageClass"): lambda d, ttl: StorageClassStrategy(d),
     ("storage.k8s.io", "CSIDriver"): lambda d, ttl: CSIDriverStrategy(d),
     ("storage.k8s.io", "CSINode"): lambda d, ttl: CSINodeStrategy(d),
+    ("storage.k8s.io", "VolumeAttachment"): lambda d, ttl: VolumeAttachmentStrategy(d),
     ("apiextensions.k8s.io", "CustomResourceDefinition"): (
         lambda d, ttl: CustomResourceDefinitionStrategy(d)
     ),

@@ -42,16 +42,18 @@ __all__ = [
 ]
 
 #: Kinds whose delete answers with the object rather than a Status, as their Kubernetes
-#: storage sets ``ReturnDeletedObject`` (pods, services, the storage.k8s.io kinds) or answers
-#: with the namespace.
+#: storage sets ``ReturnDeletedObject`` (pods, services, persistent volumes, the storage.k8s.io
+#: kinds) or answers with the namespace.
 _RETURNS_DELETED_OBJECT = frozenset(
     {
         ("", "pods"),
         ("", "services"),
         ("", "namespaces"),
+        ("", "persistentvolumes"),
         ("storage.k8s.io", "storageclasses"),
         ("storage.k8s.io", "csidrivers"),
         ("storage.k8s.io", "csinodes"),
+        ("storage.k8s.io", "volumeattachments"),
     }
 )
 
