@@ -293,3 +293,20 @@ def test_volume_attachments_with_the_python_client_and_kubectl(
     assert "field is immutable" in json.loads(refused.value.body)["message"]
     assert storage.delete_volume_attachment("csi-0123").metadata.name == "csi-0123"
     assert storage.list_volume_attachment().items == []
+
+
+def test_a_claim_delete_answers_with_the_claim(
+    api_client: client.ApiClient, namespace: str
+) -> None:
+    core = client.CoreV1Api(api_client)
+    claim = client.V1PersistentVolumeClaim(
+        metadata=client.V1ObjectMeta(name="data"),
+        spec=client.V1PersistentVolumeClaimSpec(
+            access_modes=["ReadWriteOnce"],
+            resources=client.V1VolumeResourceRequirements(requests={"storage": "1Gi"}),
+        ),
+    )
+    core.create_namespaced_persistent_volume_claim(namespace, claim)
+    deleted = core.delete_namespaced_persistent_volume_claim("data", namespace)
+    assert isinstance(deleted, client.V1PersistentVolumeClaim)
+    assert deleted.metadata.name == "data"
