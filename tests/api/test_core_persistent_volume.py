@@ -216,3 +216,61 @@ def test_status_writes_need_a_resource_version() -> None:
     assert "resourceVersion: Required value" in _rendered(
         validate_persistent_volume_status_update(new, old)
     )
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        (
+            {"gcePersistentDisk": {"pdName": "", "partition": 300}},
+            [
+                "spec.persistentDisk.pdName: Required value",
+                "spec.persistentDisk.partition: Invalid value: 300: must be between 1 and 255, "
+                "inclusive",
+            ],
+        ),
+        (
+            {"iscsi": {"targetPortal": "10.0.0.1:3260", "iqn": "iqn.bad", "lun": 0}},
+            ['spec.iscsi.iqn: Invalid value: "iqn.bad": must be valid format'],
+        ),
+        (
+            {
+                "iscsi": {
+                    "targetPortal": "10.0.0.1:3260",
+                    "iqn": "iqn.2001-04.com.example:storage",
+                    "lun": 256,
+                    "chapAuthSession": True,
+                }
+            },
+            [
+                "spec.iscsi.lun: Invalid value: 256: must be between 0 and 255, inclusive",
+                "spec.iscsi.secretRef: Required value",
+            ],
+        ),
+        (
+            {"fc": {"targetWWNs": ["500a0982991b8dc5"]}},
+            ["spec.fc.lun: Required value: lun is required if targetWWNs is specified"],
+        ),
+        (
+            {"flexVolume": {"driver": "d", "options": {"a.k8s.io/x": "y"}}},
+            [
+                'spec.flexVolume.options[a.k8s.io/x]: Invalid value: "a.k8s.io/x": kubernetes.io '
+                "and k8s.io namespaces are reserved"
+            ],
+        ),
+        (
+            {"azureDisk": {"diskName": "d", "diskURI": "http://x", "kind": "Managed"}},
+            [
+                'spec.azureDisk.diskURI: Unsupported value: "http://x": supported values: '
+                '"/subscriptions/{sub-id}/resourcegroups/{group-name}/providers/'
+                'microsoft.compute/disks/{disk-id}"'
+            ],
+        ),
+        (
+            {"rbd": {"monitors": [], "image": ""}},
+            ["spec.rbd.monitors: Required value", "spec.rbd.image: Required value"],
+        ),
+    ],
+)
+def test_volume_sources_are_checked(source: dict[str, Any], expected: list[str]) -> None:
+    assert _rendered(validate_persistent_volume(_pv(nfs=None, **source))) == expected

@@ -15,10 +15,9 @@ a volume's spec and, with ``inline``, for a VolumeAttachment's inline spec: acce
 node affinity (required terms, operators and values, ``metadata.name`` fields only; required
 for ``local`` volumes), exactly one volume source (each further one ``Forbidden`` at
 Kubernetes' path, ``cephFS`` included), the storage and volume attributes class names, the
-volume mode. Of the sources' own fields, those of ``hostPath``, ``nfs``, ``local``, ``csi``
-(driver name, handle, secret references), ``glusterfs``, ``flocker``, ``photonPersistentDisk``,
-``portworxVolume``, ``scaleIO`` and ``storageos`` are checked; the other (deprecated, in-tree)
-sources are only counted, as kstore does for a Pod's volumes. On update the volume source is
+volume mode, and each source's own fields (required ones, paths without ``..``, CSI driver
+names and secret references, iSCSI names, LUNs and partitions, Azure disk kinds and URIs,
+reserved flexVolume option namespaces). On update the volume source is
 immutable (a CSI ``controllerExpandSecretRef`` may be added), so are ``volumeMode`` and a set
 ``nodeAffinity``; a volume attributes class may not be removed.
 """
@@ -27,6 +26,7 @@ from __future__ import annotations
 
 import math
 import posixpath
+import re
 from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any, Final
 
@@ -48,6 +48,7 @@ from kstore.api.validation.field import (
 )
 from kstore.api.validation.names import (
     byte_len,
+    inclusive_range_error,
     is_dns1123_subdomain,
     is_label_value,
     is_qualified_name,
@@ -230,6 +231,15 @@ def _one_required(*keys: str) -> Callable[[Mapping[str, Any], Path], list[Cause]
     return check
 
 
+def _one_required_list(*keys: str) -> Callable[[Mapping[str, Any], Path], list[Cause]]:
+    """Required fields that may be lists (an empty list counts as missing)."""
+
+    def check(source: Mapping[str, Any], path: Path) -> list[Cause]:
+        return [required(path.child(key)) for key in keys if not source.get(key)]
+
+    return check
+
+
 def _storage_os(source: Mapping[str, Any], path: Path) -> list[Cause]:
     causes: list[Cause] = []
     name = get_str(source, "volumeName")
@@ -290,7 +300,183 @@ def _csi(source: Mapping[str, Any], path: Path) -> list[Cause]:
     return causes
 
 
+_IQN: Final = re.compile(r"iqn\.[0-9]{4}-[0-9]{2}\.([A-Za-z0-9.\-]+)(:[^,;*&$|\t\n\f\r ]+)$")
+_EUI: Final = re.compile(r"^eui.[A-Za-z0-9]{16}$")
+_NAA: Final = re.compile(r"^naa.[A-Za-z0-9]{32}$")
+#: ``pdPartitionErrorMsg``: the message says 1, the check allows 0.
+_PARTITION: Final = inclusive_range_error(1, 255)
+_BYTE_RANGE: Final = inclusive_range_error(0, 255)
+
+
+def _int(obj: Mapping[str, Any], key: str) -> int:
+    value = obj.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _iscsi_name_ok(value: str) -> bool:
+    for prefix, pattern in (("iqn", _IQN), ("eui", _EUI), ("naa", _NAA)):
+        if value.startswith(prefix):
+            return pattern.search(value) is not None
+    return False
+
+
+def _iscsi(source: Mapping[str, Any], path: Path, pv_name: str) -> list[Cause]:
+    """``validateISCSIPersistentVolumeSource`` (Kubernetes spells two of its paths in lower
+    case)."""
+    causes: list[Cause] = []
+    portal = get_str(source, "targetPortal")
+    if not portal:
+        causes.append(required(path.child("targetPortal")))
+    initiator = source.get("initiatorName")
+    if isinstance(initiator, str) and len(f"{pv_name}:{portal}") > 64:
+        message = (
+            "Total length of <volume name>:<iscsi.targetPortal> must be under 64 characters if "
+            "iscsi.initiatorName is specified."
+        )
+        causes.append(invalid(path.child("targetportal"), portal, message))
+    iqn = get_str(source, "iqn")
+    if not iqn:
+        causes.append(required(path.child("iqn")))
+    elif not _iscsi_name_ok(iqn):
+        causes.append(invalid(path.child("iqn"), iqn, "must be valid format"))
+    lun = _int(source, "lun")
+    if not 0 <= lun <= 255:
+        causes.append(invalid(path.child("lun"), lun, _BYTE_RANGE))
+    secret = source.get("secretRef")
+    if (source.get("chapAuthDiscovery") or source.get("chapAuthSession")) and secret is None:
+        causes.append(required(path.child("secretRef")))
+    if isinstance(secret, Mapping) and not get_str(secret, "name"):
+        causes.append(required(path.child("secretRef", "name")))
+    if isinstance(initiator, str) and not _iscsi_name_ok(initiator):
+        causes.append(invalid(path.child("initiatorname"), initiator, "must be valid format"))
+    return causes
+
+
+def _disk(key: str) -> Callable[[Mapping[str, Any], Path], list[Cause]]:
+    """``validateGCEPersistentDiskVolumeSource`` / ``validateAWSElasticBlockStoreVolumeSource``."""
+
+    def check(source: Mapping[str, Any], path: Path) -> list[Cause]:
+        causes: list[Cause] = []
+        if not get_str(source, key):
+            causes.append(required(path.child(key)))
+        partition = _int(source, "partition")
+        if not 0 <= partition <= 255:
+            causes.append(invalid(path.child("partition"), partition, _PARTITION))
+        return causes
+
+    return check
+
+
+def _fc(source: Mapping[str, Any], path: Path) -> list[Cause]:
+    causes: list[Cause] = []
+    wwns, wwids = get_list(source, "targetWWNs"), get_list(source, "wwids")
+    if not wwns and not wwids:
+        message = "must specify either targetWWNs or wwids, but not both"
+        causes.append(required(path.child("targetWWNs"), message))
+    if wwns and wwids:
+        message = "targetWWNs and wwids can not be specified simultaneously"
+        causes.append(invalid(path.child("targetWWNs"), JSONValue(list(wwns)), message))
+    if wwns:
+        lun = source.get("lun")
+        if not isinstance(lun, int) or isinstance(lun, bool):
+            message = "lun is required if targetWWNs is specified"
+            causes.append(required(path.child("lun"), message))
+        elif not 0 <= lun <= 255:
+            causes.append(invalid(path.child("lun"), lun, _BYTE_RANGE))
+    return causes
+
+
+def _flex(source: Mapping[str, Any], path: Path) -> list[Cause]:
+    causes: list[Cause] = []
+    if not get_str(source, "driver"):
+        causes.append(required(path.child("driver")))
+    for key in get_map(source, "options"):
+        namespace = key.split("/", 1)[0] if "/" in key else key
+        normalized = "." + namespace.lower()
+        if normalized.endswith((".kubernetes.io", ".k8s.io")):
+            message = "kubernetes.io and k8s.io namespaces are reserved"
+            causes.append(invalid(path.child("options").key(key), key, message))
+    return causes
+
+
+def _azure_file(source: Mapping[str, Any], path: Path) -> list[Cause]:
+    causes = [
+        required(path.child(key)) for key in ("secretName", "shareName") if not get_str(source, key)
+    ]
+    namespace = source.get("secretNamespace")
+    if isinstance(namespace, str) and not namespace:
+        causes.append(required(path.child("secretNamespace")))
+    return causes
+
+
+_CACHING_MODES: Final = ("None", "ReadOnly", "ReadWrite")
+_DISK_KINDS: Final = ("Dedicated", "Managed", "Shared")
+
+
+def _azure_disk(source: Mapping[str, Any], path: Path) -> list[Cause]:
+    causes = [
+        required(path.child(key)) for key in ("diskName", "diskURI") if not get_str(source, key)
+    ]
+    caching = source.get("cachingMode")
+    if isinstance(caching, str) and caching not in _CACHING_MODES:
+        causes.append(not_supported(path.child("cachingMode"), caching, _CACHING_MODES))
+    kind = source.get("kind")
+    if isinstance(kind, str) and kind not in _DISK_KINDS:
+        causes.append(not_supported(path.child("kind"), kind, _DISK_KINDS))
+    uri = get_str(source, "diskURI")
+    if kind == "Managed" and not uri.startswith("/subscriptions/"):
+        managed = (
+            "/subscriptions/{sub-id}/resourcegroups/{group-name}/providers/microsoft.compute/"
+            "disks/{disk-id}",
+        )
+        causes.append(not_supported(path.child("diskURI"), uri, managed))
+    if isinstance(kind, str) and kind != "Managed" and not uri.startswith("https://"):
+        blob = ("https://{account-name}.blob.core.windows.net/{container-name}/{disk-name}.vhd",)
+        causes.append(not_supported(path.child("diskURI"), uri, blob))
+    return causes
+
+
+def _quobyte(source: Mapping[str, Any], path: Path) -> list[Cause]:
+    causes: list[Cause] = []
+    registry = get_str(source, "registry")
+    if not registry:
+        message = "must be a host:port pair or multiple pairs separated by commas"
+        causes.append(required(path.child("registry"), message))
+    elif len(get_str(source, "tenant")) >= 65:
+        message = "must be a UUID and may not exceed a length of 64 characters"
+        causes.append(required(path.child("tenant"), message))
+    else:
+        for pair in registry.split(","):
+            if not _host_port(pair):
+                message = "must be a host:port pair or multiple pairs separated by commas"
+                causes.append(invalid(path.child("registry"), registry, message))
+    if not get_str(source, "volume"):
+        causes.append(required(path.child("volume")))
+    return causes
+
+
+def _host_port(pair: str) -> bool:
+    """Whether Go's ``net.SplitHostPort`` accepts ``pair``."""
+    if pair.startswith("["):
+        end = pair.find("]")
+        return end > 0 and pair[end + 1 : end + 2] == ":" and "]" not in pair[end + 1 :]
+    return pair.count(":") == 1 and "[" not in pair and "]" not in pair
+
+
+def _cinder(source: Mapping[str, Any], path: Path) -> list[Cause]:
+    causes: list[Cause] = []
+    if not get_str(source, "volumeID"):
+        causes.append(required(path.child("volumeID")))
+    secret = source.get("secretRef")
+    if isinstance(secret, Mapping):
+        for key in ("name", "namespace"):
+            if not get_str(secret, key):
+                causes.append(required(path.child("secretRef", key)))
+    return causes
+
+
 def _unchecked(source: Mapping[str, Any], path: Path) -> list[Cause]:
+    # iscsi is checked with the volume's name (see validate_persistent_volume_spec).
     return []
 
 
@@ -300,24 +486,24 @@ _Check = Callable[[Mapping[str, Any], Path], list[Cause]]
 #: them: (JSON field, the path of its "more than 1" error, the path of its own checks, checks).
 _SOURCES: Final[tuple[tuple[str, str, str, _Check], ...]] = (
     ("hostPath", "hostPath", "hostPath", _host_path),
-    ("gcePersistentDisk", "gcePersistentDisk", "persistentDisk", _unchecked),
-    ("awsElasticBlockStore", "awsElasticBlockStore", "awsElasticBlockStore", _unchecked),
+    ("gcePersistentDisk", "gcePersistentDisk", "persistentDisk", _disk("pdName")),
+    ("awsElasticBlockStore", "awsElasticBlockStore", "awsElasticBlockStore", _disk("volumeID")),
     ("glusterfs", "glusterfs", "glusterfs", _glusterfs),
     ("flocker", "flocker", "flocker", _flocker),
     ("nfs", "nfs", "nfs", _nfs),
-    ("rbd", "rbd", "rbd", _unchecked),
-    ("quobyte", "quobyte", "quobyte", _unchecked),
-    ("cephfs", "cephFS", "cephfs", _unchecked),
+    ("rbd", "rbd", "rbd", _one_required_list("monitors", "image")),
+    ("quobyte", "quobyte", "quobyte", _quobyte),
+    ("cephfs", "cephFS", "cephfs", _one_required_list("monitors")),
     ("iscsi", "iscsi", "iscsi", _unchecked),
-    ("cinder", "cinder", "cinder", _unchecked),
-    ("fc", "fc", "fc", _unchecked),
+    ("cinder", "cinder", "cinder", _cinder),
+    ("fc", "fc", "fc", _fc),
     # Kubernetes counts a flexVolume without checking for an earlier source.
-    ("flexVolume", "", "flexVolume", _unchecked),
-    ("azureFile", "azureFile", "azureFile", _unchecked),
-    ("vsphereVolume", "vsphereVolume", "vsphereVolume", _unchecked),
+    ("flexVolume", "", "flexVolume", _flex),
+    ("azureFile", "azureFile", "azureFile", _azure_file),
+    ("vsphereVolume", "vsphereVolume", "vsphereVolume", _one_required("volumePath")),
     ("photonPersistentDisk", "photonPersistentDisk", "photonPersistentDisk", _one_required("pdID")),
     ("portworxVolume", "portworxVolume", "portworxVolume", _one_required("volumeID")),
-    ("azureDisk", "azureDisk", "azureDisk", _unchecked),
+    ("azureDisk", "azureDisk", "azureDisk", _azure_disk),
     ("scaleIO", "scaleIO", "scaleIO", _one_required("gateway", "system", "volumeName")),
     ("local", "local", "local", _local),
     ("storageos", "storageos", "storageos", _storage_os),
@@ -418,9 +604,10 @@ def _capacity(capacity: Mapping[str, Any], path: Path) -> list[Cause]:
 
 
 def validate_persistent_volume_spec(
-    spec: Mapping[str, Any], path: Path, *, inline: bool = False
+    spec: Mapping[str, Any], path: Path, *, pv_name: str = "", inline: bool = False
 ) -> list[Cause]:
-    """``ValidatePersistentVolumeSpec``; ``inline`` for a VolumeAttachment's inline spec."""
+    """``ValidatePersistentVolumeSpec``; ``inline`` for a VolumeAttachment's inline spec
+    (``pv_name`` is the volume's name, which an iSCSI portal's length limit counts)."""
     causes: list[Cause] = []
     if inline:
         if spec.get("claimRef") is not None:
@@ -471,7 +658,10 @@ def validate_persistent_volume_spec(
             causes.append(forbidden(path.child(more_path), message))
             continue
         count += 1
-        causes.extend(check(source, path.child(own_path)))
+        if key == "iscsi":
+            causes.extend(_iscsi(source, path.child(own_path), pv_name))
+        else:
+            causes.extend(check(source, path.child(own_path)))
         if key == "local" and not has_affinity:
             message = "Local volume requires node affinity"
             causes.append(required(path.child("nodeAffinity"), message))
@@ -520,7 +710,8 @@ def validate_persistent_volume_spec(
 def validate_persistent_volume(obj: Mapping[str, Any]) -> list[Cause]:
     """``ValidatePersistentVolume``."""
     causes = validate_object_meta(obj, False, name_is_dns_subdomain)
-    causes.extend(validate_persistent_volume_spec(get_map(obj, "spec"), _SPEC))
+    name = get_str(metadata_of(obj), "name")
+    causes.extend(validate_persistent_volume_spec(get_map(obj, "spec"), _SPEC, pv_name=name))
     return causes
 
 
