@@ -224,7 +224,7 @@ def _csi_node_driver(name: str = "ebs.csi.aws.com", **fields: Any) -> dict[str, 
 def test_valid_csi_node() -> None:
     node = _node(
         _csi_node_driver(topologyKeys=["topology.ebs.csi.aws.com/zone"], allocatable={"count": 25}),
-        _csi_node_driver("hostpath.csi.k8s.io"),
+        _csi_node_driver("hostpath.csi.k8s.io", nodeID="n" * 256),
     )
     assert validate_csi_node(node) == []
 
@@ -233,7 +233,7 @@ def test_invalid_csi_node() -> None:
     node = _node(
         _csi_node_driver(nodeID="", topologyKeys=["zone", "zone", ""]),
         _csi_node_driver(allocatable={"count": -1}),
-        _csi_node_driver("x" * 64, nodeID="n" * 193),
+        _csi_node_driver("x" * 64, nodeID="n" * 257),
     )
     assert _rendered(validate_csi_node(node)) == [
         "spec.drivers[0].nodeID: Required value",
@@ -247,7 +247,7 @@ def test_invalid_csi_node() -> None:
         "spec.drivers[1].allocatable.count: Invalid value: -1: must be greater than or equal to 0",
         'spec.drivers[1].name: Duplicate value: "ebs.csi.aws.com"',
         "spec.drivers[2].name: Too long: may not be more than 63 bytes",
-        f'spec.drivers[2].nodeID: Invalid value: "{"n" * 193}": must be 192 characters or less',
+        f'spec.drivers[2].nodeID: Invalid value: "{"n" * 257}": must be 256 characters or less',
     ]
 
 

@@ -27,7 +27,7 @@ first (cluster-scoped, DNS-1123 subdomain names):
   requests, a node allocatable update period of at least 10 seconds; on update
   ``attachRequired`` and ``volumeLifecycleModes`` are immutable;
 - CSINode: each driver named as a CSI driver (at most 63 characters, a DNS subdomain once
-  lower-cased) and only once, a node ID of at most 192 characters, a non-negative allocatable
+  lower-cased) and only once, a node ID of at most 256 characters, a non-negative allocatable
   count, topology keys that are qualified names, non-empty and distinct; on update an existing
   driver's entry may change only its allocatable count;
 - VolumeAttachment (``ValidateVolumeAttachment`` then ``ValidateVolumeAttachmentV1``): an
@@ -111,7 +111,8 @@ _MIN_TOKEN_SECONDS: Final = 600
 _MAX_TOKEN_SECONDS: Final = 1 << 32
 _MIN_ALLOCATABLE_PERIOD: Final = 10
 _MAX_CSI_DRIVER_NAME: Final = 63
-_MAX_NODE_ID: Final = 192
+#: ``csiNodeIDLongerMaxLength``: the CSINode strategy always allows the long node IDs.
+_MAX_NODE_ID: Final = 256
 _MAX_ATTACHMENT_METADATA: Final = 256 * (1 << 10)
 _MAX_VOLUME_ERROR_MESSAGE: Final = 1024
 _MAX_INT32: Final = 2**31 - 1
@@ -436,8 +437,8 @@ def _validate_csi_node_driver(
 
 
 def validate_csi_node(obj: Mapping[str, Any]) -> list[Cause]:
-    """``ValidateCSINode`` (node IDs of at most 192 characters: the long-ID option is only
-    granted to updates of objects that already have one)."""
+    """``ValidateCSINode`` with the strategy's ``AllowLongNodeID`` (node IDs of at most 256
+    characters)."""
     causes = validate_object_meta(obj, False, name_is_dns_subdomain)
     names: set[str] = set()
     drivers = _SPEC.child("drivers")
