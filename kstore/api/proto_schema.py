@@ -33,6 +33,7 @@ from kstore.api.pb import (
     policy_v1_pb2,
     rbac_v1_pb2,
     runtime_pb2,
+    storage_v1_pb2,
 )
 from kstore.api.schema import ANY, SCALAR, FieldSchema
 
@@ -85,6 +86,8 @@ _GROUP_VERSIONS: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {
             "EventList",
             "PersistentVolumeClaim",
             "PersistentVolumeClaimList",
+            "PersistentVolume",
+            "PersistentVolumeList",
             "Pod",
             "PodList",
             "Service",
@@ -136,6 +139,19 @@ _GROUP_VERSIONS: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {
             "ClusterRoleBindingList",
         ),
     ),
+    ("storage.k8s.io", "v1"): (
+        "k8s.io.api.storage.v1",
+        (
+            "StorageClass",
+            "StorageClassList",
+            "CSIDriver",
+            "CSIDriverList",
+            "CSINode",
+            "CSINodeList",
+            "VolumeAttachment",
+            "VolumeAttachmentList",
+        ),
+    ),
     ("meta.k8s.io", "v1"): (
         META_V1_PACKAGE,
         ("PartialObjectMetadata", "PartialObjectMetadataList"),
@@ -181,6 +197,7 @@ _FILES = (
     networking_v1_pb2,
     policy_v1_pb2,
     rbac_v1_pb2,
+    storage_v1_pb2,
     apiextensions_v1_pb2,
 )
 

@@ -21,11 +21,13 @@ from kstore.api.kinds import (
     daemonset,
     meta,
     networking,
+    persistentvolume,
     persistentvolumeclaim,
     poddisruptionbudget,
     rbac,
     replicaset,
     statefulset,
+    storage,
 )
 from kstore.api.proto_schema import schema_for_gvk
 from kstore.api.scheme import KindDefinition, Scheme, SchemeBuilder
@@ -59,6 +61,7 @@ def _builtin_definitions() -> tuple[KindDefinition, ...]:
     every = (
         *core.DEFINITIONS,
         *persistentvolumeclaim.DEFINITIONS,
+        *persistentvolume.DEFINITIONS,
         *apps.DEFINITIONS,
         *daemonset.DEFINITIONS,
         *replicaset.DEFINITIONS,
@@ -67,6 +70,7 @@ def _builtin_definitions() -> tuple[KindDefinition, ...]:
         *coordination.DEFINITIONS,
         *networking.DEFINITIONS,
         *poddisruptionbudget.DEFINITIONS,
+        *storage.DEFINITIONS,
         *apiextensions.DEFINITIONS,
         *rbac.DEFINITIONS,
         *meta.DEFINITIONS,

@@ -34,6 +34,7 @@ from kstore.api.kinds import (
     core,
     networking,
     poddisruptionbudget,
+    storage,
 )
 from kstore.api.scheme import KindDefinition, KindVersion
 
@@ -89,6 +90,7 @@ def _builtin_group_versions() -> dict[str, list[str]]:
         *coordination.DEFINITIONS,
         *networking.DEFINITIONS,
         *poddisruptionbudget.DEFINITIONS,
+        *storage.DEFINITIONS,
         *apiextensions.DEFINITIONS,
     ):
         known = groups.setdefault(definition.group, [])
