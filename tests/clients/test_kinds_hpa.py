@@ -1,0 +1,180 @@
+"""HorizontalPodAutoscalers through real clients, on LMDB and on etcd: ``kubectl autoscale``,
+server-side apply, ``kubectl get`` (its columns, also ``-o wide``), delete, and the Python
+client's typed autoscaling API."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from kubernetes import client
+from kubernetes.client.rest import ApiException
+
+from tests.clients.kubectl import Kubectl
+
+HEADER = ["NAME", "REFERENCE", "TARGETS", "MINPODS", "MAXPODS", "REPLICAS", "AGE"]
+
+MANIFEST = """\
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: api
+spec:
+  scaleTargetRef:
+    apiVersion: apps/v1
+    kind: Deployment
+    name: api
+  maxReplicas: 8
+  metrics:
+  - type: Resource
+    resource:
+      name: memory
+      target:
+        type: AverageValue
+        averageValue: 500Mi
+  behavior:
+    scaleDown:
+      stabilizationWindowSeconds: 60
+"""
+
+
+def _get(k: Kubectl, *args: str) -> Any:
+    return json.loads(k.ok("get", *args, "-o", "json"))
+
+
+def _rows(text: str) -> list[list[str]]:
+    """Table lines split on runs of two or more spaces (TARGETS holds single spaces)."""
+    return [[cell for cell in line.split("  ") if cell.strip()] for line in text.splitlines()]
+
+
+def _cells(row: list[str]) -> list[str]:
+    return [cell.strip() for cell in row]
+
+
+def test_kubectl_autoscale_a_deployment(k: Kubectl) -> None:
+    k.ok("create", "deployment", "web", "--image=nginx")
+    out = k.ok("autoscale", "deployment", "web", "--min=2", "--max=5", "--cpu=70%")
+    assert out.strip() == "horizontalpodautoscaler.autoscaling/web autoscaled"
+    hpa = _get(k, "hpa", "web")
+    assert hpa["apiVersion"] == "autoscaling/v2"
+    assert hpa["spec"]["scaleTargetRef"] == {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "name": "web",
+    }
+    assert (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]) == (2, 5)
+    assert hpa["spec"]["metrics"] == [
+        {
+            "type": "Resource",
+            "resource": {
+                "name": "cpu",
+                "target": {"type": "Utilization", "averageUtilization": 70},
+            },
+        }
+    ]
+    assert hpa["status"] == {"desiredReplicas": 0}
+    rows = [_cells(r) for r in _rows(k.ok("get", "horizontalpodautoscalers"))]
+    assert rows[0] == HEADER
+    assert rows[1][:6] == ["web", "Deployment/web", "cpu: <unknown>/70%", "2", "5", "0"]
+    wide = [_cells(r) for r in _rows(k.ok("get", "hpa", "-o", "wide"))]
+    assert wide[0] == HEADER
+    # The hpa is in "all".
+    assert "horizontalpodautoscaler.autoscaling/web" in k.ok("get", "all", "-o", "name")
+
+
+def test_server_side_apply_defaults_and_delete(k: Kubectl) -> None:
+    k.write("hpa.yaml", MANIFEST)
+    applied = k.ok("apply", "--server-side", "-f", "hpa.yaml")
+    assert applied.strip() == "horizontalpodautoscaler.autoscaling/api serverside-applied"
+    hpa = _get(k, "hpa", "api")
+    assert hpa["spec"]["minReplicas"] == 1
+    assert hpa["spec"]["behavior"]["scaleDown"] == {
+        "stabilizationWindowSeconds": 60,
+        "selectPolicy": "Max",
+        "policies": [{"type": "Percent", "value": 100, "periodSeconds": 15}],
+    }
+    assert hpa["spec"]["behavior"]["scaleUp"]["selectPolicy"] == "Max"
+    shown = _get(k, "hpa", "api", "--show-managed-fields")
+    managers = {m["manager"] for m in shown["metadata"]["managedFields"]}
+    assert managers == {"kubectl"}
+    rows = [_cells(r) for r in _rows(k.ok("get", "hpa"))]
+    assert rows[1][:6] == ["api", "Deployment/api", "memory: <unknown>/500Mi", "1", "8", "0"]
+    # A second apply with a change moves only what changed.
+    k.write("hpa.yaml", MANIFEST.replace("maxReplicas: 8", "maxReplicas: 9"))
+    k.ok("apply", "--server-side", "-f", "hpa.yaml")
+    assert _get(k, "hpa", "api")["spec"]["maxReplicas"] == 9
+    deleted = k.ok("delete", "hpa", "api")
+    assert deleted.startswith('horizontalpodautoscaler.autoscaling "api" deleted')
+    assert "No resources found" in k.run("get", "hpa").stderr
+
+
+def test_an_invalid_autoscaler_is_refused(k: Kubectl) -> None:
+    bad = MANIFEST.replace("maxReplicas: 8", "maxReplicas: 0").replace(
+        "stabilizationWindowSeconds: 60", "stabilizationWindowSeconds: 4000"
+    )
+    k.write("bad.yaml", bad)
+    failed = k.fails("apply", "--server-side", "-f", "bad.yaml")
+    assert "spec.maxReplicas: Invalid value: 0: must be greater than 0" in failed.stderr
+    assert (
+        "spec.behavior.scaleDown.stabilizationWindowSeconds: Invalid value: 4000: must be less "
+        "than or equal to 3600"
+    ) in failed.stderr
+
+
+@pytest.fixture(scope="module")
+def autoscaling_v2(api_client: client.ApiClient) -> client.AutoscalingV2Api:
+    return client.AutoscalingV2Api(api_client)
+
+
+def test_python_client_v2_crud(autoscaling_v2: client.AutoscalingV2Api, namespace: str) -> None:
+    body = client.V2HorizontalPodAutoscaler(
+        metadata=client.V1ObjectMeta(name="web"),
+        spec=client.V2HorizontalPodAutoscalerSpec(
+            scale_target_ref=client.V2CrossVersionObjectReference(
+                api_version="apps/v1", kind="Deployment", name="web"
+            ),
+            max_replicas=4,
+            behavior=client.V2HorizontalPodAutoscalerBehavior(
+                scale_up=client.V2HPAScalingRules(select_policy="Min")
+            ),
+        ),
+    )
+    created = autoscaling_v2.create_namespaced_horizontal_pod_autoscaler(namespace, body)
+    assert isinstance(created, client.V2HorizontalPodAutoscaler)
+    assert created.spec.min_replicas == 1
+    assert created.spec.metrics[0].resource.target.average_utilization == 80
+    assert created.spec.behavior.scale_up.select_policy == "Min"
+    assert [p.type for p in created.spec.behavior.scale_up.policies] == ["Pods", "Percent"]
+    assert created.status.desired_replicas == 0
+    status = autoscaling_v2.patch_namespaced_horizontal_pod_autoscaler_status(
+        "web",
+        namespace,
+        {
+            "status": {
+                "currentReplicas": 2,
+                "desiredReplicas": 3,
+                "conditions": [{"type": "AbleToScale", "status": "True"}],
+            }
+        },
+    )
+    assert (status.status.current_replicas, status.status.desired_replicas) == (2, 3)
+    assert status.status.conditions[0].type == "AbleToScale"
+    patched = autoscaling_v2.patch_namespaced_horizontal_pod_autoscaler(
+        "web", namespace, {"spec": {"maxReplicas": 6}}
+    )
+    assert patched.spec.max_replicas == 6
+    assert patched.status.desired_replicas == 3
+    with pytest.raises(ApiException) as invalid:
+        autoscaling_v2.patch_namespaced_horizontal_pod_autoscaler(
+            "web", namespace, {"spec": {"minReplicas": 7}}
+        )
+    assert invalid.value.status == 422
+    message = json.loads(invalid.value.body)["message"]
+    assert "spec.maxReplicas: Invalid value: 6: must be greater than or equal to `minReplicas`" in (
+        message
+    )
+    listed = autoscaling_v2.list_namespaced_horizontal_pod_autoscaler(namespace).items
+    assert [h.metadata.name for h in listed] == ["web"]
+    autoscaling_v2.delete_namespaced_horizontal_pod_autoscaler("web", namespace)
+    assert autoscaling_v2.list_namespaced_horizontal_pod_autoscaler(namespace).items == []
