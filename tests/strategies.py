@@ -1352,7 +1352,22 @@ def _horizontal_pod_autoscaler_v2() -> st.SearchStrategy[Obj]:
     return _fields({"metadata": object_meta(namespaced=True), "spec": spec}, {"status": status})
 
 
+def _hpa_v1_of(body: Obj) -> Obj:
+    """The autoscaling/v1 form of a defaulted hub autoscaler body (as Kubernetes writes v1,
+    the rest in annotations)."""
+    from kstore.api.kinds._hpa_conversion import hpa_from_hub
+    from kstore.api.kinds.horizontalpodautoscaler import default_hpa_v2
+
+    hub = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", **body}
+    default_hpa_v2(hub)
+    out = hpa_from_hub(hub)
+    del out["apiVersion"], out["kind"]
+    return out
+
+
 def _horizontal_pod_autoscaler(version: str) -> st.SearchStrategy[Obj]:
+    if version == "v1":
+        return _horizontal_pod_autoscaler_v2().map(_hpa_v1_of)
     return _horizontal_pod_autoscaler_v2()
 
 

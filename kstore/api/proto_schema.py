@@ -24,6 +24,7 @@ from kstore.api.pb import (
     apps_v1_pb2,
     apps_v1beta1_pb2,
     apps_v1beta2_pb2,
+    autoscaling_v1_pb2,
     autoscaling_v2_pb2,
     batch_v1_pb2,
     coordination_v1_pb2,
@@ -114,6 +115,10 @@ _GROUP_VERSIONS: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {
     ),
     ("apps", "v1beta2"): ("k8s.io.api.apps.v1beta2", ("Deployment", "DeploymentList")),
     ("apps", "v1beta1"): ("k8s.io.api.apps.v1beta1", ("Deployment", "DeploymentList")),
+    ("autoscaling", "v1"): (
+        "k8s.io.api.autoscaling.v1",
+        ("HorizontalPodAutoscaler", "HorizontalPodAutoscalerList"),
+    ),
     ("autoscaling", "v2"): (
         "k8s.io.api.autoscaling.v2",
         ("HorizontalPodAutoscaler", "HorizontalPodAutoscalerList"),
@@ -181,6 +186,7 @@ _FILES = (
     apps_v1_pb2,
     apps_v1beta1_pb2,
     apps_v1beta2_pb2,
+    autoscaling_v1_pb2,
     autoscaling_v2_pb2,
     batch_v1_pb2,
     coordination_v1_pb2,

@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from kstore.api.gvk import Object
+from kstore.api.kinds.horizontalpodautoscaler import hpa_to_hub
 from kstore.server.durations import human_duration, parse_timestamp, translate_timestamp_since
 
 __all__ = ["Column", "Printer", "printer_for"]
@@ -433,6 +434,11 @@ def _hpa_targets(specs: list[Any], statuses: list[Any]) -> str:
 
 
 def _horizontal_pod_autoscaler(obj: Object, now: datetime) -> list[Any]:
+    # Kubernetes prints from the internal (v2-shaped) object: read a v1 one as the hub.
+    if obj.get("apiVersion") == "autoscaling/v1" or "targetCPUUtilizationPercentage" in _m(
+        obj, "spec"
+    ):
+        obj = hpa_to_hub(obj)
     spec, status = _m(obj, "spec"), _m(obj, "status")
     ref = _m(spec, "scaleTargetRef")
     min_replicas = spec.get("minReplicas")

@@ -178,3 +178,116 @@ def test_python_client_v2_crud(autoscaling_v2: client.AutoscalingV2Api, namespac
     assert [h.metadata.name for h in listed] == ["web"]
     autoscaling_v2.delete_namespaced_horizontal_pod_autoscaler("web", namespace)
     assert autoscaling_v2.list_namespaced_horizontal_pod_autoscaler(namespace).items == []
+
+
+V1_MANIFEST = """\
+apiVersion: autoscaling/v1
+kind: HorizontalPodAutoscaler
+metadata:
+  name: old
+spec:
+  scaleTargetRef:
+    apiVersion: apps/v1
+    kind: Deployment
+    name: old
+  maxReplicas: 3
+  targetCPUUtilizationPercentage: 55
+"""
+
+
+def test_autoscaling_v1_through_kubectl(k: Kubectl) -> None:
+    k.write("v1.yaml", V1_MANIFEST)
+    applied = k.ok("apply", "--server-side", "-f", "v1.yaml")
+    assert applied.strip() == "horizontalpodautoscaler.autoscaling/old serverside-applied"
+    hub = _get(k, "hpa", "old")
+    assert hub["apiVersion"] == "autoscaling/v2"
+    assert hub["spec"]["minReplicas"] == 1
+    assert hub["spec"]["metrics"] == [
+        {
+            "type": "Resource",
+            "resource": {
+                "name": "cpu",
+                "target": {"type": "Utilization", "averageUtilization": 55},
+            },
+        }
+    ]
+    v1 = _get(k, "horizontalpodautoscalers.v1.autoscaling", "old")
+    assert v1["apiVersion"] == "autoscaling/v1"
+    assert v1["spec"]["targetCPUUtilizationPercentage"] == 55
+    assert "annotations" not in v1["metadata"]
+    # A v2-only field shows in v1 as Kubernetes' annotation and survives a v1 replace.
+    k.ok("patch", "hpa", "old", "--type=merge", "-p", '{"spec":{"behavior":{"scaleUp":{}}}}')
+    v1 = _get(k, "horizontalpodautoscalers.v1.autoscaling", "old")
+    behavior = json.loads(v1["metadata"]["annotations"]["autoscaling.alpha.kubernetes.io/behavior"])
+    assert behavior["ScaleUp"]["SelectPolicy"] == "Max"
+    v1["spec"]["maxReplicas"] = 6
+    k.write("replace.json", json.dumps(v1))
+    k.ok("replace", "-f", "replace.json")
+    hub = _get(k, "hpa", "old")
+    assert hub["spec"]["maxReplicas"] == 6
+    assert hub["spec"]["behavior"]["scaleUp"]["policies"][0] == {
+        "type": "Pods",
+        "value": 4,
+        "periodSeconds": 15,
+    }
+    assert "annotations" not in hub["metadata"]
+
+
+@pytest.fixture(scope="module")
+def autoscaling_v1(api_client: client.ApiClient) -> client.AutoscalingV1Api:
+    return client.AutoscalingV1Api(api_client)
+
+
+def test_python_client_v1_crud(
+    autoscaling_v1: client.AutoscalingV1Api,
+    autoscaling_v2: client.AutoscalingV2Api,
+    namespace: str,
+) -> None:
+    body = client.V1HorizontalPodAutoscaler(
+        metadata=client.V1ObjectMeta(name="web"),
+        spec=client.V1HorizontalPodAutoscalerSpec(
+            scale_target_ref=client.V1CrossVersionObjectReference(
+                api_version="apps/v1", kind="Deployment", name="web"
+            ),
+            max_replicas=4,
+        ),
+    )
+    created = autoscaling_v1.create_namespaced_horizontal_pod_autoscaler(namespace, body)
+    assert isinstance(created, client.V1HorizontalPodAutoscaler)
+    assert created.spec.min_replicas == 1
+    # autoscaling/v1's implicit default: 80% CPU.
+    assert created.spec.target_cpu_utilization_percentage == 80
+    assert created.status.current_replicas == 0 or created.status.current_replicas is None
+    v2 = autoscaling_v2.read_namespaced_horizontal_pod_autoscaler("web", namespace)
+    assert v2.spec.metrics[0].resource.target.average_utilization == 80
+    status = autoscaling_v1.patch_namespaced_horizontal_pod_autoscaler_status(
+        "web",
+        namespace,
+        {
+            "status": {
+                "currentReplicas": 2,
+                "desiredReplicas": 2,
+                "currentCPUUtilizationPercentage": 33,
+            }
+        },
+    )
+    assert status.status.current_cpu_utilization_percentage == 33
+    v2 = autoscaling_v2.read_namespaced_horizontal_pod_autoscaler("web", namespace)
+    assert v2.status.current_metrics[0].resource.current.average_utilization == 33
+    patched = autoscaling_v1.patch_namespaced_horizontal_pod_autoscaler(
+        "web", namespace, {"spec": {"targetCPUUtilizationPercentage": 60}}
+    )
+    assert patched.spec.target_cpu_utilization_percentage == 60
+    with pytest.raises(ApiException) as invalid:
+        autoscaling_v1.patch_namespaced_horizontal_pod_autoscaler(
+            "web", namespace, {"spec": {"targetCPUUtilizationPercentage": 0}}
+        )
+    assert invalid.value.status == 422
+    assert (
+        "spec.metrics[0].resource.target.averageUtilization: Invalid value: 0: must be greater "
+        "than 0"
+    ) in json.loads(invalid.value.body)["message"]
+    listed = autoscaling_v1.list_namespaced_horizontal_pod_autoscaler(namespace).items
+    assert [h.spec.target_cpu_utilization_percentage for h in listed] == [60]
+    autoscaling_v1.delete_namespaced_horizontal_pod_autoscaler("web", namespace)
+    assert autoscaling_v1.list_namespaced_horizontal_pod_autoscaler(namespace).items == []

@@ -25,7 +25,7 @@ def test_discovery_lists_horizontal_pod_autoscalers() -> None:
     groups = orjson.loads(discovery.aggregated_groups.body)
     autoscaling = next(g for g in groups["items"] if g["metadata"]["name"] == "autoscaling")
     versions = [v["version"] for v in autoscaling["versions"]]
-    assert versions[0] == "v2"
+    assert versions == ["v2", "v1"]
     resources = {r["resource"]: r for r in autoscaling["versions"][0]["resources"]}
     assert set(resources) == {"horizontalpodautoscalers"}
     hpas = resources["horizontalpodautoscalers"]
@@ -38,9 +38,10 @@ def test_discovery_lists_horizontal_pod_autoscalers() -> None:
     assert orjson.loads(legacy.body)["preferredVersion"]["groupVersion"] == "autoscaling/v2"
 
 
+@pytest.mark.parametrize("version", ["v2", "v1"])
 @pytest.mark.parametrize("kind", ["WatchEvent", "DeleteOptions", "ListOptions", "PatchOptions"])
-def test_autoscaling_v2_accepts_the_meta_kinds(kind: str) -> None:
-    assert builtin_scheme().recognizes(GroupVersionKind("autoscaling", "v2", kind))
+def test_autoscaling_accepts_the_meta_kinds(version: str, kind: str) -> None:
+    assert builtin_scheme().recognizes(GroupVersionKind("autoscaling", version, kind))
 
 
 def _hpa(metrics: list[Any], current: list[Any], **spec: Any) -> dict[str, Any]:
@@ -137,3 +138,36 @@ def test_openapi_document_of_autoscaling_v2() -> None:
     assert conditions["x-kubernetes-list-type"] == "map"
     spec = schemas["io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerSpec"]
     assert sorted(spec["required"]) == ["maxReplicas", "scaleTargetRef"]
+
+
+def test_a_v1_autoscaler_prints_as_its_hub_form() -> None:
+    v1 = {
+        "apiVersion": "autoscaling/v1",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "old", "creationTimestamp": _ago(30)},
+        "spec": {
+            "scaleTargetRef": {"kind": "Deployment", "name": "old"},
+            "minReplicas": 1,
+            "maxReplicas": 3,
+            "targetCPUUtilizationPercentage": 55,
+        },
+        "status": {
+            "currentReplicas": 1,
+            "desiredReplicas": 1,
+            "currentCPUUtilizationPercentage": 7,
+        },
+    }
+    table = build_table(
+        [v1], kind="HorizontalPodAutoscaler", group="autoscaling", meta_version="v1"
+    )
+    assert table["rows"][0]["cells"] == ["old", "Deployment/old", "cpu: 7%/55%", "1", 3, 1, "30s"]
+
+
+def test_openapi_document_of_autoscaling_v1() -> None:
+    doc = OpenAPIV3(builtin_scheme(), "v1.36.0").document("apis/autoscaling/v1")
+    assert doc is not None
+    schemas = orjson.loads(doc.body)["components"]["schemas"]
+    status = schemas["io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerStatus"]
+    assert status["required"] == ["currentReplicas", "desiredReplicas"]
+    spec = schemas["io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerSpec"]
+    assert "targetCPUUtilizationPercentage" in spec["properties"]

@@ -1,5 +1,6 @@
 """autoscaling HorizontalPodAutoscaler: the hub has autoscaling/v2's shape; storage is
-autoscaling/v2.
+autoscaling/v2; autoscaling/v1 converts through annotations, losslessly
+(:mod:`kstore.api.kinds._hpa_conversion`).
 
 Defaulting is autoscaling/v2's ``SetDefaults_HorizontalPodAutoscaler``: ``minReplicas`` 1; no
 metrics means one Resource metric, 80% average CPU utilization; a ``behavior`` that is set gets
@@ -17,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from kstore.api.gvk import Object
+from kstore.api.kinds._hpa_conversion import default_hpa_v1, hpa_from_hub, hpa_to_hub
 from kstore.api.kinds._hpa_validation import hpa_options, validate_hpa_spec, validate_hpa_status
 from kstore.api.kinds._lists import list_definition
 from kstore.api.scheme import KindDefinition, KindVersion, ResourceInfo
@@ -32,6 +34,8 @@ __all__ = [
     "GROUP",
     "HORIZONTAL_POD_AUTOSCALER",
     "default_hpa_v2",
+    "hpa_from_hub",
+    "hpa_to_hub",
     "validate_hpa",
     "validate_hpa_status_update",
     "validate_hpa_update",
@@ -130,7 +134,10 @@ def validate_hpa_status_update(new: Mapping[str, Any], old: Mapping[str, Any]) -
 HORIZONTAL_POD_AUTOSCALER = KindDefinition(
     group=GROUP,
     kind="HorizontalPodAutoscaler",
-    versions=(KindVersion(version="v2", default=default_hpa_v2),),
+    versions=(
+        KindVersion(version="v2", default=default_hpa_v2),
+        KindVersion(version="v1", to_hub=hpa_to_hub, from_hub=hpa_from_hub, default=default_hpa_v1),
+    ),
     storage_version="v2",
     validate=validate_hpa,
     validate_update=validate_hpa_update,
