@@ -1226,6 +1226,21 @@ def _pod_disruption_budget(version: str) -> st.SearchStrategy[Obj]:
     return _fields({"metadata": object_meta(namespaced=True), "spec": spec}, {"status": status})
 
 
+def _controller_revision(version: str) -> st.SearchStrategy[Obj]:
+    data = st.fixed_dictionaries(
+        {
+            "spec": st.fixed_dictionaries(
+                {"template": st.fixed_dictionaries({"metadata": object_meta(namespaced=False)})}
+            )
+        },
+        optional={"apiVersion": st.just("apps/v1"), "kind": st.just("StatefulSet")},
+    )
+    return _fields(
+        {"metadata": object_meta(namespaced=True), "revision": st.integers(0, 2**40)},
+        {"data": data},
+    )
+
+
 def _hpa_cross_version_reference() -> st.SearchStrategy[Obj]:
     return _fields(
         {"kind": st.sampled_from(["Deployment", "StatefulSet", "Ingress"]), "name": dns_label()},
@@ -1566,6 +1581,7 @@ _BY_KIND: dict[tuple[str, str], StrategyFor] = {
     ("", "Pod"): _pod,
     ("", "Service"): _service,
     ("", "ServiceAccount"): _service_account,
+    ("apps", "ControllerRevision"): _controller_revision,
     ("apps", "DaemonSet"): _daemon_set,
     ("apps", "Deployment"): _deployment,
     ("apps", "ReplicaSet"): _replica_set,

@@ -99,6 +99,8 @@ _GROUP_VERSIONS: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {
     ("apps", "v1"): (
         "k8s.io.api.apps.v1",
         (
+            "ControllerRevision",
+            "ControllerRevisionList",
             "DaemonSet",
             "DaemonSetList",
             "Deployment",

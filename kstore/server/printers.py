@@ -366,6 +366,27 @@ def _replica_set(obj: Object, now: datetime) -> list[Any]:
     ]
 
 
+def _controller_revision(obj: Object, now: datetime) -> list[Any]:
+    # The controller owner as formatResourceName prints it: "<kind>.<group>/<name>", lower case.
+    controller = "<none>"
+    for ref in _l(_m(obj, "metadata"), "ownerReferences"):
+        if isinstance(ref, Mapping) and ref.get("controller") is True:
+            api_version = str(ref.get("apiVersion", ""))
+            group = api_version.rpartition("/")[0] if "/" in api_version else ""
+            kind = str(ref.get("kind", ""))
+            group_kind = f"{kind}.{group}" if group else kind
+            name = ref.get("name", "")
+            controller = f"{group_kind.lower()}/{name}" if group_kind else str(name)
+            break
+    revision = obj.get("revision")
+    return [
+        _name(obj),
+        controller,
+        revision if isinstance(revision, int) else 0,
+        _age(obj, now),
+    ]
+
+
 # -------------------------------------------------------------------- autoscaling/v2
 
 #: ``formatHPAMetrics`` shows this many metrics, then ``+ N more...``.
@@ -783,6 +804,19 @@ _PRINTERS: dict[tuple[str, str], Printer] = {
             *_TEMPLATE_CONTAINERS,
         ),
         _stateful_set,
+    ),
+    ("apps", "ControllerRevision"): Printer(
+        (
+            _NAME,
+            _col("Controller", "string", "Controller of the object"),
+            _col(
+                "Revision",
+                "string",
+                "The revision of the state the object holds.",
+            ),
+            _AGE,
+        ),
+        _controller_revision,
     ),
     ("autoscaling", "HorizontalPodAutoscaler"): Printer(
         (

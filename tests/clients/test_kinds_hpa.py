@@ -291,3 +291,99 @@ def test_python_client_v1_crud(
     assert [h.spec.target_cpu_utilization_percentage for h in listed] == [60]
     autoscaling_v1.delete_namespaced_horizontal_pod_autoscaler("web", namespace)
     assert autoscaling_v1.list_namespaced_horizontal_pod_autoscaler(namespace).items == []
+
+
+# ------------------------------------------------------------------ apps/v1 ControllerRevision
+
+REVISION_MANIFEST = """\
+apiVersion: apps/v1
+kind: ControllerRevision
+metadata:
+  name: web-5d8c
+  ownerReferences:
+  - apiVersion: apps/v1
+    kind: StatefulSet
+    name: web
+    uid: 9f0c2a8e-0000-4000-8000-000000000001
+    controller: true
+data:
+  spec:
+    template:
+      metadata:
+        labels:
+          app: web
+revision: 3
+"""
+
+
+def test_controller_revisions_through_kubectl(k: Kubectl) -> None:
+    k.write("revision.yaml", REVISION_MANIFEST)
+    applied = k.ok("apply", "--server-side", "-f", "revision.yaml")
+    assert applied.strip() == "controllerrevision.apps/web-5d8c serverside-applied"
+    revision = _get(k, "controllerrevision", "web-5d8c")
+    assert revision["revision"] == 3
+    assert revision["data"] == {"spec": {"template": {"metadata": {"labels": {"app": "web"}}}}}
+    rows = [line.split() for line in k.ok("get", "controllerrevisions").splitlines()]
+    assert rows[0] == ["NAME", "CONTROLLER", "REVISION", "AGE"]
+    assert rows[1][:3] == ["web-5d8c", "statefulset.apps/web", "3"]
+    wide = [line.split() for line in k.ok("get", "controllerrevisions", "-o", "wide").splitlines()]
+    assert wide[0] == rows[0]
+    changed = REVISION_MANIFEST.replace("app: web", "app: api")
+    k.write("changed.yaml", changed)
+    failed = k.fails("apply", "--server-side", "-f", "changed.yaml")
+    assert "data: Invalid value" in failed.stderr and "field is immutable" in failed.stderr
+    # The client's model requires data; kubectl does not, the server does.
+    k.write("bare.yaml", "apiVersion: apps/v1\nkind: ControllerRevision\nmetadata:\n  name: bare\n")
+    failed = k.fails("create", "-f", "bare.yaml")
+    assert "data: Required value: data is mandatory" in failed.stderr
+    deleted = k.ok("delete", "controllerrevision", "web-5d8c")
+    assert deleted.startswith('controllerrevision.apps "web-5d8c" deleted')
+
+
+def test_python_client_controller_revision_crud(
+    api_client: client.ApiClient, namespace: str
+) -> None:
+    apps = client.AppsV1Api(api_client)
+    body = client.V1ControllerRevision(
+        metadata=client.V1ObjectMeta(name="agent-1"),
+        data={"spec": {"template": {"spec": {"containers": [{"name": "a", "image": "x"}]}}}},
+        revision=1,
+    )
+    created = apps.create_namespaced_controller_revision(namespace, body)
+    assert isinstance(created, client.V1ControllerRevision)
+    assert created.revision == 1
+    assert created.data["spec"]["template"]["spec"]["containers"][0]["image"] == "x"
+    patched = apps.patch_namespaced_controller_revision("agent-1", namespace, {"revision": 2})
+    assert patched.revision == 2
+    with pytest.raises(ApiException) as invalid:
+        apps.create_namespaced_controller_revision(
+            namespace,
+            client.V1ControllerRevision(
+                metadata=client.V1ObjectMeta(name="bad"), data={"spec": {}}, revision=-1
+            ),
+        )
+    assert invalid.value.status == 422
+    message = json.loads(invalid.value.body)["message"]
+    assert "revision: Invalid value: -1: must be greater than or equal to 0" in message
+    listed = apps.list_namespaced_controller_revision(namespace).items
+    assert [r.metadata.name for r in listed] == ["agent-1"]
+    apps.delete_namespaced_controller_revision("agent-1", namespace)
+    assert apps.list_namespaced_controller_revision(namespace).items == []
+
+
+def test_api_resources_and_explain(kubectl: Kubectl) -> None:
+    rows = [line.split() for line in kubectl.ok("api-resources").splitlines()]
+    assert [
+        "horizontalpodautoscalers",
+        "hpa",
+        "autoscaling/v2",
+        "true",
+        "HorizontalPodAutoscaler",
+    ] in (rows)
+    assert ["controllerrevisions", "apps/v1", "true", "ControllerRevision"] in rows
+    spec = [line.split() for line in kubectl.ok("explain", "hpa.spec").splitlines()]
+    assert ["scaleTargetRef", "<CrossVersionObjectReference>", "-required-"] in spec
+    assert ["maxReplicas", "<integer>", "-required-"] in spec
+    assert ["behavior", "<HorizontalPodAutoscalerBehavior>"] in spec
+    v1 = kubectl.ok("explain", "hpa.spec", "--api-version", "autoscaling/v1")
+    assert "targetCPUUtilizationPercentage" in v1

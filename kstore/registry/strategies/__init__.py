@@ -50,6 +50,8 @@ _BUILTIN: dict[tuple[str, str], StrategyFactory] = {
     ("apps", "Deployment"): lambda d, ttl: DeploymentStrategy(d),
     ("apps", "ReplicaSet"): lambda d, ttl: ReplicaSetStrategy(d),
     ("apps", "StatefulSet"): lambda d, ttl: StatefulSetStrategy(d),
+    # Kubernetes' ControllerRevision strategy changes nothing and keeps no generation.
+    ("apps", "ControllerRevision"): lambda d, ttl: BuiltinStrategy(d),
     ("autoscaling", "HorizontalPodAutoscaler"): lambda d, ttl: HorizontalPodAutoscalerStrategy(d),
     ("batch", "Job"): lambda d, ttl: JobStrategy(d),
     ("batch", "CronJob"): lambda d, ttl: CronJobStrategy(d),
