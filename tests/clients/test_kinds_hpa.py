@@ -79,6 +79,9 @@ def test_kubectl_autoscale_a_deployment(k: Kubectl) -> None:
     assert rows[1][:6] == ["web", "Deployment/web", "cpu: <unknown>/70%", "2", "5", "0"]
     wide = [_cells(r) for r in _rows(k.ok("get", "hpa", "-o", "wide"))]
     assert wide[0] == HEADER
+    described = k.ok("describe", "hpa", "web")
+    assert "Reference:" in described and "Deployment/web" in described
+    assert "Min replicas:" in described and "Max replicas:" in described
     # The hpa is in "all".
     assert "horizontalpodautoscaler.autoscaling/web" in k.ok("get", "all", "-o", "name")
 
