@@ -32,6 +32,7 @@ from kstore.api.kinds import (
     batch,
     coordination,
     core,
+    horizontalpodautoscaler,
     networking,
     poddisruptionbudget,
     storage,
@@ -86,6 +87,7 @@ def _builtin_group_versions() -> dict[str, list[str]]:
     for definition in (
         *core.DEFINITIONS,
         *apps.DEFINITIONS,
+        *horizontalpodautoscaler.DEFINITIONS,
         *batch.DEFINITIONS,
         *coordination.DEFINITIONS,
         *networking.DEFINITIONS,
