@@ -31,6 +31,7 @@ import orjson
 
 from kstore.api.gvk import GroupVersion, GroupVersionKind, Object
 from kstore.api.scheme import RegisteredResource, Scheme
+from kstore.server.json_body import json_line
 from kstore.server.reviews import REVIEW_RESOURCES, ReviewResource
 
 __all__ = [
@@ -114,7 +115,8 @@ class Document:
 def _document(obj: Object, content_type: str = "application/json") -> Document:
     body = orjson.dumps(obj)
     etag = '"' + hashlib.sha256(body).hexdigest()[:32].upper() + '"'
-    return Document(body, etag, content_type)
+    # Ended by a newline, as Go's encoder ends every JSON answer (kstore.server.json_body).
+    return Document(body + b"\n", etag, content_type)
 
 
 class Discovery:
@@ -158,7 +160,7 @@ class Discovery:
 
     def api_versions(self, server_address: str) -> bytes:
         """The legacy ``/api`` answer (it names the address the client reached)."""
-        return orjson.dumps(
+        return json_line(
             {
                 "kind": "APIVersions",
                 "versions": self.core_versions,

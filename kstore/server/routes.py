@@ -68,6 +68,7 @@ from kstore.server.handlers.deadline import AsyncHandler, run_write, run_write_o
 from kstore.server.handlers.scope import Call, Reply, ResourceScope, error_reply, warning_header
 from kstore.server.handlers.watch import WatchResponse, open_watch
 from kstore.server.health import run_checks
+from kstore.server.json_body import go_json, with_newline
 from kstore.server.metrics import RequestLabels
 from kstore.server.negotiation import OutputFormat, body_serializer, negotiate
 from kstore.server.openapi import OpenAPIDocument
@@ -79,7 +80,7 @@ from kstore.server.request_info import (
     verb_for,
 )
 from kstore.server.reviews import ReviewResource, answer_review, review_resource
-from kstore.server.state import ServerState
+from kstore.server.state import ServerState, path_not_found
 
 __all__ = ["build_routes"]
 
@@ -131,7 +132,10 @@ _KEYED_VERBS = frozenset({"get", "update", "patch", "delete"})
 
 
 def _reply_response(reply: Reply) -> Response:
-    response = Response(reply.body, status_code=reply.status, media_type=reply.content_type)
+    body = reply.body
+    if reply.content_type.startswith(_JSON):
+        body = with_newline(body)
+    response = Response(body, status_code=reply.status, media_type=reply.content_type)
     for warning in reply.warnings:
         response.headers.append("Warning", warning_header(warning))
     for key, value in reply.headers.items():
@@ -382,7 +386,10 @@ class _Endpoints:
             info.namespace,
             request_authenticator(request.scope),
         )
-        return Response(fmt.serializer.encode(answer), 201, media_type=fmt.content_type)
+        body = fmt.serializer.encode(answer)
+        if fmt.media_type == _JSON:
+            body = with_newline(body)
+        return Response(body, 201, media_type=fmt.content_type)
 
     async def _watch(
         self, scope: ResourceScope, call: Call, labels: RequestLabels, path: str
@@ -422,7 +429,8 @@ class _Endpoints:
         elif parts[0] == "apis" and len(parts) == 3:
             doc = discovery.resource_list(GroupVersion(parts[1], parts[2]))
         if doc is None:
-            return _error_response(NotFound(_NOT_FOUND))
+            group = parts[1] if parts[0] == "apis" else ""
+            return _error_response(path_not_found(discovery, group))
         return _document_response(request, doc)
 
     def api(self, request: Request) -> Response:
@@ -443,7 +451,9 @@ class _Endpoints:
     # --------------------------------------------------------------- the rest
 
     async def version(self, request: Request) -> Response:
-        return Response(orjson.dumps(self.state.version.to_dict()), media_type=_JSON)
+        # WriteRawJSON: indented, no newline.
+        body = go_json(self.state.version.to_dict(), orjson.OPT_INDENT_2)
+        return Response(body, media_type=_JSON)
 
     async def health(self, request: Request) -> Response:
         parts = [p for p in request.url.path.split("/") if p]
@@ -479,7 +489,8 @@ class _Endpoints:
         return _cached_document(request, doc, media_type)
 
     async def not_found(self, request: Request) -> Response:
-        return _error_response(NotFound(_NOT_FOUND))
+        # Outside /api and /apis: the final not-found handler's Status (no details).
+        return _error_response(NotFound(_NOT_FOUND, details=False))
 
 
 def _cached_document(request: Request, doc: OpenAPIDocument, media_type: str) -> Response:

@@ -29,7 +29,7 @@ from kstore.server.openapi import OpenAPIV2, OpenAPIV3
 from kstore.server.printers import Printer, printer_for
 from kstore.server.request_info import RequestInfo
 
-__all__ = ["KUBERNETES_MINOR", "ServerState", "VersionInfo"]
+__all__ = ["KUBERNETES_MINOR", "ServerState", "VersionInfo", "path_not_found"]
 
 #: The Kubernetes minor version whose API behaviour kstore follows; kubectl 1.37 accepts it
 #: without a version-skew warning (one minor apart).
@@ -74,6 +74,15 @@ class VersionInfo:
             "compiler": "cpython",
             "platform": "linux/amd64",
         }
+
+
+def path_not_found(discovery: Discovery, group: str) -> NotFound:
+    """The 404 of a path no route serves. Under a served group it is go-restful's (its
+    ``details`` set and empty); under a group nobody serves the request falls through to the
+    API server's final not-found handler, whose Status has no ``details``."""
+    if not group or discovery.group(group) is not None:
+        return NotFound(_NOT_FOUND)
+    return NotFound(_NOT_FOUND, details=False)
 
 
 def _printer(resource: RegisteredResource) -> Printer | None:
@@ -136,7 +145,7 @@ class ServerState:
         """The scope a resource path names; 404/405 as the API server routes them."""
         scope = self._scopes.get((GroupVersion(info.group, info.version), info.resource))
         if scope is None:
-            raise NotFound(_NOT_FOUND)
+            raise path_not_found(self.discovery, info.group)
         namespaced = scope.namespaced
         is_namespace_itself = info.group == "" and info.resource == "namespaces"
         if not namespaced and info.namespace and not is_namespace_itself:

@@ -20,13 +20,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
 from kstore.api.gvk import GroupVersion, GroupVersionKind, Object
 from kstore.api.scheme import KindDefinition, RegisteredResource, Scheme
 from kstore.errors import KStoreError, to_status
 from kstore.registry.interface import RequestContext, ResourceStore
 from kstore.server.encoding import ResponseEncoder
+from kstore.server.json_body import status_json
 from kstore.server.negotiation import OutputFormat, json_format
 from kstore.server.printers import Printer
 from kstore.server.request_info import RequestInfo
@@ -142,7 +141,7 @@ def _status_body(status: Object, fmt: OutputFormat | None) -> tuple[bytes, str]:
         return fmt.serializer.encode(status), fmt.media_type
     if fmt is not None and fmt.media_type == "application/yaml":
         return fmt.serializer.encode(status), fmt.media_type
-    return orjson.dumps(status), "application/json"
+    return status_json(status), "application/json"
 
 
 def error_reply(error: BaseException, fmt: OutputFormat | None = None) -> Reply:
@@ -160,7 +159,11 @@ def status_success(
     scope: ResourceScope, name: str, uid: str, fmt: OutputFormat, code: int = 200
 ) -> Reply:
     """The ``Status{status: Success}`` a delete answers with for most kinds."""
-    details: dict[str, Any] = {"name": name, "group": scope.gv.group, "kind": scope.plural}
+    # Go's StatusDetails: every field omitted when empty (the core group's "" too).
+    details: dict[str, Any] = {"name": name}
+    if scope.gv.group:
+        details["group"] = scope.gv.group
+    details["kind"] = scope.plural
     if uid:
         details["uid"] = uid
     status = {

@@ -1,0 +1,68 @@
+"""JSON answers as kube-apiserver's serializer writes them, and its one Status encoder.
+
+kube-apiserver writes every JSON answer of its serializer (objects, lists, Tables, Status,
+discovery documents) with Go's ``json.Encoder``: compact, and ended by a newline; each watch
+event is a line too. What it writes otherwise keeps Go's own shape: ``/version`` is indented
+without a newline (``WriteRawJSON``), and the plain-text answers of ``http.Error`` (the
+in-flight limit's 429, a panic's 500) end with a newline.
+
+Go's encoder also escapes ``<``, ``>`` and ``&`` and the JavaScript line separators inside
+strings (``\\u003c``...). orjson writes them as they are; :func:`go_json` escapes them after
+the fact, which is safe because those characters can only occur inside strings of a JSON
+text. Status bodies go through it: their messages quote user input (``Invalid value:
+"<nil>"``, URLs with ``&``), and clients compare them as strings.
+
+:func:`status_json` is the one place a ``Status`` becomes JSON bytes: the dict from
+:func:`kstore.errors.to_status` already has Go's field order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+__all__ = [
+    "go_json",
+    "json_line",
+    "status_json",
+    "with_newline",
+]
+
+_ESCAPES = (
+    (b"<", b"\\u003c"),
+    (b">", b"\\u003e"),
+    (b"&", b"\\u0026"),
+    ("\u2028".encode(), b"\\u2028"),
+    ("\u2029".encode(), b"\\u2029"),
+)
+# The first byte of U+2028 and U+2029 in UTF-8; absent, neither separator can occur.
+_SEPARATOR_LEAD = b"\xe2"
+
+
+def go_json(value: Mapping[str, Any], option: int = 0) -> bytes:
+    """``value`` as Go's ``encoding/json`` writes it (HTML-escaped), without a newline."""
+    data = orjson.dumps(value, option=option)
+    for raw, escaped in _ESCAPES[:3]:
+        if raw in data:
+            data = data.replace(raw, escaped)
+    if _SEPARATOR_LEAD in data:
+        for raw, escaped in _ESCAPES[3:]:
+            data = data.replace(raw, escaped)
+    return data
+
+
+def json_line(value: Mapping[str, Any]) -> bytes:
+    """``value`` as ``json.Encoder.Encode`` writes it: :func:`go_json` and a newline."""
+    return go_json(value) + b"\n"
+
+
+def status_json(status: Mapping[str, Any]) -> bytes:
+    """The JSON body of a ``Status`` (from :func:`kstore.errors.to_status`)."""
+    return json_line(status)
+
+
+def with_newline(body: bytes) -> bytes:
+    """A JSON answer ended as Go's encoder ends it (unchanged if it already is)."""
+    return body if body.endswith(b"\n") else body + b"\n"

@@ -1,0 +1,271 @@
+"""Status bodies byte for byte, as kube-apiserver writes them, over real HTTP.
+
+Go's ``metav1.Status`` fields in their declared order (``reason``, then ``details``, then
+``code``), ``details`` present exactly where Kubernetes' constructor sets it (``{}`` for a
+go-restful 404 or 405, absent for a BadRequest), ``<``/``>``/``&`` escaped as Go's encoder
+escapes them, and the encoder's trailing newline, which every JSON answer of the serializer
+carries (objects, lists, discovery), while ``/version`` is indented without one.
+"""
+
+from __future__ import annotations
+
+import httpx
+import orjson
+import pytest
+
+from kstore.errors import (
+    BadRequest,
+    Cause,
+    Expired,
+    NotFound,
+    TooManyRequests,
+    Unavailable,
+    to_status,
+)
+
+NS = "default"
+CMS = f"/api/v1/namespaces/{NS}/configmaps"
+_HEAD = b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",'
+_ROUTER_404 = (
+    _HEAD + b'"message":"the server could not find the requested resource",'
+    b'"reason":"NotFound","details":{},"code":404}\n'
+)
+
+
+def _configmap(name: str, **extra: object) -> dict[str, object]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, **extra}
+
+
+def _expect(response: httpx.Response, code: int, body: bytes) -> None:
+    assert response.status_code == code, response.text
+    assert response.headers["content-type"] == "application/json"
+    assert response.content == body
+
+
+def test_a_path_the_router_does_not_serve_is_404_with_empty_details(
+    client: httpx.Client,
+) -> None:
+    _expect(client.get("/api/v1/nope"), 404, _ROUTER_404)
+    _expect(client.get("/apis/apps/v1/namespaces/default/nope"), 404, _ROUTER_404)
+    _expect(client.get("/apis/apps/v9"), 404, _ROUTER_404)
+
+
+def test_a_group_nobody_serves_is_the_final_not_found_handler_without_details(
+    client: httpx.Client,
+) -> None:
+    body = (
+        _HEAD + b'"message":"the server could not find the requested resource",'
+        b'"reason":"NotFound","code":404}\n'
+    )
+    _expect(client.get("/apis/nope.example.com/v1/things"), 404, body)
+    _expect(client.get("/apis/nope.example.com"), 404, body)
+    _expect(client.get("/nothing/here"), 404, body)
+
+
+def test_a_missing_object_is_404_naming_it(client: httpx.Client) -> None:
+    _expect(
+        client.get(f"{CMS}/missing"),
+        404,
+        _HEAD + b'"message":"configmaps \\"missing\\" not found","reason":"NotFound",'
+        b'"details":{"name":"missing","kind":"configmaps"},"code":404}\n',
+    )
+    _expect(
+        client.get("/apis/apps/v1/namespaces/default/deployments/missing"),
+        404,
+        _HEAD + b'"message":"deployments.apps \\"missing\\" not found","reason":"NotFound",'
+        b'"details":{"name":"missing","group":"apps","kind":"deployments"},"code":404}\n',
+    )
+
+
+def test_conflicts_are_409_with_details(client: httpx.Client) -> None:
+    assert client.post(CMS, json=_configmap("taken")).status_code == 201
+    _expect(
+        client.post(CMS, json=_configmap("taken")),
+        409,
+        _HEAD + b'"message":"configmaps \\"taken\\" already exists","reason":"AlreadyExists",'
+        b'"details":{"name":"taken","kind":"configmaps"},"code":409}\n',
+    )
+    stale = _configmap("taken")
+    stale["metadata"] = {"name": "taken", "resourceVersion": "1"}
+    _expect(
+        client.put(f"{CMS}/taken", json=stale),
+        409,
+        _HEAD + b'"message":"Operation cannot be fulfilled on configmaps \\"taken\\": the object '
+        b"has been modified; please apply your changes to the latest version and try again"
+        b'","reason":"Conflict","details":{"name":"taken","kind":"configmaps"},"code":409}\n',
+    )
+
+
+def test_an_invalid_object_is_422_with_its_causes_html_escaped_as_go_does(
+    client: httpx.Client,
+) -> None:
+    rule = (
+        b"a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
+        b"'-' or '.', and must start and end with an alphanumeric character (e.g. "
+        b"'example.com', regex used for validation is "
+        b"'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+    )
+    value = b'Invalid value: \\"a\\u0026b\\u003c\\": ' + rule
+    _expect(
+        client.post(CMS, json=_configmap("a&b<")),
+        422,
+        _HEAD
+        + b'"message":"ConfigMap \\"a\\u0026b\\u003c\\" is invalid: metadata.name: '
+        + value
+        + b'","reason":"Invalid","details":{"name":"a\\u0026b\\u003c","kind":"ConfigMap",'
+        b'"causes":[{"reason":"FieldValueInvalid","message":"'
+        + value
+        + b'","field":"metadata.name"}]},"code":422}\n',
+    )
+
+
+def test_a_method_without_a_route_is_405_with_empty_details(client: httpx.Client) -> None:
+    _expect(
+        client.put(CMS, json=_configmap("x")),
+        405,
+        _HEAD + b'"message":"the server does not allow this method on the requested resource",'
+        b'"reason":"MethodNotAllowed","details":{},"code":405}\n',
+    )
+
+
+def test_a_body_of_an_unknown_media_type_is_415_without_details(client: httpx.Client) -> None:
+    _expect(
+        client.post(CMS, content=b"{}", headers={"Content-Type": "text/plain"}),
+        415,
+        _HEAD + b'"message":"the body of the request was in an unknown format - accepted media '
+        b"types include: application/json, application/yaml, application/vnd.kubernetes.protobuf"
+        b'","reason":"UnsupportedMediaType","code":415}\n',
+    )
+
+
+def test_a_body_that_does_not_decode_is_400_without_details(client: httpx.Client) -> None:
+    _expect(
+        client.post(CMS, json=_configmap("x", data={"a": 1})),
+        400,
+        _HEAD + b'"message":"ConfigMap in version \\"v1\\" cannot be handled as a ConfigMap: '
+        b"json: cannot unmarshal number into Go struct field ConfigMap.data of type string"
+        b'","reason":"BadRequest","code":400}\n',
+    )
+
+
+def test_content_in_a_terminating_namespace_is_403_with_its_cause(
+    client: httpx.Client,
+) -> None:
+    namespace = {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": "closing", "finalizers": ["example.com/hold"]},
+    }
+    assert client.post("/api/v1/namespaces", json=namespace).status_code == 201
+    assert client.delete("/api/v1/namespaces/closing").status_code == 200
+    _expect(
+        client.post("/api/v1/namespaces/closing/configmaps", json=_configmap("c")),
+        403,
+        _HEAD + b'"message":"configmaps \\"c\\" is forbidden: unable to create new content in '
+        b'namespace closing because it is being terminated","reason":"Forbidden","details":'
+        b'{"name":"c","kind":"configmaps","causes":[{"reason":"NamespaceTerminating",'
+        b'"message":"namespace closing is being terminated","field":"metadata.namespace"}]},'
+        b'"code":403}\n',
+    )
+
+
+def test_a_delete_answers_with_a_success_status_in_go_order(client: httpx.Client) -> None:
+    created = client.post(CMS, json=_configmap("gone")).json()
+    uid = created["metadata"]["uid"].encode()
+    response = client.delete(f"{CMS}/gone")
+    assert response.status_code == 200
+    assert response.content == (
+        b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success",'
+        b'"details":{"name":"gone","kind":"configmaps","uid":"' + uid + b'"}}\n'
+    )
+
+
+def test_every_json_answer_of_the_serializer_ends_with_a_newline(client: httpx.Client) -> None:
+    client.post(CMS, json=_configmap("nl"))
+    table = "application/json;as=Table;v=v1;g=meta.k8s.io"
+    for path, accept in [
+        (f"{CMS}/nl", "application/json"),
+        (CMS, "application/json"),
+        (CMS, table),
+        (f"{CMS}/nl", table),
+        ("/api", "application/json"),
+        ("/apis", "application/json"),
+        ("/apis/apps", "application/json"),
+        ("/apis/apps/v1", "application/json"),
+        ("/api/v1", "application/json"),
+        ("/apis", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"),
+    ]:
+        response = client.get(path, headers={"Accept": accept})
+        assert response.status_code == 200, (path, accept)
+        assert response.content.endswith(b"}\n"), (path, accept)
+        assert not response.content.endswith(b"\n\n"), (path, accept)
+        orjson.loads(response.content)
+
+
+def test_version_is_indented_without_a_newline_as_write_raw_json_writes_it(
+    client: httpx.Client,
+) -> None:
+    body = client.get("/version").content
+    assert body.startswith(b'{\n  "major": "1",\n  "minor": "36",\n')
+    assert body.endswith(b'"\n}')
+
+
+def test_a_protobuf_or_yaml_status_has_no_json_newline_added(client: httpx.Client) -> None:
+    proto = client.get(f"{CMS}/missing", headers={"Accept": "application/vnd.kubernetes.protobuf"})
+    assert proto.status_code == 404
+    assert proto.content.startswith(b"k8s\x00")
+    yaml = client.get(f"{CMS}/missing", headers={"Accept": "application/yaml"})
+    assert yaml.status_code == 404
+    assert yaml.text.startswith("apiVersion: v1\n")
+    assert yaml.text.endswith("reason: NotFound\nstatus: Failure\n")
+
+
+# ----------------------------------------------------------------------- to_status, directly
+
+
+def test_details_follow_what_the_go_constructor_sets() -> None:
+    assert "details" not in to_status(BadRequest("bad"))
+    assert "details" not in to_status(Expired("too old"))
+    assert "details" not in to_status(Unavailable("down"))
+    assert to_status(NotFound("the server could not find the requested resource"))["details"] == {}
+    assert "details" not in to_status(NotFound("gone", details=False))
+    assert to_status(TooManyRequests("busy", retry_after_seconds=2))["details"] == {
+        "retryAfterSeconds": 2
+    }
+    assert to_status(Unavailable("later", retry_after_seconds=5))["details"] == {
+        "retryAfterSeconds": 5
+    }
+
+
+def test_an_unexpected_exception_is_an_internal_error_with_its_message_as_cause() -> None:
+    status = to_status(ValueError("boom"))
+    assert list(status) == [
+        "kind",
+        "apiVersion",
+        "metadata",
+        "status",
+        "message",
+        "reason",
+        "details",
+        "code",
+    ]
+    assert status["message"] == "Internal error occurred: boom"
+    assert status["details"] == {"causes": [{"message": "boom"}]}
+    assert status["code"] == 500
+
+
+def test_causes_keep_go_field_order_and_leave_empty_fields_out() -> None:
+    status = to_status(NotFound("x", name="n", group="g", kind="k", causes=[Cause("T", "m", "f")]))
+    assert list(status["details"]) == ["name", "group", "kind", "causes"]
+    assert status["details"]["causes"] == [{"reason": "T", "message": "m", "field": "f"}]
+    assert Cause("", "only").to_dict() == {"message": "only"}
+
+
+@pytest.mark.parametrize("char", ["<", ">", "&", "\u2028", "\u2029"])
+def test_the_status_encoder_escapes_as_go_encoding_json(char: str) -> None:
+    from kstore.server.json_body import status_json
+
+    body = status_json(to_status(BadRequest(f"a{char}b")))
+    assert f"\\u{ord(char):04x}".encode() in body
+    assert char.encode() not in body
+    assert orjson.loads(body)["message"] == f"a{char}b"
