@@ -23,13 +23,12 @@ with the verb ``create`` only, as the API server lists them, so that ``kubectl a
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 import orjson
 
-from kstore.api.gvk import GroupVersion, GroupVersionKind, Object
+from kstore.api.gvk import GroupVersion, GroupVersionKind, Object, version_priority
 from kstore.api.scheme import RegisteredResource, Scheme
 from kstore.server.json_body import json_line
 from kstore.server.reviews import REVIEW_RESOURCES, ReviewResource
@@ -75,19 +74,6 @@ def subresource_gvk(r: RegisteredResource, subresource: str) -> GroupVersionKind
 
 #: What discovery lists: a resource of the Scheme or a review resource.
 _Listed = RegisteredResource | ReviewResource
-
-_VERSION = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
-
-
-def version_priority(version: str) -> tuple[int, int, int, str]:
-    """Sort key putting the preferred version first (v1 > v1beta2 > v1beta1 > v1alpha1 > foo)."""
-    m = _VERSION.match(version)
-    if m is None:
-        return (3, 0, 0, version)
-    major = int(m.group(1))
-    stability = {None: 0, "beta": 1, "alpha": 2}[m.group(2)]
-    minor = int(m.group(3) or 0)
-    return (stability, -major, -minor, version)
 
 
 def wants_aggregated(accept: str | None) -> bool:

@@ -131,15 +131,24 @@ _COLLECTION_METHODS = frozenset({"GET", "HEAD", "POST", "DELETE"})
 _KEYED_VERBS = frozenset({"get", "update", "patch", "delete"})
 
 
-def _reply_response(reply: Reply) -> Response:
+def _reply_response(reply: Reply, endpoint_warning: str = "") -> Response:
     body = reply.body
     if reply.content_type.startswith(_JSON):
         body = with_newline(body)
     response = Response(body, status_code=reply.status, media_type=reply.content_type)
-    for warning in reply.warnings:
+    # The endpoint's deprecation first, each text once, as kube-apiserver's recorder adds them.
+    warnings = [endpoint_warning] if endpoint_warning else []
+    warnings.extend(w for w in reply.warnings if w not in warnings)
+    for warning in warnings:
         response.headers.append("Warning", warning_header(warning))
     for key, value in reply.headers.items():
         response.headers[key] = value
+    return response
+
+
+def _with_warning(response: Response, warning: str) -> Response:
+    if warning:
+        response.headers.append("Warning", warning_header(warning))
     return response
 
 
@@ -307,6 +316,8 @@ class _Endpoints:
             request.method, info.group, info.version, info.resource, info.subresource
         )
         verb = request.method.lower()
+        # A deprecated version's warning, on every answer once the route is known.
+        endpoint_warning = ""
         try:
             watch_param = request.query_params.get("watch")
             verb = verb_for(
@@ -318,6 +329,7 @@ class _Endpoints:
                 response = await self._review(request, info, review)
             else:
                 scope = self.state.scope_for(info, request.method)
+                endpoint_warning = scope.deprecation.get(info.subresource, "")
                 _check_route(request.method, info)
                 _check_name(scope, info, verb)
                 labels = _verb_labels(info, verb)
@@ -325,7 +337,9 @@ class _Endpoints:
                     labels = replace(labels, verb="APPLY")
                 if verb == "watch":
                     request.scope[VERB_KEY] = labels.verb
-                    return await self._watch(scope, _call(scope, request, info, b""), labels, path)
+                    call = _call(scope, request, info, b"")
+                    watch = await self._watch(scope, call, labels, path)
+                    return _with_warning(watch, endpoint_warning)
                 handlers = scale.HANDLERS if info.subresource == "scale" else _HANDLERS
                 handler = handlers.get(verb)
                 if handler is None:
@@ -347,12 +361,12 @@ class _Endpoints:
                     reply = handler(scope, call)
                 else:
                     reply = await anyio.to_thread.run_sync(handler, scope, call)
-                response = _reply_response(reply)
+                response = _reply_response(reply, endpoint_warning)
         except KStoreError as exc:
-            response = _error_response(exc, accept)
+            response = _with_warning(_error_response(exc, accept), endpoint_warning)
         except Exception as exc:
             _log.exception("%s %s failed", request.method, path)
-            response = _error_response(exc, accept)
+            response = _with_warning(_error_response(exc, accept), endpoint_warning)
         self.state.metrics.observe(labels, response.status_code, time.perf_counter() - started)
         request.scope[VERB_KEY] = labels.verb
         return response

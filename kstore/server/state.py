@@ -10,11 +10,11 @@ watches are refused and open ones end, while requests in flight finish.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from importlib import metadata
 
-from kstore.api.gvk import GroupVersion
+from kstore.api.gvk import GroupVersion, GroupVersionKind
 from kstore.api.proto_schema import message_for_gvk
 from kstore.api.scheme import RegisteredResource, Scheme
 from kstore.errors import MethodNotAllowed, NotFound
@@ -29,7 +29,13 @@ from kstore.server.openapi import OpenAPIV2, OpenAPIV3
 from kstore.server.printers import Printer, printer_for
 from kstore.server.request_info import RequestInfo
 
-__all__ = ["KUBERNETES_MINOR", "ServerState", "VersionInfo", "path_not_found"]
+__all__ = [
+    "KUBERNETES_MINOR",
+    "ServerState",
+    "VersionInfo",
+    "deprecation_warnings",
+    "path_not_found",
+]
 
 #: The Kubernetes minor version whose API behaviour kstore follows; kubectl 1.37 accepts it
 #: without a version-skew warning (one minor apart).
@@ -74,6 +80,32 @@ class VersionInfo:
             "compiler": "cpython",
             "platform": "linux/amd64",
         }
+
+
+#: The release kstore serves as, for the lifecycle of deprecated versions.
+_RELEASE = (1, KUBERNETES_MINOR)
+#: What a deprecated group version's Scale is replaced by (prerelease-lifecycle-gen gives the
+#: apps/v1beta1 and v1beta2 Scale the releases of their Deployment).
+_SCALE_REPLACEMENT = GroupVersionKind("autoscaling", "v1", "Scale")
+
+
+def deprecation_warnings(resource: RegisteredResource) -> dict[str, str]:
+    """The ``Warning`` kube-apiserver adds to every request to a deprecated version, by
+    subresource ("" for the resource): from the version's lifecycle in the Scheme, for the
+    kind each endpoint serves (``Scale`` for ``scale``)."""
+    lifecycle = resource.definition.version(resource.group_version.version).lifecycle
+    if lifecycle is None:
+        return {}
+    warning = lifecycle.deprecation_warning(resource.gvk, _RELEASE)
+    if not warning:
+        return {}
+    out = dict.fromkeys(("", *resource.info.subresources), warning)
+    if "scale" in out and lifecycle.warning is None:
+        scale = replace(lifecycle, replacement=_SCALE_REPLACEMENT)
+        out["scale"] = scale.deprecation_warning(
+            resource.group_version.with_kind("Scale"), _RELEASE
+        )
+    return out
 
 
 def path_not_found(discovery: Discovery, group: str) -> NotFound:
@@ -135,6 +167,7 @@ class ServerState:
                     selectable_fields=selectable_fields(resource.definition),
                     printer=_printer(resource),
                     protobuf=message_for_gvk(resource.gvk) is not None,
+                    deprecation=deprecation_warnings(resource),
                 )
             self.discovery = Discovery(scheme)
             self.openapi = OpenAPIV3(scheme, self.version.git_version, self._openapi_before)

@@ -9,6 +9,8 @@ carries (objects, lists, discovery), while ``/version`` is indented without one.
 
 from __future__ import annotations
 
+import time
+
 import httpx
 import orjson
 import pytest
@@ -269,3 +271,111 @@ def test_the_status_encoder_escapes_as_go_encoding_json(char: str) -> None:
     assert f"\\u{ord(char):04x}".encode() in body
     assert char.encode() not in body
     assert orjson.loads(body)["message"] == f"a{char}b"
+
+
+# ------------------------------------------------------------ deprecated versions' Warning
+
+_V1BETA1 = (
+    '299 - "apps/v1beta1 Deployment is deprecated in v1.8+, unavailable in v1.16+; '
+    'use apps/v1 Deployment"'
+)
+_V1BETA2 = (
+    '299 - "apps/v1beta2 Deployment is deprecated in v1.9+, unavailable in v1.16+; '
+    'use apps/v1 Deployment"'
+)
+
+
+def _deployment(api_version: str, name: str) -> dict[str, object]:
+    labels = {"app": name}
+    return {
+        "apiVersion": api_version,
+        "kind": "Deployment",
+        "metadata": {"name": name},
+        "spec": {
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+            },
+        },
+    }
+
+
+def test_every_answer_of_a_deprecated_version_carries_its_warning(client: httpx.Client) -> None:
+    base = "/apis/apps/v1beta1/namespaces/default/deployments"
+    created = client.post(base, json=_deployment("apps/v1beta1", "old"))
+    assert created.status_code == 201, created.text
+    assert created.headers.get_list("warning") == [_V1BETA1]
+    for response in (
+        client.get(base),
+        client.get(f"{base}/old"),
+        client.get(f"{base}/missing"),
+        client.put(base, json={}),
+        client.get(f"{base}/old/status"),
+    ):
+        assert response.headers.get_list("warning") == [_V1BETA1], response.request.url
+    v1beta2 = client.get("/apis/apps/v1beta2/namespaces/default/deployments/old")
+    assert v1beta2.status_code == 200
+    assert v1beta2.headers.get_list("warning") == [_V1BETA2]
+    scale = client.get("/apis/apps/v1beta2/namespaces/default/deployments/old/scale")
+    assert scale.headers.get_list("warning") == [
+        '299 - "apps/v1beta2 Scale is deprecated in v1.9+, unavailable in v1.16+; '
+        'use autoscaling/v1 Scale"'
+    ]
+    with client.stream("GET", base, params={"watch": "true", "timeoutSeconds": "1"}) as watch:
+        assert watch.headers.get_list("warning") == [_V1BETA1]
+    current = client.get("/apis/apps/v1/namespaces/default/deployments/old")
+    assert current.status_code == 200
+    assert "warning" not in current.headers
+    assert client.delete(f"{base}/old").headers.get_list("warning") == [_V1BETA1]
+
+
+def _versioned_crd(group: str, v1: dict[str, object]) -> dict[str, object]:
+    schema = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"gizmos.{group}"},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {"plural": "gizmos", "kind": "Gizmo"},
+            "versions": [
+                {"name": "v1", "served": True, "storage": False, "schema": schema, **v1},
+                {"name": "v2", "served": True, "storage": True, "schema": schema},
+                {"name": "v3alpha1", "served": True, "storage": False, "schema": schema},
+            ],
+        },
+    }
+
+
+def _crd_warnings(client: httpx.Client, group: str, version: str) -> list[str]:
+    path = f"/apis/{group}/{version}/namespaces/default/gizmos"
+    deadline = time.monotonic() + 10
+    while (response := client.get(path)).status_code != 200:
+        assert time.monotonic() < deadline, response.text
+        time.sleep(0.05)
+    return response.headers.get_list("warning")
+
+
+@pytest.mark.parametrize(
+    ("v1", "expected"),
+    [
+        ({"deprecated": True}, ['299 - "{g}/v1 Gizmo is deprecated; use {g}/v2 Gizmo"']),
+        (
+            {"deprecated": True, "deprecationWarning": "gizmos v1 go away soon"},
+            ['299 - "gizmos v1 go away soon"'],
+        ),
+        ({}, []),
+    ],
+    ids=["default-words", "own-words", "not-deprecated"],
+)
+def test_a_deprecated_crd_version_warns_through_the_same_path(
+    client: httpx.Client, v1: dict[str, object], expected: list[str]
+) -> None:
+    group = f"w{time.monotonic_ns()}.example.com"
+    crd = _versioned_crd(group, v1)
+    response = client.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=crd)
+    assert response.status_code == 201, response.text
+    assert _crd_warnings(client, group, "v1") == [e.format(g=group) for e in expected]
+    assert _crd_warnings(client, group, "v2") == []

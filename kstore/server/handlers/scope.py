@@ -68,6 +68,9 @@ class ResourceScope:
     printer: Printer | None = None
     #: Whether the kind has a protobuf form (custom resources are JSON and YAML only).
     protobuf: bool = True
+    #: The deprecation ``Warning`` of each endpoint, by subresource ("" for the resource
+    #: itself); absent when the version is not deprecated.
+    deprecation: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def gv(self) -> GroupVersion:
