@@ -150,6 +150,24 @@ def test_a_body_that_does_not_decode_is_400_without_details(client: httpx.Client
     )
 
 
+def test_a_body_that_is_not_json_is_400_in_go_scanner_words(client: httpx.Client) -> None:
+    headers = {"Content-Type": "application/json"}
+    _expect(
+        client.post(CMS, content=b'{"apiVersion":"v1",', headers=headers),
+        400,
+        _HEAD + b'"message":"the object provided is unrecognized (must be of type ConfigMap): '
+        b"couldn't get version/kind; json parse error: unexpected end of JSON input "
+        b'({\\"apiVersion\\":\\"v1\\",)","reason":"BadRequest","code":400}\n',
+    )
+    _expect(
+        client.put(f"{CMS}/x", content=b"nonsense", headers=headers),
+        400,
+        _HEAD + b'"message":"the object provided is unrecognized (must be of type ConfigMap): '
+        b"couldn't get version/kind; json parse error: invalid character 'o' in literal null "
+        b'(expecting \'u\') (6e6f6e73656e7365)","reason":"BadRequest","code":400}\n',
+    )
+
+
 def test_content_in_a_terminating_namespace_is_403_with_its_cause(
     client: httpx.Client,
 ) -> None:
