@@ -2,9 +2,10 @@
 
 kube-apiserver writes every JSON answer of its serializer (objects, lists, Tables, Status,
 discovery documents) with Go's ``json.Encoder``: compact, and ended by a newline; each watch
-event is a line too. What it writes otherwise keeps Go's own shape: ``/version`` is indented
-without a newline (``WriteRawJSON``), and the plain-text answers of ``http.Error`` (the
-in-flight limit's 429, a panic's 500) end with a newline.
+event is a line too; a request that asks for pretty printing gets them indented, without the
+newline (:mod:`kstore.server.filters.pretty`). What it writes otherwise keeps Go's own
+shape: ``/version`` is indented without a newline (``WriteRawJSON``), and the plain-text
+answers of ``http.Error`` (the in-flight limit's 429, a panic's 500) end with a newline.
 
 Go's encoder also escapes ``<``, ``>`` and ``&`` and the JavaScript line separators inside
 strings (``\\u003c``...). orjson writes them as they are; :func:`go_json` escapes them after
@@ -41,7 +42,7 @@ _ESCAPES = (
 _SEPARATOR_LEAD = b"\xe2"
 
 
-def go_json(value: Mapping[str, Any], option: int = 0) -> bytes:
+def go_json(value: Any, option: int = 0) -> bytes:
     """``value`` as Go's ``encoding/json`` writes it (HTML-escaped), without a newline."""
     data = orjson.dumps(value, option=option)
     for raw, escaped in _ESCAPES[:3]:

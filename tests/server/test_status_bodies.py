@@ -397,3 +397,45 @@ def test_a_deprecated_crd_version_warns_through_the_same_path(
     assert response.status_code == 201, response.text
     assert _crd_warnings(client, group, "v1") == [e.format(g=group) for e in expected]
     assert _crd_warnings(client, group, "v2") == []
+
+
+# ------------------------------------------------------------------------ pretty printing
+
+_PRETTY_404 = (
+    b'{\n  "kind": "Status",\n  "apiVersion": "v1",\n  "metadata": {},\n  "status": "Failure",\n'
+    b'  "message": "configmaps \\"missing\\" not found",\n  "reason": "NotFound",\n'
+    b'  "details": {\n    "name": "missing",\n    "kind": "configmaps"\n  },\n  "code": 404\n}'
+)
+
+
+def test_curl_and_pretty_true_get_json_indented_as_marshal_indent_writes_it(
+    client: httpx.Client,
+) -> None:
+    curl = {"User-Agent": "curl/8.5.0"}
+    _expect(client.get(f"{CMS}/missing", headers=curl), 404, _PRETTY_404)
+    _expect(client.get(f"{CMS}/missing", params={"pretty": "true"}), 404, _PRETTY_404)
+    _expect(
+        client.get(f"{CMS}/missing", headers={"User-Agent": "Mozilla/5.0 (X11)"}), 404, _PRETTY_404
+    )
+    # An explicit pretty=false wins over the user agent; other agents get the compact form.
+    compact = client.get(f"{CMS}/missing", params={"pretty": "false"}, headers=curl)
+    assert compact.content.startswith(b'{"kind":"Status",') and compact.content.endswith(b"}\n")
+    client.post(CMS, json=_configmap("shown", data={"url": "https://x?a=1&b=<2>"}))
+    shown = client.get(f"{CMS}/shown", headers=curl)
+    assert shown.status_code == 200
+    assert shown.content.startswith(b'{\n  "')
+    assert b'"url": "https://x?a=1\\u0026b=\\u003c2\\u003e"' in shown.content
+    assert shown.content.endswith(b"\n}")
+    listed = client.get(CMS, params={"pretty": "1"})
+    assert listed.content.startswith(b'{\n  "kind": "ConfigMapList",\n  "apiVersion": "v1",\n')
+    assert int(listed.headers["content-length"]) == len(listed.content)
+
+
+def test_watch_streams_and_openapi_are_never_pretty(client: httpx.Client) -> None:
+    curl = {"User-Agent": "curl/8.5.0"}
+    client.post(CMS, json=_configmap("watched"))
+    params = {"watch": "true", "timeoutSeconds": "1", "fieldSelector": "metadata.name=watched"}
+    with client.stream("GET", CMS, params=params, headers=curl) as watch:
+        first = next(watch.iter_lines())
+    assert first.startswith('{"type":"ADDED","object":{')
+    assert client.get("/openapi/v3", headers=curl).content.startswith(b'{"paths":')
