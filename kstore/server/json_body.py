@@ -24,7 +24,12 @@ from typing import Any
 
 import orjson
 
+from kstore.api.gvk import Object
+from kstore.codec.serializer import DecodeResult, Serializer
+
 __all__ = [
+    "GoEscapedJson",
+    "go_escape",
     "go_json",
     "json_line",
     "status_json",
@@ -42,16 +47,40 @@ _ESCAPES = (
 _SEPARATOR_LEAD = b"\xe2"
 
 
+def go_escape(data: bytes) -> bytes:
+    """Compact or indented JSON bytes with Go's HTML escapes applied (unchanged if none).
+    Four byte scans when there is nothing to escape, ~0.7 us for a 4 KiB object."""
+    if b"<" not in data and b">" not in data and b"&" not in data and _SEPARATOR_LEAD not in data:
+        return data
+    for raw, escaped in _ESCAPES:
+        data = data.replace(raw, escaped)
+    return data
+
+
 def go_json(value: Any, option: int = 0) -> bytes:
     """``value`` as Go's ``encoding/json`` writes it (HTML-escaped), without a newline."""
-    data = orjson.dumps(value, option=option)
-    for raw, escaped in _ESCAPES[:3]:
-        if raw in data:
-            data = data.replace(raw, escaped)
-    if _SEPARATOR_LEAD in data:
-        for raw, escaped in _ESCAPES[3:]:
-            data = data.replace(raw, escaped)
-    return data
+    return go_escape(orjson.dumps(value, option=option))
+
+
+class GoEscapedJson:
+    """The JSON serializer of answers: the codec's, its output escaped as Go's encoder escapes
+    (``\\u0026`` for the ``&`` of a URL in an annotation). Reading delegates unchanged."""
+
+    def __init__(self, inner: Serializer) -> None:
+        self._inner = inner
+
+    @property
+    def media_type(self) -> str:
+        return self._inner.media_type
+
+    def decode(self, data: bytes) -> Object:
+        return self._inner.decode(data)
+
+    def decode_strict(self, data: bytes) -> DecodeResult:
+        return self._inner.decode_strict(data)
+
+    def encode(self, obj: Object) -> bytes:
+        return go_escape(self._inner.encode(obj))
 
 
 def json_line(value: Mapping[str, Any]) -> bytes:

@@ -222,6 +222,19 @@ def test_every_json_answer_of_the_serializer_ends_with_a_newline(client: httpx.C
         orjson.loads(response.content)
 
 
+def test_objects_lists_and_watch_events_escape_html_as_go_encoder_does(
+    client: httpx.Client,
+) -> None:
+    client.post(CMS, json=_configmap("html", data={"u": "https://x?a=1&b=<2>\u2028"}))
+    escaped = b'"u":"https://x?a=1\\u0026b=\\u003c2\\u003e\\u2028"'
+    assert escaped in client.get(f"{CMS}/html").content
+    assert escaped in client.get(CMS, params={"fieldSelector": "metadata.name=html"}).content
+    params = {"watch": "true", "timeoutSeconds": "1", "fieldSelector": "metadata.name=html"}
+    with client.stream("GET", CMS, params=params) as watch:
+        assert escaped in next(watch.iter_bytes())
+    assert client.get(f"{CMS}/html").json()["data"]["u"] == "https://x?a=1&b=<2>\u2028"
+
+
 def test_version_is_indented_without_a_newline_as_write_raw_json_writes_it(
     client: httpx.Client,
 ) -> None:
