@@ -140,6 +140,19 @@ def test_a_body_of_an_unknown_media_type_is_415_without_details(client: httpx.Cl
     )
 
 
+def test_a_patch_body_of_a_type_the_route_does_not_consume_is_go_restfuls_415(
+    client: httpx.Client,
+) -> None:
+    client.post(CMS, json=_configmap("patched"))
+    body = (
+        _HEAD + b'"message":"415: Unsupported Media Type","reason":"UnsupportedMediaType",'
+        b'"details":{},"code":415}\n'
+    )
+    for content_type in ("text/plain", "application/json"):
+        headers = {"Content-Type": content_type}
+        _expect(client.patch(f"{CMS}/patched", content=b"{}", headers=headers), 415, body)
+
+
 def test_a_body_that_does_not_decode_is_400_without_details(client: httpx.Client) -> None:
     _expect(
         client.post(CMS, json=_configmap("x", data={"a": 1})),
