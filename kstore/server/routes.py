@@ -344,6 +344,14 @@ class _Endpoints:
             else:
                 scope = self.state.scope_for(info, request.method)
                 endpoint_warning = scope.deprecation.get(info.subresource, "")
+                if endpoint_warning:
+                    self.state.metrics.deprecated_requested(
+                        info.group,
+                        info.version,
+                        info.resource,
+                        info.subresource,
+                        scope.removed_release,
+                    )
                 _check_route(request.method, info)
                 _check_name(scope, info, verb)
                 labels = _verb_labels(info, verb)

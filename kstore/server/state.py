@@ -108,6 +108,13 @@ def deprecation_warnings(resource: RegisteredResource) -> dict[str, str]:
     return out
 
 
+def _removed_release(resource: RegisteredResource) -> str:
+    lifecycle = resource.definition.version(resource.group_version.version).lifecycle
+    if lifecycle is None or lifecycle.removed is None:
+        return ""
+    return f"{lifecycle.removed[0]}.{lifecycle.removed[1]}"
+
+
 def path_not_found(discovery: Discovery, group: str) -> NotFound:
     """The 404 of a path no route serves. Under a served group it is go-restful's (its
     ``details`` set and empty); under a group nobody serves the request falls through to the
@@ -168,6 +175,7 @@ class ServerState:
                     printer=_printer(resource),
                     protobuf=message_for_gvk(resource.gvk) is not None,
                     deprecation=deprecation_warnings(resource),
+                    removed_release=_removed_release(resource),
                 )
             self.discovery = Discovery(scheme)
             self.openapi = OpenAPIV3(scheme, self.version.git_version, self._openapi_before)

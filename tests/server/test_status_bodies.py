@@ -374,6 +374,22 @@ def test_every_answer_of_a_deprecated_version_carries_its_warning(client: httpx.
     assert client.delete(f"{base}/old").headers.get_list("warning") == [_V1BETA1]
 
 
+def test_requests_to_deprecated_versions_are_counted_in_metrics(client: httpx.Client) -> None:
+    client.get("/apis/apps/v1beta2/namespaces/default/deployments")
+    client.get("/apis/apps/v1/namespaces/default/deployments")
+    metrics = client.get("/metrics").text
+    assert (
+        'apiserver_requested_deprecated_apis{group="apps",removed_release="1.16",'
+        'resource="deployments",subresource="",version="v1beta2"} 1\n'
+    ) in metrics
+    requested = [
+        line
+        for line in metrics.splitlines()
+        if line.startswith("apiserver_requested_deprecated_apis{")
+    ]
+    assert requested and not [line for line in requested if 'version="v1"}' in line]
+
+
 def _versioned_crd(group: str, v1: dict[str, object]) -> dict[str, object]:
     schema = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
     return {

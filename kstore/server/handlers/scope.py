@@ -71,6 +71,8 @@ class ResourceScope:
     #: The deprecation ``Warning`` of each endpoint, by subresource ("" for the resource
     #: itself); absent when the version is not deprecated.
     deprecation: Mapping[str, str] = field(default_factory=dict)
+    #: The release a deprecated version is removed in (``1.16``; "" when none is planned).
+    removed_release: str = ""
 
     @property
     def gv(self) -> GroupVersion:
