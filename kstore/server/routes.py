@@ -57,6 +57,7 @@ from kstore.errors import (
 from kstore.registry.patch import PatchType
 from kstore.server._review_wire import decode_review_protobuf
 from kstore.server.discovery import Document, wants_aggregated
+from kstore.server.filters.audit import AUDIT_ANNOTATIONS_KEY
 from kstore.server.filters.authentication import (
     ANONYMOUS,
     request_authenticator,
@@ -345,13 +346,7 @@ class _Endpoints:
                 scope = self.state.scope_for(info, request.method)
                 endpoint_warning = scope.deprecation.get(info.subresource, "")
                 if endpoint_warning:
-                    self.state.metrics.deprecated_requested(
-                        info.group,
-                        info.version,
-                        info.resource,
-                        info.subresource,
-                        scope.removed_release,
-                    )
+                    self._note_deprecated(request, info, scope.removed_release)
                 _check_route(request.method, info)
                 _check_name(scope, info, verb)
                 labels = _verb_labels(info, verb)
@@ -394,6 +389,17 @@ class _Endpoints:
         self.state.metrics.observe(labels, response.status_code, time.perf_counter() - started)
         request.scope[VERB_KEY] = labels.verb
         return response
+
+    def _note_deprecated(self, request: Request, info: RequestInfo, removed_release: str) -> None:
+        """A request to a deprecated version: the metric and the audit annotations
+        kube-apiserver records for it."""
+        self.state.metrics.deprecated_requested(
+            info.group, info.version, info.resource, info.subresource, removed_release
+        )
+        annotations = {"k8s.io/deprecated": "true"}
+        if removed_release:
+            annotations["k8s.io/removed-release"] = removed_release
+        request.scope[AUDIT_ANNOTATIONS_KEY] = annotations
 
     async def _review(
         self, request: Request, info: RequestInfo, review: ReviewResource

@@ -414,3 +414,17 @@ def test_a_list_of_many_objects_times_out_and_a_watch_does_not(
             assert time.monotonic() - started >= 0.9
     finally:
         assert hurried.stop() == 0, hurried.log()
+
+
+def test_requests_to_deprecated_versions_carry_kubernetes_audit_annotations(
+    audited: tuple[RunningServer, Path],
+) -> None:
+    server, log = audited
+    with server.client() as client:
+        old = client.get("/apis/apps/v1beta1/namespaces/default/deployments")
+        current = client.get("/apis/apps/v1/namespaces/default/deployments")
+    (e,) = _events_for(log, old.headers["audit-id"])
+    assert e["annotations"] == {"k8s.io/deprecated": "true", "k8s.io/removed-release": "1.16"}
+    assert list(e)[-1] == "annotations"
+    (e,) = _events_for(log, current.headers["audit-id"])
+    assert "annotations" not in e
