@@ -118,7 +118,9 @@ def _removed_release(resource: RegisteredResource) -> str:
 def path_not_found(discovery: Discovery, group: str) -> NotFound:
     """The 404 of a path no route serves. Under a served group it is go-restful's (its
     ``details`` set and empty); under a group nobody serves the request falls through to the
-    API server's final not-found handler, whose Status has no ``details``."""
+    API server's final not-found handler. That handler wrote ``http.NotFound``'s plain text
+    (``404 page not found``) up to v1.36 and writes a Status without ``details`` since
+    (kubernetes#138219); kstore answers with that Status, so every client reads a Status."""
     if not group or discovery.group(group) is not None:
         return NotFound(_NOT_FOUND)
     return NotFound(_NOT_FOUND, details=False)
