@@ -270,8 +270,10 @@ _TAGS: dict[str, dict[str, dict[str, _Tags]]] = {
     "k8s.io.api.apps.v1beta2": _APPS,
     "k8s.io.api.batch.v1": _BATCH_V1,
     "k8s.io.api.coordination.v1": {},
-    # Every list of an Ingress or IngressClass is atomic; no patch strategy.
+    # Every list of an Ingress, IngressClass or NetworkPolicy is atomic; no patch strategy.
     "k8s.io.api.networking.v1": {},
+    # RuntimeClass's tolerations are atomic; no patch strategy.
+    "k8s.io.api.node.v1": {},
     "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1": {
         # +listType=map +listMapKey=type; everything else of the CRD types is atomic.
         "CustomResourceDefinitionStatus": {"conditions": _map_list("type")},
@@ -283,6 +285,7 @@ _TAGS: dict[str, dict[str, dict[str, _Tags]]] = {
     },
     # RBAC declares no patch strategy: every list of it is atomic.
     "k8s.io.api.rbac.v1": {},
+    "k8s.io.api.scheduling.v1": {},
     META_V1_PACKAGE: _META_V1,
 }
 

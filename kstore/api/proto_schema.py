@@ -29,10 +29,12 @@ from kstore.api.pb import (
     core_v1_pb2,
     meta_v1_pb2,
     networking_v1_pb2,
+    node_v1_pb2,
     options_pb2,
     policy_v1_pb2,
     rbac_v1_pb2,
     runtime_pb2,
+    scheduling_v1_pb2,
 )
 from kstore.api.schema import ANY, SCALAR, FieldSchema
 
@@ -117,8 +119,16 @@ _GROUP_VERSIONS: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {
     ("coordination.k8s.io", "v1"): ("k8s.io.api.coordination.v1", ("Lease", "LeaseList")),
     ("networking.k8s.io", "v1"): (
         "k8s.io.api.networking.v1",
-        ("Ingress", "IngressList", "IngressClass", "IngressClassList"),
+        (
+            "Ingress",
+            "IngressList",
+            "IngressClass",
+            "IngressClassList",
+            "NetworkPolicy",
+            "NetworkPolicyList",
+        ),
     ),
+    ("node.k8s.io", "v1"): ("k8s.io.api.node.v1", ("RuntimeClass", "RuntimeClassList")),
     ("policy", "v1"): (
         "k8s.io.api.policy.v1",
         ("PodDisruptionBudget", "PodDisruptionBudgetList"),
@@ -135,6 +145,10 @@ _GROUP_VERSIONS: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {
             "ClusterRoleBinding",
             "ClusterRoleBindingList",
         ),
+    ),
+    ("scheduling.k8s.io", "v1"): (
+        "k8s.io.api.scheduling.v1",
+        ("PriorityClass", "PriorityClassList"),
     ),
     ("meta.k8s.io", "v1"): (
         META_V1_PACKAGE,
@@ -179,8 +193,10 @@ _FILES = (
     batch_v1_pb2,
     coordination_v1_pb2,
     networking_v1_pb2,
+    node_v1_pb2,
     policy_v1_pb2,
     rbac_v1_pb2,
+    scheduling_v1_pb2,
     apiextensions_v1_pb2,
 )
 

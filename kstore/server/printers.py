@@ -521,6 +521,32 @@ def _ingress_class(obj: Object, now: datetime) -> list[Any]:
     return [_name(obj), str(spec.get("controller", "")), parameters, _age(obj, now)]
 
 
+def _network_policy(obj: Object, now: datetime) -> list[Any]:
+    return [_name(obj), _selector_text(_m(_m(obj, "spec"), "podSelector")), _age(obj, now)]
+
+
+# ------------------------------------------------------------------------ node.k8s.io/v1
+
+
+def _runtime_class(obj: Object, now: datetime) -> list[Any]:
+    return [_name(obj), str(obj.get("handler") or ""), _age(obj, now)]
+
+
+# ------------------------------------------------------------------ scheduling.k8s.io/v1
+
+
+def _priority_class(obj: Object, now: datetime) -> list[Any]:
+    value = obj.get("value")
+    policy = obj.get("preemptionPolicy")
+    return [
+        _name(obj),
+        value if isinstance(value, int) else 0,
+        obj.get("globalDefault") is True,
+        _age(obj, now),
+        "<unset>" if policy is None else str(policy),
+    ]
+
+
 # ------------------------------------------------------------ rbac.authorization.k8s.io/v1
 
 
@@ -778,6 +804,24 @@ _PRINTERS: dict[tuple[str, str], Printer] = {
             _AGE,
         ),
         _ingress_class,
+    ),
+    ("networking.k8s.io", "NetworkPolicy"): Printer(
+        (_NAME, _col("Pod-Selector", "string", "The pods the policy applies to."), _AGE),
+        _network_policy,
+    ),
+    # Kubernetes describes the Handler column with ObjectMeta's (absent) "handler" doc: "".
+    ("node.k8s.io", "RuntimeClass"): Printer(
+        (_NAME, _col("Handler", "string", ""), _AGE), _runtime_class
+    ),
+    ("scheduling.k8s.io", "PriorityClass"): Printer(
+        (
+            _NAME,
+            _col("Value", "integer", "The priority pods of this class receive."),
+            _col("Global-Default", "boolean", "Whether this is the default class of pods."),
+            _AGE,
+            _col("PreemptionPolicy", "string", "Whether pods of this class preempt others."),
+        ),
+        _priority_class,
     ),
     ("rbac.authorization.k8s.io", "Role"): _ROLE,
     ("rbac.authorization.k8s.io", "ClusterRole"): _ROLE,

@@ -33,7 +33,10 @@ from kstore.api.kinds import (
     coordination,
     core,
     networking,
+    networkpolicy,
     poddisruptionbudget,
+    priorityclass,
+    runtimeclass,
 )
 from kstore.api.scheme import KindDefinition, KindVersion
 
@@ -88,7 +91,10 @@ def _builtin_group_versions() -> dict[str, list[str]]:
         *batch.DEFINITIONS,
         *coordination.DEFINITIONS,
         *networking.DEFINITIONS,
+        *networkpolicy.DEFINITIONS,
         *poddisruptionbudget.DEFINITIONS,
+        *priorityclass.DEFINITIONS,
+        *runtimeclass.DEFINITIONS,
         *apiextensions.DEFINITIONS,
     ):
         known = groups.setdefault(definition.group, [])

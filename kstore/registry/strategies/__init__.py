@@ -25,10 +25,13 @@ from kstore.registry.strategies.core import (
 )
 from kstore.registry.strategies.daemonset import DaemonSetStrategy
 from kstore.registry.strategies.networking import IngressClassStrategy, IngressStrategy
+from kstore.registry.strategies.networkpolicy import NetworkPolicyStrategy
 from kstore.registry.strategies.persistentvolumeclaim import PersistentVolumeClaimStrategy
 from kstore.registry.strategies.pod import PodStrategy
 from kstore.registry.strategies.poddisruptionbudget import PodDisruptionBudgetStrategy
+from kstore.registry.strategies.priorityclass import PriorityClassStrategy
 from kstore.registry.strategies.replicaset import ReplicaSetStrategy
+from kstore.registry.strategies.runtimeclass import RuntimeClassStrategy
 from kstore.registry.strategies.statefulset import StatefulSetStrategy
 
 __all__ = ["BuiltinStrategy", "Strategy", "StrategyFactory", "strategy_for"]
@@ -55,6 +58,9 @@ _BUILTIN: dict[tuple[str, str], StrategyFactory] = {
     ("policy", "PodDisruptionBudget"): lambda d, ttl: PodDisruptionBudgetStrategy(d),
     ("networking.k8s.io", "Ingress"): lambda d, ttl: IngressStrategy(d),
     ("networking.k8s.io", "IngressClass"): lambda d, ttl: IngressClassStrategy(d),
+    ("networking.k8s.io", "NetworkPolicy"): lambda d, ttl: NetworkPolicyStrategy(d),
+    ("node.k8s.io", "RuntimeClass"): lambda d, ttl: RuntimeClassStrategy(d),
+    ("scheduling.k8s.io", "PriorityClass"): lambda d, ttl: PriorityClassStrategy(d),
     ("apiextensions.k8s.io", "CustomResourceDefinition"): (
         lambda d, ttl: CustomResourceDefinitionStrategy(d)
     ),
