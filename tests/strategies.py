@@ -1410,6 +1410,54 @@ def _custom_resource_definition(version: str) -> st.SearchStrategy[Obj]:
     return _fields({"metadata": object_meta(namespaced=False)}, {"spec": spec, "status": status})
 
 
+def _endpoint_slice(version: str) -> st.SearchStrategy[Obj]:
+    name_ref = st.fixed_dictionaries({"name": dns_label()})
+    endpoint = _fields(
+        {
+            "addresses": st.lists(
+                st.sampled_from(["10.1.2.3", "10.1.2.4", "192.0.2.7"]), min_size=1, max_size=2
+            ),
+            "conditions": _fields(
+                {}, {"ready": st.booleans(), "serving": st.booleans(), "terminating": st.booleans()}
+            ),
+        },
+        {
+            "hostname": dns_label(),
+            "targetRef": _fields(
+                {"kind": st.just("Pod"), "name": dns_label()},
+                {"namespace": dns_label(), "uid": uid()},
+            ),
+            "deprecatedTopology": labels(),
+            "nodeName": dns_subdomain(),
+            "zone": st.sampled_from(["zone-a", "zone-b"]),
+            "hints": _fields(
+                {},
+                {
+                    "forZones": st.lists(name_ref, max_size=2),
+                    "forNodes": st.lists(name_ref, max_size=2),
+                },
+            ),
+        },
+    )
+    port = _fields(
+        {},
+        {
+            "name": st.one_of(st.just(""), dns_label()),
+            "protocol": st.sampled_from(["TCP", "UDP", "SCTP"]),
+            "port": st.integers(1, 65535),
+            "appProtocol": st.sampled_from(["http", "kubernetes.io/h2c"]),
+        },
+    )
+    return _fields(
+        {
+            "metadata": object_meta(namespaced=True),
+            "addressType": st.sampled_from(["IPv4", "IPv6", "FQDN"]),
+            "endpoints": st.lists(endpoint, max_size=2),
+        },
+        {"ports": st.lists(port, max_size=2)},
+    )
+
+
 def _network_policy(version: str) -> st.SearchStrategy[Obj]:
     port = _fields(
         {},
@@ -1500,6 +1548,7 @@ _BY_KIND: dict[tuple[str, str], StrategyFor] = {
     ("policy", "PodDisruptionBudget"): _pod_disruption_budget,
     ("networking.k8s.io", "Ingress"): _ingress,
     ("networking.k8s.io", "IngressClass"): _ingress_class,
+    ("discovery.k8s.io", "EndpointSlice"): _endpoint_slice,
     ("networking.k8s.io", "NetworkPolicy"): _network_policy,
     ("node.k8s.io", "RuntimeClass"): _runtime_class,
     ("scheduling.k8s.io", "PriorityClass"): _priority_class,

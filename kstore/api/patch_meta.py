@@ -270,6 +270,8 @@ _TAGS: dict[str, dict[str, dict[str, _Tags]]] = {
     "k8s.io.api.apps.v1beta2": _APPS,
     "k8s.io.api.batch.v1": _BATCH_V1,
     "k8s.io.api.coordination.v1": {},
+    # EndpointSlice's endpoints and ports are atomic; an endpoint's addresses a set.
+    "k8s.io.api.discovery.v1": {"Endpoint": {"addresses": _SET}},
     # Every list of an Ingress, IngressClass or NetworkPolicy is atomic; no patch strategy.
     "k8s.io.api.networking.v1": {},
     # RuntimeClass's tolerations are atomic; no patch strategy.

@@ -27,6 +27,7 @@ from kstore.api.pb import (
     batch_v1_pb2,
     coordination_v1_pb2,
     core_v1_pb2,
+    discovery_v1_pb2,
     meta_v1_pb2,
     networking_v1_pb2,
     node_v1_pb2,
@@ -117,6 +118,10 @@ _GROUP_VERSIONS: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {
     ("apps", "v1beta1"): ("k8s.io.api.apps.v1beta1", ("Deployment", "DeploymentList")),
     ("batch", "v1"): ("k8s.io.api.batch.v1", ("Job", "JobList", "CronJob", "CronJobList")),
     ("coordination.k8s.io", "v1"): ("k8s.io.api.coordination.v1", ("Lease", "LeaseList")),
+    ("discovery.k8s.io", "v1"): (
+        "k8s.io.api.discovery.v1",
+        ("EndpointSlice", "EndpointSliceList"),
+    ),
     ("networking.k8s.io", "v1"): (
         "k8s.io.api.networking.v1",
         (
@@ -192,6 +197,7 @@ _FILES = (
     apps_v1beta2_pb2,
     batch_v1_pb2,
     coordination_v1_pb2,
+    discovery_v1_pb2,
     networking_v1_pb2,
     node_v1_pb2,
     policy_v1_pb2,

@@ -7,11 +7,8 @@ import copy
 from typing import Any
 
 from kstore.api.kinds import builtin_scheme
-from kstore.api.kinds.networkpolicy import (
-    parse_cidr_sloppy,
-    validate_network_policy,
-    validate_network_policy_update,
-)
+from kstore.api.kinds._ip import parse_cidr_sloppy
+from kstore.api.kinds.networkpolicy import validate_network_policy, validate_network_policy_update
 from kstore.errors import Cause
 
 SCHEME = builtin_scheme()

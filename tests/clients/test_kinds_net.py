@@ -1,6 +1,6 @@
-"""NetworkPolicy, PriorityClass and RuntimeClass with real kubectl and the Python client:
-discovery, server-side apply, the columns ``kubectl get`` prints (wide too), refusals in
-Kubernetes' words, the system priority classes; on LMDB and on etcd."""
+"""NetworkPolicy, PriorityClass, RuntimeClass and EndpointSlice with real kubectl and the
+Python client: discovery, server-side apply, the columns ``kubectl get`` prints (wide too),
+refusals in Kubernetes' words, the system priority classes; on LMDB and on etcd."""
 
 from __future__ import annotations
 
@@ -244,3 +244,84 @@ def test_python_client_priority_and_runtime_classes(api_client: client.ApiClient
     assert _error(invalid) == (422, "Invalid")
     node.delete_runtime_class("kn-py-rc")
     assert "kn-py-rc" not in [r.metadata.name for r in node.list_runtime_class().items]
+
+
+def _endpoint_slice(address: str = "10.1.0.5") -> dict[str, Any]:
+    return {
+        "apiVersion": "discovery.k8s.io/v1",
+        "kind": "EndpointSlice",
+        "metadata": {"name": "web-abc", "labels": {"kubernetes.io/service-name": "web"}},
+        "addressType": "IPv4",
+        "endpoints": [
+            {"addresses": [address], "conditions": {"ready": True}, "nodeName": "node-1"}
+        ],
+        "ports": [{"name": "http", "port": 8080}],
+    }
+
+
+def test_endpoint_slice_apply_get_and_refusals(k: Kubectl, namespace: str) -> None:
+    assert ["endpointslices", "discovery.k8s.io/v1", "true", "EndpointSlice"] in _rows(
+        k.ok("api-resources")
+    )
+    k.write("es.yaml", to_yaml(_endpoint_slice()))
+    assert k.ok("apply", "--server-side", "-f", "es.yaml").strip() == (
+        "endpointslice.discovery.k8s.io/web-abc serverside-applied"
+    )
+    for args in (("get", "endpointslices"), ("get", "endpointslice", "-o", "wide")):
+        rows = _rows(k.ok(*args))
+        assert rows[0] == ["NAME", "ADDRESSTYPE", "PORTS", "ENDPOINTS", "AGE"]
+        assert rows[1][:4] == ["web-abc", "IPv4", "8080", "10.1.0.5"]
+    stored = json.loads(k.ok("get", "endpointslice", "web-abc", "-o", "json"))
+    assert stored["ports"] == [{"name": "http", "protocol": "TCP", "port": 8080}]
+    assert stored["metadata"]["generation"] == 1
+    selected = k.ok("get", "endpointslices", "-l", "kubernetes.io/service-name=web", "-o", "name")
+    assert selected.strip() == "endpointslice.discovery.k8s.io/web-abc"
+
+    k.write("es.yaml", to_yaml(_endpoint_slice("10.1.0.6")))
+    k.ok("apply", "--server-side", "-f", "es.yaml")
+    jsonpath = "{.metadata.generation} {.endpoints[0].addresses[0]}"
+    assert k.ok("get", "endpointslice", "web-abc", "-o", f"jsonpath={jsonpath}") == "2 10.1.0.6"
+
+    k.write("es.yaml", to_yaml(_endpoint_slice("127.0.0.1")))
+    result = k.fails("apply", "--server-side", "-f", "es.yaml")
+    assert (
+        'endpoints[0].addresses[0]: Invalid value: "127.0.0.1": may not be in the loopback '
+        "range (127.0.0.0/8, ::1/128)"
+    ) in result.stderr, (result.stderr, namespace)
+    changed = _endpoint_slice()
+    changed["addressType"] = "FQDN"
+    k.write("es.yaml", to_yaml(changed))
+    result = k.fails("apply", "--server-side", "-f", "es.yaml")
+    assert 'addressType: Invalid value: "FQDN": field is immutable' in result.stderr
+    assert k.ok("delete", "endpointslice", "web-abc").strip() == (
+        f'endpointslice.discovery.k8s.io "web-abc" deleted from {namespace} namespace'
+    )
+
+
+def test_python_client_endpoint_slice_crud(api_client: client.ApiClient, namespace: str) -> None:
+    discovery = client.DiscoveryV1Api(api_client)
+    body = client.V1EndpointSlice(
+        metadata=client.V1ObjectMeta(name="db-1"),
+        address_type="IPv6",
+        endpoints=[
+            client.V1Endpoint(
+                addresses=["2001:db8::5"],
+                conditions=client.V1EndpointConditions(ready=True, serving=True),
+                hints=client.V1EndpointHints(for_zones=[client.V1ForZone(name="zone-a")]),
+            )
+        ],
+        ports=[client.DiscoveryV1EndpointPort(port=5432, protocol="TCP")],
+    )
+    created = discovery.create_namespaced_endpoint_slice(namespace, body)
+    assert created.ports[0].name == ""
+    assert created.endpoints[0].hints.for_zones[0].name == "zone-a"
+    listed = discovery.list_namespaced_endpoint_slice(namespace).items
+    assert [s.metadata.name for s in listed] == ["db-1"]
+    with pytest.raises(ApiException) as invalid:
+        discovery.patch_namespaced_endpoint_slice(
+            "db-1", namespace, {"endpoints": [{"addresses": ["10.0.0.1"]}]}
+        )
+    assert _error(invalid) == (422, "Invalid")
+    assert "must be a valid IPv6 address" in json.loads(invalid.value.body)["message"]
+    discovery.delete_namespaced_endpoint_slice("db-1", namespace)
+    assert discovery.list_namespaced_endpoint_slice(namespace).items == []

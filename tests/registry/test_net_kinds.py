@@ -1,6 +1,6 @@
-"""NetworkPolicy, PriorityClass and RuntimeClass through the generic store: scope, generation
-as their Kubernetes strategies keep it, the system priority classes created at start and kept
-from deletion."""
+"""NetworkPolicy, PriorityClass, RuntimeClass and EndpointSlice through the generic store:
+scope, generation as their Kubernetes strategies keep it, the system priority classes created
+at start and kept from deletion, EndpointSlice's deprecated topology."""
 
 from __future__ import annotations
 
@@ -11,7 +11,12 @@ import pytest
 
 from kstore.api.scheme import Scheme
 from kstore.errors import Forbidden, Invalid, NotFound
-from kstore.registry.interface import CreateOptions, DeleteOptions, UpdateOptions
+from kstore.registry.interface import (
+    CreateOptions,
+    DeleteOptions,
+    RequestContext,
+    UpdateOptions,
+)
 from kstore.registry.registry import StoreRegistry
 from kstore.storage.lmdb import LmdbBackend, LmdbConfig
 from tests.registry.conftest import make_registry
@@ -20,6 +25,7 @@ from tests.registry.objects import changed, ctx, hub
 NETWORKING = "networking.k8s.io/v1"
 SCHEDULING = "scheduling.k8s.io/v1"
 NODE = "node.k8s.io/v1"
+DISCOVERY = "discovery.k8s.io/v1"
 SYSTEM = ("system-node-critical", "system-cluster-critical")
 
 
@@ -171,3 +177,73 @@ def test_runtime_classes_have_no_generation_and_an_immutable_handler(
         )
     assert 'handler: Invalid value: "kata": field is immutable' in immutable.value.message
     assert store.get(ctx("", NODE), "gvisor")["handler"] == "runsc"
+
+
+def _endpoint_slice() -> dict[str, Any]:
+    return {
+        "apiVersion": DISCOVERY,
+        "kind": "EndpointSlice",
+        "metadata": {"name": "web-1", "labels": {"kubernetes.io/service-name": "web"}},
+        "addressType": "IPv4",
+        "endpoints": [{"addresses": ["10.1.0.5"], "deprecatedTopology": {"rack": "r1"}}],
+        "ports": [{"port": 80}],
+    }
+
+
+def test_endpoint_slices_generation_and_deprecated_topology(
+    registry: StoreRegistry, scheme: Scheme
+) -> None:
+    store = registry.store("discovery.k8s.io", "endpointslices")
+    created = store.create(
+        ctx("default", DISCOVERY), hub(scheme, _endpoint_slice()), CreateOptions()
+    ).object
+    assert created["metadata"]["generation"] == 1
+    # Not writable through v1: dropped on create.
+    assert created["endpoints"] == [{"addresses": ["10.1.0.5"]}]
+    assert created["ports"] == [{"port": 80, "name": "", "protocol": "TCP"}]
+    annotated = store.update(
+        ctx("default", DISCOVERY),
+        "web-1",
+        changed(lambda o: o["metadata"].update(annotations={"a": "b"})),
+        UpdateOptions(),
+    ).object
+    assert annotated["metadata"]["generation"] == 1
+    relabelled = store.update(
+        ctx("default", DISCOVERY),
+        "web-1",
+        changed(lambda o: o["metadata"]["labels"].update(extra="x")),
+        UpdateOptions(),
+    ).object
+    assert relabelled["metadata"]["generation"] == 2
+    moved = store.update(
+        ctx("default", DISCOVERY),
+        "web-1",
+        changed(lambda o: o.update(endpoints=[{"addresses": ["10.1.0.6"], "zone": "a"}])),
+        UpdateOptions(),
+    ).object
+    assert moved["metadata"]["generation"] == 3
+    with pytest.raises(Invalid) as caught:
+        store.update(
+            ctx("default", DISCOVERY),
+            "web-1",
+            changed(lambda o: o.update(addressType="IPv6")),
+            UpdateOptions(),
+        )
+    assert 'addressType: Invalid value: "IPv6": field is immutable' in caught.value.message
+
+
+def test_endpoint_slice_topology_is_kept_by_writes_that_speak_no_version(
+    registry: StoreRegistry, scheme: Scheme
+) -> None:
+    store = registry.store("discovery.k8s.io", "endpointslices")
+    internal = RequestContext(namespace="default")
+    created = store.create(internal, hub(scheme, _endpoint_slice()), CreateOptions()).object
+    assert created["endpoints"][0]["deprecatedTopology"] == {"rack": "r1"}
+    # A v1 update that leaves the endpoints as they are keeps it too.
+    kept = store.update(
+        ctx("default", DISCOVERY),
+        "web-1",
+        changed(lambda o: o.update(ports=[{"port": 81, "name": "", "protocol": "TCP"}])),
+        UpdateOptions(),
+    ).object
+    assert kept["endpoints"][0]["deprecatedTopology"] == {"rack": "r1"}

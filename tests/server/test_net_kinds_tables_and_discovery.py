@@ -1,6 +1,6 @@
-"""NetworkPolicy, PriorityClass and RuntimeClass at the REST edge: discovery entries (scope,
-short names, no category, no subresource), the tables kubectl prints, the meta kinds of their
-group versions."""
+"""NetworkPolicy, PriorityClass, RuntimeClass and EndpointSlice at the REST edge: discovery
+entries (scope, short names, no category, no subresource), the tables kubectl prints, the meta
+kinds of their group versions."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ def _resources(group_name: str) -> dict[str, Any]:
         ("networking.k8s.io", "networkpolicies", "Namespaced", ["netpol"]),
         ("scheduling.k8s.io", "priorityclasses", "Cluster", ["pc"]),
         ("node.k8s.io", "runtimeclasses", "Cluster", None),
+        ("discovery.k8s.io", "endpointslices", "Namespaced", None),
     ],
 )
 def test_discovery(group: str, resource: str, scope: str, short_names: list[str] | None) -> None:
@@ -38,7 +39,7 @@ def test_discovery(group: str, resource: str, scope: str, short_names: list[str]
     assert not entry.get("subresources")
 
 
-@pytest.mark.parametrize("group", ["scheduling.k8s.io", "node.k8s.io"])
+@pytest.mark.parametrize("group", ["scheduling.k8s.io", "node.k8s.io", "discovery.k8s.io"])
 @pytest.mark.parametrize("kind", ["WatchEvent", "DeleteOptions", "ListOptions"])
 def test_the_new_group_versions_accept_the_meta_kinds(group: str, kind: str) -> None:
     assert builtin_scheme().recognizes(GroupVersionKind(group, "v1", kind))
@@ -78,3 +79,22 @@ def test_runtime_class_rows() -> None:
     names, cells = _table("RuntimeClass", "node.k8s.io", {"handler": "runsc"})
     assert names == ["Name", "Handler", "Age"]
     assert cells[:2] == ["x", "runsc"]
+
+
+def test_endpoint_slice_rows() -> None:
+    endpoints = [{"addresses": ["10.0.0.1", "10.0.0.2"]}, {"addresses": ["10.0.0.3", "10.0.0.4"]}]
+    ports = [{"port": 80}, {"name": "dns"}, {}, {"port": 9}]
+    names, cells = _table(
+        "EndpointSlice",
+        "discovery.k8s.io",
+        {"addressType": "IPv4", "endpoints": endpoints, "ports": ports},
+    )
+    assert names == ["Name", "AddressType", "Ports", "Endpoints", "Age"]
+    assert cells[:4] == [
+        "x",
+        "IPv4",
+        "80,dns,* + 1 more...",
+        "10.0.0.1,10.0.0.2,10.0.0.3 + 1 more...",
+    ]
+    _, empty = _table("EndpointSlice", "discovery.k8s.io", {"addressType": "FQDN"})
+    assert empty[1:4] == ["FQDN", "<unset>", "<unset>"]

@@ -20,11 +20,11 @@ allowed; on update a CIDR the stored policy already had is not checked again); a
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Mapping
 from typing import Any, Final
 
 from kstore.api.gvk import Object
+from kstore.api.kinds._ip import parse_cidr_sloppy
 from kstore.api.kinds._lists import list_definition
 from kstore.api.kinds._selector import validate_label_selector
 from kstore.api.scheme import KindDefinition, KindVersion, ResourceInfo
@@ -50,7 +50,6 @@ __all__ = [
     "GROUP",
     "NETWORK_POLICY",
     "default_network_policy",
-    "parse_cidr_sloppy",
     "validate_network_policy",
     "validate_network_policy_update",
 ]
@@ -61,9 +60,6 @@ _PROTOCOLS: Final = ("TCP", "UDP", "SCTP")
 _POLICY_TYPES: Final = ("Ingress", "Egress")
 _SPEC: Final = Path("spec")
 _CIDR_FORMAT: Final = "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)"
-
-Network = ipaddress.IPv4Network | ipaddress.IPv6Network
-
 
 # ------------------------------------------------------------------------------- defaults
 
@@ -89,37 +85,6 @@ def default_network_policy(policy: Object) -> None:
 
 
 # ---------------------------------------------------------------------------------- CIDRs
-
-
-def _ipv4_sloppy(text: str) -> ipaddress.IPv4Address | None:
-    # Go's pre-1.17 parser, kept by k8s.io/utils/net: four decimal parts of at most 255,
-    # leading zeros allowed (and read as decimal).
-    parts = text.split(".")
-    if len(parts) != 4 or any(not p.isascii() or not p.isdigit() for p in parts):
-        return None
-    values = [int(p) for p in parts]
-    if any(v > 255 for v in values):
-        return None
-    return ipaddress.IPv4Address(".".join(str(v) for v in values))
-
-
-def parse_cidr_sloppy(text: str) -> Network | None:
-    """``netutils.ParseCIDRSloppy``: the network of ``text`` (host bits cleared), or None."""
-    address, slash, prefix = text.partition("/")
-    if not slash or not prefix.isascii() or not prefix.isdigit():
-        return None
-    ip: ipaddress.IPv4Address | ipaddress.IPv6Address | None = _ipv4_sloppy(address)
-    if ip is None:
-        if "%" in address:
-            return None
-        try:
-            ip = ipaddress.IPv6Address(address)
-        except ValueError:
-            return None
-    bits = int(prefix)
-    if bits > ip.max_prefixlen:
-        return None
-    return ipaddress.ip_network(f"{ip}/{bits}", strict=False)
 
 
 def _check_cidr(value: str, path: Path, known: frozenset[str]) -> list[Cause]:

@@ -24,6 +24,7 @@ from kstore.registry.strategies.core import (
     ServiceStrategy,
 )
 from kstore.registry.strategies.daemonset import DaemonSetStrategy
+from kstore.registry.strategies.endpointslice import EndpointSliceStrategy
 from kstore.registry.strategies.networking import IngressClassStrategy, IngressStrategy
 from kstore.registry.strategies.networkpolicy import NetworkPolicyStrategy
 from kstore.registry.strategies.persistentvolumeclaim import PersistentVolumeClaimStrategy
@@ -55,6 +56,7 @@ _BUILTIN: dict[tuple[str, str], StrategyFactory] = {
     ("batch", "Job"): lambda d, ttl: JobStrategy(d),
     ("batch", "CronJob"): lambda d, ttl: CronJobStrategy(d),
     ("coordination.k8s.io", "Lease"): lambda d, ttl: LeaseStrategy(d),
+    ("discovery.k8s.io", "EndpointSlice"): lambda d, ttl: EndpointSliceStrategy(d),
     ("policy", "PodDisruptionBudget"): lambda d, ttl: PodDisruptionBudgetStrategy(d),
     ("networking.k8s.io", "Ingress"): lambda d, ttl: IngressStrategy(d),
     ("networking.k8s.io", "IngressClass"): lambda d, ttl: IngressClassStrategy(d),
