@@ -32,9 +32,13 @@ from kstore.api.kinds import (
     batch,
     coordination,
     core,
+    endpointslice,
     horizontalpodautoscaler,
     networking,
+    networkpolicy,
     poddisruptionbudget,
+    priorityclass,
+    runtimeclass,
     storage,
 )
 from kstore.api.scheme import KindDefinition, KindVersion
@@ -90,9 +94,13 @@ def _builtin_group_versions() -> dict[str, list[str]]:
         *horizontalpodautoscaler.DEFINITIONS,
         *batch.DEFINITIONS,
         *coordination.DEFINITIONS,
+        *endpointslice.DEFINITIONS,
         *networking.DEFINITIONS,
+        *networkpolicy.DEFINITIONS,
         *poddisruptionbudget.DEFINITIONS,
         *storage.DEFINITIONS,
+        *priorityclass.DEFINITIONS,
+        *runtimeclass.DEFINITIONS,
         *apiextensions.DEFINITIONS,
     ):
         known = groups.setdefault(definition.group, [])
