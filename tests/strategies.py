@@ -491,6 +491,41 @@ def _persistent_volume_claim(version: str) -> st.SearchStrategy[Obj]:
     )
 
 
+def _pod_template(version: str) -> st.SearchStrategy[Obj]:
+    return _fields({"metadata": object_meta(namespaced=True)}, {"template": pod_template_spec()})
+
+
+def _replication_controller(version: str) -> st.SearchStrategy[Obj]:
+    condition = _fields(
+        {"type": st.just("ReplicaFailure"), "status": st.sampled_from(["True", "False"])},
+        {
+            "lastTransitionTime": timestamp(),
+            "reason": st.just("FailedCreate"),
+            "message": st.text(max_size=20),
+        },
+    )
+    status = _fields(
+        {"replicas": small_nonneg()},
+        {
+            "fullyLabeledReplicas": small_nonneg(),
+            "readyReplicas": small_nonneg(),
+            "availableReplicas": small_nonneg(),
+            "observedGeneration": st.integers(0, 100),
+            "conditions": st.lists(condition, max_size=2),
+        },
+    )
+    spec = _fields(
+        {},
+        {
+            "replicas": small_nonneg(),
+            "minReadySeconds": small_nonneg(),
+            "selector": labels(),
+            "template": pod_template_spec(),
+        },
+    )
+    return _fields({"metadata": object_meta(namespaced=True), "spec": spec}, {"status": status})
+
+
 def _pod(version: str) -> st.SearchStrategy[Obj]:
     return _fields(
         {"metadata": object_meta(namespaced=True), "spec": pod_spec()},
@@ -1419,6 +1454,8 @@ _BY_KIND: dict[tuple[str, str], StrategyFor] = {
     ("", "Event"): _event,
     ("", "PersistentVolumeClaim"): _persistent_volume_claim,
     ("", "Pod"): _pod,
+    ("", "PodTemplate"): _pod_template,
+    ("", "ReplicationController"): _replication_controller,
     ("", "Service"): _service,
     ("", "ServiceAccount"): _service_account,
     ("apps", "DaemonSet"): _daemon_set,

@@ -207,6 +207,8 @@ _CORE_V1: dict[str, dict[str, _Tags]] = {
     "ServiceStatus": _CONDITIONS,
     "ServiceAccount": {"secrets": _merge("name")},
     "NamespaceStatus": _CONDITIONS,
+    "ReplicationControllerSpec": {"selector": _ATOMIC_MAP},
+    "ReplicationControllerStatus": _CONDITIONS,
     "NodeAllocatableResourceClaimStatus": {
         "containers": _SET,
         "mapping": _merge("name"),

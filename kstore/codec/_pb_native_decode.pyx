@@ -68,6 +68,11 @@ P_d_k8s_io_api_core_v1_DownwardAPIProjection = None
 P_d_k8s_io_api_core_v1_DownwardAPIVolumeFile = None
 P_d_k8s_io_api_core_v1_DownwardAPIVolumeSource = None
 P_d_k8s_io_api_core_v1_EmptyDirVolumeSource = None
+P_d_k8s_io_api_core_v1_EndpointAddress = None
+P_d_k8s_io_api_core_v1_EndpointPort = None
+P_d_k8s_io_api_core_v1_EndpointSubset = None
+P_d_k8s_io_api_core_v1_Endpoints = None
+P_d_k8s_io_api_core_v1_EndpointsList = None
 P_d_k8s_io_api_core_v1_EnvFromSource = None
 P_d_k8s_io_api_core_v1_EnvVar = None
 P_d_k8s_io_api_core_v1_EnvVarSource = None
@@ -3352,6 +3357,180 @@ cdef dict K_d_k8s_io_api_core_v1_EmptyDirVolumeSource = {}
 
 cdef dict C_d_k8s_io_api_core_v1_EmptyDirVolumeSource(bytes b, Py_ssize_t p, Py_ssize_t q):
     return _leaf(K_d_k8s_io_api_core_v1_EmptyDirVolumeSource, d_k8s_io_api_core_v1_EmptyDirVolumeSource, b, p, q)
+
+cdef int d_k8s_io_api_core_v1_EndpointAddress(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.EndpointAddress
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['ip'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['ip'] = ""
+    if t == 18:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['targetRef'] = C_d_k8s_io_api_core_v1_ObjectReference(b, s, q)
+        p = q
+        t = _tag(b, p, e)
+    if t == 26:
+        if b[p + 1] == 0:
+            p += 2
+        else:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            r['hostname'] = b[s:q].decode()
+            p = q
+        t = _tag(b, p, e)
+    if t == 34:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['nodeName'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    if p != e:
+        _rest(P_d_k8s_io_api_core_v1_EndpointAddress, b, p, e, r)
+
+cdef int d_k8s_io_api_core_v1_EndpointPort(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.EndpointPort
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        if b[p + 1] == 0:
+            p += 2
+        else:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            r['name'] = b[s:q].decode()
+            p = q
+        t = _tag(b, p, e)
+    if t == 16:
+        v = _vint(_i32, b, p + 1, &p)
+        r['port'] = v
+        t = _tag(b, p, e)
+    else:
+        r['port'] = 0
+    if t == 26:
+        if b[p + 1] == 0:
+            p += 2
+        else:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            r['protocol'] = b[s:q].decode()
+            p = q
+        t = _tag(b, p, e)
+    if t == 34:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['appProtocol'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    if p != e:
+        _rest(P_d_k8s_io_api_core_v1_EndpointPort, b, p, e, r)
+
+cdef dict K_d_k8s_io_api_core_v1_EndpointPort = {}
+
+
+cdef dict C_d_k8s_io_api_core_v1_EndpointPort(bytes b, Py_ssize_t p, Py_ssize_t q):
+    return _leaf(K_d_k8s_io_api_core_v1_EndpointPort, d_k8s_io_api_core_v1_EndpointPort, b, p, q)
+
+cdef int d_k8s_io_api_core_v1_EndpointSubset(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.EndpointSubset
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        l = []
+        while t == 10:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            x = {}
+            d_k8s_io_api_core_v1_EndpointAddress(b, s, q, x)
+            l.append(x)
+            p = q
+            t = _tag(b, p, e)
+        r['addresses'] = l
+    if t == 18:
+        l = []
+        while t == 18:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            x = {}
+            d_k8s_io_api_core_v1_EndpointAddress(b, s, q, x)
+            l.append(x)
+            p = q
+            t = _tag(b, p, e)
+        r['notReadyAddresses'] = l
+    if t == 26:
+        l = []
+        while t == 26:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            l.append(C_d_k8s_io_api_core_v1_EndpointPort(b, s, q))
+            p = q
+            t = _tag(b, p, e)
+        r['ports'] = l
+    if p != e:
+        _rest(P_d_k8s_io_api_core_v1_EndpointSubset, b, p, e, r)
+
+cdef int d_k8s_io_api_core_v1_Endpoints(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.Endpoints
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_apimachinery_pkg_apis_meta_v1_ObjectMeta(b, s, q, x)
+        r['metadata'] = x
+        p = q
+        t = _tag(b, p, e)
+    else:
+        x = {}
+        d_k8s_io_apimachinery_pkg_apis_meta_v1_ObjectMeta(b'', 0, 0, x)
+        r['metadata'] = x
+    if t == 18:
+        l = []
+        while t == 18:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            x = {}
+            d_k8s_io_api_core_v1_EndpointSubset(b, s, q, x)
+            l.append(x)
+            p = q
+            t = _tag(b, p, e)
+        r['subsets'] = l
+    if p != e:
+        _rest(P_d_k8s_io_api_core_v1_Endpoints, b, p, e, r)
+
+cdef int d_k8s_io_api_core_v1_EndpointsList(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.EndpointsList
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_apimachinery_pkg_apis_meta_v1_ListMeta(b, s, q, x)
+        r['metadata'] = x
+        p = q
+        t = _tag(b, p, e)
+    else:
+        x = {}
+        d_k8s_io_apimachinery_pkg_apis_meta_v1_ListMeta(b'', 0, 0, x)
+        r['metadata'] = x
+    if t == 18:
+        l = []
+        while t == 18:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            x = {}
+            d_k8s_io_api_core_v1_Endpoints(b, s, q, x)
+            l.append(x)
+            p = q
+            t = _tag(b, p, e)
+        r['items'] = l
+    else:
+        r['items'] = None
+    if p != e:
+        _rest(P_d_k8s_io_api_core_v1_EndpointsList, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_EnvFromSource(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.EnvFromSource
     cdef Py_ssize_t t, n, s, q
@@ -8474,6 +8653,11 @@ CONVERTERS = {
     'k8s.io.api.core.v1.DownwardAPIVolumeFile': _decoder(d_k8s_io_api_core_v1_DownwardAPIVolumeFile),
     'k8s.io.api.core.v1.DownwardAPIVolumeSource': _decoder(d_k8s_io_api_core_v1_DownwardAPIVolumeSource),
     'k8s.io.api.core.v1.EmptyDirVolumeSource': _decoder(d_k8s_io_api_core_v1_EmptyDirVolumeSource),
+    'k8s.io.api.core.v1.EndpointAddress': _decoder(d_k8s_io_api_core_v1_EndpointAddress),
+    'k8s.io.api.core.v1.EndpointPort': _decoder(d_k8s_io_api_core_v1_EndpointPort),
+    'k8s.io.api.core.v1.EndpointSubset': _decoder(d_k8s_io_api_core_v1_EndpointSubset),
+    'k8s.io.api.core.v1.Endpoints': _decoder(d_k8s_io_api_core_v1_Endpoints),
+    'k8s.io.api.core.v1.EndpointsList': _decoder(d_k8s_io_api_core_v1_EndpointsList),
     'k8s.io.api.core.v1.EnvFromSource': _decoder(d_k8s_io_api_core_v1_EnvFromSource),
     'k8s.io.api.core.v1.EnvVar': _decoder(d_k8s_io_api_core_v1_EnvVar),
     'k8s.io.api.core.v1.EnvVarSource': _decoder(d_k8s_io_api_core_v1_EnvVarSource),
@@ -8660,6 +8844,11 @@ DIGESTS = {
     'k8s.io.api.core.v1.DownwardAPIVolumeFile': '891a211f747c0ad443eb5eaa29934412',
     'k8s.io.api.core.v1.DownwardAPIVolumeSource': '9603ab882d79103ac9602a5db9c77396',
     'k8s.io.api.core.v1.EmptyDirVolumeSource': 'd287fef00231341ff481edd980a4bfd2',
+    'k8s.io.api.core.v1.EndpointAddress': '1a6923f3ef9d24034ece0a0fac9daee9',
+    'k8s.io.api.core.v1.EndpointPort': '46e0bfe5f6744dcf1a48ffb761f23932',
+    'k8s.io.api.core.v1.EndpointSubset': '138c5f0c5d5e6ecbf88e7e63afcd80b5',
+    'k8s.io.api.core.v1.Endpoints': 'f6387e4b5f36ae628881db3ffa48267a',
+    'k8s.io.api.core.v1.EndpointsList': '851f89ff0216449b896bcf9f32333754',
     'k8s.io.api.core.v1.EnvFromSource': '8a434bec0359dafb89d9b54441b10438',
     'k8s.io.api.core.v1.EnvVar': 'af45c87418783489d12ea4c1d1beb578',
     'k8s.io.api.core.v1.EnvVarSource': '65ff87a2307855320176aedb63be2d53',

@@ -2673,6 +2673,130 @@ cdef dict K_e_k8s_io_api_core_v1_EmptyDirVolumeSource = {}
 cdef int C_e_k8s_io_api_core_v1_EmptyDirVolumeSource(bytearray w, object d) except -1:
     return _leaf(K_e_k8s_io_api_core_v1_EmptyDirVolumeSource, e_k8s_io_api_core_v1_EmptyDirVolumeSource, w, d)
 
+cdef int e_k8s_io_api_core_v1_EndpointAddress(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.EndpointAddress
+    cdef Py_ssize_t s, n
+    if 'ip' not in d and 'targetRef' not in d and 'hostname' not in d and 'nodeName' not in d:
+        w += b'\n\x00\x1a\x00'
+    else:
+        v = d.get('ip')
+        if v is None:
+            w += b'\n\x00'
+        else:
+            _put_str(w, b'\n', v)
+        v = d.get('targetRef')
+        if v is not None:
+            s = _open(w, b'\x12\x00')
+            C_e_k8s_io_api_core_v1_ObjectReference(w, v)
+            _close(w, s)
+        v = d.get('hostname')
+        if v is None:
+            w += b'\x1a\x00'
+        else:
+            _put_str(w, b'\x1a', v)
+        v = d.get('nodeName')
+        if v is None:
+            pass
+        else:
+            _put_str(w, b'"', v)
+
+cdef int e_k8s_io_api_core_v1_EndpointPort(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.EndpointPort
+    cdef Py_ssize_t s, n
+    if 'name' not in d and 'port' not in d and 'protocol' not in d and 'appProtocol' not in d:
+        w += b'\n\x00\x10\x00\x1a\x00'
+    else:
+        v = d.get('name')
+        if v is None:
+            w += b'\n\x00'
+        else:
+            _put_str(w, b'\n', v)
+        v = d.get('port')
+        if v is None:
+            w += b'\x10\x00'
+        elif v.__class__ is int and 0 <= v < 128:
+            w += L_16[v]
+        else:
+            w += b'\x10' + _v32(v)
+        v = d.get('protocol')
+        if v is None:
+            w += b'\x1a\x00'
+        else:
+            _put_str(w, b'\x1a', v)
+        v = d.get('appProtocol')
+        if v is None:
+            pass
+        else:
+            _put_str(w, b'"', v)
+
+cdef dict K_e_k8s_io_api_core_v1_EndpointPort = {}
+
+
+cdef int C_e_k8s_io_api_core_v1_EndpointPort(bytearray w, object d) except -1:
+    return _leaf(K_e_k8s_io_api_core_v1_EndpointPort, e_k8s_io_api_core_v1_EndpointPort, w, d)
+
+cdef int e_k8s_io_api_core_v1_EndpointSubset(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.EndpointSubset
+    cdef Py_ssize_t s, n
+    if 'addresses' not in d and 'notReadyAddresses' not in d and 'ports' not in d:
+        pass
+    else:
+        v = d.get('addresses')
+        if v:
+            if v.__class__ is not list:
+                _list('addresses', v)
+            for x in v:
+                s = _open(w, b'\n\x00')
+                e_k8s_io_api_core_v1_EndpointAddress(w, x)
+                _close(w, s)
+        v = d.get('notReadyAddresses')
+        if v:
+            if v.__class__ is not list:
+                _list('notReadyAddresses', v)
+            for x in v:
+                s = _open(w, b'\x12\x00')
+                e_k8s_io_api_core_v1_EndpointAddress(w, x)
+                _close(w, s)
+        v = d.get('ports')
+        if v:
+            if v.__class__ is not list:
+                _list('ports', v)
+            for x in v:
+                s = _open(w, b'\x1a\x00')
+                C_e_k8s_io_api_core_v1_EndpointPort(w, x)
+                _close(w, s)
+
+cdef int e_k8s_io_api_core_v1_Endpoints(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.Endpoints
+    cdef Py_ssize_t s, n
+    v = d.get('metadata')
+    if v is None:
+        v = _E
+    s = _open(w, b'\n\x00')
+    e_k8s_io_apimachinery_pkg_apis_meta_v1_ObjectMeta(w, v)
+    _close(w, s)
+    v = d.get('subsets')
+    if v:
+        if v.__class__ is not list:
+            _list('subsets', v)
+        for x in v:
+            s = _open(w, b'\x12\x00')
+            e_k8s_io_api_core_v1_EndpointSubset(w, x)
+            _close(w, s)
+
+cdef int e_k8s_io_api_core_v1_EndpointsList(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.EndpointsList
+    cdef Py_ssize_t s, n
+    v = d.get('metadata')
+    if v is None:
+        v = _E
+    s = _open(w, b'\n\x00')
+    e_k8s_io_apimachinery_pkg_apis_meta_v1_ListMeta(w, v)
+    _close(w, s)
+    v = d.get('items')
+    if v:
+        if v.__class__ is not list:
+            _list('items', v)
+        for x in v:
+            s = _open(w, b'\x12\x00')
+            e_k8s_io_api_core_v1_Endpoints(w, x)
+            _close(w, s)
+
 cdef int e_k8s_io_api_core_v1_EnvFromSource(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.EnvFromSource
     cdef Py_ssize_t s, n
     if 'prefix' not in d and 'configMapRef' not in d and 'secretRef' not in d:
@@ -6589,6 +6713,11 @@ CONVERTERS = {
     'k8s.io.api.core.v1.DownwardAPIVolumeFile': _encoder(e_k8s_io_api_core_v1_DownwardAPIVolumeFile),
     'k8s.io.api.core.v1.DownwardAPIVolumeSource': _encoder(e_k8s_io_api_core_v1_DownwardAPIVolumeSource),
     'k8s.io.api.core.v1.EmptyDirVolumeSource': _encoder(e_k8s_io_api_core_v1_EmptyDirVolumeSource),
+    'k8s.io.api.core.v1.EndpointAddress': _encoder(e_k8s_io_api_core_v1_EndpointAddress),
+    'k8s.io.api.core.v1.EndpointPort': _encoder(e_k8s_io_api_core_v1_EndpointPort),
+    'k8s.io.api.core.v1.EndpointSubset': _encoder(e_k8s_io_api_core_v1_EndpointSubset),
+    'k8s.io.api.core.v1.Endpoints': _encoder(e_k8s_io_api_core_v1_Endpoints),
+    'k8s.io.api.core.v1.EndpointsList': _encoder(e_k8s_io_api_core_v1_EndpointsList),
     'k8s.io.api.core.v1.EnvFromSource': _encoder(e_k8s_io_api_core_v1_EnvFromSource),
     'k8s.io.api.core.v1.EnvVar': _encoder(e_k8s_io_api_core_v1_EnvVar),
     'k8s.io.api.core.v1.EnvVarSource': _encoder(e_k8s_io_api_core_v1_EnvVarSource),
@@ -6775,6 +6904,11 @@ DIGESTS = {
     'k8s.io.api.core.v1.DownwardAPIVolumeFile': '891a211f747c0ad443eb5eaa29934412',
     'k8s.io.api.core.v1.DownwardAPIVolumeSource': '9603ab882d79103ac9602a5db9c77396',
     'k8s.io.api.core.v1.EmptyDirVolumeSource': 'd287fef00231341ff481edd980a4bfd2',
+    'k8s.io.api.core.v1.EndpointAddress': '1a6923f3ef9d24034ece0a0fac9daee9',
+    'k8s.io.api.core.v1.EndpointPort': '46e0bfe5f6744dcf1a48ffb761f23932',
+    'k8s.io.api.core.v1.EndpointSubset': '138c5f0c5d5e6ecbf88e7e63afcd80b5',
+    'k8s.io.api.core.v1.Endpoints': 'f6387e4b5f36ae628881db3ffa48267a',
+    'k8s.io.api.core.v1.EndpointsList': '851f89ff0216449b896bcf9f32333754',
     'k8s.io.api.core.v1.EnvFromSource': '8a434bec0359dafb89d9b54441b10438',
     'k8s.io.api.core.v1.EnvVar': 'af45c87418783489d12ea4c1d1beb578',
     'k8s.io.api.core.v1.EnvVarSource': '65ff87a2307855320176aedb63be2d53',

@@ -287,6 +287,39 @@ def _persistent_volume_claim(obj: Object, now: datetime) -> list[Any]:
     ]
 
 
+def _labels_text(labels: Mapping[str, Any]) -> str:
+    """``labels.FormatLabels``: ``key=value`` pairs sorted by key, ``<none>`` when empty."""
+    return ",".join(f"{k}={v}" for k, v in sorted(labels.items())) or "<none>"
+
+
+def _pod_template(obj: Object, now: datetime) -> list[Any]:
+    template = _m(obj, "template")
+    containers = [c for c in _l(_m(template, "spec"), "containers") if isinstance(c, dict)]
+    return [
+        _name(obj),
+        ",".join(str(c.get("name", "")) for c in containers),
+        ",".join(str(c.get("image", "")) for c in containers),
+        _labels_text(_m(_m(template, "metadata"), "labels")),
+    ]
+
+
+def _replication_controller(obj: Object, now: datetime) -> list[Any]:
+    spec, status = _m(obj, "spec"), _m(obj, "status")
+    containers = [
+        c for c in _l(_m(_m(spec, "template"), "spec"), "containers") if isinstance(c, dict)
+    ]
+    return [
+        _name(obj),
+        int(spec.get("replicas", 1) or 0),
+        int(status.get("replicas") or 0),
+        int(status.get("readyReplicas") or 0),
+        _age(obj, now),
+        ",".join(str(c.get("name", "")) for c in containers),
+        ",".join(str(c.get("image", "")) for c in containers),
+        _labels_text(_m(spec, "selector")),
+    ]
+
+
 # ------------------------------------------------------------------------ apps/v1
 
 
@@ -617,6 +650,27 @@ _PRINTERS: dict[tuple[str, str], Printer] = {
             _col("Selector", "string", "The pod selector of the service.", 1),
         ),
         _service,
+    ),
+    ("", "PodTemplate"): Printer(
+        (
+            _NAME,
+            _col("Containers", "string", "Names of each container in the template."),
+            _col("Images", "string", "Images referenced by each container in the template."),
+            _col("Pod Labels", "string", "The labels of the pod template."),
+        ),
+        _pod_template,
+    ),
+    ("", "ReplicationController"): Printer(
+        (
+            _NAME,
+            _col("Desired", "integer", "The desired number of replicas."),
+            _col("Current", "integer", "The most recently observed number of replicas."),
+            _col("Ready", "integer", "The number of ready replicas."),
+            _AGE,
+            *_TEMPLATE_CONTAINERS,
+            _col("Selector", "string", "The label selector of the replication controller.", 1),
+        ),
+        _replication_controller,
     ),
     ("", "PersistentVolumeClaim"): Printer(
         (

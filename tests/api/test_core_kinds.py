@@ -28,6 +28,8 @@ CORE_KINDS = (
     "Service",
     "ServiceAccount",
     "PersistentVolumeClaim",
+    "PodTemplate",
+    "ReplicationController",
 )
 
 
@@ -51,6 +53,8 @@ def _defaulted(obj: dict[str, Any]) -> dict[str, Any]:
         ("services", "Service", True, ("svc",)),
         ("serviceaccounts", "ServiceAccount", True, ("sa",)),
         ("persistentvolumeclaims", "PersistentVolumeClaim", True, ("pvc",)),
+        ("podtemplates", "PodTemplate", True, ()),
+        ("replicationcontrollers", "ReplicationController", True, ("rc",)),
     ],
 )
 def test_core_resources_are_served_at_v1(

@@ -23,8 +23,10 @@ from kstore.api.kinds import (
     networking,
     persistentvolumeclaim,
     poddisruptionbudget,
+    podtemplate,
     rbac,
     replicaset,
+    replicationcontroller,
     statefulset,
 )
 from kstore.api.proto_schema import schema_for_gvk
@@ -59,6 +61,8 @@ def _builtin_definitions() -> tuple[KindDefinition, ...]:
     every = (
         *core.DEFINITIONS,
         *persistentvolumeclaim.DEFINITIONS,
+        *podtemplate.DEFINITIONS,
+        *replicationcontroller.DEFINITIONS,
         *apps.DEFINITIONS,
         *daemonset.DEFINITIONS,
         *replicaset.DEFINITIONS,

@@ -28,7 +28,9 @@ from kstore.registry.strategies.networking import IngressClassStrategy, IngressS
 from kstore.registry.strategies.persistentvolumeclaim import PersistentVolumeClaimStrategy
 from kstore.registry.strategies.pod import PodStrategy
 from kstore.registry.strategies.poddisruptionbudget import PodDisruptionBudgetStrategy
+from kstore.registry.strategies.podtemplate import PodTemplateStrategy
 from kstore.registry.strategies.replicaset import ReplicaSetStrategy
+from kstore.registry.strategies.replicationcontroller import ReplicationControllerStrategy
 from kstore.registry.strategies.statefulset import StatefulSetStrategy
 
 __all__ = ["BuiltinStrategy", "Strategy", "StrategyFactory", "strategy_for"]
@@ -45,6 +47,8 @@ _BUILTIN: dict[tuple[str, str], StrategyFactory] = {
     ("", "ServiceAccount"): lambda d, ttl: ServiceAccountStrategy(d),
     ("", "Event"): lambda d, ttl: EventStrategy(d, ttl_seconds=ttl),
     ("", "PersistentVolumeClaim"): lambda d, ttl: PersistentVolumeClaimStrategy(d),
+    ("", "PodTemplate"): lambda d, ttl: PodTemplateStrategy(d),
+    ("", "ReplicationController"): lambda d, ttl: ReplicationControllerStrategy(d),
     ("apps", "DaemonSet"): lambda d, ttl: DaemonSetStrategy(d),
     ("apps", "Deployment"): lambda d, ttl: DeploymentStrategy(d),
     ("apps", "ReplicaSet"): lambda d, ttl: ReplicaSetStrategy(d),

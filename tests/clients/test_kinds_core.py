@@ -1,0 +1,191 @@
+"""The remaining core/v1 kinds with real kubectl and the Python client, on LMDB and on etcd:
+PodTemplate and ReplicationController (``kubectl scale rc``)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from kubernetes import client
+from kubernetes.client.rest import ApiException
+
+from tests.clients.kubectl import Kubectl
+from tests.clients.manifests import to_yaml
+
+
+def _table(text: str) -> list[dict[str, str]]:
+    """kubectl's columns read by position (cells may be empty, names may hold a space)."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    header = lines[0]
+    starts = [i for i, ch in enumerate(header) if ch != " " and (i == 0 or header[i - 1] == " ")]
+    # Two-word column names ("POD LABELS") are one column.
+    starts = [i for i in starts if not header[:i].endswith("POD ")]
+    bounds = [*starts[1:], None]
+    names = [header[a:b].strip() for a, b in zip(starts, bounds, strict=True)]
+    return [
+        {n: line[a:b].strip() for n, a, b in zip(names, starts, bounds, strict=True)}
+        for line in lines[1:]
+    ]
+
+
+def _controller(image: str = "nginx:1.27", replicas: int = 2) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ReplicationController",
+        "metadata": {"name": "web"},
+        "spec": {
+            "replicas": replicas,
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "nginx", "image": image}]},
+            },
+        },
+    }
+
+
+def _pod_template() -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "PodTemplate",
+        "metadata": {"name": "tpl"},
+        "template": {
+            "metadata": {"labels": {"app": "batch", "tier": "x"}},
+            "spec": {"containers": [{"name": "main", "image": "busybox:1.36"}]},
+        },
+    }
+
+
+def test_discovery_lists_the_kinds(kubectl: Kubectl) -> None:
+    rows = [line.split() for line in kubectl.ok("api-resources").splitlines()]
+    assert ["podtemplates", "v1", "true", "PodTemplate"] in rows
+    assert ["replicationcontrollers", "rc", "v1", "true", "ReplicationController"] in rows
+
+
+def test_replication_controller_apply_get_scale_delete(k: Kubectl, namespace: str) -> None:
+    k.write("rc.yaml", to_yaml(_controller()))
+    out = k.ok("apply", "--server-side", "-f", "rc.yaml").strip()
+    assert out == "replicationcontroller/web serverside-applied"
+    rows = _table(k.ok("get", "rc", "-o", "wide"))
+    assert list(rows[0]) == [
+        "NAME",
+        "DESIRED",
+        "CURRENT",
+        "READY",
+        "AGE",
+        "CONTAINERS",
+        "IMAGES",
+        "SELECTOR",
+    ]
+    row = rows[0]
+    assert (row["NAME"], row["DESIRED"], row["CURRENT"], row["READY"]) == ("web", "2", "0", "0")
+    assert (row["CONTAINERS"], row["IMAGES"], row["SELECTOR"]) == (
+        "nginx",
+        "nginx:1.27",
+        "app=web",
+    )
+    assert [r.split()[0] for r in k.ok("get", "all").splitlines()[1:]] == [
+        "replicationcontroller/web"
+    ]
+
+    scaled = k.ok("scale", "rc", "web", "--replicas=4").strip()
+    assert scaled == "replicationcontroller/web scaled"
+    jsonpath = "{.spec.replicas} {.metadata.generation} {.spec.selector.app}"
+    assert k.ok("get", "rc", "web", "-o", f"jsonpath={jsonpath}") == "4 2 web"
+
+    # A new image through apply is a spec change; a template its selector misses is refused.
+    k.write("rc.yaml", to_yaml(_controller(image="nginx:1.28", replicas=4)))
+    k.ok("apply", "--server-side", "-f", "rc.yaml")
+    assert k.ok("get", "rc", "web", "-o", "jsonpath={.metadata.generation}") == "3"
+    result = k.fails(
+        "patch", "rc", "web", "--type=merge", "-p", '{"spec":{"selector":{"app":"other"}}}'
+    )
+    assert (
+        'The ReplicationController "web" is invalid: spec.template.metadata.labels: '
+        'Invalid value: {"app":"web"}: `selector` does not match template `labels`'
+    ) in result.stderr, (result.stderr, namespace)
+
+    assert k.ok("delete", "rc", "web").startswith('replicationcontroller "web" deleted')
+    assert "No resources found" in k.run("get", "rc").stderr
+
+
+def test_pod_template_create_get_delete(k: Kubectl) -> None:
+    k.write("tpl.yaml", to_yaml(_pod_template()))
+    assert k.ok("create", "-f", "tpl.yaml").strip() == "podtemplate/tpl created"
+    rows = _table(k.ok("get", "podtemplates", "-o", "wide"))
+    assert list(rows[0]) == ["NAME", "CONTAINERS", "IMAGES", "POD LABELS"]
+    assert list(rows[0].values()) == ["tpl", "main", "busybox:1.36", "app=batch,tier=x"]
+    out = k.ok("apply", "--server-side", "--force-conflicts", "-f", "tpl.yaml").strip()
+    assert out == "podtemplate/tpl serverside-applied"
+    assert k.ok("delete", "podtemplate", "tpl").startswith('podtemplate "tpl" deleted')
+
+
+@pytest.fixture(scope="module")
+def core(api_client: client.ApiClient) -> client.CoreV1Api:
+    return client.CoreV1Api(api_client)
+
+
+def test_python_client_replication_controllers(core: client.CoreV1Api, namespace: str) -> None:
+    body = client.V1ReplicationController(
+        metadata=client.V1ObjectMeta(name="web"),
+        spec=client.V1ReplicationControllerSpec(
+            template=client.V1PodTemplateSpec(
+                metadata=client.V1ObjectMeta(labels={"app": "web"}),
+                spec=client.V1PodSpec(
+                    containers=[client.V1Container(name="nginx", image="nginx:1.27")]
+                ),
+            )
+        ),
+    )
+    created = core.create_namespaced_replication_controller(namespace, body)
+    assert isinstance(created, client.V1ReplicationController)
+    assert created.spec.replicas == 1
+    assert created.spec.selector == {"app": "web"}
+    assert created.status.replicas == 0
+    assert created.metadata.generation == 1
+
+    # A Scale has no strategic merge patch (no patch metadata): a merge patch.
+    scale = core.patch_namespaced_replication_controller_scale(
+        "web", namespace, {"spec": {"replicas": 3}}, _content_type="application/merge-patch+json"
+    )
+    assert (scale.spec.replicas, scale.status.selector) == (3, "app=web")
+    read = core.read_namespaced_replication_controller_scale("web", namespace)
+    assert read.spec.replicas == 3
+
+    status = core.patch_namespaced_replication_controller_status(
+        "web", namespace, {"status": {"replicas": 3, "readyReplicas": 2}}
+    )
+    assert (status.status.replicas, status.status.ready_replicas) == (3, 2)
+    with pytest.raises(ApiException) as invalid:
+        core.patch_namespaced_replication_controller_status(
+            "web", namespace, {"status": {"readyReplicas": 5}}
+        )
+    assert invalid.value.status == 422
+    assert "cannot be greater than status.replicas" in json.loads(invalid.value.body)["message"]
+
+    selected = core.list_namespaced_replication_controller(
+        namespace, field_selector="status.replicas=3"
+    )
+    assert [c.metadata.name for c in selected.items] == ["web"]
+    core.delete_namespaced_replication_controller("web", namespace, propagation_policy="Background")
+    assert core.list_namespaced_replication_controller(namespace).items == []
+
+
+def test_python_client_pod_templates(core: client.CoreV1Api, namespace: str) -> None:
+    body = client.V1PodTemplate(
+        metadata=client.V1ObjectMeta(name="tpl"),
+        template=client.V1PodTemplateSpec(
+            spec=client.V1PodSpec(containers=[client.V1Container(name="main", image="busybox")])
+        ),
+    )
+    created = core.create_namespaced_pod_template(namespace, body)
+    assert isinstance(created, client.V1PodTemplate)
+    assert created.template.spec.containers[0].image_pull_policy == "Always"
+    assert created.metadata.generation == 1
+    patched = core.patch_namespaced_pod_template(
+        "tpl", namespace, {"template": {"spec": {"activeDeadlineSeconds": 5}}}
+    )
+    assert patched.metadata.generation == 2
+    assert [t.metadata.name for t in core.list_namespaced_pod_template(namespace).items] == ["tpl"]
+    core.delete_namespaced_pod_template("tpl", namespace)
+    assert core.list_namespaced_pod_template(namespace).items == []

@@ -1,0 +1,217 @@
+"""PodTemplates and ReplicationControllers (core/v1) in the generic store: Kubernetes'
+podtemplate and replicationcontroller strategies, on a real LMDB store.
+
+Every write test runs twice: through the blocking and the asyncio faces (``write_face``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kstore.api.gvk import GroupVersion
+from kstore.api.scheme import Scheme
+from kstore.api.selectors import FieldSelector
+from kstore.errors import Invalid
+from kstore.registry.interface import (
+    CreateOptions,
+    DeleteOptions,
+    ListOptions,
+    RequestContext,
+    UpdateOptions,
+)
+from kstore.registry.registry import StoreRegistry
+from kstore.registry.strategies import strategy_for
+from kstore.registry.strategies.base import ORPHAN_DEPENDENTS
+from tests.registry.objects import changed, ctx, hub
+
+pytestmark = pytest.mark.usefixtures("write_face")
+
+CORE = ctx("default", "v1")
+STATUS = UpdateOptions(subresource="status")
+
+
+def pod_template(name: str = "tpl", image: str = "nginx:1.27") -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "PodTemplate",
+        "metadata": {"name": name},
+        "template": {
+            "metadata": {"labels": {"app": "web"}},
+            "spec": {"containers": [{"name": "web", "image": image}]},
+        },
+    }
+
+
+def controller(name: str = "web", replicas: int | None = 2) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "template": {
+            "metadata": {"labels": {"app": "web"}},
+            "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]},
+        },
+    }
+    if replicas is not None:
+        spec["replicas"] = replicas
+    return {
+        "apiVersion": "v1",
+        "kind": "ReplicationController",
+        "metadata": {"name": name},
+        "spec": spec,
+    }
+
+
+def _create_rc(registry: StoreRegistry, scheme: Scheme, obj: dict[str, Any]) -> Any:
+    return registry.store("", "replicationcontrollers").create(
+        CORE, hub(scheme, obj), CreateOptions()
+    )
+
+
+# ------------------------------------------------------------------------------ PodTemplate
+
+
+def test_pod_template_generation_follows_the_template(
+    registry: StoreRegistry, scheme: Scheme
+) -> None:
+    store = registry.store("", "podtemplates")
+    created = store.create(CORE, hub(scheme, pod_template()), CreateOptions()).object
+    assert created["metadata"]["generation"] == 1
+    # The template's pod spec got the pod defaults.
+    container = created["template"]["spec"]["containers"][0]
+    assert container["imagePullPolicy"] == "IfNotPresent"
+    assert created["template"]["spec"]["restartPolicy"] == "Always"
+
+    def label(o: dict[str, Any]) -> None:
+        o["metadata"]["labels"] = {"team": "a"}
+
+    assert (
+        store.update(CORE, "tpl", changed(label), UpdateOptions()).object["metadata"]["generation"]
+        == 1
+    )
+
+    def retag(o: dict[str, Any]) -> None:
+        o["template"]["spec"]["containers"][0]["image"] = "nginx:1.28"
+
+    updated = store.update(CORE, "tpl", changed(retag), UpdateOptions()).object
+    assert updated["metadata"]["generation"] == 2
+
+
+def test_pod_template_is_validated_at_template(registry: StoreRegistry, scheme: Scheme) -> None:
+    body = pod_template()
+    body["template"]["spec"]["containers"][0]["name"] = "Web"
+    with pytest.raises(Invalid) as caught:
+        registry.store("", "podtemplates").create(CORE, hub(scheme, body), CreateOptions())
+    assert caught.value.message.startswith(
+        'PodTemplate "tpl" is invalid: template.spec.containers[0].name: Invalid value: "Web": '
+    )
+
+
+# ---------------------------------------------------------------------- ReplicationController
+
+
+def test_create_defaults_the_selector_and_labels_and_zeroes_the_status(
+    registry: StoreRegistry, scheme: Scheme
+) -> None:
+    body = controller(replicas=None)
+    body["status"] = {"replicas": 5}
+    stored = _create_rc(registry, scheme, body).object
+    assert stored["metadata"]["generation"] == 1
+    assert stored["metadata"]["labels"] == {"app": "web"}
+    assert stored["spec"]["selector"] == {"app": "web"}
+    assert stored["spec"]["replicas"] == 1
+    assert stored["status"] == {"replicas": 0}
+
+
+def test_a_controller_name_that_is_not_a_dns_label_gets_a_warning(
+    registry: StoreRegistry, scheme: Scheme
+) -> None:
+    result = _create_rc(registry, scheme, controller("web.v1"))
+    assert result.warnings == (
+        "metadata.name: this is used in Pod names and hostnames, which can result in "
+        "surprising behavior; a DNS label is recommended: [must not contain dots]",
+    )
+
+
+def test_controller_generation_and_status(registry: StoreRegistry, scheme: Scheme) -> None:
+    store = registry.store("", "replicationcontrollers")
+    _create_rc(registry, scheme, controller())
+
+    def annotate(o: dict[str, Any]) -> None:
+        o["metadata"]["annotations"] = {"note": "x"}
+        o["status"] = {"replicas": 9}
+
+    stored = store.update(CORE, "web", changed(annotate), UpdateOptions()).object
+    assert stored["metadata"]["generation"] == 1
+    assert stored["status"] == {"replicas": 0}
+
+    def report(o: dict[str, Any]) -> None:
+        o["spec"]["replicas"] = 7
+        o["status"] = {"replicas": 2, "readyReplicas": 1, "observedGeneration": 1}
+
+    stored = store.update(CORE, "web", changed(report), STATUS).object
+    assert stored["spec"]["replicas"] == 2
+    assert stored["status"] == {"replicas": 2, "readyReplicas": 1, "observedGeneration": 1}
+    assert stored["metadata"]["generation"] == 1
+    with pytest.raises(Invalid) as caught:
+        store.update(
+            CORE,
+            "web",
+            changed(lambda o: o.update(status={"replicas": 1, "availableReplicas": 2})),
+            STATUS,
+        )
+    assert caught.value.message == (
+        'ReplicationController "web" is invalid: [status.availableReplicas: Invalid value: 2: '
+        "cannot be greater than status.replicas, status.availableReplicas: Invalid value: 2: "
+        "cannot be greater than readyReplicas]"
+    )
+    scaled = store.update(
+        CORE, "web", changed(lambda o: o["spec"].update(replicas=3)), UpdateOptions()
+    ).object
+    assert scaled["metadata"]["generation"] == 2
+
+
+def test_scale_subresource_changes_only_the_replicas(
+    registry: StoreRegistry, scheme: Scheme
+) -> None:
+    store = registry.store("", "replicationcontrollers")
+    _create_rc(registry, scheme, controller())
+
+    def scale(o: dict[str, Any]) -> None:
+        o["spec"]["replicas"] = 5
+        o["spec"]["template"]["spec"]["containers"][0]["image"] = "sneaky:1"
+
+    stored = store.update(
+        CORE, "web", changed(scale), UpdateOptions(subresource="scale", field_manager="hpa")
+    ).object
+    assert stored["spec"]["replicas"] == 5
+    assert stored["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.27"
+    assert stored["metadata"]["generation"] == 2
+
+
+def test_controllers_orphan_their_pods_by_default(registry: StoreRegistry, scheme: Scheme) -> None:
+    definition = scheme.definition("", "ReplicationController")
+    strategy = strategy_for(definition, event_ttl_seconds=0)
+    versioned = RequestContext(namespace="default", request_version=GroupVersion("", "v1"))
+    assert strategy.default_gc_policy(versioned) == ORPHAN_DEPENDENTS
+    _create_rc(registry, scheme, controller())
+    deleted = registry.store("", "replicationcontrollers").delete(CORE, "web", DeleteOptions())
+    # Orphaning goes through the orphan finalizer, which the garbage collector removes.
+    assert deleted.object["metadata"]["finalizers"] == ["orphan"]
+    assert deleted.object["metadata"]["deletionTimestamp"]
+    # A delete that asks for background propagation removes the controller at once.
+    _create_rc(registry, scheme, controller("other"))
+    gone = registry.store("", "replicationcontrollers").delete(
+        CORE, "other", DeleteOptions(propagation_policy="Background")
+    )
+    assert "finalizers" not in gone.object["metadata"]
+
+
+def test_controller_lists_select_on_status_replicas(
+    registry: StoreRegistry, scheme: Scheme
+) -> None:
+    store = registry.store("", "replicationcontrollers")
+    for name in ("a", "b"):
+        _create_rc(registry, scheme, controller(name))
+    store.update(CORE, "b", changed(lambda o: o.update(status={"replicas": 2})), STATUS)
+    for selector, names in (("status.replicas=2", ["b"]), ("status.replicas!=2", ["a"])):
+        opts = ListOptions(field_selector=FieldSelector.parse(selector))
+        assert [o["metadata"]["name"] for o in store.list(CORE, opts).items] == names
