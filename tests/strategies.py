@@ -526,6 +526,35 @@ def _replication_controller(version: str) -> st.SearchStrategy[Obj]:
     return _fields({"metadata": object_meta(namespaced=True), "spec": spec}, {"status": status})
 
 
+def _endpoints(version: str) -> st.SearchStrategy[Obj]:
+    address = _fields(
+        {"ip": st.sampled_from(["10.0.0.1", "192.168.1.20", "2001:db8::7"])},
+        {
+            "hostname": dns_label(),
+            "nodeName": dns_subdomain(),
+            "targetRef": _fields(
+                {"kind": st.just("Pod"), "name": dns_subdomain()},
+                {"namespace": dns_label(), "uid": uid(), "resourceVersion": resource_version()},
+            ),
+        },
+    )
+    port = _fields(
+        {"port": st.integers(1, 65535), "protocol": st.sampled_from(["TCP", "UDP", "SCTP"])},
+        {"name": dns_label(), "appProtocol": st.sampled_from(["http", "kubernetes.io/h2c"])},
+    )
+    subset = _fields(
+        {},
+        {
+            "addresses": st.lists(address, max_size=2),
+            "notReadyAddresses": st.lists(address, max_size=2),
+            "ports": st.lists(port, max_size=2),
+        },
+    )
+    return _fields(
+        {"metadata": object_meta(namespaced=True)}, {"subsets": st.lists(subset, max_size=2)}
+    )
+
+
 def _pod(version: str) -> st.SearchStrategy[Obj]:
     return _fields(
         {"metadata": object_meta(namespaced=True), "spec": pod_spec()},
@@ -1453,6 +1482,7 @@ _BY_KIND: dict[tuple[str, str], StrategyFor] = {
     ("", "Secret"): _secret,
     ("", "Event"): _event,
     ("", "PersistentVolumeClaim"): _persistent_volume_claim,
+    ("", "Endpoints"): _endpoints,
     ("", "Pod"): _pod,
     ("", "PodTemplate"): _pod_template,
     ("", "ReplicationController"): _replication_controller,

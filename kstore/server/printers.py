@@ -320,6 +320,39 @@ def _replication_controller(obj: Object, now: datetime) -> list[Any]:
     ]
 
 
+def _endpoints_text(obj: Object) -> str:
+    """``formatEndpoints`` with every port: up to three ``ip:port`` (or bare IPs of a subset
+    without ports), then how many more."""
+    subsets = [s for s in _l(obj, "subsets") if isinstance(s, dict)]
+    if not subsets:
+        return "<none>"
+    shown: list[str] = []
+    more, count, limit = False, 0, 3
+    for subset in subsets:
+        addresses = [a for a in _l(subset, "addresses") if isinstance(a, dict)]
+        ports: list[dict[str, Any] | None] = [p for p in _l(subset, "ports") if isinstance(p, dict)]
+        for port in ports or [None]:
+            count += len(addresses)
+            for address in addresses:
+                if len(shown) == limit:
+                    more = True
+                    break
+                ip = str(address.get("ip", ""))
+                if port is None:
+                    shown.append(ip)
+                else:
+                    host = f"[{ip}]" if ":" in ip else ip
+                    shown.append(f"{host}:{int(port.get('port') or 0)}")
+    text = ",".join(shown)
+    if more:
+        return f"{text} + {count - limit} more..."
+    return text or "<none>"
+
+
+def _endpoints(obj: Object, now: datetime) -> list[Any]:
+    return [_name(obj), _endpoints_text(obj), _age(obj, now)]
+
+
 # ------------------------------------------------------------------------ apps/v1
 
 
@@ -650,6 +683,14 @@ _PRINTERS: dict[tuple[str, str], Printer] = {
             _col("Selector", "string", "The pod selector of the service.", 1),
         ),
         _service,
+    ),
+    ("", "Endpoints"): Printer(
+        (
+            _NAME,
+            _col("Endpoints", "string", "The addresses and ports of the endpoints."),
+            _AGE,
+        ),
+        _endpoints,
     ),
     ("", "PodTemplate"): Printer(
         (

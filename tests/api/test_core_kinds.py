@@ -30,6 +30,7 @@ CORE_KINDS = (
     "PersistentVolumeClaim",
     "PodTemplate",
     "ReplicationController",
+    "Endpoints",
 )
 
 
@@ -55,6 +56,7 @@ def _defaulted(obj: dict[str, Any]) -> dict[str, Any]:
         ("persistentvolumeclaims", "PersistentVolumeClaim", True, ("pvc",)),
         ("podtemplates", "PodTemplate", True, ()),
         ("replicationcontrollers", "ReplicationController", True, ("rc",)),
+        ("endpoints", "Endpoints", True, ("ep",)),
     ],
 )
 def test_core_resources_are_served_at_v1(

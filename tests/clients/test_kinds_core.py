@@ -1,5 +1,5 @@
 """The remaining core/v1 kinds with real kubectl and the Python client, on LMDB and on etcd:
-PodTemplate and ReplicationController (``kubectl scale rc``)."""
+PodTemplate, ReplicationController (``kubectl scale rc``) and Endpoints."""
 
 from __future__ import annotations
 
@@ -60,6 +60,7 @@ def test_discovery_lists_the_kinds(kubectl: Kubectl) -> None:
     rows = [line.split() for line in kubectl.ok("api-resources").splitlines()]
     assert ["podtemplates", "v1", "true", "PodTemplate"] in rows
     assert ["replicationcontrollers", "rc", "v1", "true", "ReplicationController"] in rows
+    assert ["endpoints", "ep", "v1", "true", "Endpoints"] in rows
 
 
 def test_replication_controller_apply_get_scale_delete(k: Kubectl, namespace: str) -> None:
@@ -189,3 +190,61 @@ def test_python_client_pod_templates(core: client.CoreV1Api, namespace: str) -> 
     assert [t.metadata.name for t in core.list_namespaced_pod_template(namespace).items] == ["tpl"]
     core.delete_namespaced_pod_template("tpl", namespace)
     assert core.list_namespaced_pod_template(namespace).items == []
+
+
+def _endpoints() -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Endpoints",
+        "metadata": {"name": "db"},
+        "subsets": [
+            {
+                "addresses": [{"ip": "10.1.0.5"}, {"ip": "10.1.0.6"}],
+                "ports": [{"name": "pg", "port": 5432}],
+            }
+        ],
+    }
+
+
+def test_endpoints_apply_get_delete(k: Kubectl, namespace: str) -> None:
+    k.write("ep.yaml", to_yaml(_endpoints()))
+    assert k.ok("apply", "--server-side", "-f", "ep.yaml").strip() == (
+        "endpoints/db serverside-applied"
+    )
+    rows = _table(k.ok("get", "ep", "-o", "wide"))
+    assert list(rows[0]) == ["NAME", "ENDPOINTS", "AGE"]
+    assert (rows[0]["NAME"], rows[0]["ENDPOINTS"]) == ("db", "10.1.0.5:5432,10.1.0.6:5432")
+    assert k.ok("get", "ep", "db", "-o", "jsonpath={.subsets[0].ports[0].protocol}") == "TCP"
+    bad = _endpoints()
+    bad["subsets"][0]["addresses"] = [{"ip": "127.0.0.1"}]
+    k.write("ep.yaml", to_yaml(bad))
+    result = k.fails("apply", "--server-side", "-f", "ep.yaml")
+    assert (
+        'Endpoints "db" is invalid: subsets[0].addresses[0].ip: Invalid value: "127.0.0.1": '
+        "may not be in the loopback range (127.0.0.0/8, ::1/128)"
+    ) in result.stderr, (result.stderr, namespace)
+    assert k.ok("delete", "ep", "db").startswith('endpoints "db" deleted')
+
+
+def test_python_client_endpoints(core: client.CoreV1Api, namespace: str) -> None:
+    body = client.V1Endpoints(
+        metadata=client.V1ObjectMeta(name="db"),
+        subsets=[
+            client.V1EndpointSubset(
+                addresses=[client.V1EndpointAddress(ip="10.1.0.5", node_name="node-a")],
+                ports=[client.CoreV1EndpointPort(port=5432, app_protocol="postgresql")],
+            )
+        ],
+    )
+    created = core.create_namespaced_endpoints(namespace, body)
+    assert isinstance(created, client.V1Endpoints)
+    assert created.subsets[0].ports[0].protocol == "TCP"
+    assert created.subsets[0].addresses[0].node_name == "node-a"
+    replaced = core.patch_namespaced_endpoints(
+        "db", namespace, {"subsets": [{"notReadyAddresses": [{"ip": "10.1.0.7"}]}]}
+    )
+    assert replaced.subsets[0].addresses is None
+    assert replaced.subsets[0].not_ready_addresses[0].ip == "10.1.0.7"
+    assert [e.metadata.name for e in core.list_namespaced_endpoints(namespace).items] == ["db"]
+    core.delete_namespaced_endpoints("db", namespace)
+    assert core.list_namespaced_endpoints(namespace).items == []

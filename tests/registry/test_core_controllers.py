@@ -215,3 +215,36 @@ def test_controller_lists_select_on_status_replicas(
     for selector, names in (("status.replicas=2", ["b"]), ("status.replicas!=2", ["a"])):
         opts = ListOptions(field_selector=FieldSelector.parse(selector))
         assert [o["metadata"]["name"] for o in store.list(CORE, opts).items] == names
+
+
+# ------------------------------------------------------------------------------ Endpoints
+
+
+def test_endpoints_have_no_generation_and_are_validated(
+    registry: StoreRegistry, scheme: Scheme
+) -> None:
+    store = registry.store("", "endpoints")
+    body = {
+        "apiVersion": "v1",
+        "kind": "Endpoints",
+        "metadata": {"name": "web"},
+        "subsets": [{"addresses": [{"ip": "10.0.0.1"}], "ports": [{"port": 80}]}],
+    }
+    created = store.create(CORE, hub(scheme, body), CreateOptions()).object
+    assert "generation" not in created["metadata"]
+    assert created["subsets"][0]["ports"] == [{"port": 80, "protocol": "TCP"}]
+
+    def loopback(o: dict[str, Any]) -> None:
+        o["subsets"][0]["addresses"][0]["ip"] = "127.0.0.1"
+
+    with pytest.raises(Invalid) as caught:
+        store.update(CORE, "web", changed(loopback), UpdateOptions())
+    assert caught.value.message == (
+        'Endpoints "web" is invalid: subsets[0].addresses[0].ip: Invalid value: "127.0.0.1": '
+        "may not be in the loopback range (127.0.0.0/8, ::1/128)"
+    )
+    moved = store.update(
+        CORE, "web", changed(lambda o: o["subsets"][0]["ports"][0].update(port=81)), UpdateOptions()
+    ).object
+    assert "generation" not in moved["metadata"]
+    assert moved["subsets"][0]["ports"][0]["port"] == 81

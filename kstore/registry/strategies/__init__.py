@@ -47,6 +47,8 @@ _BUILTIN: dict[tuple[str, str], StrategyFactory] = {
     ("", "ServiceAccount"): lambda d, ttl: ServiceAccountStrategy(d),
     ("", "Event"): lambda d, ttl: EventStrategy(d, ttl_seconds=ttl),
     ("", "PersistentVolumeClaim"): lambda d, ttl: PersistentVolumeClaimStrategy(d),
+    # Endpoints carry no metadata.generation and reset nothing in Kubernetes.
+    ("", "Endpoints"): lambda d, ttl: BuiltinStrategy(d),
     ("", "PodTemplate"): lambda d, ttl: PodTemplateStrategy(d),
     ("", "ReplicationController"): lambda d, ttl: ReplicationControllerStrategy(d),
     ("apps", "DaemonSet"): lambda d, ttl: DaemonSetStrategy(d),
