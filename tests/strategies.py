@@ -555,6 +555,46 @@ def _endpoints(version: str) -> st.SearchStrategy[Obj]:
     )
 
 
+def _resource_list(names: list[str]) -> st.SearchStrategy[dict[str, str]]:
+    return st.dictionaries(st.sampled_from(names), quantity(), max_size=3)
+
+
+def _limit_range(version: str) -> st.SearchStrategy[Obj]:
+    names = ["cpu", "memory", "storage", "example.com/gpu"]
+    item = _fields(
+        {"type": st.sampled_from(["Pod", "Container", "PersistentVolumeClaim", "example.com/x"])},
+        {
+            field: _resource_list(names)
+            for field in ("max", "min", "default", "defaultRequest", "maxLimitRequestRatio")
+        },
+    )
+    return _fields(
+        {"metadata": object_meta(namespaced=True), "spec": _fields({"limits": st.lists(item)}, {})},
+        {},
+    )
+
+
+def _resource_quota(version: str) -> st.SearchStrategy[Obj]:
+    names = ["pods", "requests.cpu", "limits.memory", "services", "count/deployments.apps"]
+    expression = _fields(
+        {
+            "scopeName": st.sampled_from(["PriorityClass", "BestEffort", "Terminating"]),
+            "operator": st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist"]),
+        },
+        {"values": st.lists(dns_label(), max_size=2)},
+    )
+    spec = _fields(
+        {},
+        {
+            "hard": _resource_list(names),
+            "scopes": st.lists(st.sampled_from(["BestEffort", "NotTerminating"]), max_size=2),
+            "scopeSelector": _fields({}, {"matchExpressions": st.lists(expression, max_size=2)}),
+        },
+    )
+    status = _fields({}, {"hard": _resource_list(names), "used": _resource_list(names)})
+    return _fields({"metadata": object_meta(namespaced=True)}, {"spec": spec, "status": status})
+
+
 def _pod(version: str) -> st.SearchStrategy[Obj]:
     return _fields(
         {"metadata": object_meta(namespaced=True), "spec": pod_spec()},
@@ -1483,9 +1523,11 @@ _BY_KIND: dict[tuple[str, str], StrategyFor] = {
     ("", "Event"): _event,
     ("", "PersistentVolumeClaim"): _persistent_volume_claim,
     ("", "Endpoints"): _endpoints,
+    ("", "LimitRange"): _limit_range,
     ("", "Pod"): _pod,
     ("", "PodTemplate"): _pod_template,
     ("", "ReplicationController"): _replication_controller,
+    ("", "ResourceQuota"): _resource_quota,
     ("", "Service"): _service,
     ("", "ServiceAccount"): _service_account,
     ("apps", "DaemonSet"): _daemon_set,

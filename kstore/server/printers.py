@@ -353,6 +353,19 @@ def _endpoints(obj: Object, now: datetime) -> list[Any]:
     return [_name(obj), _endpoints_text(obj), _age(obj, now)]
 
 
+def _resource_quota(obj: Object, now: datetime) -> list[Any]:
+    """printResourceQuota: ``name: used/hard`` per resource of ``status.hard`` (sorted), the
+    ``limits.*`` ones in the Limit column, the others in the Request column."""
+    status = _m(obj, "status")
+    hard, used = _m(status, "hard"), _m(status, "used")
+    request: list[str] = []
+    limit: list[str] = []
+    for name in sorted(hard):
+        column = limit if name.split(".")[0] == "limits" and "." in name else request
+        column.append(f"{name}: {used.get(name, '0')}/{hard[name]}")
+    return [_name(obj), _age(obj, now), ", ".join(request), ", ".join(limit)]
+
+
 # ------------------------------------------------------------------------ apps/v1
 
 
@@ -691,6 +704,17 @@ _PRINTERS: dict[tuple[str, str], Printer] = {
             _AGE,
         ),
         _endpoints,
+    ),
+    # printLimitRange prints the creation time itself (RFC 3339, UTC), as printRole does.
+    ("", "LimitRange"): _ROLE,
+    ("", "ResourceQuota"): Printer(
+        (
+            _NAME,
+            _AGE,
+            _col("Request", "string", "The requests (and object counts): used/hard."),
+            _col("Limit", "string", "The limits: used/hard."),
+        ),
+        _resource_quota,
     ),
     ("", "PodTemplate"): Printer(
         (

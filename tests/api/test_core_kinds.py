@@ -31,6 +31,8 @@ CORE_KINDS = (
     "PodTemplate",
     "ReplicationController",
     "Endpoints",
+    "LimitRange",
+    "ResourceQuota",
 )
 
 
@@ -57,6 +59,8 @@ def _defaulted(obj: dict[str, Any]) -> dict[str, Any]:
         ("podtemplates", "PodTemplate", True, ()),
         ("replicationcontrollers", "ReplicationController", True, ("rc",)),
         ("endpoints", "Endpoints", True, ("ep",)),
+        ("limitranges", "LimitRange", True, ("limits",)),
+        ("resourcequotas", "ResourceQuota", True, ("quota",)),
     ],
 )
 def test_core_resources_are_served_at_v1(

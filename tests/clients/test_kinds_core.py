@@ -1,5 +1,6 @@
 """The remaining core/v1 kinds with real kubectl and the Python client, on LMDB and on etcd:
-PodTemplate, ReplicationController (``kubectl scale rc``) and Endpoints."""
+PodTemplate, ReplicationController (``kubectl scale rc``), Endpoints, LimitRange and
+ResourceQuota."""
 
 from __future__ import annotations
 
@@ -19,8 +20,8 @@ def _table(text: str) -> list[dict[str, str]]:
     lines = [line for line in text.splitlines() if line.strip()]
     header = lines[0]
     starts = [i for i, ch in enumerate(header) if ch != " " and (i == 0 or header[i - 1] == " ")]
-    # Two-word column names ("POD LABELS") are one column.
-    starts = [i for i in starts if not header[:i].endswith("POD ")]
+    # Two-word column names ("POD LABELS", "CREATED AT") are one column.
+    starts = [i for i in starts if not header[:i].endswith(("POD ", "CREATED "))]
     bounds = [*starts[1:], None]
     names = [header[a:b].strip() for a, b in zip(starts, bounds, strict=True)]
     return [
@@ -61,6 +62,8 @@ def test_discovery_lists_the_kinds(kubectl: Kubectl) -> None:
     assert ["podtemplates", "v1", "true", "PodTemplate"] in rows
     assert ["replicationcontrollers", "rc", "v1", "true", "ReplicationController"] in rows
     assert ["endpoints", "ep", "v1", "true", "Endpoints"] in rows
+    assert ["limitranges", "limits", "v1", "true", "LimitRange"] in rows
+    assert ["resourcequotas", "quota", "v1", "true", "ResourceQuota"] in rows
 
 
 def test_replication_controller_apply_get_scale_delete(k: Kubectl, namespace: str) -> None:
@@ -188,7 +191,10 @@ def test_python_client_pod_templates(core: client.CoreV1Api, namespace: str) -> 
     )
     assert patched.metadata.generation == 2
     assert [t.metadata.name for t in core.list_namespaced_pod_template(namespace).items] == ["tpl"]
-    core.delete_namespaced_pod_template("tpl", namespace)
+    # Kubernetes' pod template storage answers a delete with the deleted object.
+    deleted = core.delete_namespaced_pod_template("tpl", namespace)
+    assert isinstance(deleted, client.V1PodTemplate)
+    assert deleted.metadata.name == "tpl"
     assert core.list_namespaced_pod_template(namespace).items == []
 
 
@@ -248,3 +254,129 @@ def test_python_client_endpoints(core: client.CoreV1Api, namespace: str) -> None
     assert [e.metadata.name for e in core.list_namespaced_endpoints(namespace).items] == ["db"]
     core.delete_namespaced_endpoints("db", namespace)
     assert core.list_namespaced_endpoints(namespace).items == []
+
+
+def _limit_range() -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "LimitRange",
+        "metadata": {"name": "limits"},
+        "spec": {
+            "limits": [
+                {"type": "Container", "max": {"cpu": "2"}, "min": {"cpu": "100m"}},
+                {"type": "PersistentVolumeClaim", "max": {"storage": "10Gi"}},
+            ]
+        },
+    }
+
+
+def _quota() -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ResourceQuota",
+        "metadata": {"name": "compute"},
+        "spec": {"hard": {"pods": "10", "requests.cpu": "4", "limits.memory": "8Gi"}},
+    }
+
+
+def test_limit_range_and_quota_with_kubectl(
+    k: Kubectl, core: client.CoreV1Api, namespace: str
+) -> None:
+    k.write("limits.yaml", to_yaml(_limit_range()))
+    assert k.ok("apply", "--server-side", "-f", "limits.yaml").strip() == (
+        "limitrange/limits serverside-applied"
+    )
+    rows = _table(k.ok("get", "limits", "-o", "wide"))
+    assert list(rows[0]) == ["NAME", "CREATED AT"]
+    assert rows[0]["NAME"] == "limits"
+    assert rows[0]["CREATED AT"].endswith("Z")
+    defaults = "{.spec.limits[0].default.cpu} {.spec.limits[0].defaultRequest.cpu}"
+    assert k.ok("get", "limits", "limits", "-o", f"jsonpath={defaults}") == "2 2"
+
+    bad = _limit_range()
+    bad["spec"]["limits"][0]["min"] = {"cpu": "3"}
+    k.write("limits.yaml", to_yaml(bad))
+    result = k.fails("apply", "--server-side", "-f", "limits.yaml")
+    assert (
+        'spec.limits[0].min[cpu]: Invalid value: "3": min value 3 is greater than max value 2'
+    ) in result.stderr, (result.stderr, namespace)
+
+    k.write("quota.yaml", to_yaml(_quota()))
+    assert k.ok("create", "-f", "quota.yaml").strip() == "resourcequota/compute created"
+    # The quota controller's write: status.hard from the spec, status.used counted.
+    status = {
+        "hard": {"pods": "10", "requests.cpu": "4", "limits.memory": "8Gi"},
+        "used": {"pods": "1", "requests.cpu": "500m"},
+    }
+    core.patch_namespaced_resource_quota_status("compute", namespace, {"status": status})
+    rows = _table(k.ok("get", "quota", "-o", "wide"))
+    assert list(rows[0]) == ["NAME", "AGE", "REQUEST", "LIMIT"]
+    assert (rows[0]["NAME"], rows[0]["REQUEST"], rows[0]["LIMIT"]) == (
+        "compute",
+        "pods: 1/10, requests.cpu: 500m/4",
+        "limits.memory: 0/8Gi",
+    )
+    result = k.fails(
+        "patch", "quota", "compute", "--type=merge", "-p", '{"spec":{"hard":{"pods":"1.5"}}}'
+    )
+    assert 'spec.hard[pods]: Invalid value: "1500m": must be an integer' in result.stderr or (
+        'spec.hard[pods]: Invalid value: "1.5": must be an integer' in result.stderr
+    ), result.stderr
+    assert k.ok("delete", "quota", "compute").startswith('resourcequota "compute" deleted')
+    assert k.ok("delete", "limits", "limits").startswith('limitrange "limits" deleted')
+
+
+def test_python_client_limit_ranges_and_quotas(core: client.CoreV1Api, namespace: str) -> None:
+    limits = client.V1LimitRange(
+        metadata=client.V1ObjectMeta(name="limits"),
+        spec=client.V1LimitRangeSpec(
+            limits=[client.V1LimitRangeItem(type="Container", default={"memory": "256Mi"})]
+        ),
+    )
+    created = core.create_namespaced_limit_range(namespace, limits)
+    assert isinstance(created, client.V1LimitRange)
+    assert created.spec.limits[0].default_request == {"memory": "256Mi"}
+    assert [r.metadata.name for r in core.list_namespaced_limit_range(namespace).items] == [
+        "limits"
+    ]
+    core.delete_namespaced_limit_range("limits", namespace)
+
+    quota = client.V1ResourceQuota(
+        metadata=client.V1ObjectMeta(name="objects"),
+        spec=client.V1ResourceQuotaSpec(
+            hard={"pods": "5"},
+            scope_selector=client.V1ScopeSelector(
+                match_expressions=[
+                    client.V1ScopedResourceSelectorRequirement(
+                        scope_name="PriorityClass", operator="In", values=["high"]
+                    )
+                ]
+            ),
+        ),
+    )
+    made = core.create_namespaced_resource_quota(namespace, quota)
+    assert isinstance(made, client.V1ResourceQuota)
+    assert made.status.hard is None
+    reported = core.replace_namespaced_resource_quota_status(
+        "objects",
+        namespace,
+        client.V1ResourceQuota(
+            metadata=client.V1ObjectMeta(
+                name="objects", resource_version=made.metadata.resource_version
+            ),
+            spec=made.spec,
+            status=client.V1ResourceQuotaStatus(hard={"pods": "5"}, used={"pods": "1"}),
+        ),
+    )
+    assert reported.status.used == {"pods": "1"}
+    with pytest.raises(ApiException) as invalid:
+        core.patch_namespaced_resource_quota(
+            "objects", namespace, {"spec": {"scopes": ["BestEffort"]}}
+        )
+    assert invalid.value.status == 422
+    assert "spec.scopes" in json.loads(invalid.value.body)["message"]
+    # So does its resource quota storage.
+    deleted = core.delete_namespaced_resource_quota("objects", namespace)
+    assert isinstance(deleted, client.V1ResourceQuota)
+    assert deleted.status.used == {"pods": "1"}
+    assert core.list_namespaced_resource_quota(namespace).items == []

@@ -248,3 +248,69 @@ def test_endpoints_have_no_generation_and_are_validated(
     ).object
     assert "generation" not in moved["metadata"]
     assert moved["subsets"][0]["ports"][0]["port"] == 81
+
+
+# ------------------------------------------------------------------ LimitRange, ResourceQuota
+
+
+def test_limit_ranges_are_defaulted_and_validated(registry: StoreRegistry, scheme: Scheme) -> None:
+    store = registry.store("", "limitranges")
+    body = {
+        "apiVersion": "v1",
+        "kind": "LimitRange",
+        "metadata": {"name": "limits"},
+        "spec": {"limits": [{"type": "Container", "max": {"memory": "1Gi"}}]},
+    }
+    created = store.create(CORE, hub(scheme, body), CreateOptions()).object
+    assert "generation" not in created["metadata"]
+    item = created["spec"]["limits"][0]
+    assert (item["default"], item["defaultRequest"]) == ({"memory": "1Gi"}, {"memory": "1Gi"})
+
+    def shrink(o: dict[str, Any]) -> None:
+        o["spec"]["limits"][0]["min"] = {"memory": "2Gi"}
+
+    with pytest.raises(Invalid) as caught:
+        store.update(CORE, "limits", changed(shrink), UpdateOptions())
+    assert caught.value.message.startswith(
+        'LimitRange "limits" is invalid: [spec.limits[0].min[memory]: Invalid value: "2Gi": '
+        "min value 2Gi is greater than max value 1Gi"
+    )
+
+
+def test_quota_status_is_its_own(registry: StoreRegistry, scheme: Scheme) -> None:
+    store = registry.store("", "resourcequotas")
+    body = {
+        "apiVersion": "v1",
+        "kind": "ResourceQuota",
+        "metadata": {"name": "quota"},
+        "spec": {"hard": {"pods": "10"}, "scopes": ["NotTerminating"]},
+        "status": {"hard": {"pods": "99"}},
+    }
+    created = store.create(CORE, hub(scheme, body), CreateOptions()).object
+    assert created["status"] == {}
+    assert "generation" not in created["metadata"]
+
+    def report(o: dict[str, Any]) -> None:
+        o["spec"]["hard"]["pods"] = "1"
+        o["status"] = {"hard": {"pods": "10"}, "used": {"pods": "2"}}
+
+    stored = store.update(CORE, "quota", changed(report), STATUS).object
+    assert stored["spec"]["hard"] == {"pods": "10"}
+    assert stored["status"] == {"hard": {"pods": "10"}, "used": {"pods": "2"}}
+    kept = store.update(
+        CORE, "quota", changed(lambda o: o.update(status={})), UpdateOptions()
+    ).object
+    assert kept["status"] == {"hard": {"pods": "10"}, "used": {"pods": "2"}}
+    with pytest.raises(Invalid) as caught:
+        store.update(CORE, "quota", changed(lambda o: o["spec"].update(scopes=[])), UpdateOptions())
+    assert caught.value.message == (
+        'ResourceQuota "quota" is invalid: spec.scopes: Invalid value: []: field is immutable'
+    )
+    with pytest.raises(Invalid) as caught:
+        store.update(
+            CORE, "quota", changed(lambda o: o["status"]["used"].update(pods="-1")), STATUS
+        )
+    assert caught.value.message == (
+        'ResourceQuota "quota" is invalid: status.used[pods]: Invalid value: "-1": '
+        "must be greater than or equal to 0"
+    )

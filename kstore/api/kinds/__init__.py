@@ -20,6 +20,7 @@ from kstore.api.kinds import (
     core,
     daemonset,
     endpoints,
+    limitrange,
     meta,
     networking,
     persistentvolumeclaim,
@@ -28,6 +29,7 @@ from kstore.api.kinds import (
     rbac,
     replicaset,
     replicationcontroller,
+    resourcequota,
     statefulset,
 )
 from kstore.api.proto_schema import schema_for_gvk
@@ -65,6 +67,8 @@ def _builtin_definitions() -> tuple[KindDefinition, ...]:
         *podtemplate.DEFINITIONS,
         *replicationcontroller.DEFINITIONS,
         *endpoints.DEFINITIONS,
+        *limitrange.DEFINITIONS,
+        *resourcequota.DEFINITIONS,
         *apps.DEFINITIONS,
         *daemonset.DEFINITIONS,
         *replicaset.DEFINITIONS,

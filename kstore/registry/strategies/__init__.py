@@ -31,6 +31,7 @@ from kstore.registry.strategies.poddisruptionbudget import PodDisruptionBudgetSt
 from kstore.registry.strategies.podtemplate import PodTemplateStrategy
 from kstore.registry.strategies.replicaset import ReplicaSetStrategy
 from kstore.registry.strategies.replicationcontroller import ReplicationControllerStrategy
+from kstore.registry.strategies.resourcequota import ResourceQuotaStrategy
 from kstore.registry.strategies.statefulset import StatefulSetStrategy
 
 __all__ = ["BuiltinStrategy", "Strategy", "StrategyFactory", "strategy_for"]
@@ -47,8 +48,10 @@ _BUILTIN: dict[tuple[str, str], StrategyFactory] = {
     ("", "ServiceAccount"): lambda d, ttl: ServiceAccountStrategy(d),
     ("", "Event"): lambda d, ttl: EventStrategy(d, ttl_seconds=ttl),
     ("", "PersistentVolumeClaim"): lambda d, ttl: PersistentVolumeClaimStrategy(d),
-    # Endpoints carry no metadata.generation and reset nothing in Kubernetes.
+    # Endpoints and LimitRanges carry no metadata.generation and reset nothing in Kubernetes.
     ("", "Endpoints"): lambda d, ttl: BuiltinStrategy(d),
+    ("", "LimitRange"): lambda d, ttl: BuiltinStrategy(d),
+    ("", "ResourceQuota"): lambda d, ttl: ResourceQuotaStrategy(d),
     ("", "PodTemplate"): lambda d, ttl: PodTemplateStrategy(d),
     ("", "ReplicationController"): lambda d, ttl: ReplicationControllerStrategy(d),
     ("apps", "DaemonSet"): lambda d, ttl: DaemonSetStrategy(d),

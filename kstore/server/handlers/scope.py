@@ -42,8 +42,17 @@ __all__ = [
 ]
 
 #: Kinds whose delete answers with the object rather than a Status, as their Kubernetes
-#: storage sets ``ReturnDeletedObject`` (pods, services) or answers with the namespace.
-_RETURNS_DELETED_OBJECT = frozenset({("", "pods"), ("", "services"), ("", "namespaces")})
+#: storage sets ``ReturnDeletedObject`` (pods, services, pod templates, resource quotas) or
+#: answers with the namespace.
+_RETURNS_DELETED_OBJECT = frozenset(
+    {
+        ("", "pods"),
+        ("", "services"),
+        ("", "namespaces"),
+        ("", "podtemplates"),
+        ("", "resourcequotas"),
+    }
+)
 
 
 def selectable_fields(definition: KindDefinition) -> frozenset[str]:
