@@ -123,22 +123,9 @@ def test_controller_validation_messages() -> None:
         "`selector` does not match template `labels`",
         'spec.template.spec.restartPolicy: Unsupported value: "OnFailure": '
         'supported values: "Always"',
-        "spec.template.spec.activeDeadlineSeconds: Invalid value: 30: must not be specified",
+        "spec.template.spec.activeDeadlineSeconds: Forbidden: "
+        "activeDeadlineSeconds in ReplicationController is not Supported",
     ]
-
-
-def test_replicated_gce_disks_must_be_read_only() -> None:
-    obj = _controller(replicas=2)
-    obj["spec"]["template"]["spec"]["volumes"] = [
-        {"name": "data", "gcePersistentDisk": {"pdName": "disk"}}
-    ]
-    assert _rendered(validate_replication_controller(obj)) == [
-        "spec.template.spec.volumes[0].gcePersistentDisk.readOnly: Invalid value: false: "
-        "must be true for replicated pods > 1; GCE PD can only be mounted on multiple machines "
-        "if it is read-only",
-    ]
-    obj["spec"]["replicas"] = 1
-    assert validate_replication_controller(obj) == []
 
 
 def test_controller_update_lists_a_spec_problem_twice() -> None:

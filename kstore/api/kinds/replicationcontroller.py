@@ -15,8 +15,7 @@ Validation runs on the hub, with Kubernetes' paths, order and messages
   DNS-subdomain name), then ``ValidateReplicationControllerSpec``: ``minReadySeconds`` not
   negative, the selector not empty, ``replicas`` not negative, then the template
   (``ValidatePodTemplateSpecForRC``): required; its labels matched by the selector; the pod
-  template rules; read-only GCE disks when more than one replica; ``restartPolicy: Always``;
-  no ``activeDeadlineSeconds``;
+  template rules; ``restartPolicy: Always``; no ``activeDeadlineSeconds``;
 - :func:`validate_replication_controller_update` is the strategy's ``ValidateUpdate``: the
   above, then ``ValidateReplicationControllerUpdate`` (ObjectMeta update rules and the spec
   again, so a spec problem is listed twice among the causes, as Kubernetes lists it);
@@ -37,7 +36,14 @@ from kstore.api.kinds._lists import list_definition
 from kstore.api.kinds.core import default_pod_spec
 from kstore.api.scheme import KindDefinition, KindVersion, ResourceInfo
 from kstore.api.validation.core.podspec import validate_pod_template_spec
-from kstore.api.validation.field import JSONValue, Path, invalid, not_supported, required
+from kstore.api.validation.field import (
+    JSONValue,
+    Path,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+)
 from kstore.api.validation.names import name_is_dns_subdomain
 from kstore.api.validation.objectmeta import (
     validate_nonnegative_field,
@@ -59,10 +65,6 @@ __all__ = [
 
 _SPEC: Final = Path("spec")
 _STATUS: Final = Path("status")
-_GCE_READ_ONLY: Final = (
-    "must be true for replicated pods > 1; GCE PD can only be mounted on multiple machines "
-    "if it is read-only"
-)
 
 
 def _map(obj: Mapping[str, Any], key: str) -> Mapping[str, Any]:
@@ -114,21 +116,7 @@ def default_replication_controller_v1(obj: Object) -> None:
 # ------------------------------------------------------------------------------ validation
 
 
-def _read_only_disks(volumes: Any, path: Path) -> list[Cause]:
-    """``ValidateReadOnlyPersistentDisks``: GCE disks shared by several pods must be read-only."""
-    causes: list[Cause] = []
-    for i, volume in enumerate(volumes if isinstance(volumes, list) else []):
-        disk = volume.get("gcePersistentDisk") if isinstance(volume, Mapping) else None
-        if isinstance(disk, Mapping) and not disk.get("readOnly"):
-            causes.append(
-                invalid(path.index(i).child("gcePersistentDisk", "readOnly"), False, _GCE_READ_ONLY)
-            )
-    return causes
-
-
-def _validate_template(
-    template: Any, selector: Mapping[str, Any], replicas: int, path: Path
-) -> list[Cause]:
+def _validate_template(template: Any, selector: Mapping[str, Any], path: Path) -> list[Cause]:
     """``ValidatePodTemplateSpecForRC``."""
     if not isinstance(template, Mapping):
         return [required(path)]
@@ -145,8 +133,6 @@ def _validate_template(
         )
     causes.extend(validate_pod_template_spec(template, path))
     pod_spec = _map(template, "spec")
-    if replicas > 1:
-        causes.extend(_read_only_disks(pod_spec.get("volumes"), path.child("spec", "volumes")))
     restart_policy = pod_spec.get("restartPolicy")
     if restart_policy != "Always":
         causes.append(
@@ -156,10 +142,12 @@ def _validate_template(
                 ["Always"],
             )
         )
-    deadline = pod_spec.get("activeDeadlineSeconds")
-    if deadline is not None:
+    if pod_spec.get("activeDeadlineSeconds") is not None:
         causes.append(
-            invalid(path.child("spec", "activeDeadlineSeconds"), deadline, "must not be specified")
+            forbidden(
+                path.child("spec", "activeDeadlineSeconds"),
+                "activeDeadlineSeconds in ReplicationController is not Supported",
+            )
         )
     return causes
 
@@ -174,9 +162,7 @@ def _validate_spec(spec: Mapping[str, Any]) -> list[Cause]:
         causes.append(required(_SPEC.child("selector")))
     replicas = _int(spec, "replicas")
     causes.extend(validate_nonnegative_field(replicas, _SPEC.child("replicas")))
-    causes.extend(
-        _validate_template(spec.get("template"), selector, replicas, _SPEC.child("template"))
-    )
+    causes.extend(_validate_template(spec.get("template"), selector, _SPEC.child("template")))
     return causes
 
 
