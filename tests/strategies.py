@@ -595,6 +595,86 @@ def _resource_quota(version: str) -> st.SearchStrategy[Obj]:
     return _fields({"metadata": object_meta(namespaced=True)}, {"spec": spec, "status": status})
 
 
+def _node(version: str) -> st.SearchStrategy[Obj]:
+    taint = _fields(
+        {"key": qualified_name(), "effect": st.sampled_from(["NoSchedule", "NoExecute"])},
+        {"value": label_value(), "timeAdded": timestamp()},
+    )
+    spec = _fields(
+        {},
+        {
+            "podCIDR": st.just("10.244.1.0/24"),
+            "podCIDRs": st.just(["10.244.1.0/24", "fd00:10:244:1::/64"]),
+            "providerID": st.just("kind://docker/kind/worker"),
+            "unschedulable": st.booleans(),
+            "taints": st.lists(taint, max_size=2),
+        },
+    )
+    condition = _fields(
+        {"type": st.sampled_from(["Ready", "MemoryPressure"]), "status": st.just("True")},
+        {
+            "lastHeartbeatTime": timestamp(),
+            "lastTransitionTime": timestamp(),
+            "reason": st.just("KubeletReady"),
+            "message": st.text(max_size=20),
+        },
+    )
+    address = _fields(
+        {"type": st.sampled_from(["InternalIP", "Hostname"]), "address": dns_label()}, {}
+    )
+    info = _fields(
+        {
+            key: st.text(max_size=8)
+            for key in (
+                "machineID",
+                "systemUUID",
+                "bootID",
+                "kernelVersion",
+                "osImage",
+                "containerRuntimeVersion",
+                "kubeletVersion",
+                "kubeProxyVersion",
+                "operatingSystem",
+                "architecture",
+            )
+        },
+        {"swap": _fields({}, {"capacity": st.integers(0, 2**40)})},
+    )
+    status = _fields(
+        {},
+        {
+            "capacity": st.dictionaries(st.sampled_from(["cpu", "memory", "pods"]), quantity()),
+            "allocatable": st.dictionaries(st.sampled_from(["cpu", "memory"]), quantity()),
+            "phase": st.just("Running"),
+            "conditions": st.lists(condition, max_size=2),
+            "addresses": st.lists(address, max_size=2),
+            "daemonEndpoints": st.just({"kubeletEndpoint": {"Port": 10250}}),
+            "nodeInfo": info,
+            "images": st.lists(
+                _fields(
+                    {"names": st.lists(st.just("nginx:1.27"), max_size=1)},
+                    {"sizeBytes": st.integers(0, 10**9)},
+                ),
+                max_size=2,
+            ),
+            "volumesInUse": st.lists(st.just("kubernetes.io/csi/x"), max_size=1),
+            "volumesAttached": st.lists(
+                _fields({"name": st.just("kubernetes.io/csi/x"), "devicePath": st.just("")}, {}),
+                max_size=1,
+            ),
+            "runtimeHandlers": st.lists(
+                _fields(
+                    {"name": st.just("runc")},
+                    {"features": _fields({}, {"recursiveReadOnlyMounts": st.booleans()})},
+                ),
+                max_size=1,
+            ),
+            "features": _fields({}, {"supplementalGroupsPolicy": st.booleans()}),
+        },
+    )
+    return _fields({"metadata": object_meta(namespaced=False)}, {"spec": spec, "status": status})
+
+
 def _pod(version: str) -> st.SearchStrategy[Obj]:
     return _fields(
         {"metadata": object_meta(namespaced=True), "spec": pod_spec()},
@@ -1524,6 +1604,7 @@ _BY_KIND: dict[tuple[str, str], StrategyFor] = {
     ("", "PersistentVolumeClaim"): _persistent_volume_claim,
     ("", "Endpoints"): _endpoints,
     ("", "LimitRange"): _limit_range,
+    ("", "Node"): _node,
     ("", "Pod"): _pod,
     ("", "PodTemplate"): _pod_template,
     ("", "ReplicationController"): _replication_controller,

@@ -101,6 +101,8 @@ _GROUP_VERSIONS: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {
             "ResourceQuotaList",
             "Endpoints",
             "EndpointsList",
+            "Node",
+            "NodeList",
             "List",
         ),
     ),

@@ -366,6 +366,50 @@ def _resource_quota(obj: Object, now: datetime) -> list[Any]:
     return [_name(obj), _age(obj, now), ", ".join(request), ", ".join(limit)]
 
 
+def _node_address(status: Mapping[str, Any], kind: str) -> str:
+    for address in _l(status, "addresses"):
+        if isinstance(address, Mapping) and address.get("type") == kind:
+            return str(address.get("address", ""))
+    return "<none>"
+
+
+def _node(obj: Object, now: datetime) -> list[Any]:
+    """printNode: the Ready condition (else Unknown), SchedulingDisabled, the roles from the
+    node-role.kubernetes.io/ labels and kubernetes.io/role."""
+    spec, status = _m(obj, "spec"), _m(obj, "status")
+    conditions = {
+        c.get("type"): c.get("status") for c in _l(status, "conditions") if isinstance(c, Mapping)
+    }
+    states = []
+    if "Ready" in conditions:
+        states.append("Ready" if conditions["Ready"] == "True" else "NotReady")
+    if not states:
+        states.append("Unknown")
+    if spec.get("unschedulable"):
+        states.append("SchedulingDisabled")
+    roles: set[str] = set()
+    for key, value in _m(_m(obj, "metadata"), "labels").items():
+        if key.startswith("node-role.kubernetes.io/"):
+            role = key[len("node-role.kubernetes.io/") :]
+            if role:
+                roles.add(role)
+        elif key == "kubernetes.io/role" and value:
+            roles.add(str(value))
+    info = _m(status, "nodeInfo")
+    return [
+        _name(obj),
+        ",".join(states),
+        ",".join(sorted(roles)) or "<none>",
+        _age(obj, now),
+        str(info.get("kubeletVersion", "")),
+        _node_address(status, "InternalIP"),
+        _node_address(status, "ExternalIP"),
+        str(info.get("osImage") or "<unknown>"),
+        str(info.get("kernelVersion") or "<unknown>"),
+        str(info.get("containerRuntimeVersion") or "<unknown>"),
+    ]
+
+
 # ------------------------------------------------------------------------ apps/v1
 
 
@@ -715,6 +759,23 @@ _PRINTERS: dict[tuple[str, str], Printer] = {
             _col("Limit", "string", "The limits: used/hard."),
         ),
         _resource_quota,
+    ),
+    ("", "Node"): Printer(
+        (
+            _NAME,
+            _col("Status", "string", "The status of the node."),
+            _col("Roles", "string", "The roles of the node."),
+            _AGE,
+            _col("Version", "string", "Kubelet Version reported by the node."),
+            _col("Internal-IP", "string", "List of internal IPs.", 1),
+            _col("External-IP", "string", "List of external IPs.", 1),
+            _col("OS-Image", "string", "OS Image reported by the node.", 1),
+            _col("Kernel-Version", "string", "Kernel Version reported by the node.", 1),
+            _col(
+                "Container-Runtime", "string", "Container Runtime Version reported by the node.", 1
+            ),
+        ),
+        _node,
     ),
     ("", "PodTemplate"): Printer(
         (

@@ -33,6 +33,7 @@ CORE_KINDS = (
     "Endpoints",
     "LimitRange",
     "ResourceQuota",
+    "Node",
 )
 
 
@@ -61,6 +62,7 @@ def _defaulted(obj: dict[str, Any]) -> dict[str, Any]:
         ("endpoints", "Endpoints", True, ("ep",)),
         ("limitranges", "LimitRange", True, ("limits",)),
         ("resourcequotas", "ResourceQuota", True, ("quota",)),
+        ("nodes", "Node", False, ("no",)),
     ],
 )
 def test_core_resources_are_served_at_v1(

@@ -1,6 +1,6 @@
 """The remaining core/v1 kinds with real kubectl and the Python client, on LMDB and on etcd:
 PodTemplate, ReplicationController (``kubectl scale rc``), Endpoints, LimitRange and
-ResourceQuota."""
+ResourceQuota, Node."""
 
 from __future__ import annotations
 
@@ -64,6 +64,7 @@ def test_discovery_lists_the_kinds(kubectl: Kubectl) -> None:
     assert ["endpoints", "ep", "v1", "true", "Endpoints"] in rows
     assert ["limitranges", "limits", "v1", "true", "LimitRange"] in rows
     assert ["resourcequotas", "quota", "v1", "true", "ResourceQuota"] in rows
+    assert ["nodes", "no", "v1", "false", "Node"] in rows
 
 
 def test_replication_controller_apply_get_scale_delete(k: Kubectl, namespace: str) -> None:
@@ -380,3 +381,82 @@ def test_python_client_limit_ranges_and_quotas(core: client.CoreV1Api, namespace
     assert isinstance(deleted, client.V1ResourceQuota)
     assert deleted.status.used == {"pods": "1"}
     assert core.list_namespaced_resource_quota(namespace).items == []
+
+
+def _node_manifest() -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": "worker-1",
+            "labels": {"node-role.kubernetes.io/worker": ""},
+        },
+        "spec": {"podCIDRs": ["10.244.1.0/24"], "providerID": "kind://docker/kind/worker-1"},
+        "status": {
+            "capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"},
+            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}],
+            "addresses": [
+                {"type": "InternalIP", "address": "172.18.0.3"},
+                {"type": "Hostname", "address": "worker-1"},
+            ],
+            "nodeInfo": {
+                "kubeletVersion": "v1.36.0",
+                "osImage": "Debian GNU/Linux 12 (bookworm)",
+                "kernelVersion": "6.1.0",
+                "containerRuntimeVersion": "containerd://2.1.0",
+            },
+        },
+    }
+
+
+def test_nodes_with_kubectl(k: Kubectl, core: client.CoreV1Api) -> None:
+    k.write("node.yaml", to_yaml(_node_manifest()))
+    assert k.ok("create", "-f", "node.yaml").strip() == "node/worker-1 created"
+    try:
+        rows = _table(k.ok("get", "nodes", "-o", "wide"))
+        assert list(rows[0]) == [
+            "NAME",
+            "STATUS",
+            "ROLES",
+            "AGE",
+            "VERSION",
+            "INTERNAL-IP",
+            "EXTERNAL-IP",
+            "OS-IMAGE",
+            "KERNEL-VERSION",
+            "CONTAINER-RUNTIME",
+        ]
+        row = rows[0]
+        assert (row["NAME"], row["STATUS"], row["ROLES"], row["VERSION"]) == (
+            "worker-1",
+            "Ready",
+            "worker",
+            "v1.36.0",
+        )
+        assert (row["INTERNAL-IP"], row["EXTERNAL-IP"]) == ("172.18.0.3", "<none>")
+        assert row["OS-IMAGE"] == "Debian GNU/Linux 12 (bookworm)"
+        assert row["CONTAINER-RUNTIME"] == "containerd://2.1.0"
+
+        assert k.ok("cordon", "worker-1").strip() == "node/worker-1 cordoned"
+        assert _table(k.ok("get", "no"))[0]["STATUS"] == "Ready,SchedulingDisabled"
+        assert k.ok("taint", "nodes", "worker-1", "dedicated=gpu:NoSchedule").strip() == (
+            "node/worker-1 tainted"
+        )
+        result = k.fails("taint", "nodes", "worker-1", "other=x:Never")
+        assert "Never" in result.stderr, result.stderr
+
+        # The node's heartbeat: a status write through the Python client.
+        status = {"conditions": [{"type": "Ready", "status": "False", "reason": "Down"}]}
+        core.patch_node_status("worker-1", {"status": status})
+        assert _table(k.ok("get", "no"))[0]["STATUS"] == "NotReady,SchedulingDisabled"
+        read = core.read_node("worker-1")
+        assert isinstance(read, client.V1Node)
+        assert read.spec.taints[0].key == "dedicated"
+        assert read.status.allocatable == {"cpu": "4", "memory": "8Gi", "pods": "110"}
+        selected = core.list_node(field_selector="spec.unschedulable=true").items
+        assert [n.metadata.name for n in selected] == ["worker-1"]
+        with pytest.raises(ApiException) as invalid:
+            core.patch_node("worker-1", {"spec": {"providerID": "kind://other"}})
+        assert invalid.value.status == 422
+    finally:
+        assert k.ok("delete", "node", "worker-1").startswith('node "worker-1" deleted')

@@ -314,3 +314,52 @@ def test_quota_status_is_its_own(registry: StoreRegistry, scheme: Scheme) -> Non
         'ResourceQuota "quota" is invalid: status.used[pods]: Invalid value: "-1": '
         "must be greater than or equal to 0"
     )
+
+
+# ------------------------------------------------------------------------------------ Node
+
+
+def test_nodes_keep_the_status_they_are_created_with(
+    registry: StoreRegistry, scheme: Scheme
+) -> None:
+    store = registry.store("", "nodes")
+    cluster = RequestContext(request_version=GroupVersion("", "v1"))
+    body = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "worker-1"},
+        "spec": {
+            "podCIDRs": ["10.244.1.0/24"],
+            "configSource": {"configMap": {"namespace": "kube-system", "name": "k"}},
+        },
+        "status": {"capacity": {"cpu": "4"}, "conditions": [{"type": "Ready", "status": "True"}]},
+    }
+    created = store.create(cluster, hub(scheme, body), CreateOptions()).object
+    assert "namespace" not in created["metadata"]
+    assert "generation" not in created["metadata"]
+    assert "configSource" not in created["spec"]
+    assert created["status"]["allocatable"] == {"cpu": "4"}
+    assert created["status"]["conditions"][0]["type"] == "Ready"
+
+    def cordon(o: dict[str, Any]) -> None:
+        o["spec"]["unschedulable"] = True
+        o["status"]["capacity"] = {"cpu": "8"}
+
+    stored = store.update(cluster, "worker-1", changed(cordon), UpdateOptions()).object
+    assert stored["spec"]["unschedulable"] is True
+    assert stored["status"]["capacity"] == {"cpu": "4"}
+    stored = store.update(cluster, "worker-1", changed(cordon), STATUS).object
+    assert stored["status"]["capacity"] == {"cpu": "8"}
+    with pytest.raises(Invalid) as caught:
+        store.update(
+            cluster,
+            "worker-1",
+            changed(lambda o: o["spec"].update(podCIDRs=["10.244.2.0/24"])),
+            UpdateOptions(),
+        )
+    assert caught.value.message == (
+        'Node "worker-1" is invalid: spec.podCIDRs: Forbidden: node updates may not change '
+        'podCIDR except from "" to valid'
+    )
+    opts = ListOptions(field_selector=FieldSelector.parse("spec.unschedulable=true"))
+    assert [o["metadata"]["name"] for o in store.list(cluster, opts).items] == ["worker-1"]

@@ -25,6 +25,7 @@ from kstore.registry.strategies.core import (
 )
 from kstore.registry.strategies.daemonset import DaemonSetStrategy
 from kstore.registry.strategies.networking import IngressClassStrategy, IngressStrategy
+from kstore.registry.strategies.node import NodeStrategy
 from kstore.registry.strategies.persistentvolumeclaim import PersistentVolumeClaimStrategy
 from kstore.registry.strategies.pod import PodStrategy
 from kstore.registry.strategies.poddisruptionbudget import PodDisruptionBudgetStrategy
@@ -52,6 +53,7 @@ _BUILTIN: dict[tuple[str, str], StrategyFactory] = {
     ("", "Endpoints"): lambda d, ttl: BuiltinStrategy(d),
     ("", "LimitRange"): lambda d, ttl: BuiltinStrategy(d),
     ("", "ResourceQuota"): lambda d, ttl: ResourceQuotaStrategy(d),
+    ("", "Node"): lambda d, ttl: NodeStrategy(d),
     ("", "PodTemplate"): lambda d, ttl: PodTemplateStrategy(d),
     ("", "ReplicationController"): lambda d, ttl: ReplicationControllerStrategy(d),
     ("apps", "DaemonSet"): lambda d, ttl: DaemonSetStrategy(d),
