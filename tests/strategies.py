@@ -491,6 +491,190 @@ def _persistent_volume_claim(version: str) -> st.SearchStrategy[Obj]:
     )
 
 
+def _pod_template(version: str) -> st.SearchStrategy[Obj]:
+    return _fields({"metadata": object_meta(namespaced=True)}, {"template": pod_template_spec()})
+
+
+def _replication_controller(version: str) -> st.SearchStrategy[Obj]:
+    condition = _fields(
+        {"type": st.just("ReplicaFailure"), "status": st.sampled_from(["True", "False"])},
+        {
+            "lastTransitionTime": timestamp(),
+            "reason": st.just("FailedCreate"),
+            "message": st.text(max_size=20),
+        },
+    )
+    status = _fields(
+        {"replicas": small_nonneg()},
+        {
+            "fullyLabeledReplicas": small_nonneg(),
+            "readyReplicas": small_nonneg(),
+            "availableReplicas": small_nonneg(),
+            "observedGeneration": st.integers(0, 100),
+            "conditions": st.lists(condition, max_size=2),
+        },
+    )
+    spec = _fields(
+        {},
+        {
+            "replicas": small_nonneg(),
+            "minReadySeconds": small_nonneg(),
+            "selector": labels(),
+            "template": pod_template_spec(),
+        },
+    )
+    return _fields({"metadata": object_meta(namespaced=True), "spec": spec}, {"status": status})
+
+
+def _endpoints(version: str) -> st.SearchStrategy[Obj]:
+    address = _fields(
+        {"ip": st.sampled_from(["10.0.0.1", "192.168.1.20", "2001:db8::7"])},
+        {
+            "hostname": dns_label(),
+            "nodeName": dns_subdomain(),
+            "targetRef": _fields(
+                {"kind": st.just("Pod"), "name": dns_subdomain()},
+                {"namespace": dns_label(), "uid": uid(), "resourceVersion": resource_version()},
+            ),
+        },
+    )
+    port = _fields(
+        {"port": st.integers(1, 65535), "protocol": st.sampled_from(["TCP", "UDP", "SCTP"])},
+        {"name": dns_label(), "appProtocol": st.sampled_from(["http", "kubernetes.io/h2c"])},
+    )
+    subset = _fields(
+        {},
+        {
+            "addresses": st.lists(address, max_size=2),
+            "notReadyAddresses": st.lists(address, max_size=2),
+            "ports": st.lists(port, max_size=2),
+        },
+    )
+    return _fields(
+        {"metadata": object_meta(namespaced=True)}, {"subsets": st.lists(subset, max_size=2)}
+    )
+
+
+def _resource_list(names: list[str]) -> st.SearchStrategy[dict[str, str]]:
+    return st.dictionaries(st.sampled_from(names), quantity(), max_size=3)
+
+
+def _limit_range(version: str) -> st.SearchStrategy[Obj]:
+    names = ["cpu", "memory", "storage", "example.com/gpu"]
+    item = _fields(
+        {"type": st.sampled_from(["Pod", "Container", "PersistentVolumeClaim", "example.com/x"])},
+        {
+            field: _resource_list(names)
+            for field in ("max", "min", "default", "defaultRequest", "maxLimitRequestRatio")
+        },
+    )
+    return _fields(
+        {"metadata": object_meta(namespaced=True), "spec": _fields({"limits": st.lists(item)}, {})},
+        {},
+    )
+
+
+def _resource_quota(version: str) -> st.SearchStrategy[Obj]:
+    names = ["pods", "requests.cpu", "limits.memory", "services", "count/deployments.apps"]
+    expression = _fields(
+        {
+            "scopeName": st.sampled_from(["PriorityClass", "BestEffort", "Terminating"]),
+            "operator": st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist"]),
+        },
+        {"values": st.lists(dns_label(), max_size=2)},
+    )
+    spec = _fields(
+        {},
+        {
+            "hard": _resource_list(names),
+            "scopes": st.lists(st.sampled_from(["BestEffort", "NotTerminating"]), max_size=2),
+            "scopeSelector": _fields({}, {"matchExpressions": st.lists(expression, max_size=2)}),
+        },
+    )
+    status = _fields({}, {"hard": _resource_list(names), "used": _resource_list(names)})
+    return _fields({"metadata": object_meta(namespaced=True)}, {"spec": spec, "status": status})
+
+
+def _node(version: str) -> st.SearchStrategy[Obj]:
+    taint = _fields(
+        {"key": qualified_name(), "effect": st.sampled_from(["NoSchedule", "NoExecute"])},
+        {"value": label_value(), "timeAdded": timestamp()},
+    )
+    spec = _fields(
+        {},
+        {
+            "podCIDR": st.just("10.244.1.0/24"),
+            "podCIDRs": st.just(["10.244.1.0/24", "fd00:10:244:1::/64"]),
+            "providerID": st.just("kind://docker/kind/worker"),
+            "unschedulable": st.booleans(),
+            "taints": st.lists(taint, max_size=2),
+        },
+    )
+    condition = _fields(
+        {"type": st.sampled_from(["Ready", "MemoryPressure"]), "status": st.just("True")},
+        {
+            "lastHeartbeatTime": timestamp(),
+            "lastTransitionTime": timestamp(),
+            "reason": st.just("KubeletReady"),
+            "message": st.text(max_size=20),
+        },
+    )
+    address = _fields(
+        {"type": st.sampled_from(["InternalIP", "Hostname"]), "address": dns_label()}, {}
+    )
+    info = _fields(
+        {
+            key: st.text(max_size=8)
+            for key in (
+                "machineID",
+                "systemUUID",
+                "bootID",
+                "kernelVersion",
+                "osImage",
+                "containerRuntimeVersion",
+                "kubeletVersion",
+                "kubeProxyVersion",
+                "operatingSystem",
+                "architecture",
+            )
+        },
+        {"swap": _fields({}, {"capacity": st.integers(0, 2**40)})},
+    )
+    status = _fields(
+        {},
+        {
+            "capacity": st.dictionaries(st.sampled_from(["cpu", "memory", "pods"]), quantity()),
+            "allocatable": st.dictionaries(st.sampled_from(["cpu", "memory"]), quantity()),
+            "phase": st.just("Running"),
+            "conditions": st.lists(condition, max_size=2),
+            "addresses": st.lists(address, max_size=2),
+            "daemonEndpoints": st.just({"kubeletEndpoint": {"Port": 10250}}),
+            "nodeInfo": info,
+            "images": st.lists(
+                _fields(
+                    {"names": st.lists(st.just("nginx:1.27"), max_size=1)},
+                    {"sizeBytes": st.integers(0, 10**9)},
+                ),
+                max_size=2,
+            ),
+            "volumesInUse": st.lists(st.just("kubernetes.io/csi/x"), max_size=1),
+            "volumesAttached": st.lists(
+                _fields({"name": st.just("kubernetes.io/csi/x"), "devicePath": st.just("")}, {}),
+                max_size=1,
+            ),
+            "runtimeHandlers": st.lists(
+                _fields(
+                    {"name": st.just("runc")},
+                    {"features": _fields({}, {"recursiveReadOnlyMounts": st.booleans()})},
+                ),
+                max_size=1,
+            ),
+            "features": _fields({}, {"supplementalGroupsPolicy": st.booleans()}),
+        },
+    )
+    return _fields({"metadata": object_meta(namespaced=False)}, {"spec": spec, "status": status})
+
+
 def _pod(version: str) -> st.SearchStrategy[Obj]:
     return _fields(
         {"metadata": object_meta(namespaced=True), "spec": pod_spec()},
@@ -1910,7 +2094,13 @@ _BY_KIND: dict[tuple[str, str], StrategyFor] = {
     ("", "Event"): _event,
     ("", "PersistentVolumeClaim"): _persistent_volume_claim,
     ("", "PersistentVolume"): _persistent_volume,
+    ("", "Endpoints"): _endpoints,
+    ("", "LimitRange"): _limit_range,
+    ("", "Node"): _node,
     ("", "Pod"): _pod,
+    ("", "PodTemplate"): _pod_template,
+    ("", "ReplicationController"): _replication_controller,
+    ("", "ResourceQuota"): _resource_quota,
     ("", "Service"): _service,
     ("", "ServiceAccount"): _service_account,
     ("apps", "ControllerRevision"): _controller_revision,

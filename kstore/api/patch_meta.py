@@ -207,6 +207,10 @@ _CORE_V1: dict[str, dict[str, _Tags]] = {
     "ServiceStatus": _CONDITIONS,
     "ServiceAccount": {"secrets": _merge("name")},
     "NamespaceStatus": _CONDITIONS,
+    "NodeSpec": {"podCIDRs": _MERGE_SET},
+    "NodeStatus": {"conditions": _merge("type"), "addresses": _merge("type")},
+    "ReplicationControllerSpec": {"selector": _ATOMIC_MAP},
+    "ReplicationControllerStatus": _CONDITIONS,
     "NodeAllocatableResourceClaimStatus": {
         "containers": _SET,
         "mapping": _merge("name"),

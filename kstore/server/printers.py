@@ -318,6 +318,129 @@ def _persistent_volume(obj: Object, now: datetime) -> list[Any]:
     ]
 
 
+def _labels_text(labels: Mapping[str, Any]) -> str:
+    """``labels.FormatLabels``: ``key=value`` pairs sorted by key, ``<none>`` when empty."""
+    return ",".join(f"{k}={v}" for k, v in sorted(labels.items())) or "<none>"
+
+
+def _pod_template(obj: Object, now: datetime) -> list[Any]:
+    template = _m(obj, "template")
+    containers = [c for c in _l(_m(template, "spec"), "containers") if isinstance(c, dict)]
+    return [
+        _name(obj),
+        ",".join(str(c.get("name", "")) for c in containers),
+        ",".join(str(c.get("image", "")) for c in containers),
+        _labels_text(_m(_m(template, "metadata"), "labels")),
+    ]
+
+
+def _replication_controller(obj: Object, now: datetime) -> list[Any]:
+    spec, status = _m(obj, "spec"), _m(obj, "status")
+    containers = [
+        c for c in _l(_m(_m(spec, "template"), "spec"), "containers") if isinstance(c, dict)
+    ]
+    return [
+        _name(obj),
+        int(spec.get("replicas", 1) or 0),
+        int(status.get("replicas") or 0),
+        int(status.get("readyReplicas") or 0),
+        _age(obj, now),
+        ",".join(str(c.get("name", "")) for c in containers),
+        ",".join(str(c.get("image", "")) for c in containers),
+        _labels_text(_m(spec, "selector")),
+    ]
+
+
+def _endpoints_text(obj: Object) -> str:
+    """``formatEndpoints`` with every port: up to three ``ip:port`` (or bare IPs of a subset
+    without ports), then how many more."""
+    subsets = [s for s in _l(obj, "subsets") if isinstance(s, dict)]
+    if not subsets:
+        return "<none>"
+    shown: list[str] = []
+    more, count, limit = False, 0, 3
+    for subset in subsets:
+        addresses = [a for a in _l(subset, "addresses") if isinstance(a, dict)]
+        ports: list[dict[str, Any] | None] = [p for p in _l(subset, "ports") if isinstance(p, dict)]
+        for port in ports or [None]:
+            count += len(addresses)
+            for address in addresses:
+                if len(shown) == limit:
+                    more = True
+                    break
+                ip = str(address.get("ip", ""))
+                if port is None:
+                    shown.append(ip)
+                else:
+                    host = f"[{ip}]" if ":" in ip else ip
+                    shown.append(f"{host}:{int(port.get('port') or 0)}")
+    text = ",".join(shown)
+    if more:
+        return f"{text} + {count - limit} more..."
+    return text or "<none>"
+
+
+def _endpoints(obj: Object, now: datetime) -> list[Any]:
+    return [_name(obj), _endpoints_text(obj), _age(obj, now)]
+
+
+def _resource_quota(obj: Object, now: datetime) -> list[Any]:
+    """printResourceQuota: ``name: used/hard`` per resource of ``status.hard`` (sorted), the
+    ``limits.*`` ones in the Limit column, the others in the Request column."""
+    status = _m(obj, "status")
+    hard, used = _m(status, "hard"), _m(status, "used")
+    request: list[str] = []
+    limit: list[str] = []
+    for name in sorted(hard):
+        column = limit if name.split(".")[0] == "limits" and "." in name else request
+        column.append(f"{name}: {used.get(name, '0')}/{hard[name]}")
+    return [_name(obj), _age(obj, now), ", ".join(request), ", ".join(limit)]
+
+
+def _node_address(status: Mapping[str, Any], kind: str) -> str:
+    for address in _l(status, "addresses"):
+        if isinstance(address, Mapping) and address.get("type") == kind:
+            return str(address.get("address", ""))
+    return "<none>"
+
+
+def _node(obj: Object, now: datetime) -> list[Any]:
+    """printNode: the Ready condition (else Unknown), SchedulingDisabled, the roles from the
+    node-role.kubernetes.io/ labels and kubernetes.io/role."""
+    spec, status = _m(obj, "spec"), _m(obj, "status")
+    conditions = {
+        c.get("type"): c.get("status") for c in _l(status, "conditions") if isinstance(c, Mapping)
+    }
+    states = []
+    if "Ready" in conditions:
+        states.append("Ready" if conditions["Ready"] == "True" else "NotReady")
+    if not states:
+        states.append("Unknown")
+    if spec.get("unschedulable"):
+        states.append("SchedulingDisabled")
+    roles: set[str] = set()
+    for key, value in _m(_m(obj, "metadata"), "labels").items():
+        if key.startswith("node-role.kubernetes.io/"):
+            role = key[len("node-role.kubernetes.io/") :]
+            if role:
+                roles.add(role)
+        elif key == "kubernetes.io/role" and value:
+            roles.add(str(value))
+    info = _m(status, "nodeInfo")
+    return [
+        _name(obj),
+        ",".join(states),
+        ",".join(sorted(roles)) or "<none>",
+        _age(obj, now),
+        str(info.get("kubeletVersion", "")),
+        _node_address(status, "InternalIP"),
+        _node_address(status, "ExternalIP"),
+        str(info.get("osImage") or "<unknown>"),
+        str(info.get("kernelVersion") or "<unknown>"),
+        str(info.get("containerRuntimeVersion") or "<unknown>"),
+    ]
+
+
 # ------------------------------------------------------------------------ apps/v1
 
 
@@ -880,6 +1003,63 @@ _PRINTERS: dict[tuple[str, str], Printer] = {
             _col("Selector", "string", "The pod selector of the service.", 1),
         ),
         _service,
+    ),
+    ("", "Endpoints"): Printer(
+        (
+            _NAME,
+            _col("Endpoints", "string", "The addresses and ports of the endpoints."),
+            _AGE,
+        ),
+        _endpoints,
+    ),
+    # printLimitRange prints the creation time itself (RFC 3339, UTC), as printRole does.
+    ("", "LimitRange"): _ROLE,
+    ("", "ResourceQuota"): Printer(
+        (
+            _NAME,
+            _AGE,
+            _col("Request", "string", "The requests (and object counts): used/hard."),
+            _col("Limit", "string", "The limits: used/hard."),
+        ),
+        _resource_quota,
+    ),
+    ("", "Node"): Printer(
+        (
+            _NAME,
+            _col("Status", "string", "The status of the node."),
+            _col("Roles", "string", "The roles of the node."),
+            _AGE,
+            _col("Version", "string", "Kubelet Version reported by the node."),
+            _col("Internal-IP", "string", "List of internal IPs.", 1),
+            _col("External-IP", "string", "List of external IPs.", 1),
+            _col("OS-Image", "string", "OS Image reported by the node.", 1),
+            _col("Kernel-Version", "string", "Kernel Version reported by the node.", 1),
+            _col(
+                "Container-Runtime", "string", "Container Runtime Version reported by the node.", 1
+            ),
+        ),
+        _node,
+    ),
+    ("", "PodTemplate"): Printer(
+        (
+            _NAME,
+            _col("Containers", "string", "Names of each container in the template."),
+            _col("Images", "string", "Images referenced by each container in the template."),
+            _col("Pod Labels", "string", "The labels of the pod template."),
+        ),
+        _pod_template,
+    ),
+    ("", "ReplicationController"): Printer(
+        (
+            _NAME,
+            _col("Desired", "integer", "The desired number of replicas."),
+            _col("Current", "integer", "The most recently observed number of replicas."),
+            _col("Ready", "integer", "The number of ready replicas."),
+            _AGE,
+            *_TEMPLATE_CONTAINERS,
+            _col("Selector", "string", "The label selector of the replication controller.", 1),
+        ),
+        _replication_controller,
     ),
     ("", "PersistentVolumeClaim"): Printer(
         (

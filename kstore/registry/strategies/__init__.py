@@ -28,12 +28,16 @@ from kstore.registry.strategies.endpointslice import EndpointSliceStrategy
 from kstore.registry.strategies.horizontalpodautoscaler import HorizontalPodAutoscalerStrategy
 from kstore.registry.strategies.networking import IngressClassStrategy, IngressStrategy
 from kstore.registry.strategies.networkpolicy import NetworkPolicyStrategy
+from kstore.registry.strategies.node import NodeStrategy
 from kstore.registry.strategies.persistentvolume import PersistentVolumeStrategy
 from kstore.registry.strategies.persistentvolumeclaim import PersistentVolumeClaimStrategy
 from kstore.registry.strategies.pod import PodStrategy
 from kstore.registry.strategies.poddisruptionbudget import PodDisruptionBudgetStrategy
+from kstore.registry.strategies.podtemplate import PodTemplateStrategy
 from kstore.registry.strategies.priorityclass import PriorityClassStrategy
 from kstore.registry.strategies.replicaset import ReplicaSetStrategy
+from kstore.registry.strategies.replicationcontroller import ReplicationControllerStrategy
+from kstore.registry.strategies.resourcequota import ResourceQuotaStrategy
 from kstore.registry.strategies.runtimeclass import RuntimeClassStrategy
 from kstore.registry.strategies.statefulset import StatefulSetStrategy
 from kstore.registry.strategies.storage import (
@@ -58,6 +62,13 @@ _BUILTIN: dict[tuple[str, str], StrategyFactory] = {
     ("", "Event"): lambda d, ttl: EventStrategy(d, ttl_seconds=ttl),
     ("", "PersistentVolumeClaim"): lambda d, ttl: PersistentVolumeClaimStrategy(d),
     ("", "PersistentVolume"): lambda d, ttl: PersistentVolumeStrategy(d),
+    # Endpoints and LimitRanges carry no metadata.generation and reset nothing in Kubernetes.
+    ("", "Endpoints"): lambda d, ttl: BuiltinStrategy(d),
+    ("", "LimitRange"): lambda d, ttl: BuiltinStrategy(d),
+    ("", "ResourceQuota"): lambda d, ttl: ResourceQuotaStrategy(d),
+    ("", "Node"): lambda d, ttl: NodeStrategy(d),
+    ("", "PodTemplate"): lambda d, ttl: PodTemplateStrategy(d),
+    ("", "ReplicationController"): lambda d, ttl: ReplicationControllerStrategy(d),
     ("apps", "DaemonSet"): lambda d, ttl: DaemonSetStrategy(d),
     ("apps", "Deployment"): lambda d, ttl: DeploymentStrategy(d),
     ("apps", "ReplicaSet"): lambda d, ttl: ReplicaSetStrategy(d),
