@@ -20,6 +20,7 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
 from kstore.api.gvk import GroupVersionKind
 from kstore.api.pb import (
+    admissionregistration_v1_pb2,
     apiextensions_v1_pb2,
     apps_v1_pb2,
     apps_v1beta1_pb2,
@@ -107,6 +108,19 @@ _GROUP_VERSIONS: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {
             "StatefulSetList",
         ),
     ),
+    ("admissionregistration.k8s.io", "v1"): (
+        "k8s.io.api.admissionregistration.v1",
+        (
+            "ValidatingWebhookConfiguration",
+            "ValidatingWebhookConfigurationList",
+            "MutatingWebhookConfiguration",
+            "MutatingWebhookConfigurationList",
+            "ValidatingAdmissionPolicy",
+            "ValidatingAdmissionPolicyList",
+            "ValidatingAdmissionPolicyBinding",
+            "ValidatingAdmissionPolicyBindingList",
+        ),
+    ),
     ("apiextensions.k8s.io", "v1"): (
         "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1",
         ("CustomResourceDefinition", "CustomResourceDefinitionList"),
@@ -181,6 +195,7 @@ _FILES = (
     networking_v1_pb2,
     policy_v1_pb2,
     rbac_v1_pb2,
+    admissionregistration_v1_pb2,
     apiextensions_v1_pb2,
 )
 

@@ -521,6 +521,79 @@ def _ingress_class(obj: Object, now: datetime) -> list[Any]:
     return [_name(obj), str(spec.get("controller", "")), parameters, _age(obj, now)]
 
 
+# ---------------------------------------------------------- admissionregistration.k8s.io/v1
+
+
+def _webhook_configuration(obj: Object, now: datetime) -> list[Any]:
+    webhooks = obj.get("webhooks")
+    return [_name(obj), len(webhooks) if isinstance(webhooks, list) else 0, _age(obj, now)]
+
+
+def _validating_admission_policy(obj: Object, now: datetime) -> list[Any]:
+    spec = _m(obj, "spec")
+    validations = spec.get("validations")
+    kind = spec.get("paramKind")
+    param_kind = "<unset>"
+    if isinstance(kind, Mapping):
+        param_kind = f"{kind.get('apiVersion', '')}/{kind.get('kind', '')}"
+    count = len(validations) if isinstance(validations, list) else 0
+    return [_name(obj), count, param_kind, _age(obj, now)]
+
+
+def _go_label_selector(selector: Mapping[str, Any]) -> str:
+    # The generated String() of metav1.LabelSelector (labels sorted, values as Go's %v).
+    labels = selector.get("matchLabels")
+    labels = labels if isinstance(labels, Mapping) else {}
+    label_text = "".join(f"{k}: {labels[k]}," for k in sorted(labels))
+    expressions = selector.get("matchExpressions")
+    parts = []
+    for e in expressions if isinstance(expressions, list) else []:
+        e = e if isinstance(e, Mapping) else {}
+        values = e.get("values")
+        values_text = " ".join(str(v) for v in values) if isinstance(values, list) else ""
+        parts.append(
+            f"LabelSelectorRequirement{{Key:{e.get('key', '')},"
+            f"Operator:{e.get('operator', '')},Values:[{values_text}],}},"
+        )
+    return (
+        f"&LabelSelector{{MatchLabels:map[string]string{{{label_text}}},"
+        f"MatchExpressions:[]LabelSelectorRequirement{{{''.join(parts)}}},}}"
+    )
+
+
+def _validating_admission_policy_binding(obj: Object, now: datetime) -> list[Any]:
+    spec = _m(obj, "spec")
+    ref = spec.get("paramRef")
+    param = "<unset>"
+    if isinstance(ref, Mapping):
+        name = ref.get("name")
+        namespace = ref.get("namespace")
+        selector = ref.get("selector")
+        if isinstance(name, str) and name:
+            # Whether the parameter is cluster-scoped cannot be told here: "*/" without one.
+            param = (
+                f"{namespace}/{name}" if isinstance(namespace, str) and namespace else f"*/{name}"
+            )
+        elif isinstance(selector, Mapping):
+            param = _go_label_selector(selector)
+    return [_name(obj), str(spec.get("policyName", "")), param, _age(obj, now)]
+
+
+_WEBHOOK_CONFIGURATION = Printer(
+    (
+        _NAME,
+        Column(
+            "Webhooks",
+            "integer",
+            "",
+            "Webhooks indicates the number of webhooks registered in this configuration",
+        ),
+        _AGE,
+    ),
+    _webhook_configuration,
+)
+
+
 # ------------------------------------------------------------ rbac.authorization.k8s.io/v1
 
 
@@ -778,6 +851,44 @@ _PRINTERS: dict[tuple[str, str], Printer] = {
             _AGE,
         ),
         _ingress_class,
+    ),
+    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): _WEBHOOK_CONFIGURATION,
+    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): _WEBHOOK_CONFIGURATION,
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): Printer(
+        (
+            _NAME,
+            Column(
+                "Validations",
+                "integer",
+                "",
+                "Validations indicates the number of validation rules defined in this "
+                "configuration",
+            ),
+            _col(
+                "ParamKind",
+                "string",
+                "ParamKind specifies the kind of resources used to parameterize this policy",
+            ),
+            _AGE,
+        ),
+        _validating_admission_policy,
+    ),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): Printer(
+        (
+            _NAME,
+            _col(
+                "PolicyName",
+                "string",
+                "PolicyName indicates the policy definition which the policy binding binded to",
+            ),
+            _col(
+                "ParamRef",
+                "string",
+                "ParamRef indicates the param resource which sets the configration param",
+            ),
+            _AGE,
+        ),
+        _validating_admission_policy_binding,
     ),
     ("rbac.authorization.k8s.io", "Role"): _ROLE,
     ("rbac.authorization.k8s.io", "ClusterRole"): _ROLE,

@@ -32,7 +32,12 @@ from kstore.api.cel._ast import (
 )
 from kstore.api.cel._macros import expand_macros, has_unparsed_macros
 
-__all__ = ["OPAQUE_TYPE_NAMES", "CompileError", "compile_expression"]
+__all__ = [
+    "OPAQUE_TYPE_NAMES",
+    "CompileError",
+    "check_with_variables",
+    "compile_expression",
+]
 
 OPAQUE_TYPE_NAMES: Final = (
     "net.IP",
@@ -244,8 +249,7 @@ def _type_of(key: str) -> cel.Type:
     return _SCALAR_TYPES.get(key, _D)
 
 
-@functools.cache
-def _env(optional_old_self: bool, self_type: str = "dyn") -> cel.Env:
+def _function_decls() -> list[cel.FunctionDecl]:
     groups: dict[str, list[cel.Overload]] = {}
     for name, oid, params, result, member in _DECLS:
         groups.setdefault(name, []).append(cel.Overload(oid, result, params, is_member=member))
@@ -253,6 +257,12 @@ def _env(optional_old_self: bool, self_type: str = "dyn") -> cel.Env:
         groups[f"format.{fmt}"] = [cel.Overload(f"format_{fmt}", _FMT, [])]
     decls = [cel.FunctionDecl(name, overloads) for name, overloads in groups.items()]
     decls.extend(_ordering_decls())
+    return decls
+
+
+@functools.cache
+def _env(optional_old_self: bool, self_type: str = "dyn") -> cel.Env:
+    decls = _function_decls()
     # ``self`` is typed when the schema gives it a CEL type cel-cpp can name (scalars, lists
     # and maps of them); objects stay ``dyn`` (their fields are checked by _fields).
     # cel-cpp cannot declare an optional variable here; ``dyn`` accepts the optional API.
@@ -268,6 +278,44 @@ def _env(optional_old_self: bool, self_type: str = "dyn") -> cel.Env:
     )
 
 
+#: Kubernetes' authorizer library (``k8s.io/apiserver/pkg/cel/library/authz.go``): member
+#: functions of the authorizer and its checks, declared on ``dyn`` receivers.
+_AUTHZ_MEMBERS: Final = (
+    ("path", 1),
+    ("group", 1),
+    ("serviceAccount", 2),
+    ("resource", 1),
+    ("subresource", 1),
+    ("namespace", 1),
+    ("name", 1),
+    ("check", 1),
+    ("allowed", 0),
+    ("reason", 0),
+    ("errored", 0),
+    ("error", 0),
+    ("fieldSelector", 1),
+    ("labelSelector", 1),
+)
+
+
+@functools.cache
+def _variables_env(names: frozenset[str], authorizer: bool) -> cel.Env:
+    decls = _function_decls()
+    if authorizer:
+        for name, arity in _AUTHZ_MEMBERS:
+            params = [_D] + [_S] * arity
+            decls.append(
+                cel.FunctionDecl(name, [cel.Overload(f"authz_{name}", _D, params, is_member=True)])
+            )
+    type_names = dict.fromkeys(OPAQUE_TYPE_NAMES, _D)
+    return cel.NewEnv(
+        config=cel.NewEnvConfigFromYaml(_STDLIB_EXCLUSIONS),
+        variables={**dict.fromkeys(names, _D), **type_names},
+        extensions=[ExtOptional()],
+        functions=decls,
+    )
+
+
 def compile_expression(
     source: str, *, optional_old_self: bool = False, self_type: str = "dyn"
 ) -> tuple[CheckedAst, str]:
@@ -276,7 +324,16 @@ def compile_expression(
     ``self_type`` is the CEL type of ``self`` as :func:`kstore.api.cel._decl.type_key` spells
     it. Raises :class:`CompileError` with cel-go's wording when the source does not compile.
     """
-    env = _env(optional_old_self, self_type)
+    return _compile_in(_env(optional_old_self, self_type), source)
+
+
+def check_with_variables(source: str, names: frozenset[str], *, authorizer: bool) -> None:
+    """Parse and check ``source`` with ``names`` declared as ``dyn`` variables (and, with
+    ``authorizer``, the authorizer library's functions). Raises :class:`CompileError`."""
+    _compile_in(_variables_env(names, authorizer), source)
+
+
+def _compile_in(env: cel.Env, source: str) -> tuple[CheckedAst, str]:
     try:
         compiled = env.compile(source)
     except RuntimeError as exc:

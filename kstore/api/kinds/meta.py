@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from kstore.api.kinds import (
+    admissionregistration,
     apiextensions,
     apps,
     batch,
@@ -89,6 +90,7 @@ def _builtin_group_versions() -> dict[str, list[str]]:
         *coordination.DEFINITIONS,
         *networking.DEFINITIONS,
         *poddisruptionbudget.DEFINITIONS,
+        *admissionregistration.DEFINITIONS,
         *apiextensions.DEFINITIONS,
     ):
         known = groups.setdefault(definition.group, [])

@@ -10,6 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from kstore.api.scheme import KindDefinition
+from kstore.registry.strategies.admissionregistration import (
+    AdmissionObjectStrategy,
+    ValidatingAdmissionPolicyStrategy,
+)
 from kstore.registry.strategies.apiextensions import CustomResourceDefinitionStrategy
 from kstore.registry.strategies.apps import DeploymentStrategy
 from kstore.registry.strategies.base import BuiltinStrategy, Strategy
@@ -55,6 +59,18 @@ _BUILTIN: dict[tuple[str, str], StrategyFactory] = {
     ("policy", "PodDisruptionBudget"): lambda d, ttl: PodDisruptionBudgetStrategy(d),
     ("networking.k8s.io", "Ingress"): lambda d, ttl: IngressStrategy(d),
     ("networking.k8s.io", "IngressClass"): lambda d, ttl: IngressClassStrategy(d),
+    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): (
+        lambda d, ttl: AdmissionObjectStrategy(d)
+    ),
+    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): (
+        lambda d, ttl: AdmissionObjectStrategy(d)
+    ),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): (
+        lambda d, ttl: ValidatingAdmissionPolicyStrategy(d)
+    ),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): (
+        lambda d, ttl: AdmissionObjectStrategy(d)
+    ),
     ("apiextensions.k8s.io", "CustomResourceDefinition"): (
         lambda d, ttl: CustomResourceDefinitionStrategy(d)
     ),
