@@ -8,10 +8,15 @@ its library) where the expression may call it, ``params`` when the policy has a 
 ``variables`` when the policy declares variables. They are declared ``dyn``, so a name
 Kubernetes does not declare is refused with cel-go's "undeclared reference" message, while
 fields of these variables are not checked.
+
+cel-cpp names a whole undeclared select chain (``'params.x'``, at its last dot) where cel-go
+names its root identifier (``'params'``, where it starts); the message is rewritten to
+cel-go's, caret line included.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 from kstore.api.cel._environment import CompileError, check_with_variables
@@ -19,6 +24,30 @@ from kstore.api.cel._environment import CompileError, check_with_variables
 __all__ = ["admission_compile_error"]
 
 _ALWAYS: Final = frozenset(("object", "oldObject", "request", "namespaceObject"))
+_UNDECLARED: Final = re.compile(
+    r"ERROR: <input>:(?P<line>\d+):(?P<col>\d+): undeclared reference to '(?P<name>[\w.]+)' "
+    r"\(in container ''\)\n \| (?P<source>[^\n]*)\n \| \.*\^"
+)
+
+
+def _root_reference(message: str) -> str:
+    """cel-go's wording of an undeclared select chain: its root identifier, where it starts."""
+
+    def rewrite(match: re.Match[str]) -> str:
+        name = match["name"]
+        if "." not in name:
+            return match[0]
+        root, _, _ = name.partition(".")
+        prefix = name.rpartition(".")[0]
+        col = int(match["col"]) - len(prefix)
+        if col < 1:
+            return match[0]
+        return (
+            f"ERROR: <input>:{match['line']}:{col}: undeclared reference to '{root}' "
+            f"(in container '')\n | {match['source']}\n | {'.' * (col - 1)}^"
+        )
+
+    return _UNDECLARED.sub(rewrite, message)
 
 
 def admission_compile_error(
@@ -40,5 +69,5 @@ def admission_compile_error(
     try:
         check_with_variables(expression, frozenset(names), authorizer=authorizer)
     except CompileError as exc:
-        return f"compilation failed: {exc}"
+        return f"compilation failed: {_root_reference(str(exc))}"
     return None
