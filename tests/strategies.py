@@ -1555,6 +1555,50 @@ def _validating_admission_policy_binding(version: str) -> st.SearchStrategy[Obj]
     return _fields({"metadata": object_meta(namespaced=False)}, {"spec": spec})
 
 
+def _certificate_signing_request(version: str) -> st.SearchStrategy[Obj]:
+    spec = _fields(
+        {
+            "request": st.sampled_from(
+                ["AQ==", "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0K"]
+            ),
+            "signerName": st.sampled_from(["example.com/signer", "kubernetes.io/kubelet-serving"]),
+        },
+        {
+            "expirationSeconds": int32(600, 86400),
+            "usages": st.lists(
+                st.sampled_from(["client auth", "digital signature", "key encipherment"]),
+                max_size=2,
+            ),
+            "username": dns_label(),
+            "uid": uid(),
+            "groups": st.lists(st.sampled_from(["system:authenticated", "dev"]), max_size=2),
+            "extra": st.dictionaries(
+                dns_label(), st.lists(dns_label(), min_size=1, max_size=2), max_size=2
+            ),
+        },
+    )
+    condition = _fields(
+        {
+            "type": st.sampled_from(["Approved", "Denied", "Failed", "Custom"]),
+            "status": st.sampled_from(["True", "False"]),
+        },
+        {
+            "reason": st.just("KubectlApprove"),
+            "message": st.just("ok"),
+            "lastUpdateTime": timestamp(),
+            "lastTransitionTime": timestamp(),
+        },
+    )
+    status = _fields(
+        {},
+        {
+            "conditions": st.lists(condition, max_size=2),
+            "certificate": st.sampled_from(["Ag==", "LS0tLS0K"]),
+        },
+    )
+    return _fields({"metadata": object_meta(namespaced=False), "spec": spec}, {"status": status})
+
+
 # ------------------------------------------------------------------------------- dispatch
 
 _BY_KIND: dict[tuple[str, str], StrategyFor] = {
@@ -1586,6 +1630,7 @@ _BY_KIND: dict[tuple[str, str], StrategyFor] = {
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): (
         _validating_admission_policy_binding
     ),
+    ("certificates.k8s.io", "CertificateSigningRequest"): _certificate_signing_request,
     ("apiextensions.k8s.io", "CustomResourceDefinition"): _custom_resource_definition,
     ("rbac.authorization.k8s.io", "Role"): _rbac_role(namespaced=True),
     ("rbac.authorization.k8s.io", "ClusterRole"): _rbac_role(namespaced=False),

@@ -284,6 +284,10 @@ _TAGS: dict[str, dict[str, dict[str, _Tags]]] = {
         # +listType=map +listMapKey=type, without a patch strategy.
         "ValidatingAdmissionPolicyStatus": {"conditions": _map_list("type")},
     },
+    "k8s.io.api.certificates.v1": {
+        # +listType=map +listMapKey=type, without a patch strategy.
+        "CertificateSigningRequestStatus": {"conditions": _map_list("type")},
+    },
     "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1": {
         # +listType=map +listMapKey=type; everything else of the CRD types is atomic.
         "CustomResourceDefinitionStatus": {"conditions": _map_list("type")},

@@ -26,6 +26,7 @@ from kstore.api.pb import (
     apps_v1beta1_pb2,
     apps_v1beta2_pb2,
     batch_v1_pb2,
+    certificates_v1_pb2,
     coordination_v1_pb2,
     core_v1_pb2,
     meta_v1_pb2,
@@ -128,6 +129,10 @@ _GROUP_VERSIONS: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {
     ("apps", "v1beta2"): ("k8s.io.api.apps.v1beta2", ("Deployment", "DeploymentList")),
     ("apps", "v1beta1"): ("k8s.io.api.apps.v1beta1", ("Deployment", "DeploymentList")),
     ("batch", "v1"): ("k8s.io.api.batch.v1", ("Job", "JobList", "CronJob", "CronJobList")),
+    ("certificates.k8s.io", "v1"): (
+        "k8s.io.api.certificates.v1",
+        ("CertificateSigningRequest", "CertificateSigningRequestList"),
+    ),
     ("coordination.k8s.io", "v1"): ("k8s.io.api.coordination.v1", ("Lease", "LeaseList")),
     ("networking.k8s.io", "v1"): (
         "k8s.io.api.networking.v1",
@@ -196,6 +201,7 @@ _FILES = (
     policy_v1_pb2,
     rbac_v1_pb2,
     admissionregistration_v1_pb2,
+    certificates_v1_pb2,
     apiextensions_v1_pb2,
 )
 

@@ -594,6 +594,59 @@ _WEBHOOK_CONFIGURATION = Printer(
 )
 
 
+# -------------------------------------------------------------------- certificates.k8s.io/v1
+
+
+# The column descriptions kube-apiserver sends: certificates/v1beta1's field docs.
+_SIGNER_NAME_DOC = (
+    "Requested signer for the request. It is a qualified name in the form: "
+    "`scope-hostname.io/name`. If empty, it will be defaulted:\n 1. If it's a kubelet client "
+    'certificate, it is assigned\n    "kubernetes.io/kube-apiserver-client-kubelet".\n 2. If '
+    'it\'s a kubelet serving certificate, it is assigned\n    "kubernetes.io/kubelet-serving".'
+    '\n 3. Otherwise, it is assigned "kubernetes.io/legacy-unknown".\nDistribution of trust '
+    "for signers happens out of band. You can select on this field using `spec.signerName`."
+)
+_EXPIRATION_SECONDS_DOC = (
+    "expirationSeconds is the requested duration of validity of the issued certificate. The "
+    "certificate signer may issue a certificate with a different validity duration so a client "
+    "must check the delta between the notBefore and and notAfter fields in the issued "
+    "certificate to determine the actual duration.\n\nThe v1.22+ in-tree implementations of "
+    "the well-known Kubernetes signers will honor this field as long as the requested duration "
+    "is not greater than the maximum duration they will honor per the "
+    "--cluster-signing-duration CLI flag to the Kubernetes controller manager.\n\nCertificate "
+    "signers may not honor this field for various reasons:\n\n  1. Old signer that is unaware "
+    "of the field (such as the in-tree\n     implementations prior to v1.22)\n  2. Signer whose "
+    "configured maximum is shorter than the requested duration\n  3. Signer whose configured "
+    "minimum is longer than the requested duration\n\nThe minimum valid value for "
+    "expirationSeconds is 600, i.e. 10 minutes."
+)
+
+
+def _csr_condition(obj: Object) -> str:
+    # Denied before Approved, else Pending; then Failed and Issued.
+    types = {c.get("type") for c in _l(_m(obj, "status"), "conditions") if isinstance(c, Mapping)}
+    text = "Denied" if "Denied" in types else "Approved" if "Approved" in types else "Pending"
+    if "Failed" in types:
+        text += ",Failed"
+    if _m(obj, "status").get("certificate"):
+        text += ",Issued"
+    return text
+
+
+def _certificate_signing_request(obj: Object, now: datetime) -> list[Any]:
+    spec = _m(obj, "spec")
+    seconds = spec.get("expirationSeconds")
+    requested = human_duration(seconds) if isinstance(seconds, int) else "<none>"
+    return [
+        _name(obj),
+        _age(obj, now),
+        _or_none(spec.get("signerName")),
+        str(spec.get("username", "")),
+        requested,
+        _csr_condition(obj),
+    ]
+
+
 # ------------------------------------------------------------ rbac.authorization.k8s.io/v1
 
 
@@ -889,6 +942,21 @@ _PRINTERS: dict[tuple[str, str], Printer] = {
             _AGE,
         ),
         _validating_admission_policy_binding,
+    ),
+    ("certificates.k8s.io", "CertificateSigningRequest"): Printer(
+        (
+            _NAME,
+            _AGE,
+            _col("SignerName", "string", _SIGNER_NAME_DOC),
+            _col("Requestor", "string", "Base64-encoded PKCS#10 CSR data"),
+            _col("RequestedDuration", "string", _EXPIRATION_SECONDS_DOC),
+            _col(
+                "Condition",
+                "string",
+                "Conditions applied to the request, such as approval or denial.",
+            ),
+        ),
+        _certificate_signing_request,
     ),
     ("rbac.authorization.k8s.io", "Role"): _ROLE,
     ("rbac.authorization.k8s.io", "ClusterRole"): _ROLE,

@@ -2,7 +2,9 @@
 webhook configuration, a policy and its binding server-side as install bundles ship them, gets
 them (tables, ``-o wide``, the ``api-extensions`` category), sees validation refuse a bad
 webhook and an uncompilable expression, and deletes them; the Python client's
-AdmissionregistrationV1Api does the same CRUD with its typed models."""
+AdmissionregistrationV1Api does the same CRUD with its typed models. certificates.k8s.io/v1:
+kubectl applies CertificateSigningRequests, approves and denies them (``kubectl certificate``,
+through the approval subresource); the Python client writes approval and status."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 from tests.clients.kubectl import Kubectl
+from tests.csr_pem import b64, certificate_pem, csr_pem
 
 _WEBHOOKS = """\
 apiVersion: admissionregistration.k8s.io/v1
@@ -275,3 +278,103 @@ def test_python_client_policy_status_and_binding(
     assert name not in [
         item.metadata.name for item in admission.list_validating_admission_policy().items
     ]
+
+
+# ------------------------------------------------------------------- certificates.k8s.io/v1
+
+_CSR = """\
+apiVersion: certificates.k8s.io/v1
+kind: CertificateSigningRequest
+metadata:
+  name: {name}
+spec:
+  request: {request}
+  signerName: example.com/signer
+  expirationSeconds: 86400
+  usages: [client auth]
+"""
+
+
+def test_kubectl_certificate_approve_and_deny(k: Kubectl) -> None:
+    approved, denied = f"{k.namespace}-approved", f"{k.namespace}-denied"
+    for name in (approved, denied):
+        k.write(f"{name}.yaml", _CSR.format(name=name, request=b64(csr_pem(name))))
+        assert k.ok("apply", "--server-side", "-f", f"{name}.yaml").strip() == (
+            f"certificatesigningrequest.certificates.k8s.io/{name} serverside-applied"
+        )
+    rows = _rows(k.ok("get", "csr", approved, "-o", "wide"))
+    assert rows[0] == ["NAME", "AGE", "SIGNERNAME", "REQUESTOR", "REQUESTEDDURATION", "CONDITION"]
+    # The requestor column is the requesting user's name (none for anonymous requests).
+    assert rows[1][2] == "example.com/signer"
+    assert rows[1][-2:] == ["24h", "Pending"]
+    requestor = _get(k, "csr", approved)["spec"].get("username", "")
+    assert k.ok("certificate", "approve", approved).strip() == (
+        f"certificatesigningrequest.certificates.k8s.io/{approved} approved"
+    )
+    assert k.ok("certificate", "deny", denied).strip() == (
+        f"certificatesigningrequest.certificates.k8s.io/{denied} denied"
+    )
+    condition = _get(k, "csr", approved)["status"]["conditions"][0]
+    assert (condition["type"], condition["status"], condition["reason"]) == (
+        "Approved",
+        "True",
+        "KubectlApprove",
+    )
+    assert condition["lastUpdateTime"] and condition["lastTransitionTime"]
+    rows = _rows(k.ok("get", "csr", approved, denied))
+    assert [row[-1] for row in rows[1:]] == ["Approved", "Denied"]
+    assert _get(k, "csr", approved)["spec"].get("username", "") == requestor
+    # kubectl refuses a second decision itself (the server's rule is checked below).
+    assert f'"{approved}" is already Approved' in k.fails("certificate", "deny", approved).stderr
+    k.write("bad-csr.yaml", _CSR.format(name=f"{k.namespace}-bad", request=b64(b"nope")))
+    bad = k.fails("apply", "--server-side", "-f", "bad-csr.yaml")
+    assert "spec.request: Invalid value: " in bad.stderr
+    assert "PEM block type must be CERTIFICATE REQUEST" in bad.stderr
+    k.ok("delete", "csr", approved, denied)
+
+
+@pytest.fixture(scope="module")
+def certificates(api_client: client.ApiClient) -> client.CertificatesV1Api:
+    return client.CertificatesV1Api(api_client)
+
+
+def test_python_client_csr_approval_and_status(
+    certificates: client.CertificatesV1Api, namespace: str
+) -> None:
+    name = f"{namespace}-py"
+    body = client.V1CertificateSigningRequest(
+        metadata=client.V1ObjectMeta(name=name),
+        spec=client.V1CertificateSigningRequestSpec(
+            request=b64(csr_pem(name)), signer_name="example.com/signer", usages=["client auth"]
+        ),
+    )
+    created = certificates.create_certificate_signing_request(body)
+    assert created.status.conditions is None
+    created.status = client.V1CertificateSigningRequestStatus(
+        conditions=[
+            client.V1CertificateSigningRequestCondition(
+                type="Approved", status="True", reason="ByPython"
+            )
+        ]
+    )
+    with pytest.raises(ApiException) as refused:
+        certificates.replace_certificate_signing_request_status(name, created)
+    assert refused.value.status == 422
+    approved = certificates.replace_certificate_signing_request_approval(name, created)
+    assert approved.status.conditions[0].reason == "ByPython"
+    assert approved.status.conditions[0].last_update_time is not None
+    both = client.V1CertificateSigningRequestCondition(type="Denied", status="True")
+    approved.status.conditions.append(both)
+    with pytest.raises(ApiException) as exclusive:
+        certificates.replace_certificate_signing_request_approval(name, approved)
+    assert (
+        "Approved and Denied conditions are mutually exclusive"
+        in json.loads(exclusive.value.body)["message"]
+    )
+    approved.status.conditions.pop()
+    approved.status.certificate = b64(certificate_pem(name))
+    issued = certificates.replace_certificate_signing_request_status(name, approved)
+    assert issued.status.certificate == approved.status.certificate
+    read = certificates.read_certificate_signing_request_approval(name)
+    assert [c.type for c in read.status.conditions] == ["Approved"]
+    certificates.delete_certificate_signing_request(name)

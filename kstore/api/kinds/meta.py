@@ -31,6 +31,7 @@ from kstore.api.kinds import (
     apiextensions,
     apps,
     batch,
+    certificates,
     coordination,
     core,
     networking,
@@ -91,6 +92,7 @@ def _builtin_group_versions() -> dict[str, list[str]]:
         *networking.DEFINITIONS,
         *poddisruptionbudget.DEFINITIONS,
         *admissionregistration.DEFINITIONS,
+        *certificates.DEFINITIONS,
         *apiextensions.DEFINITIONS,
     ):
         known = groups.setdefault(definition.group, [])

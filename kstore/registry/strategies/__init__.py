@@ -18,6 +18,7 @@ from kstore.registry.strategies.apiextensions import CustomResourceDefinitionStr
 from kstore.registry.strategies.apps import DeploymentStrategy
 from kstore.registry.strategies.base import BuiltinStrategy, Strategy
 from kstore.registry.strategies.batch import CronJobStrategy, JobStrategy
+from kstore.registry.strategies.certificates import CertificateSigningRequestStrategy
 from kstore.registry.strategies.coordination import LeaseStrategy
 from kstore.registry.strategies.core import (
     ConfigMapStrategy,
@@ -70,6 +71,9 @@ _BUILTIN: dict[tuple[str, str], StrategyFactory] = {
     ),
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): (
         lambda d, ttl: AdmissionObjectStrategy(d)
+    ),
+    ("certificates.k8s.io", "CertificateSigningRequest"): (
+        lambda d, ttl: CertificateSigningRequestStrategy(d)
     ),
     ("apiextensions.k8s.io", "CustomResourceDefinition"): (
         lambda d, ttl: CustomResourceDefinitionStrategy(d)
