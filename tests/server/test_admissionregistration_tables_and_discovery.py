@@ -11,6 +11,7 @@ import pytest
 from kstore.api.gvk import GroupVersionKind
 from kstore.api.kinds import builtin_scheme
 from kstore.server.discovery import Discovery
+from kstore.server.openapi import OpenAPIV3
 from kstore.server.table import build_table
 
 GROUP = "admissionregistration.k8s.io"
@@ -92,3 +93,25 @@ def test_binding_rows() -> None:
         "MatchExpressions:[]LabelSelectorRequirement{LabelSelectorRequirement{Key:env,"
         "Operator:In,Values:[x y],},},}"
     )
+
+
+def test_openapi_document_of_admissionregistration_v1() -> None:
+    doc = OpenAPIV3(builtin_scheme(), "v1.36.0").document(f"apis/{GROUP}/v1")
+    assert doc is not None
+    body = orjson.loads(doc.body)
+    assert f"/apis/{GROUP}/v1/validatingadmissionpolicies/{{name}}/status" in body["paths"]
+    assert f"/apis/{GROUP}/v1/validatingwebhookconfigurations" in body["paths"]
+    schemas = body["components"]["schemas"]
+    prefix = "io.k8s.api.admissionregistration.v1"
+    hook = schemas[f"{prefix}.ValidatingWebhook"]
+    assert sorted(hook["required"]) == [
+        "admissionReviewVersions",
+        "clientConfig",
+        "name",
+        "sideEffects",
+    ]
+    webhooks = schemas[f"{prefix}.ValidatingWebhookConfiguration"]["properties"]["webhooks"]
+    assert webhooks["x-kubernetes-patch-merge-key"] == "name"
+    assert webhooks["x-kubernetes-patch-strategy"] == "merge"
+    binding_spec = schemas[f"{prefix}.ValidatingAdmissionPolicyBindingSpec"]
+    assert sorted(binding_spec["required"]) == ["policyName", "validationActions"]

@@ -9,6 +9,7 @@ import orjson
 
 from kstore.api.kinds import builtin_scheme
 from kstore.server.discovery import Discovery
+from kstore.server.openapi import OpenAPIV3
 from kstore.server.table import build_table
 
 
@@ -58,3 +59,21 @@ def test_csr_rows_as_kubectl_prints_them() -> None:
     ]
     denied = {"conditions": [{"type": "Approved"}, {"type": "Denied"}]}
     assert _cells(spec, denied)[-1] == "Denied"
+
+
+def test_openapi_document_of_certificates_v1() -> None:
+    doc = OpenAPIV3(builtin_scheme(), "v1.36.0").document("apis/certificates.k8s.io/v1")
+    assert doc is not None
+    body = orjson.loads(doc.body)
+    base = "/apis/certificates.k8s.io/v1/certificatesigningrequests/{name}"
+    approval = body["paths"][f"{base}/approval"]
+    assert {"get", "put", "patch"} <= set(approval)
+    assert f"{base}/status" in body["paths"]
+    schemas = body["components"]["schemas"]
+    spec = schemas["io.k8s.api.certificates.v1.CertificateSigningRequestSpec"]
+    assert sorted(spec["required"]) == ["request", "signerName"]
+    assert spec["properties"]["extra"]["additionalProperties"]["type"] == "array"
+    conditions = schemas["io.k8s.api.certificates.v1.CertificateSigningRequestStatus"][
+        "properties"
+    ]["conditions"]
+    assert conditions["x-kubernetes-list-type"] == "map"
