@@ -73,11 +73,12 @@ class CertificateSigningRequestStrategy(BuiltinStrategy):
         return (STATUS, APPROVAL)
 
     def reset_fields(self, subresource: str) -> frozenset[tuple[str, ...]]:
+        # Kubernetes' GetResetFields of the three strategies.
         if subresource == STATUS:
-            return frozenset({("spec",)})
+            return frozenset({("spec",), ("status", "conditions")})
         if subresource == APPROVAL:
             return frozenset({("spec",), ("status", "certificate")})
-        return frozenset({("status",)})
+        return frozenset({("spec",), ("status",)})
 
     def prepare_for_create(self, ctx: RequestContext, obj: Object) -> list[str]:
         warnings = super().prepare_for_create(ctx, obj)
