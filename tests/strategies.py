@@ -1300,6 +1300,220 @@ def _ingress_class(version: str) -> st.SearchStrategy[Obj]:
     return _fields({"metadata": object_meta(namespaced=False)}, {"spec": spec})
 
 
+def _topology_term() -> st.SearchStrategy[Obj]:
+    requirement = _fields(
+        {
+            "key": st.sampled_from(["topology.kubernetes.io/zone", "example.com/rack"]),
+            "values": st.lists(dns_label(), min_size=1, max_size=2),
+        },
+        {},
+    )
+    return _fields({}, {"matchLabelExpressions": st.lists(requirement, max_size=2)})
+
+
+def _storage_class(version: str) -> st.SearchStrategy[Obj]:
+    return _fields(
+        {
+            "metadata": object_meta(namespaced=False),
+            "provisioner": st.sampled_from(["ebs.csi.aws.com", "kubernetes.io/no-provisioner"]),
+        },
+        {
+            "parameters": st.dictionaries(dns_label(), st.text(max_size=8), max_size=2),
+            "reclaimPolicy": st.sampled_from(["Delete", "Retain"]),
+            "mountOptions": st.lists(st.sampled_from(["ro", "soft", "nfsvers=4.1"]), max_size=2),
+            "allowVolumeExpansion": st.booleans(),
+            "volumeBindingMode": st.sampled_from(["Immediate", "WaitForFirstConsumer"]),
+            "allowedTopologies": st.lists(_topology_term(), max_size=2),
+        },
+    )
+
+
+def _csi_driver(version: str) -> st.SearchStrategy[Obj]:
+    token_request = _fields(
+        {"audience": st.sampled_from(["", "vault", "sts.example.com"])},
+        {"expirationSeconds": st.integers(600, 2**32)},
+    )
+    spec = _fields(
+        {},
+        {
+            "attachRequired": st.booleans(),
+            "podInfoOnMount": st.booleans(),
+            "volumeLifecycleModes": st.lists(
+                st.sampled_from(["Persistent", "Ephemeral"]), max_size=2, unique=True
+            ),
+            "storageCapacity": st.booleans(),
+            "fsGroupPolicy": st.sampled_from(["ReadWriteOnceWithFSType", "File", "None"]),
+            "tokenRequests": st.lists(token_request, max_size=2),
+            "requiresRepublish": st.booleans(),
+            "seLinuxMount": st.booleans(),
+            "nodeAllocatableUpdatePeriodSeconds": st.integers(10, 3600),
+            "serviceAccountTokenInSecrets": st.booleans(),
+            "preventPodSchedulingIfMissing": st.booleans(),
+        },
+    )
+    return _fields({"metadata": object_meta(namespaced=False), "spec": spec}, {})
+
+
+def _csi_node(version: str) -> st.SearchStrategy[Obj]:
+    driver = _fields(
+        {
+            "name": st.sampled_from(["ebs.csi.aws.com", "hostpath.csi.k8s.io"]),
+            "nodeID": dns_label(),
+            "topologyKeys": st.lists(st.just("topology.kubernetes.io/zone"), max_size=1),
+        },
+        {"allocatable": _fields({}, {"count": small_nonneg()})},
+    )
+    condition = _fields(
+        {
+            "status": st.sampled_from(["StorageUnreachable", "StorageDegraded"]),
+            "reason": st.sampled_from(["BackendDown", "Degraded"]),
+        },
+        {
+            "message": st.text(max_size=20),
+            "accessMode": st.sampled_from(["ReadWriteOnce", "ReadOnlyMany"]),
+            "volumeMode": st.sampled_from(["Filesystem", "Block"]),
+            "lastTransitionTime": timestamp(),
+        },
+    )
+    health = _fields(
+        {"name": st.just("ebs.csi.aws.com")},
+        {"healthConditions": st.lists(condition, max_size=2)},
+    )
+    return _fields(
+        {
+            "metadata": object_meta(namespaced=False),
+            "spec": _fields({"drivers": st.lists(driver, max_size=2)}, {}),
+        },
+        {"status": _fields({}, {"storageHealth": st.lists(health, max_size=1)})},
+    )
+
+
+def _secret_reference() -> st.SearchStrategy[Obj]:
+    return _fields({}, {"name": dns_label(), "namespace": dns_label()})
+
+
+def _persistent_volume_source() -> st.SearchStrategy[Obj]:
+    csi = _fields(
+        {"driver": st.just("ebs.csi.aws.com"), "volumeHandle": dns_label()},
+        {
+            "readOnly": st.booleans(),
+            "fsType": st.sampled_from(["ext4", "xfs"]),
+            "volumeAttributes": st.dictionaries(dns_label(), dns_label(), max_size=2),
+            "nodeStageSecretRef": _secret_reference(),
+            "controllerExpandSecretRef": _secret_reference(),
+        },
+    )
+    return st.one_of(
+        _fields(
+            {"path": st.just("/srv/data")},
+            {"type": st.sampled_from(["", "Directory", "DirectoryOrCreate"])},
+        ).map(lambda s: {"hostPath": s}),
+        _fields(
+            {"server": st.just("nfs.example.com"), "path": st.just("/exports")},
+            {"readOnly": st.booleans()},
+        ).map(lambda s: {"nfs": s}),
+        _fields({"path": st.just("/mnt/disks/ssd1")}, {"fsType": st.just("ext4")}).map(
+            lambda s: {"local": s}
+        ),
+        csi.map(lambda s: {"csi": s}),
+        _fields(
+            {"monitors": st.lists(st.just("10.0.0.1:6789"), max_size=1), "image": dns_label()},
+            {"pool": st.just("rbd"), "secretRef": _secret_reference()},
+        ).map(lambda s: {"rbd": s}),
+    )
+
+
+def _persistent_volume_spec() -> st.SearchStrategy[Obj]:
+    node_selector = _fields(
+        {
+            "nodeSelectorTerms": st.lists(
+                _fields(
+                    {},
+                    {
+                        "matchExpressions": st.lists(
+                            _fields(
+                                {
+                                    "key": st.just("kubernetes.io/hostname"),
+                                    "operator": st.sampled_from(["In", "NotIn"]),
+                                },
+                                {"values": st.lists(dns_label(), max_size=2)},
+                            ),
+                            max_size=2,
+                        )
+                    },
+                ),
+                max_size=2,
+            )
+        },
+        {},
+    )
+    claim_ref = _fields(
+        {},
+        {"kind": st.just("PersistentVolumeClaim"), "namespace": dns_label(), "name": dns_label()},
+    )
+    rest = _fields(
+        {},
+        {
+            "capacity": st.dictionaries(st.just("storage"), quantity(), max_size=1),
+            "accessModes": st.lists(
+                st.sampled_from(["ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany"]), max_size=2
+            ),
+            "claimRef": claim_ref,
+            "persistentVolumeReclaimPolicy": st.sampled_from(["Retain", "Delete", "Recycle"]),
+            "storageClassName": dns_subdomain(),
+            "mountOptions": st.lists(st.sampled_from(["hard", "nfsvers=4.1"]), max_size=2),
+            "volumeMode": st.sampled_from(["Filesystem", "Block"]),
+            "nodeAffinity": _fields({}, {"required": node_selector}),
+            "volumeAttributesClassName": dns_subdomain(),
+        },
+    )
+    return st.tuples(rest, _persistent_volume_source()).map(lambda p: {**p[0], **p[1]})
+
+
+def _persistent_volume(version: str) -> st.SearchStrategy[Obj]:
+    status = _fields(
+        {},
+        {
+            "phase": st.sampled_from(["Pending", "Available", "Bound", "Released", "Failed"]),
+            "message": st.text(max_size=20),
+            "reason": st.sampled_from(["Recycled", "VolumeFailedDelete"]),
+            "lastPhaseTransitionTime": timestamp(),
+        },
+    )
+    return _fields(
+        {"metadata": object_meta(namespaced=False)},
+        {"spec": _persistent_volume_spec(), "status": status},
+    )
+
+
+def _volume_attachment(version: str) -> st.SearchStrategy[Obj]:
+    source = st.one_of(
+        dns_subdomain().map(lambda n: {"persistentVolumeName": n}),
+        _persistent_volume_spec().map(lambda s: {"inlineVolumeSpec": s}),
+    )
+    spec = _fields(
+        {
+            "attacher": st.just("ebs.csi.aws.com"),
+            "source": source,
+            "nodeName": dns_subdomain(),
+        },
+        {},
+    )
+    error = _fields(
+        {},
+        {"time": timestamp(), "message": st.text(max_size=20), "errorCode": st.integers(0, 16)},
+    )
+    status = _fields(
+        {"attached": st.booleans()},
+        {
+            "attachmentMetadata": st.dictionaries(dns_label(), dns_label(), max_size=2),
+            "attachError": error,
+            "detachError": error,
+        },
+    )
+    return _fields({"metadata": object_meta(namespaced=False), "spec": spec}, {"status": status})
+
+
 def _json_schema() -> st.SearchStrategy[Obj]:
     """JSONSchemaProps as a CRD holds them: typed leaves, nested properties and items, the
     x-kubernetes-* extensions and raw-JSON default/enum values."""
@@ -1607,6 +1821,7 @@ _BY_KIND: dict[tuple[str, str], StrategyFor] = {
     ("", "Secret"): _secret,
     ("", "Event"): _event,
     ("", "PersistentVolumeClaim"): _persistent_volume_claim,
+    ("", "PersistentVolume"): _persistent_volume,
     ("", "Pod"): _pod,
     ("", "Service"): _service,
     ("", "ServiceAccount"): _service_account,
@@ -1631,6 +1846,10 @@ _BY_KIND: dict[tuple[str, str], StrategyFor] = {
         _validating_admission_policy_binding
     ),
     ("certificates.k8s.io", "CertificateSigningRequest"): _certificate_signing_request,
+    ("storage.k8s.io", "StorageClass"): _storage_class,
+    ("storage.k8s.io", "CSIDriver"): _csi_driver,
+    ("storage.k8s.io", "CSINode"): _csi_node,
+    ("storage.k8s.io", "VolumeAttachment"): _volume_attachment,
     ("apiextensions.k8s.io", "CustomResourceDefinition"): _custom_resource_definition,
     ("rbac.authorization.k8s.io", "Role"): _rbac_role(namespaced=True),
     ("rbac.authorization.k8s.io", "ClusterRole"): _rbac_role(namespaced=False),

@@ -15,7 +15,11 @@ in its order:
   of ``set`` and ``map`` lists, then the ``x-kubernetes-validations`` CEL rules
   (:mod:`kstore.api.cel`, with ``oldSelf`` on update, within Kubernetes' cost budget) unless an
   error before them blocks them (a wrong type, a missing required field, a value too long or
-  not supported), which Kubernetes reports with one more cause saying so.
+  not supported), which Kubernetes reports with one more cause saying so;
+- an update is **ratcheted** (:meth:`VersionSchema.validate_update`): OpenAPI errors of values
+  equal to their correlated old values are dropped, list-type errors count only when the old
+  object had none, CEL failures of unchanged values (rules without ``oldSelf``) are warnings.
+  A create, and an update without OpenAPI errors, walk the object once as before.
 
 Field paths start at the object's root, as Kubernetes reports them for a custom resource.
 """
@@ -187,17 +191,30 @@ class VersionSchema:
     def validate(self, obj: Object) -> list[Cause]:
         return self._validate(obj, None)
 
-    def validate_update(self, obj: Object, old: Object) -> list[Cause]:
-        return self._validate(obj, old)
+    def validate_update(
+        self, obj: Object, old: Object, warnings: list[str] | None = None
+    ) -> list[Cause]:
+        """As :meth:`validate`, ratcheted as Kubernetes ratchets an update: OpenAPI errors of
+        values equal to their correlated old values are dropped, list-type errors count only
+        when the old object had none, and CEL failures of unchanged values (rules without
+        ``oldSelf``) become ``warnings``."""
+        return self._validate(obj, old, warnings)
 
-    def _validate(self, obj: Object, old: Object | None) -> list[Cause]:
+    def _validate(
+        self, obj: Object, old: Object | None, warnings: list[str] | None = None
+    ) -> list[Cause]:
         causes = self._openapi.validate(obj)
+        if causes and old is not None:
+            # Ratcheting walks old and new together, only for an update that needs it.
+            causes = self._openapi.validate_update(obj, old)
         # The root metadata is validated as any object's (ObjectMeta rules); embedded ones here.
         causes.extend(validate_embedded_object_meta(obj, self._tree))
-        causes.extend(validate_list_types(obj, self._tree))
+        list_causes = validate_list_types(obj, self._tree)
+        if list_causes and (old is None or not validate_list_types(old, self._tree)):
+            causes.extend(list_causes)
         if self._cel is not None:
             if any(c.type in _BLOCKING for c in causes):
                 causes.append(_UNCHECKED)
             else:
-                causes.extend(self._cel.validate(obj, old))
+                causes.extend(self._cel.validate(obj, old, warnings=warnings))
         return causes

@@ -250,6 +250,8 @@ _ATOMIC_STRUCTS: dict[str, frozenset[str]] = {
             "ObjectReference",
             "LocalObjectReference",
             "TypedLocalObjectReference",
+            "SecretReference",
+            "TopologySelectorTerm",
         )
     ),
     "k8s.io.api.networking.v1": frozenset(("ServiceBackendPort",)),
@@ -299,6 +301,11 @@ _TAGS: dict[str, dict[str, dict[str, _Tags]]] = {
     },
     # RBAC declares no patch strategy: every list of it is atomic.
     "k8s.io.api.rbac.v1": {},
+    "k8s.io.api.storage.v1": {
+        "CSIDriverSpec": {"volumeLifecycleModes": _SET},
+        "CSINodeSpec": {"drivers": _merge("name")},
+        "CSINodeStatus": {"storageHealth": _merge("name")},
+    },
     META_V1_PACKAGE: _META_V1,
 }
 

@@ -35,6 +35,7 @@ from kstore.api.pb import (
     policy_v1_pb2,
     rbac_v1_pb2,
     runtime_pb2,
+    storage_v1_pb2,
 )
 from kstore.api.schema import ANY, SCALAR, FieldSchema
 
@@ -87,6 +88,8 @@ _GROUP_VERSIONS: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {
             "EventList",
             "PersistentVolumeClaim",
             "PersistentVolumeClaimList",
+            "PersistentVolume",
+            "PersistentVolumeList",
             "Pod",
             "PodList",
             "Service",
@@ -155,6 +158,19 @@ _GROUP_VERSIONS: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {
             "ClusterRoleBindingList",
         ),
     ),
+    ("storage.k8s.io", "v1"): (
+        "k8s.io.api.storage.v1",
+        (
+            "StorageClass",
+            "StorageClassList",
+            "CSIDriver",
+            "CSIDriverList",
+            "CSINode",
+            "CSINodeList",
+            "VolumeAttachment",
+            "VolumeAttachmentList",
+        ),
+    ),
     ("meta.k8s.io", "v1"): (
         META_V1_PACKAGE,
         ("PartialObjectMetadata", "PartialObjectMetadataList"),
@@ -202,6 +218,7 @@ _FILES = (
     rbac_v1_pb2,
     admissionregistration_v1_pb2,
     certificates_v1_pb2,
+    storage_v1_pb2,
     apiextensions_v1_pb2,
 )
 

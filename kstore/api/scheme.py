@@ -125,8 +125,12 @@ class SchemaRules(Protocol):
         """The schema's causes against ``obj`` (field paths from the object's root)."""
         ...
 
-    def validate_update(self, obj: Object, old: Object) -> list[Cause]:
-        """As :meth:`validate`, with the rules that compare ``obj`` with ``old``."""
+    def validate_update(
+        self, obj: Object, old: Object, warnings: list[str] | None = None
+    ) -> list[Cause]:
+        """As :meth:`validate`, with the rules that compare ``obj`` with ``old`` and
+        Kubernetes' ratcheting of unchanged values; what ratcheting turns into warnings
+        goes to ``warnings`` when given."""
         ...
 
 

@@ -88,7 +88,13 @@ from kstore.registry.passthrough import Raised, guarded
 from kstore.registry.patch.fieldsets import FieldSet
 from kstore.registry.patch.managed import current_time, reset_field_set, track_update
 from kstore.registry.patch.typed import SchemaError
-from kstore.registry.strategies.base import Strategy, copy_value, meta, read_meta
+from kstore.registry.strategies.base import (
+    Strategy,
+    copy_value,
+    meta,
+    read_meta,
+    update_warnings,
+)
 from kstore.storage.aio import AsyncStorage, as_async
 from kstore.storage.interface import (
     GetOptions,
@@ -740,7 +746,7 @@ class GenericStore(ResourceStore):
             meta(obj)["resourceVersion"] = str(existing_rv)
         elif new_rv != existing_rv:
             raise self.conflict(name, OPTIMISTIC_LOCK_ERROR)
-        self._before_update(ctx, obj, current, subresource)
+        self._before_update(ctx, obj, current, subresource, request.warnings)
         keep_managed_fields_times(obj, current)
         if self._admission.has_validating:
             self._admission.validate(
@@ -778,7 +784,12 @@ class GenericStore(ResourceStore):
         return obj
 
     def _before_update(
-        self, ctx: RequestContext, obj: Object, old: Object, subresource: str
+        self,
+        ctx: RequestContext,
+        obj: Object,
+        old: Object,
+        subresource: str,
+        warnings: builtins.list[str],
     ) -> None:
         """Kubernetes' rest.BeforeUpdate."""
         ensure_namespace(obj, ctx.namespace if self._info.namespaced else "")
@@ -799,7 +810,11 @@ class GenericStore(ResourceStore):
             m.get("deletionGracePeriodSeconds") is None
         ):
             m["deletionGracePeriodSeconds"] = old_meta["deletionGracePeriodSeconds"]
-        causes = self._strategy.validate_update(ctx, obj, old, subresource)
+        token = update_warnings.set(warnings)
+        try:
+            causes = self._strategy.validate_update(ctx, obj, old, subresource)
+        finally:
+            update_warnings.reset(token)
         if causes:
             raise self._invalid(obj, causes)
 

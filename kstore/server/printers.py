@@ -287,6 +287,36 @@ def _persistent_volume_claim(obj: Object, now: datetime) -> list[Any]:
     ]
 
 
+def _persistent_volume(obj: Object, now: datetime) -> list[Any]:
+    spec, status, meta = _m(obj, "spec"), _m(obj, "status"), _m(obj, "metadata")
+    claim = ""
+    ref = spec.get("claimRef")
+    if isinstance(ref, Mapping):
+        claim = f"{ref.get('namespace') or ''}/{ref.get('name') or ''}"
+    modes = _l(spec, "accessModes")
+    phase = "Terminating" if meta.get("deletionTimestamp") else str(status.get("phase") or "")
+    # helper.GetPersistentVolumeClass: the beta annotation first.
+    annotations = _m(meta, "annotations")
+    storage_class = annotations.get("volume.beta.kubernetes.io/storage-class")
+    if storage_class is None:
+        storage_class = spec.get("storageClassName") or ""
+    attributes_class = spec.get("volumeAttributesClassName")
+    mode = spec.get("volumeMode")
+    return [
+        _name(obj),
+        str(_m(spec, "capacity").get("storage") or "0"),
+        ",".join(short for mode, short in _ACCESS_MODES if mode in modes),
+        str(spec.get("persistentVolumeReclaimPolicy") or ""),
+        phase,
+        claim,
+        str(storage_class),
+        "<unset>" if attributes_class is None else str(attributes_class),
+        str(status.get("reason") or ""),
+        _age(obj, now),
+        "<unset>" if mode is None else str(mode),
+    ]
+
+
 # ------------------------------------------------------------------------ apps/v1
 
 
@@ -647,6 +677,71 @@ def _certificate_signing_request(obj: Object, now: datetime) -> list[Any]:
     ]
 
 
+# ------------------------------------------------------------------- storage.k8s.io/v1
+
+_DEFAULT_CLASS_ANNOTATIONS = (
+    "storageclass.kubernetes.io/is-default-class",
+    "storageclass.beta.kubernetes.io/is-default-class",
+)
+
+
+def _bool_or(obj: Mapping[str, Any], key: str, default: bool) -> bool:
+    value = obj.get(key)
+    return value if isinstance(value, bool) else default
+
+
+def _storage_class(obj: Object, now: datetime) -> list[Any]:
+    annotations = _m(_m(obj, "metadata"), "annotations")
+    name = _name(obj)
+    if any(annotations.get(key) == "true" for key in _DEFAULT_CLASS_ANNOTATIONS):
+        name += " (default)"
+    return [
+        name,
+        str(obj.get("provisioner", "")),
+        str(obj.get("reclaimPolicy") or "Delete"),
+        str(obj.get("volumeBindingMode") or "Immediate"),
+        _bool_or(obj, "allowVolumeExpansion", False),
+        _age(obj, now),
+    ]
+
+
+def _csi_driver(obj: Object, now: datetime) -> list[Any]:
+    spec = _m(obj, "spec")
+    audiences = [
+        str(request.get("audience", ""))
+        for request in _l(spec, "tokenRequests")
+        if isinstance(request, Mapping)
+    ]
+    modes = ",".join(str(mode) for mode in _l(spec, "volumeLifecycleModes"))
+    return [
+        _name(obj),
+        _bool_or(spec, "attachRequired", True),
+        _bool_or(spec, "podInfoOnMount", True),
+        _bool_or(spec, "storageCapacity", False),
+        ",".join(audiences) if audiences else "<unset>",
+        _bool_or(spec, "requiresRepublish", False),
+        modes or "<none>",
+        _age(obj, now),
+    ]
+
+
+def _volume_attachment(obj: Object, now: datetime) -> list[Any]:
+    spec = _m(obj, "spec")
+    volume = _m(spec, "source").get("persistentVolumeName")
+    return [
+        _name(obj),
+        str(spec.get("attacher", "")),
+        volume if isinstance(volume, str) else "",
+        str(spec.get("nodeName", "")),
+        _bool_or(_m(obj, "status"), "attached", False),
+        _age(obj, now),
+    ]
+
+
+def _csi_node(obj: Object, now: datetime) -> list[Any]:
+    return [_name(obj), len(_l(_m(obj, "spec"), "drivers")), _age(obj, now)]
+
+
 # ------------------------------------------------------------ rbac.authorization.k8s.io/v1
 
 
@@ -757,6 +852,22 @@ _PRINTERS: dict[tuple[str, str], Printer] = {
             _col("VolumeMode", "string", "The volume mode the claim asks for.", 1),
         ),
         _persistent_volume_claim,
+    ),
+    ("", "PersistentVolume"): Printer(
+        (
+            _NAME,
+            _col("Capacity", "string", "The capacity of the volume."),
+            _col("Access Modes", "string", "The access modes of the volume."),
+            _col("Reclaim Policy", "string", "What happens to the volume when it is released."),
+            _col("Status", "string", "The phase of the volume."),
+            _col("Claim", "string", "The claim bound to the volume."),
+            _col("StorageClass", "string", "StorageClass of the pv"),
+            _col("VolumeAttributesClass", "string", "VolumeAttributesClass of the pv"),
+            _col("Reason", "string", "Why the volume is in its phase."),
+            _AGE,
+            _col("VolumeMode", "string", "The volume mode of the volume.", 1),
+        ),
+        _persistent_volume,
     ),
     ("", "Event"): Printer(
         (
@@ -962,6 +1073,53 @@ _PRINTERS: dict[tuple[str, str], Printer] = {
     ("rbac.authorization.k8s.io", "ClusterRole"): _ROLE,
     ("rbac.authorization.k8s.io", "RoleBinding"): _ROLE_BINDING,
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"): _ROLE_BINDING,
+    ("storage.k8s.io", "StorageClass"): Printer(
+        (
+            _NAME,
+            _col("Provisioner", "string", "The provisioner of the class."),
+            _col("ReclaimPolicy", "string", "The reclaim policy of provisioned volumes."),
+            _col("VolumeBindingMode", "string", "When claims of the class are bound."),
+            _col("AllowVolumeExpansion", "string", "Whether the class allows volume expansion."),
+            _AGE,
+        ),
+        _storage_class,
+    ),
+    ("storage.k8s.io", "CSIDriver"): Printer(
+        (
+            _NAME,
+            _col("AttachRequired", "boolean", "Whether the driver needs an attach operation."),
+            _col("PodInfoOnMount", "boolean", "Whether the driver gets pod information on mount."),
+            _col("StorageCapacity", "boolean", "Whether scheduling considers its capacity."),
+            _col("TokenRequests", "string", "Audiences of the tokens the driver asks for."),
+            _col("RequiresRepublish", "boolean", "Whether volumes are published periodically."),
+            _col("Modes", "string", "The volume lifecycle modes the driver supports."),
+            _AGE,
+        ),
+        _csi_driver,
+    ),
+    ("storage.k8s.io", "VolumeAttachment"): Printer(
+        (
+            _NAME,
+            Column("Attacher", "string", "name", "The volume driver that handles the attachment."),
+            _col("PV", "string", "The persistent volume to attach."),
+            _col("Node", "string", "The node the volume is attached to."),
+            _col("Attached", "boolean", "Whether the volume is attached."),
+            _AGE,
+        ),
+        _volume_attachment,
+    ),
+    ("storage.k8s.io", "CSINode"): Printer(
+        (
+            _NAME,
+            _col(
+                "Drivers",
+                "integer",
+                "Drivers indicates the number of CSI drivers registered on the node",
+            ),
+            _AGE,
+        ),
+        _csi_node,
+    ),
 }
 
 

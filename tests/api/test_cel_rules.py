@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from kstore.api.cel import compile_schema_rules
 from kstore.api.validation.field import Path
 
@@ -81,6 +83,95 @@ def test_type_error_is_no_matching_overload() -> None:
     rules = compile_schema_rules(spec_schema([{"rule": "1 + 'a' == 2"}]), CRD_PATH)
     [cause] = rules.errors
     assert "found no matching overload for '_+_' applied to '(int, string)'" in cause.message
+
+
+@pytest.mark.parametrize(
+    ("rule", "expected"),
+    [
+        # An integer property against a string: cel-go knows the field's type from the schema.
+        (
+            "self.minReplicas == 'one'",
+            "1:18: found no matching overload for '_==_' applied to '(int, string)'",
+        ),
+        ("self.name > 3", "1:11: found no matching overload for '_>_' applied to '(string, int)'"),
+        # Inside a nested object, a list of objects and a map of objects.
+        (
+            "self.tpl.port.startsWith('8')",
+            "1:25: found no matching overload for 'startsWith' applied to '(int, string)'",
+        ),
+        (
+            "self.ports.all(p, p.port == 'http')",
+            "1:26: found no matching overload for '_==_' applied to '(int, string)'",
+        ),
+        (
+            "self.byName.all(k, self.byName[k].port < 'a')",
+            "1:40: found no matching overload for '_<_' applied to '(int, string)'",
+        ),
+        # An object is not a map: `in` needs a list or a map.
+        ("'name' in self", "1:8: found no matching overload for '@in' applied to '(string, "),
+        # Still worded as cel-go: no struct named.
+        ("self.tpl.nosuch == 1", "1:9: undefined field 'nosuch'\n"),
+    ],
+)
+def test_object_fields_are_typed_when_the_crd_is_written(rule: str, expected: str) -> None:
+    port = {"type": "object", "properties": {"port": {"type": "integer"}}}
+    rules = compile_schema_rules(
+        spec_schema(
+            [{"rule": rule}],
+            tpl=port,
+            ports={"type": "array", "maxItems": 8, "items": port},
+            byName={"type": "object", "maxProperties": 8, "additionalProperties": port},
+        ),
+        CRD_PATH,
+    )
+    [cause] = rules.errors
+    assert "compilation failed: ERROR: <input>:" + expected in cause.message
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        "self.tpl.port > 0 && self.ports.all(p, p.port > 0)",
+        "self.byName.all(k, self.byName[k].port > 0) && self.nested.all(l, l.all(x, x > 0))",
+        "self.foo_bar == self.fooBar && self.spec_type == self.tpl.port",
+        "self.x__dash__y > 1 && self.__if__ == 'a' && self.ios == 1 || self.ios == 'a'",
+        "self.when < timestamp('2020-01-01T00:00:00Z') && self.?tpl.port.orValue(1) == 1",
+    ],
+)
+def test_well_typed_rules_over_objects_compile(rule: str) -> None:
+    port = {"type": "object", "properties": {"port": {"type": "integer"}}}
+    props = {
+        "tpl": port,
+        "ports": {"type": "array", "maxItems": 8, "items": port},
+        "byName": {"type": "object", "maxProperties": 8, "additionalProperties": port},
+        "nested": {
+            "type": "array",
+            "maxItems": 4,
+            "items": {"type": "array", "maxItems": 4, "items": {"type": "integer"}},
+        },
+        # Names protobuf would clash on (derived JSON names, a nested type's name).
+        "foo_bar": {"type": "string"},
+        "fooBar": {"type": "string"},
+        "spec_type": {"type": "integer"},
+        "x-y": {"type": "integer"},
+        "if": {"type": "string"},
+        "ios": {"x-kubernetes-int-or-string": True},
+        "when": {"type": "string", "format": "date-time"},
+    }
+    rules = compile_schema_rules(spec_schema([{"rule": rule}], **props), CRD_PATH)
+    assert rules.errors == []
+
+
+def test_a_rule_on_a_list_of_objects_types_its_elements() -> None:
+    items = {
+        "type": "array",
+        "maxItems": 8,
+        "items": {"type": "object", "properties": {"port": {"type": "integer"}}},
+        "x-kubernetes-validations": [{"rule": "self.all(p, p.port != 'x')"}],
+    }
+    rules = compile_schema_rules({"type": "object", "properties": {"ports": items}}, CRD_PATH)
+    [cause] = rules.errors
+    assert "found no matching overload for '_!=_' applied to '(int, string)'" in cause.message
 
 
 def test_rule_must_evaluate_to_bool() -> None:
@@ -325,32 +416,42 @@ def test_unchanged_value_failing_a_rule_is_ratcheted_to_a_warning() -> None:
     assert created.message == 'Invalid value: "baz": gotta be bar'
 
 
-def test_ratcheting_inside_an_atomic_list_follows_the_unchanged_list() -> None:
-    schema = {
-        "type": "object",
-        "properties": {
-            "items": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "bar": {
-                            "type": "string",
-                            "x-kubernetes-validations": [
-                                {"rule": 'self == "baz"', "message": "gotta be baz"}
-                            ],
-                        }
-                    },
-                },
+def _list_of_bars(list_type: str | None) -> dict[str, Any]:
+    items: dict[str, Any] = {
+        "type": "array",
+        "items": {
+            "type": "object",
+            "properties": {
+                "bar": {
+                    "type": "string",
+                    "x-kubernetes-validations": [
+                        {"rule": 'self == "baz"', "message": "gotta be baz"}
+                    ],
+                }
             },
-            "other": {"type": "string"},
         },
     }
-    rules = compile_schema_rules(schema)
+    if list_type is not None:
+        items["x-kubernetes-list-type"] = list_type
+    return {"type": "object", "properties": {"items": items, "other": {"type": "string"}}}
+
+
+def test_ratcheting_inside_an_atomic_list_follows_the_unchanged_list() -> None:
+    rules = compile_schema_rules(_list_of_bars("atomic"))
     old = {"items": [{"bar": "bar"}], "other": "a"}
     assert rules.validate({"items": [{"bar": "bar"}], "other": "b"}, old) == []
     changed = rules.validate({"items": [{"bar": "bar"}, {"bar": "x"}]}, old)
     assert [c.field for c in changed] == ["items[0].bar", "items[1].bar"]
+
+
+def test_ratcheting_correlates_items_of_a_list_without_list_type_by_index() -> None:
+    # CorrelatedObject.Index: an unset x-kubernetes-list-type correlates by index.
+    rules = compile_schema_rules(_list_of_bars(None))
+    old = {"items": [{"bar": "bar"}], "other": "a"}
+    warnings: list[str] = []
+    changed = rules.validate({"items": [{"bar": "bar"}, {"bar": "x"}]}, old, warnings=warnings)
+    assert [c.field for c in changed] == ["items[1].bar"]
+    assert warnings == ['items[0].bar: Invalid value: "bar": gotta be baz']
 
 
 def test_self_is_typed_on_scalar_and_list_nodes() -> None:

@@ -28,6 +28,7 @@ CORE_KINDS = (
     "Service",
     "ServiceAccount",
     "PersistentVolumeClaim",
+    "PersistentVolume",
 )
 
 

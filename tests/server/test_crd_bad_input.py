@@ -62,6 +62,26 @@ def test_a_non_structural_schema_is_refused(client: httpx.Client) -> None:
     ]
 
 
+def test_a_rule_that_compares_a_field_with_the_wrong_type_is_refused(
+    client: httpx.Client,
+) -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "spec": {
+                "type": "object",
+                "properties": {"replicas": {"type": "integer"}},
+                "x-kubernetes-validations": [{"rule": "self.replicas == 'three'"}],
+            }
+        },
+    }
+    message = _refused(client, _crd("mistyped", schema))["message"]
+    assert (
+        "compilation failed: ERROR: <input>:1:15: found no matching overload for '_==_' "
+        "applied to '(int, string)'" in message
+    )
+
+
 def test_a_rule_that_does_not_compile_is_refused_with_the_compilers_message(
     client: httpx.Client,
 ) -> None:

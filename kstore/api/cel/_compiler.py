@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from kstore.api.cel._convert import Converter, converter
-from kstore.api.cel._decl import decl_of, max_cardinality, type_key
+from kstore.api.cel._decl import decl_of, max_cardinality
 from kstore.api.cel._environment import CompileError, compile_expression
 from kstore.api.cel._estimate import (
     STATIC_COST_LIMIT,
@@ -87,6 +87,8 @@ class Node:
     items: Node | None = None
     additional: Node | None = None
     list_map_keys: tuple[str, ...] = ()
+    #: Items of a list without ``x-kubernetes-list-type`` correlate by index for ratcheting.
+    index_correlated: bool = False
     correlatable_map: bool = True
     is_root: bool = False
     # Turns the stored JSON into the CEL values the schema declares; None when not needed.
@@ -139,6 +141,7 @@ def compile_node(
         list_map_keys=tuple(schema.get("x-kubernetes-list-map-keys") or ())
         if schema.get("x-kubernetes-list-type") == "map"
         else (),
+        index_correlated=not schema.get("x-kubernetes-list-type"),
         correlatable_map=schema.get("x-kubernetes-map-type") != "atomic",
         is_root=is_root,
     )
@@ -287,7 +290,7 @@ def _compile_rule(
     uses_old_self = False
     try:
         ast, result_type = compile_expression(
-            source, optional_old_self=optional_old_self, self_type=type_key(decl_of(schema))
+            source, optional_old_self=optional_old_self, self_decl=decl_of(schema)
         )
         detail = check_fields(ast, source, schema, optional_old_self) or check_literals(ast, source)
         if detail:
@@ -357,7 +360,7 @@ def _compile_message(
         ast, result_type = compile_expression(
             text,
             optional_old_self=bool(rule.get("optionalOldSelf")),
-            self_type=type_key(decl_of(schema)),
+            self_decl=decl_of(schema),
         )
     except CompileError as exc:
         errors.append(

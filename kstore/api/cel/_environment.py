@@ -14,6 +14,7 @@ words it (``ERROR: <input>:1:6: ...`` with the caret lines), which Kubernetes pr
 from __future__ import annotations
 
 import functools
+import re
 from typing import Final
 
 from cel_expr_python import cel
@@ -30,7 +31,9 @@ from kstore.api.cel._ast import (
     Select,
     decode_checked,
 )
+from kstore.api.cel._decl import Decl, type_key
 from kstore.api.cel._macros import expand_macros, has_unparsed_macros
+from kstore.api.cel._object_types import ROOT_TYPE, ObjectTypes, object_types
 
 __all__ = [
     "OPAQUE_TYPE_NAMES",
@@ -260,17 +263,31 @@ def _function_decls() -> list[cel.FunctionDecl]:
     return decls
 
 
-@functools.cache
-def _env(optional_old_self: bool, self_type: str = "dyn") -> cel.Env:
+@functools.lru_cache(maxsize=64)
+def _env(optional_old_self: bool, self_type: str = "dyn", objects: bytes = b"") -> cel.Env:
+    """The environment with ``self`` of type ``self_type``: a :func:`_type_of` key, or, with
+    ``objects`` (an :class:`ObjectTypes` file), ``selfType0``, ``list(selfType0)`` or
+    ``map(string, selfType0)``."""
     decls = _function_decls()
     # ``self`` is typed when the schema gives it a CEL type cel-cpp can name (scalars, lists
     # and maps of them); objects stay ``dyn`` (their fields are checked by _fields).
     # cel-cpp cannot declare an optional variable here; ``dyn`` accepts the optional API.
-    typed = _type_of(self_type)
+    pool = None
+    if objects:
+        pool = ObjectTypes(objects).pool()
+        message = cel.Type(ROOT_TYPE)
+        typed = {
+            "object": message,
+            "list": cel.Type.List(message),
+            "map": cel.Type.Map(cel.Type.STRING, message),
+        }[self_type]
+    else:
+        typed = _type_of(self_type)
     old = _D if optional_old_self else typed
     # The libraries' type names are values (``type(ip('1.2.3.4')) == net.IP``).
     type_names = dict.fromkeys(OPAQUE_TYPE_NAMES, _D)
     return cel.NewEnv(
+        descriptor_pool=pool,
         config=cel.NewEnvConfigFromYaml(_STDLIB_EXCLUSIONS),
         variables={"self": typed, "oldSelf": old, **type_names},
         extensions=[ExtOptional()],
@@ -316,43 +333,77 @@ def _variables_env(names: frozenset[str], authorizer: bool) -> cel.Env:
     )
 
 
-def compile_expression(
-    source: str, *, optional_old_self: bool = False, self_type: str = "dyn"
-) -> tuple[CheckedAst, str]:
-    """Parse and check ``source``; returns the AST and its result type's name.
-
-    ``self_type`` is the CEL type of ``self`` as :func:`kstore.api.cel._decl.type_key` spells
-    it. Raises :class:`CompileError` with cel-go's wording when the source does not compile.
-    """
-    return _compile_in(_env(optional_old_self, self_type), source)
-
-
 def check_with_variables(source: str, names: frozenset[str], *, authorizer: bool) -> None:
     """Parse and check ``source`` with ``names`` declared as ``dyn`` variables (and, with
     ``authorizer``, the authorizer library's functions). Raises :class:`CompileError`."""
-    _compile_in(_variables_env(names, authorizer), source)
+    env = _variables_env(names, authorizer)
+    try:
+        env.compile(source)
+    except RuntimeError as exc:
+        _expand_unchecked(env, source, _clean(str(exc)))
 
 
-def _compile_in(env: cel.Env, source: str) -> tuple[CheckedAst, str]:
+def compile_expression(
+    source: str, *, optional_old_self: bool = False, self_decl: Decl | None = None
+) -> tuple[CheckedAst, str]:
+    """Parse and check ``source``; returns the AST and its result type's name.
+
+    ``self_decl`` declares ``self`` (``dyn`` without it). Raises :class:`CompileError` with
+    cel-go's wording when the source does not compile.
+    """
+    env = _self_env(optional_old_self, self_decl)
     try:
         compiled = env.compile(source)
     except RuntimeError as exc:
         message = _clean(str(exc))
-        # Two-variable comprehensions and sortBy: cel-cpp parses them but cannot check them.
-        try:
-            parsed = decode_checked(env.compile(source, disable_check=True).serialize())
-        except RuntimeError:
-            raise CompileError(message) from None
-        if not has_unparsed_macros(parsed):
-            raise CompileError(message) from None
-        qualified = {n for n in _FUNCTION_NAMES if "." in n}
-        expanded = expand_macros(parsed, qualified)
-        names = {e.name for e in _idents(expanded.expr)}
-        # Stand-in references so that a transition rule is still recognised as one.
-        for i, name in enumerate(sorted(names & {"self", "oldSelf"})):
-            expanded.references[-(10**9) - i] = name
-        return expanded, "DYN"
+        if _UNUSABLE_TYPES in message:
+            # The checker could not load the object's messages (protobuf refused a name):
+            # check ``self`` as the untyped form, as before objects were typed.
+            return compile_expression_untyped(source, optional_old_self, self_decl)
+        return _expand_unchecked(env, source, message), "DYN"
     return decode_checked(compiled.serialize()), compiled.return_type().name()
+
+
+def _expand_unchecked(env: cel.Env, source: str, message: str) -> CheckedAst:
+    """Two-variable comprehensions and sortBy: cel-cpp parses them but cannot check them, so
+    they are expanded unchecked; any other failure raises :class:`CompileError`."""
+    try:
+        parsed = decode_checked(env.compile(source, disable_check=True).serialize())
+    except RuntimeError:
+        raise CompileError(message) from None
+    if not has_unparsed_macros(parsed):
+        raise CompileError(message) from None
+    qualified = {n for n in _FUNCTION_NAMES if "." in n}
+    expanded = expand_macros(parsed, qualified)
+    names = {e.name for e in _idents(expanded.expr)}
+    # Stand-in references so that a transition rule is still recognised as one.
+    for i, name in enumerate(sorted(names & {"self", "oldSelf"})):
+        expanded.references[-(10**9) - i] = name
+    return expanded
+
+
+_UNUSABLE_TYPES: Final = f"type '{ROOT_TYPE}' cannot be the operand of a select operation"
+_UNDEFINED_FIELD: Final = re.compile(r"(undefined field '[^']*') not found in struct '[^']*'")
+
+
+def compile_expression_untyped(
+    source: str, optional_old_self: bool, self_decl: Decl | None
+) -> tuple[CheckedAst, str]:
+    env = _env(optional_old_self, type_key(self_decl))
+    try:
+        compiled = env.compile(source)
+    except RuntimeError as exc:
+        raise CompileError(_clean(str(exc))) from None
+    return decode_checked(compiled.serialize()), compiled.return_type().name()
+
+
+def _self_env(optional_old_self: bool, decl: Decl | None) -> cel.Env:
+    if decl is not None:
+        shape = decl.kind
+        held = decl if shape == "object" else decl.elem if shape in ("list", "map") else None
+        if held is not None and held.kind == "object":
+            return _env(optional_old_self, shape, object_types(held).serialized)
+    return _env(optional_old_self, type_key(decl))
 
 
 def _idents(e: Expr) -> list[Ident]:
@@ -387,4 +438,5 @@ def _clean(message: str) -> str:
         message = rest
     if message.endswith("]") and " [" in message:
         message = message[: message.rindex(" [")]
-    return message
+    # cel-go names no struct in this message.
+    return _UNDEFINED_FIELD.sub(r"\1", message)

@@ -20,7 +20,10 @@ Evaluation follows kube-apiserver's ``schema/cel`` validator:
   else ``failed rule: <rule>``; ``reason`` picks the cause type and ``fieldPath`` the field;
   the value is shown for scalars and omitted for objects and arrays;
 - ratcheting: on update, a rule without ``oldSelf`` failing on an unchanged value (or under
-  an unchanged nearest correlated ancestor) gives a warning, not a cause;
+  an unchanged nearest correlated ancestor) gives a warning, not a cause. Ratcheting
+  correlates more than ``oldSelf`` does, as Kubernetes' ``CorrelatedObject``: the keys of
+  atomic maps too, and the items of lists without a list type by index (never those of
+  ``set`` and ``atomic`` lists); the root's ``apiVersion`` and ``kind`` never ratchet;
 - cost: each evaluation may spend ``PER_CALL_LIMIT`` and one request ``RUNTIME_COST_BUDGET``;
   the interpreter stops an evaluation as soon as it passes its limit, and no rule runs after
   the budget is gone.
@@ -28,7 +31,6 @@ Evaluation follows kube-apiserver's ``schema/cel`` validator:
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
@@ -116,21 +118,42 @@ class CompiledRules:
         an uncorrelatable part whose nearest correlatable ancestor is unchanged) is not a
         cause; its text goes to ``warnings`` when given.
         """
+        return self.run(new, old, path=path, budget=budget, warnings=warnings)[0]
+
+    def run(
+        self,
+        new: Any,
+        old: Any = None,
+        *,
+        path: Path | None = None,
+        budget: int = RUNTIME_COST_BUDGET,
+        warnings: list[str] | None = None,
+        ratchet: bool = True,
+    ) -> tuple[list[Cause], int]:
+        """As :meth:`validate`, with the budget left (-1 once a limit stopped the rules);
+        ``ratchet=False`` reports every failure, as Kubernetes checks a CRD's defaults."""
         if self._root is None:
-            return []
+            return [], budget
         run = _Run(budget, warnings)
-        ratchet = old is not None and new == old
-        with contextlib.suppress(_Stop):
-            _validate(self._root, path, new, old, ratchet, run)
-        return run.causes
+        try:
+            if old is None or not ratchet:
+                _validate(self._root, path, new, old, False, run)
+            else:
+                _validate_update(self._root, path, new, old, old, new == old, run)
+        except _Stop:
+            return run.causes, -1
+        return run.causes, run.remaining
 
 
-def compile_schema_rules(schema: Schema, path: Path | None = None) -> CompiledRules:
-    """Compile the rules of a CRD version's ``openAPIV3Schema`` (``path``: where it sits)."""
+def compile_schema_rules(
+    schema: Schema, path: Path | None = None, *, is_root: bool = True
+) -> CompiledRules:
+    """Compile the rules of a CRD version's ``openAPIV3Schema`` (``path``: where it sits), or
+    of a node inside one (``is_root=False`` unless the node is an embedded resource)."""
     errors: list[Cause] = []
     base = path if path is not None else Path("openAPIV3Schema")
     total = TotalCost()
-    root, _ = compile_node(schema, base, errors, is_root=True, ctx=_root_context(total))
+    root, _ = compile_node(schema, base, errors, is_root=is_root, ctx=_root_context(total))
     errors.extend(total_cost_errors(total, base))
     return CompiledRules(None if root.empty() else root, errors)
 
@@ -172,6 +195,59 @@ def _validate(node: Node, path: Path | None, new: Any, old: Any, ratchet: bool, 
                 prior = old_map.get(k) if old_map is not None else None
                 flag = ratchet if prior is None else new[k] == prior
                 _validate(sub, _child(path, k), new[k], prior, flag, run)
+
+
+_MISSING: Final[Any] = object()
+
+
+def _validate_update(
+    node: Node, path: Path | None, new: Any, old: Any, corr: Any, unchanged: bool, run: _Run
+) -> None:
+    """:func:`_validate` on update: ``old`` is what ``oldSelf`` sees (None when it does not
+    correlate), ``corr`` the old value ratcheting correlates (``_MISSING`` when none), and
+    ``unchanged`` whether this value or its nearest correlated ancestor equals its old value."""
+    if new is None:
+        return
+    if node.rules:
+        _run_rules(node, path, new, old, unchanged, run)
+    if type(new) is list:
+        items = node.items
+        if items is None:
+            return
+        old_for = _list_correlation(node, old)
+        if node.list_map_keys:
+            corr_for = old_for if corr is old else _list_correlation(node, corr)
+        for i, item in enumerate(new):
+            prior = old_for(item)
+            if node.list_map_keys:
+                c = corr_for(item)
+                c = _MISSING if c is None else c
+            elif node.index_correlated and type(corr) is list and i < len(corr):
+                c = _MISSING if corr[i] is None else corr[i]
+            else:
+                c = _MISSING
+            flag = unchanged if c is _MISSING else item == c
+            _validate_update(items, _index(path, i), item, prior, c, flag, run)
+    elif type(new) is dict:
+        old_map = old if type(old) is dict and node.correlatable_map else None
+        corr_map = corr if type(corr) is dict else None
+        at_root = path is None
+        if node.additional is not None:
+            for k, v in new.items():
+                prior = old_map.get(k) if old_map is not None else None
+                c = corr_map.get(k, _MISSING) if corr_map is not None else _MISSING
+                flag = unchanged if c is _MISSING else v == c
+                _validate_update(node.additional, _key(path, k), v, prior, c, flag, run)
+        for k, sub in node.properties.items():
+            if k in new:
+                v = new[k]
+                prior = old_map.get(k) if old_map is not None else None
+                if at_root and k in ("apiVersion", "kind"):
+                    c, flag = _MISSING, False  # both sides read in one version: never ratcheted
+                else:
+                    c = corr_map.get(k, _MISSING) if corr_map is not None else _MISSING
+                    flag = unchanged if c is _MISSING else v == c
+                _validate_update(sub, _child(path, k), v, prior, c, flag, run)
 
 
 def _list_correlation(node: Node, old: Any) -> Callable[[Any], Any]:

@@ -24,11 +24,13 @@ from kstore.api.kinds import (
     daemonset,
     meta,
     networking,
+    persistentvolume,
     persistentvolumeclaim,
     poddisruptionbudget,
     rbac,
     replicaset,
     statefulset,
+    storage,
 )
 from kstore.api.proto_schema import schema_for_gvk
 from kstore.api.scheme import KindDefinition, Scheme, SchemeBuilder
@@ -62,6 +64,7 @@ def _builtin_definitions() -> tuple[KindDefinition, ...]:
     every = (
         *core.DEFINITIONS,
         *persistentvolumeclaim.DEFINITIONS,
+        *persistentvolume.DEFINITIONS,
         *apps.DEFINITIONS,
         *daemonset.DEFINITIONS,
         *replicaset.DEFINITIONS,
@@ -72,6 +75,7 @@ def _builtin_definitions() -> tuple[KindDefinition, ...]:
         *poddisruptionbudget.DEFINITIONS,
         *admissionregistration.DEFINITIONS,
         *certificates.DEFINITIONS,
+        *storage.DEFINITIONS,
         *apiextensions.DEFINITIONS,
         *rbac.DEFINITIONS,
         *meta.DEFINITIONS,

@@ -11,6 +11,9 @@ Field-by-field parts live in :mod:`kstore.api.kinds._crd_fields`, ``spec.convers
 :mod:`kstore.api.kinds._crd_conversion`. The schema of each version goes through one door,
 :func:`validate_version_schema`: the root rules of a schema with a status subresource, then the
 structural-schema checks of :mod:`kstore.api.structural`; CEL compilation plugs in there too.
+On update, the schema rules the stored CRD already broke are relaxed
+(:func:`kstore.api.structural.update_requirements`), as Kubernetes ratchets them; a default
+must pass the OpenAPI validations and the CEL rules of its node (:class:`_DefaultValidator`).
 
 Rules of the internal type that a v1 object can never break (top-level and per-version fields
 both set, identical per-version values, ``spec.version`` not matching ``spec.versions[0]``) are
@@ -20,11 +23,11 @@ left out, as are the CA bundle's PEM check and the ``error building validator`` 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 from urllib.parse import urlsplit  # only for the API-approval URL
 
-from kstore.api.cel import compile_schema_rules
+from kstore.api.cel import RUNTIME_COST_BUDGET, compile_schema_rules
 from kstore.api.kinds._crd_conversion import REVIEW_VERSIONS, validate_conversion
 from kstore.api.kinds._crd_fields import (
     MAX_SELECTABLE_FIELDS,
@@ -43,7 +46,13 @@ from kstore.api.kinds._crd_internal import (
     internal_spec,
 )
 from kstore.api.openapi_validation import compile_validator
-from kstore.api.structural import Structural, validate_crd_schema
+from kstore.api.structural import (
+    Structural,
+    UpdateRequirements,
+    schema_has,
+    update_requirements,
+    validate_crd_schema,
+)
 from kstore.api.validation._access import get_list, get_map, get_str, maps, opt_str
 from kstore.api.validation._render import go_quote
 from kstore.api.validation.field import JSONValue, Path, invalid, not_supported, required
@@ -152,6 +161,8 @@ class _Options:
     require_openapi_schema: bool = True
     #: Version names ("" for the top level) whose too many selectable fields are tolerated.
     allow_too_many_selectable_fields: frozenset[str] = field(default_factory=frozenset)
+    #: The schema rules, relaxed for those the stored CRD's schemas already broke.
+    schema: UpdateRequirements = field(default_factory=UpdateRequirements)
 
 
 # ------------------------------------------------------------------------------ schema
@@ -163,20 +174,53 @@ def _is_zero(value: Any, scalar: bool) -> bool:
     return value is None
 
 
-def _validate_default(path: Path, value: Any, node: Structural) -> list[Cause]:
-    """A default against the OpenAPI validations of the schema node it sits on."""
-    return compile_validator(node.raw).validate(value, path)
+def _has_rules(schema: Mapping[str, Any]) -> bool:
+    return bool(schema.get("x-kubernetes-validations"))
+
+
+class _DefaultValidator:
+    """A default against the schema node it sits on, as Kubernetes' ``ValidateDefaults``:
+    its OpenAPI validations, then, when those pass, the CEL rules of the node and below with
+    ``oldSelf`` the default itself, then (when those pass too) with no ``oldSelf``, so that
+    ``optionalOldSelf`` rules see a default brought in by a create. All the defaults of one
+    schema share one runtime cost budget; once spent, no further rule runs."""
+
+    __slots__ = ("remaining",)
+
+    def __init__(self) -> None:
+        self.remaining = RUNTIME_COST_BUDGET
+
+    def __call__(self, path: Path, value: Any, node: Structural) -> list[Cause]:
+        causes = compile_validator(node.raw).validate(value, path)
+        if causes or self.remaining < 0 or not schema_has(node.raw, _has_rules):
+            return causes
+        rules = compile_schema_rules(node.raw, path, is_root=node.embedded_resource)
+        if rules.errors:
+            return causes  # reported where the rules are compiled
+        causes, remaining = rules.run(value, value, path=path, budget=self.remaining, ratchet=False)
+        if not causes and remaining >= 0:
+            causes, without_old = rules.run(value, None, path=path, budget=self.remaining)
+            remaining = min(remaining, without_old)
+        self.remaining = remaining
+        return causes
 
 
 def validate_version_schema(
-    schema: Mapping[str, Any], path: Path, *, status_enabled: bool
+    schema: Mapping[str, Any],
+    path: Path,
+    *,
+    status_enabled: bool,
+    requirements: UpdateRequirements | None = None,
 ) -> list[Cause]:
     """The checks of one ``openAPIV3Schema`` (``path`` is its own path).
+
+    ``requirements`` relaxes, on an update, the rules the stored CRD's schemas already broke
+    (:func:`kstore.api.structural.update_requirements`); all rules apply without it.
 
     With the status subresource on, the root is of type ``object`` and sets only the fields
     Kubernetes allows there; then :func:`kstore.api.structural.validate_crd_schema`: the root
     not ``nullable``, the structural-schema rules, defaults pruned and valid against their
-    schema (:func:`_validate_default`), the per-node rules.
+    schema, OpenAPI and CEL (:class:`_DefaultValidator`), the per-node rules.
     """
     causes: list[Cause] = []
     if status_enabled:
@@ -207,7 +251,17 @@ def validate_version_schema(
                     )
                 )
                 break
-    causes.extend(validate_crd_schema(schema, path, validate_value=_validate_default))
+    req = requirements if requirements is not None else UpdateRequirements()
+    causes.extend(
+        validate_crd_schema(
+            schema,
+            path,
+            require_structural=req.require_structural,
+            require_pruned_defaults=req.require_pruned_defaults,
+            rule_options=req.rule_options,
+            validate_value=_DefaultValidator(),
+        )
+    )
     if not causes:
         # The rules compile against a structural schema only, as Kubernetes compiles them.
         causes.extend(compile_schema_rules(schema, path).errors)
@@ -215,7 +269,7 @@ def validate_version_schema(
 
 
 def _validate_validation(
-    validation: Mapping[str, Any] | None, status_enabled: bool, path: Path
+    validation: Mapping[str, Any] | None, status_enabled: bool, path: Path, opts: _Options
 ) -> list[Cause]:
     if validation is None:
         return []
@@ -223,7 +277,10 @@ def _validate_validation(
     if not isinstance(schema, Mapping):
         return []
     return validate_version_schema(
-        schema, path.child("openAPIV3Schema"), status_enabled=status_enabled
+        schema,
+        path.child("openAPIV3Schema"),
+        status_enabled=status_enabled,
+        requirements=opts.schema,
     )
 
 
@@ -266,7 +323,7 @@ def _validate_version(
     deprecated = version.raw.get("deprecated") is True
     for err in deprecation_warning_errors(deprecated, warning):
         causes.append(invalid(path.child("deprecationWarning"), JSONValue(warning), err))
-    causes.extend(_validate_validation(version.schema, status_enabled, path.child("schema")))
+    causes.extend(_validate_validation(version.schema, status_enabled, path.child("schema"), opts))
     causes.extend(validate_subresources(version.subresources, path.child("subresources")))
     for i, column in enumerate(maps(version.columns)):
         causes.extend(validate_column(column, path.child("additionalPrinterColumns").index(i)))
@@ -375,7 +432,7 @@ def _validate_spec(spec: InternalSpec, opts: _Options, path: Path) -> list[Cause
     any_status = _status_enabled(spec.subresources) or any(
         _status_enabled(v.subresources) for v in spec.versions
     )
-    causes.extend(_validate_validation(spec.validation, any_status, path.child("validation")))
+    causes.extend(_validate_validation(spec.validation, any_status, path.child("validation"), opts))
     causes.extend(validate_subresources(spec.subresources, path.child("subresources")))
     for i, column in enumerate(maps(spec.columns)):
         causes.extend(validate_column(column, path.child("additionalPrinterColumns").index(i)))
@@ -592,7 +649,17 @@ def validate_custom_resource_definition_update(
     spec = internal_spec(get_map(new, "spec"))
     old_spec = internal_spec(get_map(old, "spec"))
     opts = _update_options(spec, old, old_spec)
-    causes.extend(_validate_spec(spec, opts, _SPEC))
+    spec_causes = _validate_spec(spec, opts, _SPEC)
+    if spec_causes:
+        # The schema rules the stored CRD already broke are relaxed. Relaxing only removes
+        # causes, so a spec valid under every rule needs no look at the old schemas (a
+        # re-apply of a large CRD does not pay for it).
+        relaxed = update_requirements(
+            s if isinstance(s, Mapping) else None for s in _schemas(old_spec)
+        )
+        if relaxed != opts.schema:
+            spec_causes = _validate_spec(spec, replace(opts, schema=relaxed), _SPEC)
+    causes.extend(spec_causes)
     if opts.require_immutable_names:
         causes.extend(validate_immutable_field(spec.scope, old_spec.scope, _SPEC.child("scope")))
         causes.extend(

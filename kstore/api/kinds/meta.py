@@ -36,6 +36,7 @@ from kstore.api.kinds import (
     core,
     networking,
     poddisruptionbudget,
+    storage,
 )
 from kstore.api.scheme import KindDefinition, KindVersion
 
@@ -93,6 +94,7 @@ def _builtin_group_versions() -> dict[str, list[str]]:
         *poddisruptionbudget.DEFINITIONS,
         *admissionregistration.DEFINITIONS,
         *certificates.DEFINITIONS,
+        *storage.DEFINITIONS,
         *apiextensions.DEFINITIONS,
     ):
         known = groups.setdefault(definition.group, [])

@@ -6,6 +6,7 @@ compiled once::
     validator = compile_validator(schema)
     causes = validator.validate(obj)                # [] when valid
     causes = validator.validate(status, Path("status"))
+    causes = validator.validate_update(obj, old)    # errors of unchanged values ratcheted
 
 ``validate`` returns what apiextensions' ``ValidateCustomResource`` returns for the same object,
 cause by cause: kube-openapi's ``SchemaValidator`` checks (see :mod:`._node` for the order and
@@ -30,7 +31,8 @@ Semantics worth knowing (all as in Kubernetes):
 - ``pattern`` uses Go's RE2 dialect (see :mod:`._pattern`).
 
 Not here (other modules): pruning, defaulting, structural-schema checks of the CRD itself, list
-types, CEL rules, ratcheting of unchanged fields on update.
+types, CEL rules. Ratcheting of unchanged values on update is :meth:`OpenAPIValidator.
+validate_update` (see :mod:`._node`).
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kstore.api.openapi_validation._errors import OpenAPIError, to_causes
-from kstore.api.openapi_validation._node import Node, compile_node
+from kstore.api.openapi_validation._node import NO_OLD, Node, compile_node
 from kstore.api.validation.field import Path
 from kstore.errors import Cause
 
@@ -58,6 +60,17 @@ class OpenAPIValidator:
         """The causes Kubernetes reports for ``obj``; ``path`` prefixes every field."""
         errors: list[OpenAPIError] = []
         self._root.run(obj, "", errors)
+        if not errors:
+            return []
+        return to_causes(errors, path)
+
+    def validate_update(self, obj: Any, old: Any, path: Path | None = None) -> list[Cause]:
+        """As :meth:`validate` for an update from ``old``: Kubernetes' ratcheting drops the
+        errors of values equal to their correlated old values (CRDValidationRatcheting).
+        Callers may validate first and ratchet only when that found something: the outcome
+        is the same, and an update that is valid pays for one walk only."""
+        errors: list[OpenAPIError] = []
+        self._root.run_update(obj, NO_OLD if old is None else old, "", errors)
         if not errors:
             return []
         return to_causes(errors, path)

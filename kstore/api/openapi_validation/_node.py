@@ -19,6 +19,13 @@ bad value can yield several errors (a type error and an enum error, say).
 A ``null`` value gets only the type check (allowed when ``nullable`` or untyped) and the enum
 check, which ``null`` always fails: no other keyword, ``anyOf`` included, looks at it.
 
+``Node.run_update(value, old, path, errors)`` is the same walk for an update, with Kubernetes'
+ratcheting (apiextensions' ``RatchetingSchemaValidator``): the old value is carried along where
+it correlates (an object's property or key; a ``map`` list's item with the same key values; an
+untyped list's item at the same index; ``set`` and ``atomic`` lists do not correlate by item),
+and every error of a value equal to its correlated old value is dropped, those below it
+included. A value with no correlated old value is validated as on create.
+
 Where kube-openapi walks a Go map (schema properties, object keys) the order is random in
 Kubernetes; here properties are checked in sorted name order and object keys in the object's
 own order, so the output is deterministic.
@@ -51,7 +58,10 @@ from kstore.api.openapi_validation._values import (
 )
 from kstore.api.validation._render import go_quote, render_value
 
-__all__ = ["Node", "compile_node"]
+__all__ = ["NO_OLD", "Node", "compile_node"]
+
+#: No old value correlates with the value being validated.
+NO_OLD: Final[Any] = object()
 
 _IN: Final = "body"
 _INT32: Final = (-(1 << 31), (1 << 31) - 1)
@@ -136,6 +146,8 @@ class Node:
         "has_number_checks",
         "has_string_checks",
         "items",
+        "list_keys",
+        "list_type",
         "max_items",
         "max_length",
         "max_properties",
@@ -215,6 +227,8 @@ class Node:
         self.max_items = _int_or_none(schema.get("maxItems"))
         self.min_items = _int_or_none(schema.get("minItems"))
         self.unique_items = bool(schema.get("uniqueItems"))
+        self.list_type: str = schema.get("x-kubernetes-list-type") or ""
+        self.list_keys: tuple[str, ...] = tuple(schema.get("x-kubernetes-list-map-keys") or ())
 
         enum = schema.get("enum")
         self.enum: tuple[Any, ...] | None = tuple(enum) if enum else None
@@ -305,6 +319,109 @@ class Node:
             count += 1 + self._run_object(value, path, errors)
         return count
 
+    def run_update(self, value: Any, old: Any, path: str, errors: list[e.OpenAPIError]) -> int:
+        """As :meth:`run` for an update, ``old`` the correlated old value (see the module).
+
+        The value is compared with its old value only when it (or something below it) has
+        errors, as Kubernetes compares: an update's valid parts cost no comparison."""
+        before = len(errors)
+        if value is None or (
+            type(value) is not dict and type(value) is not list and not self.has_combinators
+        ):
+            count = self.run(value, path, errors)
+        else:
+            count = self._run_update_body(value, old, path, errors)
+        if len(errors) != before and self.unchanged(value, old):
+            del errors[before:]
+        return count
+
+    def _run_update_body(
+        self, value: Any, old: Any, path: str, errors: list[e.OpenAPIError]
+    ) -> int:
+        kind = _PLAIN_KINDS.get(type(value))
+        if kind is None or (kind == INTEGER and not -_TWO_63 <= value < _TWO_63):
+            kind = kind_of(value)
+            if kind == NUMBER and not isinstance(value, float):
+                value = float(value)
+        count = 1
+        if self.type_applies:
+            if kind in self.type_passes:
+                count += 2
+            else:
+                count += 2 if self._check_type(value, kind, path, errors) else 1
+        count += 2
+        if self.has_combinators:
+            count += self._run_combinators(value, path, errors, old)
+        if kind == STRING:
+            count += 1
+            if self.has_string_checks:
+                self._check_string(value, path, errors)
+            if self.format_check is not None:
+                count += 1
+                if not self.format_check(value):
+                    message = f"{path} in {_IN} must be of type {self.format}: {go_quote(value)}"
+                    errors.append(e.OpenAPIError(e.TYPE, path, message, value))
+        elif kind in (INTEGER, NUMBER):
+            count += 2
+            if self.has_number_checks:
+                self._check_number(value, path, errors)
+        elif kind == ARRAY:
+            count += 2 + self._run_array(value, path, errors, old)
+        count += 1
+        if self.enum is not None:
+            self._check_enum(value, path, errors)
+        if kind == OBJECT:
+            count += 1 + self._run_object(value, path, errors, old)
+        return count
+
+    def unchanged(self, value: Any, old: Any) -> bool:
+        """Whether ``value`` equals its correlated ``old`` value (``reflect.DeepEqual``, but a
+        ``map`` list equals one holding the same items by key, in any order)."""
+        if old is NO_OLD:
+            return False
+        if type(value) is list and type(old) is list:
+            if self.list_type != "map" or not self.list_keys or self.items is None:
+                return deep_equal(value, old)
+            if len(value) != len(old):
+                return False
+            find = self._correlate(old)
+            items = self.items
+            return all(items.unchanged(item, find(i, item)) for i, item in enumerate(value))
+        if type(value) is dict and type(old) is dict:
+            if len(value) != len(old):
+                return False
+            properties, additional = self.properties, self.additional
+            for key, item in value.items():
+                if key not in old:
+                    return False
+                sub = properties.get(key) or additional
+                if sub is None:
+                    if not deep_equal(item, old[key]):
+                        return False
+                elif not sub.unchanged(item, old[key]):
+                    return False
+            return True
+        return deep_equal(value, old)
+
+    def _correlate(self, old: Any) -> Any:
+        """``find(index, item)``: the old item an array item correlates with, or NO_OLD."""
+        if type(old) is not list or self.list_type in ("set", "atomic"):
+            return lambda i, item: NO_OLD
+        if self.list_type != "map":
+            return lambda i, item: old[i] if i < len(old) and old[i] is not None else NO_OLD
+        keys = self.list_keys
+        index: dict[tuple[Any, ...], Any] = {}
+        for item in old:
+            if type(item) is dict:
+                index.setdefault(tuple(_key_part(item.get(k)) for k in keys), item)
+
+        def find(i: int, item: Any) -> Any:
+            if type(item) is not dict:
+                return NO_OLD
+            return index.get(tuple(_key_part(item.get(k)) for k in keys), NO_OLD)
+
+        return find
+
     def _check_type(self, value: Any, kind: str, path: str, errors: list[e.OpenAPIError]) -> bool:
         types = self.types
         fmt = self.format
@@ -322,8 +439,11 @@ class Node:
             return False
         return True
 
-    def _run_combinators(self, value: Any, path: str, errors: list[e.OpenAPIError]) -> int:
+    def _run_combinators(
+        self, value: Any, path: str, errors: list[e.OpenAPIError], old: Any = NO_OLD
+    ) -> int:
         count = 0
+        fresh = old is NO_OLD
         if self.any_of:
             best: list[e.OpenAPIError] | None = None
             best_count = -1
@@ -331,7 +451,11 @@ class Node:
             succeeded = False
             for node in self.any_of:
                 branch: list[e.OpenAPIError] = []
-                n = node.run(value, path, branch)
+                n = (
+                    node.run(value, path, branch)
+                    if fresh
+                    else node.run_update(value, old, path, branch)
+                )
                 if not branch:
                     succeeded = True
                     best = None
@@ -352,7 +476,11 @@ class Node:
             validated = 0
             for node in self.one_of:
                 branch = []
-                n = node.run(value, path, branch)
+                n = (
+                    node.run(value, path, branch)
+                    if fresh
+                    else node.run_update(value, old, path, branch)
+                )
                 if not branch:
                     validated += 1
                     best = None
@@ -380,7 +508,11 @@ class Node:
             validated = 0
             for node in self.all_of:
                 before = len(errors)
-                count += node.run(value, path, errors)
+                count += (
+                    node.run(value, path, errors)
+                    if fresh
+                    else node.run_update(value, old, path, errors)
+                )
                 if len(errors) == before:
                     validated += 1
             if validated != len(self.all_of):
@@ -389,10 +521,26 @@ class Node:
                 errors.append(e.OpenAPIError(e.PLAIN, path, message))
         if self.not_ is not None:
             branch = []
-            self.not_.run(value, path, branch)
+            if fresh:
+                self.not_.run(value, path, branch)
+            else:
+                self.not_.run_update(value, old, path, branch)
             if not branch:
                 message = f"{go_quote(path)} must not validate the schema (not)"
                 errors.append(e.OpenAPIError(e.PLAIN, path, message))
+        return count
+
+    def _sub(self, value: Any, old: Any, path: str, errors: list[e.OpenAPIError]) -> int:
+        """A child's walk: :meth:`run_update` when ``old`` correlates, else :meth:`run`; a
+        scalar is validated in place and compared only when it has errors."""
+        if old is NO_OLD:
+            return self.run(value, path, errors)
+        if type(value) is dict or type(value) is list or self.has_combinators:
+            return self.run_update(value, old, path, errors)
+        before = len(errors)
+        count = self.run(value, path, errors)
+        if len(errors) != before and deep_equal(value, old):
+            del errors[before:]
         return count
 
     def _check_string(self, value: str, path: str, errors: list[e.OpenAPIError]) -> None:
@@ -477,12 +625,19 @@ class Node:
             message = f"{path} in {_IN} should be {words} {render_value(limit)}"
             errors.append(e.OpenAPIError(e.INVALID, path, message, value))
 
-    def _run_array(self, value: list[Any], path: str, errors: list[e.OpenAPIError]) -> int:
+    def _run_array(
+        self, value: list[Any], path: str, errors: list[e.OpenAPIError], old: Any = NO_OLD
+    ) -> int:
         count = 0
         items = self.items
         if items is not None:
-            for i, item in enumerate(value):
-                count += items.run(item, f"{path}[{i}]", errors)
+            if old is NO_OLD:
+                for i, item in enumerate(value):
+                    count += items.run(item, f"{path}[{i}]", errors)
+            else:
+                find = self._correlate(old)
+                for i, item in enumerate(value):
+                    count += items._sub(item, find(i, item), f"{path}[{i}]", errors)
         size = len(value)
         if self.min_items is not None and size < self.min_items:
             message = f"{path} in {_IN} should have at least {self.min_items} items"
@@ -503,7 +658,9 @@ class Node:
         message = f"{path} in {_IN} should be one of {self.enum_text}"
         errors.append(e.OpenAPIError(e.ENUM, path, message, value, values=self.enum))
 
-    def _run_object(self, value: dict[str, Any], path: str, errors: list[e.OpenAPIError]) -> int:
+    def _run_object(
+        self, value: dict[str, Any], path: str, errors: list[e.OpenAPIError], old: Any = NO_OLD
+    ) -> int:
         count = 0
         size = len(value)
         if self.min_properties is not None and size < self.min_properties:
@@ -520,12 +677,14 @@ class Node:
                 if key not in properties:
                     message = f"{path}.{key} in {_IN} is a forbidden property"
                     errors.append(e.OpenAPIError(e.INVALID, path, message, key))
-        elif self.additional is not None:
+        elif self.additional is not None and old is NO_OLD:
             additional = self.additional
             for key, item in value.items():
                 if key not in properties:
                     count += additional.run(item, f"{path}.{key}", errors)
-        if properties:
+        if old is not NO_OLD:
+            count += self._run_children_update(value, path, errors, old)
+        elif properties:
             prefix = f"{path}." if path else ""
             for name, node in properties.items():
                 if name in value:
@@ -535,6 +694,29 @@ class Node:
                 child = f"{path}.{name}"
                 errors.append(e.OpenAPIError(e.REQUIRED, child, f"{child} in {_IN} is required"))
         return count
+
+    def _run_children_update(
+        self, value: dict[str, Any], path: str, errors: list[e.OpenAPIError], old: Any
+    ) -> int:
+        """The additional properties and properties of an update, each with its old value."""
+        count = 0
+        prior: dict[str, Any] = old if type(old) is dict else {}
+        properties = self.properties
+        additional = self.additional
+        if additional is not None:
+            for key, item in value.items():
+                if key not in properties:
+                    where = f"{path}.{key}"
+                    count += additional._sub(item, prior.get(key, NO_OLD), where, errors)
+        prefix = f"{path}." if path else ""
+        for name, node in properties.items():
+            if name in value:
+                count += node._sub(value[name], prior.get(name, NO_OLD), prefix + name, errors)
+        return count
+
+
+def _key_part(value: Any) -> Any:
+    return value if value is None or isinstance(value, (str, int, float, bool)) else repr(value)
 
 
 def _int_or_none(value: Any) -> int | None:

@@ -30,11 +30,18 @@ from kstore.registry.strategies.core import (
 )
 from kstore.registry.strategies.daemonset import DaemonSetStrategy
 from kstore.registry.strategies.networking import IngressClassStrategy, IngressStrategy
+from kstore.registry.strategies.persistentvolume import PersistentVolumeStrategy
 from kstore.registry.strategies.persistentvolumeclaim import PersistentVolumeClaimStrategy
 from kstore.registry.strategies.pod import PodStrategy
 from kstore.registry.strategies.poddisruptionbudget import PodDisruptionBudgetStrategy
 from kstore.registry.strategies.replicaset import ReplicaSetStrategy
 from kstore.registry.strategies.statefulset import StatefulSetStrategy
+from kstore.registry.strategies.storage import (
+    CSIDriverStrategy,
+    CSINodeStrategy,
+    StorageClassStrategy,
+    VolumeAttachmentStrategy,
+)
 
 __all__ = ["BuiltinStrategy", "Strategy", "StrategyFactory", "strategy_for"]
 
@@ -50,6 +57,7 @@ _BUILTIN: dict[tuple[str, str], StrategyFactory] = {
     ("", "ServiceAccount"): lambda d, ttl: ServiceAccountStrategy(d),
     ("", "Event"): lambda d, ttl: EventStrategy(d, ttl_seconds=ttl),
     ("", "PersistentVolumeClaim"): lambda d, ttl: PersistentVolumeClaimStrategy(d),
+    ("", "PersistentVolume"): lambda d, ttl: PersistentVolumeStrategy(d),
     ("apps", "DaemonSet"): lambda d, ttl: DaemonSetStrategy(d),
     ("apps", "Deployment"): lambda d, ttl: DeploymentStrategy(d),
     ("apps", "ReplicaSet"): lambda d, ttl: ReplicaSetStrategy(d),
@@ -75,6 +83,10 @@ _BUILTIN: dict[tuple[str, str], StrategyFactory] = {
     ("certificates.k8s.io", "CertificateSigningRequest"): (
         lambda d, ttl: CertificateSigningRequestStrategy(d)
     ),
+    ("storage.k8s.io", "StorageClass"): lambda d, ttl: StorageClassStrategy(d),
+    ("storage.k8s.io", "CSIDriver"): lambda d, ttl: CSIDriverStrategy(d),
+    ("storage.k8s.io", "CSINode"): lambda d, ttl: CSINodeStrategy(d),
+    ("storage.k8s.io", "VolumeAttachment"): lambda d, ttl: VolumeAttachmentStrategy(d),
     ("apiextensions.k8s.io", "CustomResourceDefinition"): (
         lambda d, ttl: CustomResourceDefinitionStrategy(d)
     ),

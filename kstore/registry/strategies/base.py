@@ -19,6 +19,7 @@ copied with :func:`copy_value` first.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextvars import ContextVar
 from typing import Any, ClassVar, Final
 
 from kstore.api.gvk import Object
@@ -33,6 +34,10 @@ from kstore.errors import Cause
 from kstore.registry.interface import RequestContext
 from kstore.registry.strategies._objects import copy_value, meta, read_meta
 from kstore.registry.strategies._scale import SCALE, keep_all_but_replicas
+
+#: The warnings of the update being validated, as Kubernetes' request-scoped warning recorder:
+#: the store sets it around ``validate_update``; a schema's ratcheted CEL failures land there.
+update_warnings: ContextVar[list[str] | None] = ContextVar("update_warnings", default=None)
 
 __all__ = [
     "DELETE_DEPENDENTS",
@@ -213,7 +218,7 @@ class Strategy:
             )
         rules = self._schema_rules(ctx)
         if rules is not None:
-            causes.extend(rules.validate_update(obj, old))
+            causes.extend(rules.validate_update(obj, old, update_warnings.get()))
         return causes
 
     def should_delete_during_update(self, obj: Object, old: Object) -> bool:

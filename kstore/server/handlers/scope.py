@@ -42,8 +42,21 @@ __all__ = [
 ]
 
 #: Kinds whose delete answers with the object rather than a Status, as their Kubernetes
-#: storage sets ``ReturnDeletedObject`` (pods, services) or answers with the namespace.
-_RETURNS_DELETED_OBJECT = frozenset({("", "pods"), ("", "services"), ("", "namespaces")})
+#: storage sets ``ReturnDeletedObject`` (pods, services, persistent volumes and their claims,
+#: the storage.k8s.io kinds) or answers with the namespace.
+_RETURNS_DELETED_OBJECT = frozenset(
+    {
+        ("", "pods"),
+        ("", "services"),
+        ("", "namespaces"),
+        ("", "persistentvolumes"),
+        ("", "persistentvolumeclaims"),
+        ("storage.k8s.io", "storageclasses"),
+        ("storage.k8s.io", "csidrivers"),
+        ("storage.k8s.io", "csinodes"),
+        ("storage.k8s.io", "volumeattachments"),
+    }
+)
 
 
 def selectable_fields(definition: KindDefinition) -> frozenset[str]:
