@@ -24,7 +24,17 @@ render the same thing::
     └── Timeout                      (504 Timeout)
         └── TooLargeResourceVersion  (504 Timeout, cause ResourceVersionTooLarge)
 
-:func:`to_status` is the only place that turns an error into a ``Status`` dict.
+:func:`to_status` is the only place that turns an error into a ``Status`` dict, with its
+fields in the order Go's ``metav1.Status`` declares them (``kind``, ``apiVersion``,
+``metadata``, ``status``, ``message``, ``reason``, ``details``, ``code``), so any encoder
+that keeps a dict's order writes them as kube-apiserver does.
+
+``details`` is a pointer in Go: it is written whenever the constructor of the error sets it,
+as ``{}`` when every field of it is empty (a go-restful 404 or 405), and left out when the
+constructor does not set it (``NewBadRequest``, ``NewResourceExpired``,
+``NewServiceUnavailable``...). Each class says which by :attr:`KStoreError.details_default`;
+an instance may override it (``details=``), and an error that carries a detail field always
+has ``details``.
 """
 
 from __future__ import annotations
@@ -78,7 +88,12 @@ class Cause:
         return f"{self.field}: {self.message}" if self.field else self.message
 
     def to_dict(self) -> dict[str, str]:
-        out = {"reason": self.type, "message": self.message}
+        """The cause as JSON, in Go's field order, empty fields left out as Go does."""
+        out = {}
+        if self.type:
+            out["reason"] = self.type
+        if self.message:
+            out["message"] = self.message
         if self.field:
             out["field"] = self.field
         return out
@@ -89,6 +104,8 @@ class KStoreError(Exception):
 
     code: ClassVar[int] = 500
     reason: ClassVar[str] = "InternalError"
+    #: Whether Kubernetes' constructor of this error sets ``Status.details`` (see above).
+    details_default: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -99,6 +116,7 @@ class KStoreError(Exception):
         name: str = "",
         causes: Sequence[Cause] = (),
         retry_after_seconds: int = 0,
+        details: bool | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -107,6 +125,7 @@ class KStoreError(Exception):
         self.name = name
         self.causes = tuple(causes)
         self.retry_after_seconds = retry_after_seconds
+        self.has_details = self.details_default if details is None else details
 
 
 class BadRequest(KStoreError):
@@ -127,16 +146,19 @@ class Unauthorized(KStoreError):
 class Forbidden(KStoreError):
     code = 403
     reason = "Forbidden"
+    details_default = True
 
 
 class NotFound(KStoreError):
     code = 404
     reason = "NotFound"
+    details_default = True
 
 
 class MethodNotAllowed(KStoreError):
     code = 405
     reason = "MethodNotAllowed"
+    details_default = True
 
 
 class NotAcceptable(KStoreError):
@@ -149,11 +171,13 @@ class NotAcceptable(KStoreError):
 class AlreadyExists(KStoreError):
     code = 409
     reason = "AlreadyExists"
+    details_default = True
 
 
 class Conflict(KStoreError):
     code = 409
     reason = "Conflict"
+    details_default = True
 
 
 class Expired(KStoreError):
@@ -177,6 +201,7 @@ class Invalid(KStoreError):
 
     code = 422
     reason = "Invalid"
+    details_default = True
 
     @classmethod
     def for_object(cls, kind: str, name: str, causes: Sequence[Cause], group: str = "") -> Invalid:
@@ -211,6 +236,7 @@ class Unavailable(KStoreError):
 class Timeout(KStoreError):
     code = 504
     reason = "Timeout"
+    details_default = True
 
 
 class TooLargeResourceVersion(Timeout):
@@ -227,25 +253,39 @@ class TooLargeResourceVersion(Timeout):
 
 
 def to_status(error: BaseException) -> dict[str, Any]:
-    """A ``meta.k8s.io/v1`` ``Status`` (failure) for any exception.
+    """A ``meta.k8s.io/v1`` ``Status`` (failure) for any exception, its keys in Go's order.
 
-    Exceptions that are not :class:`KStoreError` become a 500 without leaking their text beyond
-    the exception's own message.
+    Exceptions that are not :class:`KStoreError` become what Kubernetes' ``NewInternalError``
+    makes of an error: a 500 whose one cause is the exception's own message.
     """
     if not isinstance(error, KStoreError):
-        error = InternalError(f"Internal error occurred: {error}")
+        error = InternalError(
+            f"Internal error occurred: {error}", causes=(Cause("", str(error)),), details=True
+        )
     message = error.message
     if isinstance(error, Timeout) and not message.startswith("Timeout: "):
         message = "Timeout: " + message
+    metadata: dict[str, Any] = {}
+    if isinstance(error, Expired) and error.continue_token:
+        metadata["continue"] = error.continue_token
     status: dict[str, Any] = {
         "kind": "Status",
         "apiVersion": "v1",
-        "metadata": {},
+        "metadata": metadata,
         "status": "Failure",
-        "message": message,
-        "reason": error.reason,
-        "code": error.code,
     }
+    if message:
+        status["message"] = message
+    status["reason"] = error.reason
+    details = _details(error)
+    if details is not None:
+        status["details"] = details
+    status["code"] = error.code
+    return status
+
+
+def _details(error: KStoreError) -> dict[str, Any] | None:
+    """``Status.details`` in the field order of Go's ``StatusDetails`` (None: not set)."""
     details: dict[str, Any] = {}
     if error.name:
         details["name"] = error.name
@@ -257,9 +297,4 @@ def to_status(error: BaseException) -> dict[str, Any]:
         details["causes"] = [c.to_dict() for c in error.causes]
     if error.retry_after_seconds:
         details["retryAfterSeconds"] = error.retry_after_seconds
-    # Kubernetes' NewTimeoutError always sets details (retryAfterSeconds, omitted when 0).
-    if details or isinstance(error, Timeout):
-        status["details"] = details
-    if isinstance(error, Expired) and error.continue_token:
-        status["metadata"] = {"continue": error.continue_token}
-    return status
+    return details if details or error.has_details else None

@@ -1226,6 +1226,166 @@ def _pod_disruption_budget(version: str) -> st.SearchStrategy[Obj]:
     return _fields({"metadata": object_meta(namespaced=True), "spec": spec}, {"status": status})
 
 
+def _controller_revision(version: str) -> st.SearchStrategy[Obj]:
+    data = st.fixed_dictionaries(
+        {
+            "spec": st.fixed_dictionaries(
+                {"template": st.fixed_dictionaries({"metadata": object_meta(namespaced=False)})}
+            )
+        },
+        optional={"apiVersion": st.just("apps/v1"), "kind": st.just("StatefulSet")},
+    )
+    return _fields(
+        {"metadata": object_meta(namespaced=True), "revision": st.integers(0, 2**40)},
+        {"data": data},
+    )
+
+
+def _hpa_cross_version_reference() -> st.SearchStrategy[Obj]:
+    return _fields(
+        {"kind": st.sampled_from(["Deployment", "StatefulSet", "Ingress"]), "name": dns_label()},
+        {"apiVersion": st.sampled_from(["apps/v1", "networking.k8s.io/v1", "v1"])},
+    )
+
+
+def _hpa_metric_identifier() -> st.SearchStrategy[Obj]:
+    return _fields(
+        {"name": st.sampled_from(["requests-per-second", "queue_length", "packets"])},
+        {"selector": label_selector()},
+    )
+
+
+def _hpa_metric_target() -> st.SearchStrategy[Obj]:
+    return _fields(
+        {"type": st.sampled_from(["Utilization", "Value", "AverageValue"])},
+        {
+            "value": quantity(),
+            "averageValue": quantity(),
+            "averageUtilization": st.integers(1, 200),
+        },
+    )
+
+
+def _hpa_metric_value() -> st.SearchStrategy[Obj]:
+    return _fields(
+        {},
+        {
+            "value": quantity(),
+            "averageValue": quantity(),
+            "averageUtilization": st.integers(0, 200),
+        },
+    )
+
+
+def _hpa_metric(target: st.SearchStrategy[Obj], key: str) -> st.SearchStrategy[Obj]:
+    """A MetricSpec (``key`` "target") or MetricStatus (``key`` "current") of any source type."""
+    resource = st.sampled_from(["cpu", "memory"])
+    sources: dict[str, st.SearchStrategy[Obj]] = {
+        "Object": _fields(
+            {
+                "describedObject": _hpa_cross_version_reference(),
+                key: target,
+                "metric": _hpa_metric_identifier(),
+            },
+            {},
+        ),
+        "Pods": _fields({"metric": _hpa_metric_identifier(), key: target}, {}),
+        "Resource": _fields({"name": resource, key: target}, {}),
+        "ContainerResource": _fields({"name": resource, key: target, "container": dns_label()}, {}),
+        "External": _fields({"metric": _hpa_metric_identifier(), key: target}, {}),
+    }
+    field = {
+        "Object": "object",
+        "Pods": "pods",
+        "Resource": "resource",
+        "ContainerResource": "containerResource",
+        "External": "external",
+    }
+    return st.one_of(
+        *(
+            source.map(lambda body, t=t: {"type": t, field[t]: body})
+            for t, source in sources.items()
+        )
+    )
+
+
+def _hpa_scaling_rules() -> st.SearchStrategy[Obj]:
+    policy = st.fixed_dictionaries(
+        {
+            "type": st.sampled_from(["Pods", "Percent"]),
+            "value": st.integers(1, 100),
+            "periodSeconds": st.integers(1, 1800),
+        }
+    )
+    return _fields(
+        {},
+        {
+            "stabilizationWindowSeconds": st.integers(0, 3600),
+            "selectPolicy": st.sampled_from(["Max", "Min", "Disabled"]),
+            "policies": st.lists(policy, min_size=1, max_size=2),
+            "tolerance": st.sampled_from(["0", "50m", "0.1"]),
+        },
+    )
+
+
+def _hpa_condition() -> st.SearchStrategy[Obj]:
+    return _fields(
+        {
+            "type": st.sampled_from(["AbleToScale", "ScalingActive", "ScalingLimited"]),
+            "status": st.sampled_from(["True", "False", "Unknown"]),
+        },
+        {
+            "lastTransitionTime": timestamp(),
+            "reason": st.sampled_from(["SucceededGetScale", "ValidMetricFound"]),
+            "message": st.text(max_size=20),
+            "observedGeneration": st.integers(1, 100),
+        },
+    )
+
+
+def _horizontal_pod_autoscaler_v2() -> st.SearchStrategy[Obj]:
+    spec = _fields(
+        {"scaleTargetRef": _hpa_cross_version_reference(), "maxReplicas": st.integers(1, 100)},
+        {
+            "minReplicas": st.integers(0, 10),
+            "metrics": st.lists(_hpa_metric(_hpa_metric_target(), "target"), max_size=3),
+            "behavior": _fields(
+                {}, {"scaleUp": _hpa_scaling_rules(), "scaleDown": _hpa_scaling_rules()}
+            ),
+        },
+    )
+    status = _fields(
+        {"desiredReplicas": small_nonneg()},
+        {
+            "observedGeneration": st.integers(0, 100),
+            "lastScaleTime": timestamp(),
+            "currentReplicas": st.integers(1, 100),
+            "currentMetrics": st.lists(_hpa_metric(_hpa_metric_value(), "current"), max_size=3),
+            "conditions": st.lists(_hpa_condition(), max_size=2),
+        },
+    )
+    return _fields({"metadata": object_meta(namespaced=True), "spec": spec}, {"status": status})
+
+
+def _hpa_v1_of(body: Obj) -> Obj:
+    """The autoscaling/v1 form of a defaulted hub autoscaler body (as Kubernetes writes v1,
+    the rest in annotations)."""
+    from kstore.api.kinds._hpa_conversion import hpa_from_hub
+    from kstore.api.kinds.horizontalpodautoscaler import default_hpa_v2
+
+    hub = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", **body}
+    default_hpa_v2(hub)
+    out = hpa_from_hub(hub)
+    del out["apiVersion"], out["kind"]
+    return out
+
+
+def _horizontal_pod_autoscaler(version: str) -> st.SearchStrategy[Obj]:
+    if version == "v1":
+        return _horizontal_pod_autoscaler_v2().map(_hpa_v1_of)
+    return _horizontal_pod_autoscaler_v2()
+
+
 def _ingress_backend() -> st.SearchStrategy[Obj]:
     port = st.one_of(
         st.fixed_dictionaries({"number": st.integers(1, 65535)}),
@@ -1825,10 +1985,12 @@ _BY_KIND: dict[tuple[str, str], StrategyFor] = {
     ("", "Pod"): _pod,
     ("", "Service"): _service,
     ("", "ServiceAccount"): _service_account,
+    ("apps", "ControllerRevision"): _controller_revision,
     ("apps", "DaemonSet"): _daemon_set,
     ("apps", "Deployment"): _deployment,
     ("apps", "ReplicaSet"): _replica_set,
     ("apps", "StatefulSet"): _stateful_set,
+    ("autoscaling", "HorizontalPodAutoscaler"): _horizontal_pod_autoscaler,
     ("batch", "Job"): _job,
     ("batch", "CronJob"): _cron_job,
     ("coordination.k8s.io", "Lease"): _lease,

@@ -21,11 +21,12 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from kstore.api.custom_schema import VersionSchema
-from kstore.api.gvk import Object
+from kstore.api.gvk import Object, version_priority
 from kstore.api.scheme import (
     Converter,
     KindDefinition,
     KindVersion,
+    Lifecycle,
     PrinterColumn,
     ResourceInfo,
     ScalePaths,
@@ -124,6 +125,30 @@ def printer_columns(columns: Any) -> tuple[PrinterColumn, ...]:
 CustomConversions = Mapping[tuple[str, str], tuple[Converter, Converter]]
 
 
+def _lifecycle(spec: Mapping[str, Any], version: Mapping[str, Any]) -> Lifecycle | None:
+    """A deprecated version's warning: its ``deprecationWarning``, else Kubernetes' default
+    words, naming the newest served version that is not deprecated and newer than it."""
+    if version.get("deprecated") is not True:
+        return None
+    warning = version.get("deprecationWarning")
+    if isinstance(warning, str):
+        return Lifecycle(warning=warning)
+    name = str(version.get("name"))
+    group = spec.get("group")
+    kind = _map(spec.get("names")).get("kind")
+    text = f"{group}/{name} {kind} is deprecated"
+    newer = [
+        str(other.get("name"))
+        for other in map(_map, _list(spec.get("versions")))
+        if other.get("served") is True
+        and other.get("deprecated") is not True
+        and version_priority(str(other.get("name"))) < version_priority(name)
+    ]
+    if newer:
+        text += f"; use {group}/{min(newer, key=version_priority)} {kind}"
+    return Lifecycle(warning=text)
+
+
 def kind_definition_for(
     crd: Object, conversions: CustomConversions | None = None
 ) -> KindDefinition | None:
@@ -162,6 +187,7 @@ def kind_definition_for(
                 openapi_schema=schema,
                 schema_rules=rules,
                 default=rules.default if rules is not None else None,
+                lifecycle=_lifecycle(spec, v),
             )
         )
         if v.get("storage"):

@@ -6,6 +6,7 @@ group's is ``<group>/<version>``. The hub (internal) version of every kind is ``
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +19,7 @@ __all__ = [
     "GroupVersionResource",
     "Object",
     "gvk_of",
+    "version_priority",
 ]
 
 #: An object in memory: a plain dict in its Kubernetes JSON shape.
@@ -101,3 +103,18 @@ def gvk_of(obj: Object) -> GroupVersionKind:
     if not isinstance(api_version, str) or not api_version:
         raise BadRequest(f"Object 'apiVersion' is missing in object of kind {kind!r}")
     return GroupVersionKind.from_api_version(api_version, kind)
+
+
+_VERSION = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
+
+
+def version_priority(version: str) -> tuple[int, int, int, str]:
+    """Sort key putting the preferred version first (v1 > v1beta2 > v1beta1 > v1alpha1 > foo),
+    Kubernetes' kube-aware version order."""
+    m = _VERSION.match(version)
+    if m is None:
+        return (3, 0, 0, version)
+    major = int(m.group(1))
+    stability = {None: 0, "beta": 1, "alpha": 2}[m.group(2)]
+    minor = int(m.group(3) or 0)
+    return (stability, -major, -minor, version)

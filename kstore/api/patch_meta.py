@@ -270,6 +270,8 @@ _TAGS: dict[str, dict[str, dict[str, _Tags]]] = {
     "k8s.io.api.apps.v1": _APPS_V1,
     "k8s.io.api.apps.v1beta1": _APPS,
     "k8s.io.api.apps.v1beta2": _APPS,
+    "k8s.io.api.autoscaling.v1": {},
+    "k8s.io.api.autoscaling.v2": {"HorizontalPodAutoscalerStatus": _CONDITIONS},
     "k8s.io.api.batch.v1": _BATCH_V1,
     "k8s.io.api.coordination.v1": {},
     # Every list of an Ingress or IngressClass is atomic; no patch strategy.

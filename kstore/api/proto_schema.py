@@ -25,6 +25,8 @@ from kstore.api.pb import (
     apps_v1_pb2,
     apps_v1beta1_pb2,
     apps_v1beta2_pb2,
+    autoscaling_v1_pb2,
+    autoscaling_v2_pb2,
     batch_v1_pb2,
     certificates_v1_pb2,
     coordination_v1_pb2,
@@ -102,6 +104,8 @@ _GROUP_VERSIONS: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {
     ("apps", "v1"): (
         "k8s.io.api.apps.v1",
         (
+            "ControllerRevision",
+            "ControllerRevisionList",
             "DaemonSet",
             "DaemonSetList",
             "Deployment",
@@ -131,6 +135,14 @@ _GROUP_VERSIONS: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {
     ),
     ("apps", "v1beta2"): ("k8s.io.api.apps.v1beta2", ("Deployment", "DeploymentList")),
     ("apps", "v1beta1"): ("k8s.io.api.apps.v1beta1", ("Deployment", "DeploymentList")),
+    ("autoscaling", "v1"): (
+        "k8s.io.api.autoscaling.v1",
+        ("HorizontalPodAutoscaler", "HorizontalPodAutoscalerList"),
+    ),
+    ("autoscaling", "v2"): (
+        "k8s.io.api.autoscaling.v2",
+        ("HorizontalPodAutoscaler", "HorizontalPodAutoscalerList"),
+    ),
     ("batch", "v1"): ("k8s.io.api.batch.v1", ("Job", "JobList", "CronJob", "CronJobList")),
     ("certificates.k8s.io", "v1"): (
         "k8s.io.api.certificates.v1",
@@ -211,6 +223,8 @@ _FILES = (
     apps_v1_pb2,
     apps_v1beta1_pb2,
     apps_v1beta2_pb2,
+    autoscaling_v1_pb2,
+    autoscaling_v2_pb2,
     batch_v1_pb2,
     coordination_v1_pb2,
     networking_v1_pb2,

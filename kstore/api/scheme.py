@@ -32,6 +32,7 @@ __all__ = [
     "Defaulter",
     "KindDefinition",
     "KindVersion",
+    "Lifecycle",
     "PrinterColumn",
     "ResourceInfo",
     "ScalePaths",
@@ -149,6 +150,43 @@ class PrinterColumn:
     priority: int = 0
 
 
+Release = tuple[int, int]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Lifecycle:
+    """Where a served version stands in Kubernetes' release lifecycle, and the ``Warning``
+    kube-apiserver adds to every request to it once it is deprecated.
+
+    A built-in version carries prerelease-lifecycle-gen's data for its kind: the releases
+    (major, minor) it was ``introduced``, ``deprecated`` and ``removed`` in, and its
+    ``replacement``; the warning is due once the server's release has reached ``deprecated``.
+    A CRD version marked ``deprecated`` carries the text to send instead (``warning``: its
+    ``deprecationWarning``, or the default Kubernetes words; ``""`` sends nothing).
+    """
+
+    introduced: Release | None = None
+    deprecated: Release | None = None
+    removed: Release | None = None
+    replacement: GroupVersionKind | None = None
+    warning: str | None = None
+
+    def deprecation_warning(self, gvk: GroupVersionKind, release: Release) -> str:
+        """The warning of a request to ``gvk`` on a server at ``release`` ("" when none), in
+        the words of Kubernetes' ``deprecation.WarningMessage``."""
+        if self.warning is not None:
+            return self.warning
+        if self.deprecated is None or self.deprecated > release:
+            return ""
+        major, minor = self.deprecated
+        text = f"{gvk.api_version} {gvk.kind} is deprecated in v{major}.{minor}+"
+        if self.removed is not None:
+            text += f", unavailable in v{self.removed[0]}.{self.removed[1]}+"
+        if self.replacement is not None:
+            text += f"; use {self.replacement.api_version} {self.replacement.kind}"
+        return text
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class KindVersion:
     """One external version of a kind.
@@ -171,6 +209,8 @@ class KindVersion:
     openapi_schema: Mapping[str, Any] | None = None
     #: The rules of that schema, compiled once (None: the kind has no schema to validate by).
     schema_rules: SchemaRules | None = None
+    #: The version's release lifecycle (None: not deprecated, nothing to warn of).
+    lifecycle: Lifecycle | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -48,7 +48,10 @@ def _status_response(error: Exception) -> Response:
 
 
 async def _not_found(request: Request, exc: Exception) -> Response:
-    return _status_response(NotFound("the server could not find the requested resource"))
+    # A path no route takes: the final not-found handler's Status (no details).
+    return _status_response(
+        NotFound("the server could not find the requested resource", details=False)
+    )
 
 
 #: How long start-up waits for the RBAC cache's first lists.

@@ -6,11 +6,15 @@ another version of the group is a 400 (``the API version in the data (apps/v1bet
 match the expected API version (apps/v1)``), another kind too. A value of the wrong JSON type
 for its field (a string in ``spec.replicas``, bad base64 in a Secret's ``data``) fails the
 decode whatever ``fieldValidation`` says: 400 with Go's unmarshal message, as the typed decode
-of the API server answers it. Then, per ``fieldValidation``: unknown fields (against the kind's
-schema) and duplicate fields fail the request (Strict, 400 ``strict decoding error``), come
-back as warnings (Warn) or are dropped (Ignore); unknown fields are pruned in every case,
-defaults are applied and the object is converted to the hub. Unknown fields and types are
-found in one walk (:func:`kstore.codec.strict.check_fields`).
+of the API server answers it. A body that is not JSON at all is refused with Go's scanner
+error, as kube-apiserver's first read of its ``apiVersion`` and ``kind`` refuses it (``the
+object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json
+parse error: unexpected end of JSON input ({"apiVersion":"v1",)``). Then, per
+``fieldValidation``: unknown fields (against the kind's schema) and duplicate fields fail the
+request (Strict, 400 ``strict decoding error``), come back as warnings (Warn) or are dropped
+(Ignore); unknown fields are pruned in every case, defaults are applied and the object is
+converted to the hub. Unknown fields and types are found in one walk
+(:func:`kstore.codec.strict.check_fields`).
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ from dataclasses import dataclass, field
 
 from kstore.api.gvk import GroupVersionKind, Object
 from kstore.api.scheme import Scheme
+from kstore.codec.json import MEDIA_TYPE_JSON
+from kstore.codec.json_syntax import go_syntax_error
 from kstore.codec.serializer import Serializer
 from kstore.codec.strict import FieldValidation
 from kstore.codec.versioning import unknown_fields
@@ -48,6 +54,15 @@ def check_endpoint_type(api_version: str, kind: str, expected: GroupVersionKind)
         )
 
 
+def _summary(data: bytes, limit: int = 30) -> str:
+    """Go's ``summarizeData``: the start of a body that looks like an object, else its hex."""
+    if data.startswith(b"{"):
+        text = data[:limit].decode("utf-8", "replace")
+    else:
+        text = data[:limit].hex()
+    return text + " ..." if len(data) > limit else text
+
+
 def decode_body(
     scheme: Scheme,
     data: bytes,
@@ -58,12 +73,21 @@ def decode_body(
     """Decode a create/update body for the endpoint of ``expected``."""
     if not data.strip():
         raise BadRequest(f"the body of the request was empty: a {expected.kind} is required")
-    if validation is FieldValidation.IGNORE:
-        obj = serializer.decode(data)
-        problems: list[str] = []
-    else:
-        result = serializer.decode_strict(data)
-        obj, problems = result.obj, list(result.problems)
+    try:
+        if validation is FieldValidation.IGNORE:
+            obj = serializer.decode(data)
+            problems: list[str] = []
+        else:
+            result = serializer.decode_strict(data)
+            obj, problems = result.obj, list(result.problems)
+    except BadRequest:
+        syntax = go_syntax_error(data) if serializer.media_type == MEDIA_TYPE_JSON else None
+        if syntax is None:
+            raise
+        raise BadRequest(
+            f"the object provided is unrecognized (must be of type {expected.kind}): "
+            f"couldn't get version/kind; json parse error: {syntax} ({_summary(data)})"
+        ) from None
     api_version = obj.get("apiVersion") or expected.api_version
     kind = obj.get("kind") or expected.kind
     if not isinstance(api_version, str) or not isinstance(kind, str):

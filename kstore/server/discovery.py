@@ -23,14 +23,14 @@ with the verb ``create`` only, as the API server lists them, so that ``kubectl a
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 import orjson
 
-from kstore.api.gvk import GroupVersion, GroupVersionKind, Object
+from kstore.api.gvk import GroupVersion, GroupVersionKind, Object, version_priority
 from kstore.api.scheme import RegisteredResource, Scheme
+from kstore.server.json_body import json_line
 from kstore.server.reviews import REVIEW_RESOURCES, ReviewResource
 
 __all__ = [
@@ -76,19 +76,6 @@ def subresource_gvk(r: RegisteredResource, subresource: str) -> GroupVersionKind
 #: What discovery lists: a resource of the Scheme or a review resource.
 _Listed = RegisteredResource | ReviewResource
 
-_VERSION = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
-
-
-def version_priority(version: str) -> tuple[int, int, int, str]:
-    """Sort key putting the preferred version first (v1 > v1beta2 > v1beta1 > v1alpha1 > foo)."""
-    m = _VERSION.match(version)
-    if m is None:
-        return (3, 0, 0, version)
-    major = int(m.group(1))
-    stability = {None: 0, "beta": 1, "alpha": 2}[m.group(2)]
-    minor = int(m.group(3) or 0)
-    return (stability, -major, -minor, version)
-
 
 def wants_aggregated(accept: str | None) -> bool:
     """Whether ``Accept`` asks for aggregated discovery v2 (the legacy form otherwise)."""
@@ -115,7 +102,8 @@ class Document:
 def _document(obj: Object, content_type: str = "application/json") -> Document:
     body = orjson.dumps(obj)
     etag = '"' + hashlib.sha256(body).hexdigest()[:32].upper() + '"'
-    return Document(body, etag, content_type)
+    # Ended by a newline, as Go's encoder ends every JSON answer (kstore.server.json_body).
+    return Document(body + b"\n", etag, content_type)
 
 
 class Discovery:
@@ -159,7 +147,7 @@ class Discovery:
 
     def api_versions(self, server_address: str) -> bytes:
         """The legacy ``/api`` answer (it names the address the client reached)."""
-        return orjson.dumps(
+        return json_line(
             {
                 "kind": "APIVersions",
                 "versions": self.core_versions,

@@ -11,6 +11,7 @@ Shapes, as the API server writes them:
 - a list is ``{"kind": "<Kind>List", "apiVersion", "metadata": {"resourceVersion",
   "continue", "remainingItemCount"}, "items": [...]}`` with ``items`` always an array; the
   items of a built-in kind's list carry no ``kind``/``apiVersion`` (typed lists drop them);
+- a JSON list ends with a newline, as every JSON answer does (:mod:`kstore.server.json_body`);
 - a JSON watch event is one line ``{"type": ..., "object": ...}`` (newline-delimited);
   a protobuf one is a length-prefixed ``WatchEvent`` frame;
 - a bookmark carries only ``kind``, ``apiVersion`` and ``metadata`` (resourceVersion and the
@@ -29,6 +30,7 @@ from kstore.api.scheme import Scheme
 from kstore.cache.caching_object import CachedListResult, encoded_frame, encoded_object
 from kstore.codec.protobuf import encode_list as encode_protobuf_list
 from kstore.codec.protobuf import encode_watch_event
+from kstore.server.json_body import json_line
 from kstore.server.negotiation import OutputFormat, Target
 from kstore.storage.interface import EventType, ListResult, WatchEvent
 
@@ -103,7 +105,8 @@ class ResponseEncoder:
         if fmt.media_type == "application/json":
             items = self._item_encodings(result, gv, fmt, "item")
             head = orjson.dumps({"kind": list_kind, "apiVersion": gv.api_version, "metadata": meta})
-            return b"".join((head[:-1], b',"items":[', b",".join(items), b"]}"))
+            # Ended by a newline, as Go's encoder ends every JSON answer.
+            return b"".join((head[:-1], b',"items":[', b",".join(items), b"]}\n"))
         body = {
             "kind": list_kind,
             "apiVersion": gv.api_version,
@@ -177,4 +180,4 @@ class ResponseEncoder:
     def _frame(event_type: str, obj: Object, fmt: OutputFormat) -> bytes:
         if fmt.is_protobuf:
             return encode_watch_event(event_type, obj)
-        return orjson.dumps({"type": event_type, "object": obj}) + b"\n"
+        return json_line({"type": event_type, "object": obj})

@@ -13,13 +13,13 @@ from array import array
 from typing import Any
 
 import httptools
-import orjson
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from kstore.errors import MethodNotAllowed, to_status
+from kstore.server.json_body import status_json
 from kstore.server.routes import METHOD_NOT_ALLOWED_MESSAGE
 
-_METHOD_NOT_ALLOWED_BODY = orjson.dumps(to_status(MethodNotAllowed(METHOD_NOT_ALLOWED_MESSAGE)))
+_METHOD_NOT_ALLOWED_BODY = status_json(to_status(MethodNotAllowed(METHOD_NOT_ALLOWED_MESSAGE)))
 
 
 class _Parser(httptools.HttpRequestParser):

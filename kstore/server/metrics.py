@@ -7,6 +7,8 @@ Names and labels follow kube-apiserver's, so existing dashboards read them:
   watches, whose duration is the client's choice;
 - ``apiserver_longrunning_requests{verb="WATCH",...}``: watches open now;
 - ``apiserver_watch_events_total{group,version,kind}``: events sent to watchers;
+- ``apiserver_requested_deprecated_apis{group,version,resource,subresource,removed_release}``:
+  1 for each deprecated version's endpoint requested since the start;
 - whatever a :data:`FigureSource` adds (storage object counts, watch-cache sizes...).
 
 Verbs are Kubernetes' metric verbs (``GET``, ``LIST``, ``WATCH``, ``POST``, ``PUT``, ``PATCH``,
@@ -86,6 +88,7 @@ class Metrics:
         self._latency: dict[RequestLabels, _Histogram] = {}
         self._watches: dict[RequestLabels, int] = {}
         self._watch_events: dict[tuple[str, str, str], int] = {}
+        self._deprecated: set[tuple[str, str, str, str, str]] = set()
         self._sources = list(sources)
         self._started = time.time()
 
@@ -119,6 +122,16 @@ class Metrics:
             key = (group, version, kind)
             self._watch_events[key] = self._watch_events.get(key, 0) + count
 
+    def deprecated_requested(
+        self, group: str, version: str, resource: str, subresource: str, removed_release: str
+    ) -> None:
+        """Note a request to a deprecated version (``removed_release`` as ``1.16``, or "")."""
+        key = (group, version, resource, subresource, removed_release)
+        if key in self._deprecated:  # read without the lock: a set only grows
+            return
+        with self._lock:
+            self._deprecated.add(key)
+
     def open_watches(self) -> int:
         with self._lock:
             return sum(self._watches.values())
@@ -129,6 +142,7 @@ class Metrics:
             latency = {k: (list(h.buckets), h.sum, h.count) for k, h in self._latency.items()}
             watches = dict(self._watches)
             events = dict(self._watch_events)
+            deprecated = sorted(self._deprecated)
         out: list[str] = [
             "# HELP apiserver_request_total Counter of apiserver requests broken out by verb, "
             "group, version, resource, scope, component and HTTP response code.",
@@ -168,6 +182,18 @@ class Metrics:
             out.append(
                 f'apiserver_watch_events_total{{group="{group}",version="{version}",'
                 f'kind="{kind}"}} {n}'
+            )
+        out += [
+            "# HELP apiserver_requested_deprecated_apis Gauge of deprecated APIs that have been "
+            "requested, broken out by API group, version, resource, subresource, and "
+            "removed_release.",
+            "# TYPE apiserver_requested_deprecated_apis gauge",
+        ]
+        for group, version, resource, subresource, removed in deprecated:
+            out.append(
+                f'apiserver_requested_deprecated_apis{{group="{group}",'
+                f'removed_release="{removed}",resource="{resource}",'
+                f'subresource="{subresource}",version="{version}"}} 1'
             )
         out += self._figures()
         out += [

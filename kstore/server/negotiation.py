@@ -21,6 +21,7 @@ from kstore.codec.recognizer import MEDIA_TYPE_PROTOBUF, serializer_for_media_ty
 from kstore.codec.serializer import Serializer
 from kstore.codec.yaml import MEDIA_TYPE_YAML
 from kstore.errors import NotAcceptable, UnsupportedMediaType
+from kstore.server.json_body import GoEscapedJson
 
 __all__ = [
     "NotAcceptable",
@@ -62,8 +63,16 @@ class OutputFormat:
         return self.serializer.media_type == MEDIA_TYPE_PROTOBUF
 
 
-_JSON_FORMAT = OutputFormat(serializer_for_media_type(MEDIA_TYPE_JSON), MEDIA_TYPE_JSON)
+#: Answers in JSON escape as Go's encoder does (kstore.server.json_body).
+_ANSWER_JSON = GoEscapedJson(serializer_for_media_type(MEDIA_TYPE_JSON))
+_JSON_FORMAT = OutputFormat(_ANSWER_JSON, MEDIA_TYPE_JSON)
 _YAML_FORMAT = OutputFormat(serializer_for_media_type(MEDIA_TYPE_YAML), MEDIA_TYPE_YAML)
+
+
+def _answer_serializer(media_type: str) -> Serializer:
+    return _ANSWER_JSON if media_type == MEDIA_TYPE_JSON else serializer_for_media_type(media_type)
+
+
 _BASE_TYPES = {
     MEDIA_TYPE_JSON: MEDIA_TYPE_JSON,
     MEDIA_TYPE_YAML: MEDIA_TYPE_YAML,
@@ -148,7 +157,7 @@ def negotiate(
             )
         else:
             content_type = f"{media};as={target.value};v={meta_version};g={_META_GROUP}"
-        return OutputFormat(serializer_for_media_type(media), content_type, target, meta_version)
+        return OutputFormat(_answer_serializer(media), content_type, target, meta_version)
     raise NotAcceptable(f"only the following media types are accepted: {_ACCEPTED}")
 
 

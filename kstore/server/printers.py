@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from kstore.api.gvk import Object
+from kstore.api.kinds.horizontalpodautoscaler import hpa_to_hub
 from kstore.server.durations import human_duration, parse_timestamp, translate_timestamp_since
 
 __all__ = ["Column", "Printer", "printer_for"]
@@ -392,6 +393,114 @@ def _replica_set(obj: Object, now: datetime) -> list[Any]:
         int(status.get("readyReplicas") or 0),
         _age(obj, now),
         *_template_cells(spec),
+    ]
+
+
+def _controller_revision(obj: Object, now: datetime) -> list[Any]:
+    # The controller owner as formatResourceName prints it: "<kind>.<group>/<name>", lower case.
+    controller = "<none>"
+    for ref in _l(_m(obj, "metadata"), "ownerReferences"):
+        if isinstance(ref, Mapping) and ref.get("controller") is True:
+            api_version = str(ref.get("apiVersion", ""))
+            group = api_version.rpartition("/")[0] if "/" in api_version else ""
+            kind = str(ref.get("kind", ""))
+            group_kind = f"{kind}.{group}" if group else kind
+            name = ref.get("name", "")
+            controller = f"{group_kind.lower()}/{name}" if group_kind else str(name)
+            break
+    revision = obj.get("revision")
+    return [
+        _name(obj),
+        controller,
+        revision if isinstance(revision, int) else 0,
+        _age(obj, now),
+    ]
+
+
+# -------------------------------------------------------------------- autoscaling/v2
+
+#: ``formatHPAMetrics`` shows this many metrics, then ``+ N more...``.
+_MAX_HPA_METRICS = 2
+
+
+def _quantity(source: Mapping[str, Any], key: str) -> str:
+    # Quantity.String() of a pointer: "<nil>" when unset.
+    value = source.get(key)
+    return "<nil>" if value is None else str(value)
+
+
+def _hpa_metric(spec: Mapping[str, Any], status: Mapping[str, Any] | None) -> str:
+    """One metric of ``formatHPAMetrics``: current/target, ``<unknown>`` without a status."""
+    kind = spec.get("type")
+    if kind in ("External", "Object"):
+        field = "external" if kind == "External" else "object"
+        target = _m(_m(spec, field), "target")
+        has_status = status is not None and isinstance(status.get(field), Mapping)
+        current = _m(_m(status, field), "current") if has_status else {}
+        if target.get("averageValue") is not None:
+            shown = "<unknown>"
+            if has_status and current.get("averageValue") is not None:
+                shown = _quantity(current, "averageValue")
+            return f"{shown}/{_quantity(target, 'averageValue')} (avg)"
+        shown = _quantity(current, "value") if has_status else "<unknown>"
+        return f"{shown}/{_quantity(target, 'value')}"
+    if kind == "Pods":
+        shown = "<unknown>"
+        if status is not None and isinstance(status.get("pods"), Mapping):
+            shown = _quantity(_m(status["pods"], "current"), "averageValue")
+        return f"{shown}/{_quantity(_m(_m(spec, 'pods'), 'target'), 'averageValue')}"
+    if kind in ("Resource", "ContainerResource"):
+        field = "resource" if kind == "Resource" else "containerResource"
+        source = _m(spec, field)
+        target = _m(source, "target")
+        has_status = status is not None and isinstance(status.get(field), Mapping)
+        current = _m(_m(status, field), "current") if has_status else {}
+        name = source.get("name", "")
+        if target.get("averageValue") is not None:
+            shown = _quantity(current, "averageValue") if has_status else "<unknown>"
+            return f"{name}: {shown}/{_quantity(target, 'averageValue')}"
+        shown = "<unknown>"
+        if has_status and current.get("averageUtilization") is not None:
+            shown = f"{current['averageUtilization']}%"
+        goal = "<auto>"
+        if target.get("averageUtilization") is not None:
+            goal = f"{target['averageUtilization']}%"
+        return f"{name}: {shown}/{goal}"
+    return "<unknown type>"
+
+
+def _hpa_targets(specs: list[Any], statuses: list[Any]) -> str:
+    """``formatHPAMetrics``: each metric's current and target values, the i-th status read as
+    the i-th metric's."""
+    if not specs:
+        return "<none>"
+    shown = []
+    for i, spec in enumerate(specs):
+        status = statuses[i] if i < len(statuses) and isinstance(statuses[i], Mapping) else None
+        shown.append(_hpa_metric(spec if isinstance(spec, Mapping) else {}, status))
+    text = ", ".join(shown[:_MAX_HPA_METRICS])
+    if len(shown) > _MAX_HPA_METRICS:
+        return f"{text} + {len(shown) - _MAX_HPA_METRICS} more..."
+    return text
+
+
+def _horizontal_pod_autoscaler(obj: Object, now: datetime) -> list[Any]:
+    # Kubernetes prints from the internal (v2-shaped) object: read a v1 one as the hub.
+    if obj.get("apiVersion") == "autoscaling/v1" or "targetCPUUtilizationPercentage" in _m(
+        obj, "spec"
+    ):
+        obj = hpa_to_hub(obj)
+    spec, status = _m(obj, "spec"), _m(obj, "status")
+    ref = _m(spec, "scaleTargetRef")
+    min_replicas = spec.get("minReplicas")
+    return [
+        _name(obj),
+        f"{ref.get('kind', '')}/{ref.get('name', '')}",
+        _hpa_targets(_l(spec, "metrics"), _l(status, "currentMetrics")),
+        "<unset>" if min_replicas is None else str(min_replicas),
+        int(spec.get("maxReplicas") or 0),
+        int(status.get("currentReplicas") or 0),
+        _age(obj, now),
     ]
 
 
@@ -932,6 +1041,31 @@ _PRINTERS: dict[tuple[str, str], Printer] = {
             *_TEMPLATE_CONTAINERS,
         ),
         _stateful_set,
+    ),
+    ("apps", "ControllerRevision"): Printer(
+        (
+            _NAME,
+            _col("Controller", "string", "Controller of the object"),
+            _col(
+                "Revision",
+                "string",
+                "The revision of the state the object holds.",
+            ),
+            _AGE,
+        ),
+        _controller_revision,
+    ),
+    ("autoscaling", "HorizontalPodAutoscaler"): Printer(
+        (
+            _NAME,
+            _col("Reference", "string", "The target resource to scale."),
+            _col("Targets", "string", "The metrics the replica count is computed from."),
+            _col("MinPods", "string", "The lower limit for the number of replicas."),
+            _col("MaxPods", "string", "The upper limit for the number of replicas."),
+            _col("Replicas", "string", "The current number of replicas."),
+            _AGE,
+        ),
+        _horizontal_pod_autoscaler,
     ),
     ("batch", "Job"): Printer(
         (

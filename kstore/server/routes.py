@@ -54,8 +54,10 @@ from kstore.errors import (
     Unavailable,
     UnsupportedMediaType,
 )
+from kstore.registry.patch import PatchType
 from kstore.server._review_wire import decode_review_protobuf
 from kstore.server.discovery import Document, wants_aggregated
+from kstore.server.filters.audit import AUDIT_ANNOTATIONS_KEY
 from kstore.server.filters.authentication import (
     ANONYMOUS,
     request_authenticator,
@@ -68,6 +70,7 @@ from kstore.server.handlers.deadline import AsyncHandler, run_write, run_write_o
 from kstore.server.handlers.scope import Call, Reply, ResourceScope, error_reply, warning_header
 from kstore.server.handlers.watch import WatchResponse, open_watch
 from kstore.server.health import run_checks
+from kstore.server.json_body import go_json, with_newline
 from kstore.server.metrics import RequestLabels
 from kstore.server.negotiation import OutputFormat, body_serializer, negotiate
 from kstore.server.openapi import OpenAPIDocument
@@ -79,7 +82,7 @@ from kstore.server.request_info import (
     verb_for,
 )
 from kstore.server.reviews import ReviewResource, answer_review, review_resource
-from kstore.server.state import ServerState
+from kstore.server.state import ServerState, path_not_found
 
 __all__ = ["build_routes"]
 
@@ -130,12 +133,24 @@ _COLLECTION_METHODS = frozenset({"GET", "HEAD", "POST", "DELETE"})
 _KEYED_VERBS = frozenset({"get", "update", "patch", "delete"})
 
 
-def _reply_response(reply: Reply) -> Response:
-    response = Response(reply.body, status_code=reply.status, media_type=reply.content_type)
-    for warning in reply.warnings:
+def _reply_response(reply: Reply, endpoint_warning: str = "") -> Response:
+    body = reply.body
+    if reply.content_type.startswith(_JSON):
+        body = with_newline(body)
+    response = Response(body, status_code=reply.status, media_type=reply.content_type)
+    # The endpoint's deprecation first, each text once, as kube-apiserver's recorder adds them.
+    warnings = [endpoint_warning] if endpoint_warning else []
+    warnings.extend(w for w in reply.warnings if w not in warnings)
+    for warning in warnings:
         response.headers.append("Warning", warning_header(warning))
     for key, value in reply.headers.items():
         response.headers[key] = value
+    return response
+
+
+def _with_warning(response: Response, warning: str) -> Response:
+    if warning:
+        response.headers.append("Warning", warning_header(warning))
     return response
 
 
@@ -175,6 +190,19 @@ def _check_route(method: str, info: RequestInfo) -> None:
     allowed = _OBJECT_METHODS if info.name else _COLLECTION_METHODS
     if method not in allowed:
         raise MethodNotAllowed(METHOD_NOT_ALLOWED_MESSAGE)
+
+
+#: What go-restful's PATCH route of a built-in kind consumes.
+_PATCH_MEDIA_TYPES = frozenset(t.value for t in PatchType)
+
+
+def _check_patch_route(content_type: str | None, body: bytes) -> None:
+    """go-restful's 415 for a PATCH body of a type the built-in kinds' route does not consume
+    (a missing type is ``application/octet-stream``), before any handler: its own words and
+    empty details. Custom resources are not go-restful's: their handler words it."""
+    base = (content_type or "application/octet-stream").split(";", 1)[0].strip().lower()
+    if body and base not in _PATCH_MEDIA_TYPES:
+        raise UnsupportedMediaType("415: Unsupported Media Type", details=True)
 
 
 def _go_quote(text: str) -> str:
@@ -303,6 +331,8 @@ class _Endpoints:
             request.method, info.group, info.version, info.resource, info.subresource
         )
         verb = request.method.lower()
+        # A deprecated version's warning, on every answer once the route is known.
+        endpoint_warning = ""
         try:
             watch_param = request.query_params.get("watch")
             verb = verb_for(
@@ -314,6 +344,9 @@ class _Endpoints:
                 response = await self._review(request, info, review)
             else:
                 scope = self.state.scope_for(info, request.method)
+                endpoint_warning = scope.deprecation.get(info.subresource, "")
+                if endpoint_warning:
+                    self._note_deprecated(request, info, scope.removed_release)
                 _check_route(request.method, info)
                 _check_name(scope, info, verb)
                 labels = _verb_labels(info, verb)
@@ -321,7 +354,9 @@ class _Endpoints:
                     labels = replace(labels, verb="APPLY")
                 if verb == "watch":
                     request.scope[VERB_KEY] = labels.verb
-                    return await self._watch(scope, _call(scope, request, info, b""), labels, path)
+                    call = _call(scope, request, info, b"")
+                    watch = await self._watch(scope, call, labels, path)
+                    return _with_warning(watch, endpoint_warning)
                 handlers = scale.HANDLERS if info.subresource == "scale" else _HANDLERS
                 handler = handlers.get(verb)
                 if handler is None:
@@ -329,6 +364,8 @@ class _Endpoints:
                 body = b""
                 if verb not in _READS:
                     body = await request.body()
+                if verb == "patch" and scope.protobuf:
+                    _check_patch_route(request.headers.get("content-type"), body)
                 call = _call(scope, request, info, body)
                 on_loop = _ON_LOOP.get(handler)
                 if on_loop is not None and self.state.registry.writes_on_loop:
@@ -343,15 +380,26 @@ class _Endpoints:
                     reply = handler(scope, call)
                 else:
                     reply = await anyio.to_thread.run_sync(handler, scope, call)
-                response = _reply_response(reply)
+                response = _reply_response(reply, endpoint_warning)
         except KStoreError as exc:
-            response = _error_response(exc, accept)
+            response = _with_warning(_error_response(exc, accept), endpoint_warning)
         except Exception as exc:
             _log.exception("%s %s failed", request.method, path)
-            response = _error_response(exc, accept)
+            response = _with_warning(_error_response(exc, accept), endpoint_warning)
         self.state.metrics.observe(labels, response.status_code, time.perf_counter() - started)
         request.scope[VERB_KEY] = labels.verb
         return response
+
+    def _note_deprecated(self, request: Request, info: RequestInfo, removed_release: str) -> None:
+        """A request to a deprecated version: the metric and the audit annotations
+        kube-apiserver records for it."""
+        self.state.metrics.deprecated_requested(
+            info.group, info.version, info.resource, info.subresource, removed_release
+        )
+        annotations = {"k8s.io/deprecated": "true"}
+        if removed_release:
+            annotations["k8s.io/removed-release"] = removed_release
+        request.scope[AUDIT_ANNOTATIONS_KEY] = annotations
 
     async def _review(
         self, request: Request, info: RequestInfo, review: ReviewResource
@@ -382,7 +430,10 @@ class _Endpoints:
             info.namespace,
             request_authenticator(request.scope),
         )
-        return Response(fmt.serializer.encode(answer), 201, media_type=fmt.content_type)
+        body = fmt.serializer.encode(answer)
+        if fmt.media_type == _JSON:
+            body = with_newline(body)
+        return Response(body, 201, media_type=fmt.content_type)
 
     async def _watch(
         self, scope: ResourceScope, call: Call, labels: RequestLabels, path: str
@@ -422,7 +473,8 @@ class _Endpoints:
         elif parts[0] == "apis" and len(parts) == 3:
             doc = discovery.resource_list(GroupVersion(parts[1], parts[2]))
         if doc is None:
-            return _error_response(NotFound(_NOT_FOUND))
+            group = parts[1] if parts[0] == "apis" else ""
+            return _error_response(path_not_found(discovery, group))
         return _document_response(request, doc)
 
     def api(self, request: Request) -> Response:
@@ -443,7 +495,9 @@ class _Endpoints:
     # --------------------------------------------------------------- the rest
 
     async def version(self, request: Request) -> Response:
-        return Response(orjson.dumps(self.state.version.to_dict()), media_type=_JSON)
+        # WriteRawJSON: indented, no newline.
+        body = go_json(self.state.version.to_dict(), orjson.OPT_INDENT_2)
+        return Response(body, media_type=_JSON)
 
     async def health(self, request: Request) -> Response:
         parts = [p for p in request.url.path.split("/") if p]
@@ -479,7 +533,8 @@ class _Endpoints:
         return _cached_document(request, doc, media_type)
 
     async def not_found(self, request: Request) -> Response:
-        return _error_response(NotFound(_NOT_FOUND))
+        # Outside /api and /apis: the final not-found handler's Status (no details).
+        return _error_response(NotFound(_NOT_FOUND, details=False))
 
 
 def _cached_document(request: Request, doc: OpenAPIDocument, media_type: str) -> Response:

@@ -10,11 +10,11 @@ watches are refused and open ones end, while requests in flight finish.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from importlib import metadata
 
-from kstore.api.gvk import GroupVersion
+from kstore.api.gvk import GroupVersion, GroupVersionKind
 from kstore.api.proto_schema import message_for_gvk
 from kstore.api.scheme import RegisteredResource, Scheme
 from kstore.errors import MethodNotAllowed, NotFound
@@ -29,7 +29,13 @@ from kstore.server.openapi import OpenAPIV2, OpenAPIV3
 from kstore.server.printers import Printer, printer_for
 from kstore.server.request_info import RequestInfo
 
-__all__ = ["KUBERNETES_MINOR", "ServerState", "VersionInfo"]
+__all__ = [
+    "KUBERNETES_MINOR",
+    "ServerState",
+    "VersionInfo",
+    "deprecation_warnings",
+    "path_not_found",
+]
 
 #: The Kubernetes minor version whose API behaviour kstore follows; kubectl 1.37 accepts it
 #: without a version-skew warning (one minor apart).
@@ -74,6 +80,50 @@ class VersionInfo:
             "compiler": "cpython",
             "platform": "linux/amd64",
         }
+
+
+#: The release kstore serves as, for the lifecycle of deprecated versions.
+_RELEASE = (1, KUBERNETES_MINOR)
+#: What a deprecated group version's Scale is replaced by (prerelease-lifecycle-gen gives the
+#: apps/v1beta1 and v1beta2 Scale the releases of their Deployment).
+_SCALE_REPLACEMENT = GroupVersionKind("autoscaling", "v1", "Scale")
+
+
+def deprecation_warnings(resource: RegisteredResource) -> dict[str, str]:
+    """The ``Warning`` kube-apiserver adds to every request to a deprecated version, by
+    subresource ("" for the resource): from the version's lifecycle in the Scheme, for the
+    kind each endpoint serves (``Scale`` for ``scale``)."""
+    lifecycle = resource.definition.version(resource.group_version.version).lifecycle
+    if lifecycle is None:
+        return {}
+    warning = lifecycle.deprecation_warning(resource.gvk, _RELEASE)
+    if not warning:
+        return {}
+    out = dict.fromkeys(("", *resource.info.subresources), warning)
+    if "scale" in out and lifecycle.warning is None:
+        scale = replace(lifecycle, replacement=_SCALE_REPLACEMENT)
+        out["scale"] = scale.deprecation_warning(
+            resource.group_version.with_kind("Scale"), _RELEASE
+        )
+    return out
+
+
+def _removed_release(resource: RegisteredResource) -> str:
+    lifecycle = resource.definition.version(resource.group_version.version).lifecycle
+    if lifecycle is None or lifecycle.removed is None:
+        return ""
+    return f"{lifecycle.removed[0]}.{lifecycle.removed[1]}"
+
+
+def path_not_found(discovery: Discovery, group: str) -> NotFound:
+    """The 404 of a path no route serves. Under a served group it is go-restful's (its
+    ``details`` set and empty); under a group nobody serves the request falls through to the
+    API server's final not-found handler. That handler wrote ``http.NotFound``'s plain text
+    (``404 page not found``) up to v1.36 and writes a Status without ``details`` since
+    (kubernetes#138219); kstore answers with that Status, so every client reads a Status."""
+    if not group or discovery.group(group) is not None:
+        return NotFound(_NOT_FOUND)
+    return NotFound(_NOT_FOUND, details=False)
 
 
 def _printer(resource: RegisteredResource) -> Printer | None:
@@ -126,6 +176,8 @@ class ServerState:
                     selectable_fields=selectable_fields(resource.definition),
                     printer=_printer(resource),
                     protobuf=message_for_gvk(resource.gvk) is not None,
+                    deprecation=deprecation_warnings(resource),
+                    removed_release=_removed_release(resource),
                 )
             self.discovery = Discovery(scheme)
             self.openapi = OpenAPIV3(scheme, self.version.git_version, self._openapi_before)
@@ -136,7 +188,7 @@ class ServerState:
         """The scope a resource path names; 404/405 as the API server routes them."""
         scope = self._scopes.get((GroupVersion(info.group, info.version), info.resource))
         if scope is None:
-            raise NotFound(_NOT_FOUND)
+            raise path_not_found(self.discovery, info.group)
         namespaced = scope.namespaced
         is_namespace_itself = info.group == "" and info.resource == "namespaces"
         if not namespaced and info.namespace and not is_namespace_itself:

@@ -191,3 +191,24 @@ def test_format_and_cross_type_comparisons(rule: str) -> None:
 )
 def test_time_accessors_and_optional_chaining(rule: str) -> None:
     assert holds(rule, {"min": 1})
+
+
+@pytest.mark.parametrize(
+    ("text", "pattern"),
+    [
+        ("héllo", "^h.llo$"),
+        ("héllo", "é"),
+        ("abc", "^b"),
+        ("", "^$"),
+        ("a\nb", "^b"),
+        ("日本語テキスト", "本.テ"),
+        ("x" * 300, "x{3}$"),
+        ("bench-object-000123", "^[a-z0-9-]+$"),
+    ],
+)
+def test_matches_agrees_with_a_full_regex_search(text: str, pattern: str) -> None:
+    from kstore.api.cel._stdlib import regex
+
+    # `matches` asks RE2 for a yes/no answer only; it must agree with the full search.
+    expected = regex(pattern).search(text) is not None
+    assert holds(f"self.name.matches({pattern!r})", {"name": text}) is expected

@@ -153,7 +153,8 @@ def test_cluster_scoped_denial_says_cluster_scope(rbac_server: RunningServer) ->
 def test_non_resource_denial_names_the_path(rbac_server: RunningServer) -> None:
     status = _send(rbac_server, None, "GET", "/apis", None).json()
     assert status["message"] == 'forbidden: User "system:anonymous" cannot get path "/apis"'
-    assert "details" not in status
+    # NewForbidden always sets details; with no resource and no name they are empty.
+    assert status["details"] == {}
 
 
 def test_bad_token_is_kubernetes_unauthorized_status(rbac_server: RunningServer) -> None:

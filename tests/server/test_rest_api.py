@@ -373,7 +373,6 @@ def test_delete_answers_a_success_status_then_not_found(client: httpx.Client) ->
     assert status["kind"] == "Status" and status["status"] == "Success"
     assert status["details"] == {
         "name": "del1",
-        "group": "",
         "kind": "configmaps",
         "uid": created["metadata"]["uid"],  # type: ignore[index]
     }

@@ -326,9 +326,19 @@ def require_strings(*args: Any) -> None:
             raise NoOverload()
 
 
+_UNANCHORED: Final = re2._Anchor.UNANCHORED
+
+
 def _matches(s: Any, pattern: Any) -> bool:
     require_strings(s, pattern)
-    return regex(pattern).search(s) is not None
+    compiled = regex(pattern)
+    # Only whether it matches: RE2's own match over the UTF-8 bytes, without the wrapper's
+    # translation of every byte offset back to a str offset (a fifth of the cost).
+    engine = getattr(compiled, "_regexp", None)
+    if engine is None:
+        return compiled.search(s) is not None
+    text = s.encode()
+    return bool(engine.Match(_UNANCHORED, text, 0, len(text))[0][0] != -1)
 
 
 def _contains(s: Any, sub: Any) -> bool:

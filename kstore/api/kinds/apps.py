@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kstore.api.gvk import Object
+from kstore.api.gvk import GroupVersionKind, Object
 from kstore.api.kinds._annotations import MISSING, StashedField, int64_text, int64_value
 from kstore.api.kinds._deployment_validation import (
     validate_deployment,
@@ -41,7 +41,7 @@ from kstore.api.kinds._deployment_validation import (
 from kstore.api.kinds._lists import list_definition
 from kstore.api.kinds._rolling_update import default_rolling_update
 from kstore.api.kinds._workload import default_pod_template
-from kstore.api.scheme import KindDefinition, KindVersion, ResourceInfo
+from kstore.api.scheme import KindDefinition, KindVersion, Lifecycle, ResourceInfo
 
 __all__ = [
     "DEFINITIONS",
@@ -166,6 +166,15 @@ def default_deployment_v1beta1(obj: Object) -> None:
 
 # ------------------------------------------------------------------------------ the kind
 
+_V1 = GroupVersionKind(GROUP, "v1", "Deployment")
+#: prerelease-lifecycle-gen's releases for apps/v1beta2 and apps/v1beta1 Deployment.
+_V1BETA2_LIFECYCLE = Lifecycle(
+    introduced=(1, 8), deprecated=(1, 9), removed=(1, 16), replacement=_V1
+)
+_V1BETA1_LIFECYCLE = Lifecycle(
+    introduced=(1, 6), deprecated=(1, 8), removed=(1, 16), replacement=_V1
+)
+
 DEPLOYMENT = KindDefinition(
     group=GROUP,
     kind="Deployment",
@@ -181,8 +190,11 @@ DEPLOYMENT = KindDefinition(
             to_hub=ROLLBACK_TO.restore,
             from_hub=ROLLBACK_TO.stash,
             default=default_deployment_v1beta2,
+            lifecycle=_V1BETA2_LIFECYCLE,
         ),
-        KindVersion(version="v1beta1", default=default_deployment_v1beta1),
+        KindVersion(
+            version="v1beta1", default=default_deployment_v1beta1, lifecycle=_V1BETA1_LIFECYCLE
+        ),
     ),
     storage_version="v1",
     validate=validate_deployment,

@@ -34,6 +34,7 @@ from kstore.api.kinds import (
     certificates,
     coordination,
     core,
+    horizontalpodautoscaler,
     networking,
     poddisruptionbudget,
     storage,
@@ -88,6 +89,7 @@ def _builtin_group_versions() -> dict[str, list[str]]:
     for definition in (
         *core.DEFINITIONS,
         *apps.DEFINITIONS,
+        *horizontalpodautoscaler.DEFINITIONS,
         *batch.DEFINITIONS,
         *coordination.DEFINITIONS,
         *networking.DEFINITIONS,

@@ -29,6 +29,7 @@ from kstore.registry.strategies.core import (
     ServiceStrategy,
 )
 from kstore.registry.strategies.daemonset import DaemonSetStrategy
+from kstore.registry.strategies.horizontalpodautoscaler import HorizontalPodAutoscalerStrategy
 from kstore.registry.strategies.networking import IngressClassStrategy, IngressStrategy
 from kstore.registry.strategies.persistentvolume import PersistentVolumeStrategy
 from kstore.registry.strategies.persistentvolumeclaim import PersistentVolumeClaimStrategy
@@ -62,6 +63,9 @@ _BUILTIN: dict[tuple[str, str], StrategyFactory] = {
     ("apps", "Deployment"): lambda d, ttl: DeploymentStrategy(d),
     ("apps", "ReplicaSet"): lambda d, ttl: ReplicaSetStrategy(d),
     ("apps", "StatefulSet"): lambda d, ttl: StatefulSetStrategy(d),
+    # Kubernetes' ControllerRevision strategy changes nothing and keeps no generation.
+    ("apps", "ControllerRevision"): lambda d, ttl: BuiltinStrategy(d),
+    ("autoscaling", "HorizontalPodAutoscaler"): lambda d, ttl: HorizontalPodAutoscalerStrategy(d),
     ("batch", "Job"): lambda d, ttl: JobStrategy(d),
     ("batch", "CronJob"): lambda d, ttl: CronJobStrategy(d),
     ("coordination.k8s.io", "Lease"): lambda d, ttl: LeaseStrategy(d),

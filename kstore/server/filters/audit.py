@@ -4,7 +4,8 @@ Each request ends with one JSON line (stage ``ResponseComplete``): its audit id 
 id of :mod:`.recovery`, also sent back as ``Audit-Id``), URI, verb (the Kubernetes verb for a
 resource path, the lower-case HTTP method otherwise), user, source IPs, user agent, the object
 it names (``objectRef``, resource paths only) and the response code, with the times the
-request arrived and the event was written (microseconds, UTC, as ``MicroTime``). The user is
+request arrived and the event was written (microseconds, UTC, as ``MicroTime``), and the
+annotations the handler left (:data:`AUDIT_ANNOTATIONS_KEY`). The user is
 the one authentication found (username, uid when it has one, groups), read when the request
 ends; a request authentication refused has an empty user, and without the authentication
 filter every request is ``system:anonymous`` in ``system:unauthenticated``.
@@ -38,7 +39,11 @@ from kstore.server.filters.authentication import (
 from kstore.server.filters.recovery import REQUEST_ID_KEY
 from kstore.server.request_info import parse_path, query_bool, verb_for
 
-__all__ = ["Audit", "AuditLog"]
+__all__ = ["AUDIT_ANNOTATIONS_KEY", "Audit", "AuditLog"]
+
+#: Where a handler leaves the audit annotations of its request (a ``dict[str, str]``), such as
+#: ``k8s.io/deprecated`` and ``k8s.io/removed-release`` on requests to deprecated versions.
+AUDIT_ANNOTATIONS_KEY = "kstore.audit_annotations"
 
 _ANONYMOUS = {"username": "system:anonymous", "groups": ["system:unauthenticated"]}
 
@@ -161,4 +166,7 @@ class Audit:
         event["responseStatus"] = {"metadata": {}, "code": code}
         event["requestReceivedTimestamp"] = _micro_time(received)
         event["stageTimestamp"] = _micro_time(datetime.now(UTC))
+        annotations = scope.get(AUDIT_ANNOTATIONS_KEY)
+        if annotations:
+            event["annotations"] = dict(annotations)
         self.log.write(event)

@@ -1,13 +1,14 @@
 """The filter chain's settings and its order, as kube-apiserver's ``DefaultBuildHandlerChain``.
 
 Outermost first, as the API server runs them: panic recovery (so even a failing filter
-answers with a ``Status``), the request log (``--v``), audit (installed only with an audit
-log; here rather than after authentication, as in the API server, so that it records the 504s
-and 429s of the filters below it), the request timeout (it times everything below it, a wait
-for nothing included: no filter queues), CORS (installed only with allowed origins; a preflight is
-answered before any limit counts it), authentication, impersonation (always installed: under
-``AlwaysAllow`` anybody may act as anybody), the in-flight limits, authorization, then the
-request body limit.
+answers), pretty printing (kube-apiserver's serializer choice for ``?pretty=true`` and curl,
+done here over every JSON answer, the filters' own included), the request log (``--v``),
+audit (installed only with an audit log; here rather than after authentication, as in the API
+server, so that it records the 504s and 429s of the filters below it), the request timeout (it
+times everything below it, a wait for nothing included: no filter queues), CORS (installed
+only with allowed origins; a preflight is answered before any limit counts it),
+authentication, impersonation (always installed: under ``AlwaysAllow`` anybody may act as
+anybody), the in-flight limits, authorization, then the request body limit.
 
 Audit sits outside authentication yet records the authenticated user: it reads the user from
 the request's scope when the request ends, after authentication has run (a request that
@@ -34,6 +35,7 @@ from kstore.server.filters.cors import Cors, compile_origins
 from kstore.server.filters.httplog import HttpLog
 from kstore.server.filters.impersonation import Impersonation
 from kstore.server.filters.max_inflight import MaxInFlight
+from kstore.server.filters.pretty import PrettyPrint
 from kstore.server.filters.recovery import PanicRecovery
 from kstore.server.filters.timeout import RequestTimeout
 
@@ -84,7 +86,11 @@ def filter_middleware(
     that does not compile). ``audit_log`` is where audit events go (None: no auditing); the
     caller opens and closes it. ``authenticator`` and ``authorizer`` are installed when given
     (the caller builds them from ``config``, see :mod:`kstore.server.app`)."""
-    chain = [Middleware(PanicRecovery), Middleware(HttpLog, verbosity=config.verbosity)]
+    chain = [
+        Middleware(PanicRecovery),
+        Middleware(PrettyPrint),
+        Middleware(HttpLog, verbosity=config.verbosity),
+    ]
     if audit_log is not None:
         chain.append(Middleware(Audit, log=audit_log))
     chain += [

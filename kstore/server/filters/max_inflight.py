@@ -2,16 +2,17 @@
 
 Two independent counts, as kube-apiserver's ``WithMaxInFlightLimit``: mutating requests
 (POST, PUT, PATCH, DELETE) against the mutating limit, every other request against the
-read-only one. A request over its limit is answered at once with 429 ``TooManyRequests`` and
-``Retry-After: 1``; long-running requests (watches) are not counted; a limit of 0 turns that
-count off. The counts live on the event loop's thread only (ASGI calls run there), so plain
-integers need no lock.
+read-only one. A request over its limit is answered at once with 429 and ``Retry-After: 1``,
+in the plain text of Go's ``http.Error`` (``Too many requests, please try again later.`` and a
+newline), not a ``Status``, as kube-apiserver's filter (and its priority-and-fairness one)
+write it. Long-running requests (watches) are not counted; a limit of 0 turns that count off.
+The counts live on the event loop's thread only (ASGI calls run there), so plain integers need
+no lock.
 """
 
 from __future__ import annotations
 
-from kstore.errors import TooManyRequests
-from kstore.server.filters._asgi import ASGIApp, Receive, Scope, Send, send_status
+from kstore.server.filters._asgi import ASGIApp, Receive, Scope, Send, send_plain_error
 from kstore.server.filters.request_class import is_long_running, is_mutating
 
 __all__ = ["TOO_MANY_REQUESTS_MESSAGE", "MaxInFlight"]
@@ -41,9 +42,7 @@ class MaxInFlight:
             await self.app(scope, receive, send)
             return
         if self._in_flight[index] >= limit:
-            await send_status(
-                send, TooManyRequests(TOO_MANY_REQUESTS_MESSAGE, retry_after_seconds=1)
-            )
+            await send_plain_error(send, 429, TOO_MANY_REQUESTS_MESSAGE, ((b"retry-after", b"1"),))
             return
         self._in_flight[index] += 1
         try:

@@ -1,12 +1,15 @@
-"""Panic recovery: an exception escaping a handler becomes a 500 ``Status``, never a crash.
+"""Panic recovery: an exception escaping a handler becomes a 500, never a crash.
 
 Every request gets a request id, sent back in ``Audit-Id`` as the API server does (a client's
 own ``Audit-Id`` header is kept, so a request can be followed through proxies); an exception
-that escapes the filters and handlers below is logged with that id and answered with
-``Internal error occurred: <message>``. A :class:`~kstore.errors.KStoreError` that escapes is
-answered with its own ``Status`` and logged without a traceback. If the response had already
-started, the exception is logged and the response is left to end where it stopped: no second
-response is sent on the same request. The server keeps serving either way.
+that escapes the filters and handlers below is logged with that id and answered as
+kube-apiserver answers a panic, with ``http.Error``'s plain text (``This request caused
+apiserver to panic. Look in the logs for details.``; the routes themselves answer an
+unexpected error of theirs with a 500 ``Status``). A :class:`~kstore.errors.KStoreError`
+that escapes is answered with its own ``Status`` and logged without a traceback. If the
+response had already started, the exception is logged and the response is left to end where
+it stopped: no second response is sent on the same request. The server keeps serving either
+way.
 """
 
 from __future__ import annotations
@@ -15,9 +18,20 @@ import logging
 import uuid
 
 from kstore.errors import KStoreError
-from kstore.server.filters._asgi import ASGIApp, Message, Receive, Scope, Send, send_status
+from kstore.server.filters._asgi import (
+    ASGIApp,
+    Message,
+    Receive,
+    Scope,
+    Send,
+    send_plain_error,
+    send_status,
+)
 
-__all__ = ["REQUEST_ID_KEY", "PanicRecovery"]
+__all__ = ["PANIC_MESSAGE", "REQUEST_ID_KEY", "PanicRecovery"]
+
+#: What kube-apiserver's WithPanicRecovery answers a panic with.
+PANIC_MESSAGE = "This request caused apiserver to panic. Look in the logs for details."
 
 _log = logging.getLogger("kstore.server")
 
@@ -77,4 +91,4 @@ class PanicRecovery:
                 exc_info=exc,
             )
             if not started:
-                await send_status(send_with_id, exc)
+                await send_plain_error(send_with_id, 500, PANIC_MESSAGE)

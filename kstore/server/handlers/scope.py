@@ -20,13 +20,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
 from kstore.api.gvk import GroupVersion, GroupVersionKind, Object
 from kstore.api.scheme import KindDefinition, RegisteredResource, Scheme
 from kstore.errors import KStoreError, to_status
 from kstore.registry.interface import RequestContext, ResourceStore
 from kstore.server.encoding import ResponseEncoder
+from kstore.server.json_body import status_json
 from kstore.server.negotiation import OutputFormat, json_format
 from kstore.server.printers import Printer
 from kstore.server.request_info import RequestInfo
@@ -82,6 +81,11 @@ class ResourceScope:
     printer: Printer | None = None
     #: Whether the kind has a protobuf form (custom resources are JSON and YAML only).
     protobuf: bool = True
+    #: The deprecation ``Warning`` of each endpoint, by subresource ("" for the resource
+    #: itself); absent when the version is not deprecated.
+    deprecation: Mapping[str, str] = field(default_factory=dict)
+    #: The release a deprecated version is removed in (``1.16``; "" when none is planned).
+    removed_release: str = ""
 
     @property
     def gv(self) -> GroupVersion:
@@ -155,7 +159,7 @@ def _status_body(status: Object, fmt: OutputFormat | None) -> tuple[bytes, str]:
         return fmt.serializer.encode(status), fmt.media_type
     if fmt is not None and fmt.media_type == "application/yaml":
         return fmt.serializer.encode(status), fmt.media_type
-    return orjson.dumps(status), "application/json"
+    return status_json(status), "application/json"
 
 
 def error_reply(error: BaseException, fmt: OutputFormat | None = None) -> Reply:
@@ -173,7 +177,11 @@ def status_success(
     scope: ResourceScope, name: str, uid: str, fmt: OutputFormat, code: int = 200
 ) -> Reply:
     """The ``Status{status: Success}`` a delete answers with for most kinds."""
-    details: dict[str, Any] = {"name": name, "group": scope.gv.group, "kind": scope.plural}
+    # Go's StatusDetails: every field omitted when empty (the core group's "" too).
+    details: dict[str, Any] = {"name": name}
+    if scope.gv.group:
+        details["group"] = scope.gv.group
+    details["kind"] = scope.plural
     if uid:
         details["uid"] = uid
     status = {
