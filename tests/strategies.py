@@ -1973,6 +1973,123 @@ def _certificate_signing_request(version: str) -> st.SearchStrategy[Obj]:
     return _fields({"metadata": object_meta(namespaced=False), "spec": spec}, {"status": status})
 
 
+def _endpoint_slice(version: str) -> st.SearchStrategy[Obj]:
+    name_ref = st.fixed_dictionaries({"name": dns_label()})
+    endpoint = _fields(
+        {
+            "addresses": st.lists(
+                st.sampled_from(["10.1.2.3", "10.1.2.4", "192.0.2.7"]), min_size=1, max_size=2
+            ),
+            "conditions": _fields(
+                {}, {"ready": st.booleans(), "serving": st.booleans(), "terminating": st.booleans()}
+            ),
+        },
+        {
+            "hostname": dns_label(),
+            "targetRef": _fields(
+                {"kind": st.just("Pod"), "name": dns_label()},
+                {"namespace": dns_label(), "uid": uid()},
+            ),
+            "deprecatedTopology": labels(),
+            "nodeName": dns_subdomain(),
+            "zone": st.sampled_from(["zone-a", "zone-b"]),
+            "hints": _fields(
+                {},
+                {
+                    "forZones": st.lists(name_ref, max_size=2),
+                    "forNodes": st.lists(name_ref, max_size=2),
+                },
+            ),
+        },
+    )
+    port = _fields(
+        {},
+        {
+            "name": st.one_of(st.just(""), dns_label()),
+            "protocol": st.sampled_from(["TCP", "UDP", "SCTP"]),
+            "port": st.integers(1, 65535),
+            "appProtocol": st.sampled_from(["http", "kubernetes.io/h2c"]),
+        },
+    )
+    return _fields(
+        {
+            "metadata": object_meta(namespaced=True),
+            "addressType": st.sampled_from(["IPv4", "IPv6", "FQDN"]),
+            "endpoints": st.lists(endpoint, max_size=2),
+        },
+        {"ports": st.lists(port, max_size=2)},
+    )
+
+
+def _network_policy(version: str) -> st.SearchStrategy[Obj]:
+    port = _fields(
+        {},
+        {
+            "protocol": st.sampled_from(["TCP", "UDP", "SCTP"]),
+            "port": st.one_of(st.integers(1, 65535), st.just("http")),
+            "endPort": st.integers(1, 65535),
+        },
+    )
+    peer = st.one_of(
+        _fields({}, {"podSelector": label_selector(), "namespaceSelector": label_selector()}),
+        st.fixed_dictionaries(
+            {
+                "ipBlock": _fields(
+                    {"cidr": st.sampled_from(["10.0.0.0/8", "2001:db8::/64"])},
+                    {"except": st.lists(st.just("10.1.0.0/16"), max_size=1)},
+                )
+            }
+        ),
+    )
+    ports = st.lists(port, max_size=2)
+    spec = _fields(
+        {"podSelector": label_selector()},
+        {
+            "ingress": st.lists(
+                _fields({}, {"ports": ports, "from": st.lists(peer, max_size=2)}), max_size=2
+            ),
+            "egress": st.lists(
+                _fields({}, {"ports": ports, "to": st.lists(peer, max_size=2)}), max_size=2
+            ),
+            "policyTypes": st.lists(st.sampled_from(["Ingress", "Egress"]), max_size=2),
+        },
+    )
+    return _fields({"metadata": object_meta(namespaced=True)}, {"spec": spec})
+
+
+def _priority_class(version: str) -> st.SearchStrategy[Obj]:
+    return _fields(
+        {"metadata": object_meta(namespaced=False), "value": int32()},
+        {
+            "globalDefault": st.booleans(),
+            "description": st.text(max_size=20),
+            "preemptionPolicy": st.sampled_from(["Never", "PreemptLowerPriority"]),
+        },
+    )
+
+
+def _runtime_class(version: str) -> st.SearchStrategy[Obj]:
+    toleration = _fields(
+        {"key": qualified_name(), "operator": st.sampled_from(["Exists", "Equal"])},
+        {
+            "effect": st.sampled_from(["NoSchedule", "NoExecute"]),
+            "value": label_value(),
+            "tolerationSeconds": st.integers(0, 3600),
+        },
+    )
+    scheduling = _fields(
+        {}, {"nodeSelector": labels(), "tolerations": st.lists(toleration, max_size=2)}
+    )
+    overhead = _fields(
+        {},
+        {"podFixed": st.dictionaries(st.sampled_from(["cpu", "memory"]), quantity(), max_size=2)},
+    )
+    return _fields(
+        {"metadata": object_meta(namespaced=False), "handler": dns_label()},
+        {"overhead": overhead, "scheduling": scheduling},
+    )
+
+
 # ------------------------------------------------------------------------------- dispatch
 
 _BY_KIND: dict[tuple[str, str], StrategyFor] = {
@@ -2012,6 +2129,10 @@ _BY_KIND: dict[tuple[str, str], StrategyFor] = {
     ("storage.k8s.io", "CSIDriver"): _csi_driver,
     ("storage.k8s.io", "CSINode"): _csi_node,
     ("storage.k8s.io", "VolumeAttachment"): _volume_attachment,
+    ("discovery.k8s.io", "EndpointSlice"): _endpoint_slice,
+    ("networking.k8s.io", "NetworkPolicy"): _network_policy,
+    ("node.k8s.io", "RuntimeClass"): _runtime_class,
+    ("scheduling.k8s.io", "PriorityClass"): _priority_class,
     ("apiextensions.k8s.io", "CustomResourceDefinition"): _custom_resource_definition,
     ("rbac.authorization.k8s.io", "Role"): _rbac_role(namespaced=True),
     ("rbac.authorization.k8s.io", "ClusterRole"): _rbac_role(namespaced=False),

@@ -274,7 +274,9 @@ _TAGS: dict[str, dict[str, dict[str, _Tags]]] = {
     "k8s.io.api.autoscaling.v2": {"HorizontalPodAutoscalerStatus": _CONDITIONS},
     "k8s.io.api.batch.v1": _BATCH_V1,
     "k8s.io.api.coordination.v1": {},
-    # Every list of an Ingress or IngressClass is atomic; no patch strategy.
+    # EndpointSlice's endpoints and ports are atomic; an endpoint's addresses a set.
+    "k8s.io.api.discovery.v1": {"Endpoint": {"addresses": _SET}},
+    # Every list of an Ingress, IngressClass or NetworkPolicy is atomic; no patch strategy.
     "k8s.io.api.networking.v1": {},
     "k8s.io.api.admissionregistration.v1": {
         "ValidatingWebhookConfiguration": {"webhooks": _merge("name")},
@@ -292,6 +294,8 @@ _TAGS: dict[str, dict[str, dict[str, _Tags]]] = {
         # +listType=map +listMapKey=type, without a patch strategy.
         "CertificateSigningRequestStatus": {"conditions": _map_list("type")},
     },
+    # RuntimeClass's tolerations are atomic; no patch strategy.
+    "k8s.io.api.node.v1": {},
     "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1": {
         # +listType=map +listMapKey=type; everything else of the CRD types is atomic.
         "CustomResourceDefinitionStatus": {"conditions": _map_list("type")},
@@ -308,6 +312,7 @@ _TAGS: dict[str, dict[str, dict[str, _Tags]]] = {
         "CSINodeSpec": {"drivers": _merge("name")},
         "CSINodeStatus": {"storageHealth": _merge("name")},
     },
+    "k8s.io.api.scheduling.v1": {},
     META_V1_PACKAGE: _META_V1,
 }
 

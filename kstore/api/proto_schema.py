@@ -31,12 +31,15 @@ from kstore.api.pb import (
     certificates_v1_pb2,
     coordination_v1_pb2,
     core_v1_pb2,
+    discovery_v1_pb2,
     meta_v1_pb2,
     networking_v1_pb2,
+    node_v1_pb2,
     options_pb2,
     policy_v1_pb2,
     rbac_v1_pb2,
     runtime_pb2,
+    scheduling_v1_pb2,
     storage_v1_pb2,
 )
 from kstore.api.schema import ANY, SCALAR, FieldSchema
@@ -149,10 +152,22 @@ _GROUP_VERSIONS: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {
         ("CertificateSigningRequest", "CertificateSigningRequestList"),
     ),
     ("coordination.k8s.io", "v1"): ("k8s.io.api.coordination.v1", ("Lease", "LeaseList")),
+    ("discovery.k8s.io", "v1"): (
+        "k8s.io.api.discovery.v1",
+        ("EndpointSlice", "EndpointSliceList"),
+    ),
     ("networking.k8s.io", "v1"): (
         "k8s.io.api.networking.v1",
-        ("Ingress", "IngressList", "IngressClass", "IngressClassList"),
+        (
+            "Ingress",
+            "IngressList",
+            "IngressClass",
+            "IngressClassList",
+            "NetworkPolicy",
+            "NetworkPolicyList",
+        ),
     ),
+    ("node.k8s.io", "v1"): ("k8s.io.api.node.v1", ("RuntimeClass", "RuntimeClassList")),
     ("policy", "v1"): (
         "k8s.io.api.policy.v1",
         ("PodDisruptionBudget", "PodDisruptionBudgetList"),
@@ -182,6 +197,10 @@ _GROUP_VERSIONS: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {
             "VolumeAttachment",
             "VolumeAttachmentList",
         ),
+    ),
+    ("scheduling.k8s.io", "v1"): (
+        "k8s.io.api.scheduling.v1",
+        ("PriorityClass", "PriorityClassList"),
     ),
     ("meta.k8s.io", "v1"): (
         META_V1_PACKAGE,
@@ -227,12 +246,15 @@ _FILES = (
     autoscaling_v2_pb2,
     batch_v1_pb2,
     coordination_v1_pb2,
+    discovery_v1_pb2,
     networking_v1_pb2,
+    node_v1_pb2,
     policy_v1_pb2,
     rbac_v1_pb2,
     admissionregistration_v1_pb2,
     certificates_v1_pb2,
     storage_v1_pb2,
+    scheduling_v1_pb2,
     apiextensions_v1_pb2,
 )
 

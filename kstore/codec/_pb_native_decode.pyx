@@ -161,6 +161,14 @@ P_d_k8s_io_api_core_v1_VolumeProjection = None
 P_d_k8s_io_api_core_v1_VolumeResourceRequirements = None
 P_d_k8s_io_api_core_v1_VolumeSource = None
 P_d_k8s_io_api_core_v1_WeightedPodAffinityTerm = None
+P_d_k8s_io_api_discovery_v1_Endpoint = None
+P_d_k8s_io_api_discovery_v1_EndpointConditions = None
+P_d_k8s_io_api_discovery_v1_EndpointHints = None
+P_d_k8s_io_api_discovery_v1_EndpointPort = None
+P_d_k8s_io_api_discovery_v1_EndpointSlice = None
+P_d_k8s_io_api_discovery_v1_EndpointSliceList = None
+P_d_k8s_io_api_discovery_v1_ForNode = None
+P_d_k8s_io_api_discovery_v1_ForZone = None
 P_d_k8s_io_api_scheduling_v1alpha3_TopologyConstraint = None
 P_d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupAllDisruptionMode = None
 P_d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupBasicSchedulingPolicy = None
@@ -7538,6 +7546,281 @@ cdef int d_k8s_io_api_core_v1_WeightedPodAffinityTerm(bytes b, Py_ssize_t p, Py_
     if p != e:
         _rest(P_d_k8s_io_api_core_v1_WeightedPodAffinityTerm, b, p, e, r)
 
+cdef int d_k8s_io_api_discovery_v1_Endpoint(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.discovery.v1.Endpoint
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        l = []
+        while t == 10:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            l.append(b[s:q].decode())
+            p = q
+            t = _tag(b, p, e)
+        r['addresses'] = l
+    else:
+        r['addresses'] = None
+    if t == 18:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['conditions'] = C_d_k8s_io_api_discovery_v1_EndpointConditions(b, s, q)
+        p = q
+        t = _tag(b, p, e)
+    else:
+        x = {}
+        d_k8s_io_api_discovery_v1_EndpointConditions(b'', 0, 0, x)
+        r['conditions'] = x
+    if t == 26:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['hostname'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    if t == 34:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['targetRef'] = C_d_k8s_io_api_core_v1_ObjectReference(b, s, q)
+        p = q
+        t = _tag(b, p, e)
+    if t == 42:
+        l = {}
+        while t == 42:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            k, v = _entry_ss(b, s, q)
+            l[k] = v
+            p = q
+            t = _tag(b, p, e)
+        r['deprecatedTopology'] = l
+    if t == 50:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['nodeName'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    if t == 58:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['zone'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    if t == 66:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_api_discovery_v1_EndpointHints(b, s, q, x)
+        r['hints'] = x
+        p = q
+        t = _tag(b, p, e)
+    if p != e:
+        _rest(P_d_k8s_io_api_discovery_v1_Endpoint, b, p, e, r)
+
+cdef int d_k8s_io_api_discovery_v1_EndpointConditions(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.discovery.v1.EndpointConditions
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 8:
+        v = _vint(_uvr, b, p + 1, &p)
+        v = v != 0
+        r['ready'] = v
+        t = _tag(b, p, e)
+    if t == 16:
+        v = _vint(_uvr, b, p + 1, &p)
+        v = v != 0
+        r['serving'] = v
+        t = _tag(b, p, e)
+    if t == 24:
+        v = _vint(_uvr, b, p + 1, &p)
+        v = v != 0
+        r['terminating'] = v
+        t = _tag(b, p, e)
+    if p != e:
+        _rest(P_d_k8s_io_api_discovery_v1_EndpointConditions, b, p, e, r)
+
+cdef dict K_d_k8s_io_api_discovery_v1_EndpointConditions = {}
+
+
+cdef dict C_d_k8s_io_api_discovery_v1_EndpointConditions(bytes b, Py_ssize_t p, Py_ssize_t q):
+    return _leaf(K_d_k8s_io_api_discovery_v1_EndpointConditions, d_k8s_io_api_discovery_v1_EndpointConditions, b, p, q)
+
+cdef int d_k8s_io_api_discovery_v1_EndpointHints(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.discovery.v1.EndpointHints
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        l = []
+        while t == 10:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            l.append(C_d_k8s_io_api_discovery_v1_ForZone(b, s, q))
+            p = q
+            t = _tag(b, p, e)
+        r['forZones'] = l
+    if t == 18:
+        l = []
+        while t == 18:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            l.append(C_d_k8s_io_api_discovery_v1_ForNode(b, s, q))
+            p = q
+            t = _tag(b, p, e)
+        r['forNodes'] = l
+    if p != e:
+        _rest(P_d_k8s_io_api_discovery_v1_EndpointHints, b, p, e, r)
+
+cdef int d_k8s_io_api_discovery_v1_EndpointPort(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.discovery.v1.EndpointPort
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['name'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    if t == 18:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['protocol'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    if t == 24:
+        v = _vint(_i32, b, p + 1, &p)
+        r['port'] = v
+        t = _tag(b, p, e)
+    if t == 34:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['appProtocol'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    if p != e:
+        _rest(P_d_k8s_io_api_discovery_v1_EndpointPort, b, p, e, r)
+
+cdef dict K_d_k8s_io_api_discovery_v1_EndpointPort = {}
+
+
+cdef dict C_d_k8s_io_api_discovery_v1_EndpointPort(bytes b, Py_ssize_t p, Py_ssize_t q):
+    return _leaf(K_d_k8s_io_api_discovery_v1_EndpointPort, d_k8s_io_api_discovery_v1_EndpointPort, b, p, q)
+
+cdef int d_k8s_io_api_discovery_v1_EndpointSlice(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.discovery.v1.EndpointSlice
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_apimachinery_pkg_apis_meta_v1_ObjectMeta(b, s, q, x)
+        r['metadata'] = x
+        p = q
+        t = _tag(b, p, e)
+    else:
+        x = {}
+        d_k8s_io_apimachinery_pkg_apis_meta_v1_ObjectMeta(b'', 0, 0, x)
+        r['metadata'] = x
+    if t == 18:
+        l = []
+        while t == 18:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            x = {}
+            d_k8s_io_api_discovery_v1_Endpoint(b, s, q, x)
+            l.append(x)
+            p = q
+            t = _tag(b, p, e)
+        r['endpoints'] = l
+    else:
+        r['endpoints'] = None
+    if t == 26:
+        l = []
+        while t == 26:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            l.append(C_d_k8s_io_api_discovery_v1_EndpointPort(b, s, q))
+            p = q
+            t = _tag(b, p, e)
+        r['ports'] = l
+    else:
+        r['ports'] = None
+    if t == 34:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['addressType'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['addressType'] = ""
+    if p != e:
+        _rest(P_d_k8s_io_api_discovery_v1_EndpointSlice, b, p, e, r)
+
+cdef int d_k8s_io_api_discovery_v1_EndpointSliceList(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.discovery.v1.EndpointSliceList
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_apimachinery_pkg_apis_meta_v1_ListMeta(b, s, q, x)
+        r['metadata'] = x
+        p = q
+        t = _tag(b, p, e)
+    else:
+        x = {}
+        d_k8s_io_apimachinery_pkg_apis_meta_v1_ListMeta(b'', 0, 0, x)
+        r['metadata'] = x
+    if t == 18:
+        l = []
+        while t == 18:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            x = {}
+            d_k8s_io_api_discovery_v1_EndpointSlice(b, s, q, x)
+            l.append(x)
+            p = q
+            t = _tag(b, p, e)
+        r['items'] = l
+    else:
+        r['items'] = None
+    if p != e:
+        _rest(P_d_k8s_io_api_discovery_v1_EndpointSliceList, b, p, e, r)
+
+cdef int d_k8s_io_api_discovery_v1_ForNode(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.discovery.v1.ForNode
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['name'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['name'] = ""
+    if p != e:
+        _rest(P_d_k8s_io_api_discovery_v1_ForNode, b, p, e, r)
+
+cdef dict K_d_k8s_io_api_discovery_v1_ForNode = {}
+
+
+cdef dict C_d_k8s_io_api_discovery_v1_ForNode(bytes b, Py_ssize_t p, Py_ssize_t q):
+    return _leaf(K_d_k8s_io_api_discovery_v1_ForNode, d_k8s_io_api_discovery_v1_ForNode, b, p, q)
+
+cdef int d_k8s_io_api_discovery_v1_ForZone(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.discovery.v1.ForZone
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['name'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['name'] = ""
+    if p != e:
+        _rest(P_d_k8s_io_api_discovery_v1_ForZone, b, p, e, r)
+
+cdef dict K_d_k8s_io_api_discovery_v1_ForZone = {}
+
+
+cdef dict C_d_k8s_io_api_discovery_v1_ForZone(bytes b, Py_ssize_t p, Py_ssize_t q):
+    return _leaf(K_d_k8s_io_api_discovery_v1_ForZone, d_k8s_io_api_discovery_v1_ForZone, b, p, q)
+
 cdef int d_k8s_io_api_scheduling_v1alpha3_TopologyConstraint(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.scheduling.v1alpha3.TopologyConstraint
     cdef Py_ssize_t t, n, s, q
     t = _tag(b, p, e)
@@ -8568,6 +8851,14 @@ CONVERTERS = {
     'k8s.io.api.core.v1.VolumeResourceRequirements': _decoder(d_k8s_io_api_core_v1_VolumeResourceRequirements),
     'k8s.io.api.core.v1.VolumeSource': _decoder(d_k8s_io_api_core_v1_VolumeSource),
     'k8s.io.api.core.v1.WeightedPodAffinityTerm': _decoder(d_k8s_io_api_core_v1_WeightedPodAffinityTerm),
+    'k8s.io.api.discovery.v1.Endpoint': _decoder(d_k8s_io_api_discovery_v1_Endpoint),
+    'k8s.io.api.discovery.v1.EndpointConditions': _decoder(d_k8s_io_api_discovery_v1_EndpointConditions),
+    'k8s.io.api.discovery.v1.EndpointHints': _decoder(d_k8s_io_api_discovery_v1_EndpointHints),
+    'k8s.io.api.discovery.v1.EndpointPort': _decoder(d_k8s_io_api_discovery_v1_EndpointPort),
+    'k8s.io.api.discovery.v1.EndpointSlice': _decoder(d_k8s_io_api_discovery_v1_EndpointSlice),
+    'k8s.io.api.discovery.v1.EndpointSliceList': _decoder(d_k8s_io_api_discovery_v1_EndpointSliceList),
+    'k8s.io.api.discovery.v1.ForNode': _decoder(d_k8s_io_api_discovery_v1_ForNode),
+    'k8s.io.api.discovery.v1.ForZone': _decoder(d_k8s_io_api_discovery_v1_ForZone),
     'k8s.io.api.scheduling.v1alpha3.TopologyConstraint': _decoder(d_k8s_io_api_scheduling_v1alpha3_TopologyConstraint),
     'k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupAllDisruptionMode': _decoder(d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupAllDisruptionMode),
     'k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupBasicSchedulingPolicy': _decoder(d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupBasicSchedulingPolicy),
@@ -8754,6 +9045,14 @@ DIGESTS = {
     'k8s.io.api.core.v1.VolumeResourceRequirements': '26e7ba789583de26a282f5b048284d88',
     'k8s.io.api.core.v1.VolumeSource': '2382f8603d5f0972525977c089858938',
     'k8s.io.api.core.v1.WeightedPodAffinityTerm': 'e3010014c670a8bc07b3e005695a2761',
+    'k8s.io.api.discovery.v1.Endpoint': '7cc3a6084129307ad50f4edfdb9db0cf',
+    'k8s.io.api.discovery.v1.EndpointConditions': 'f777251b80dba7b162da67f0d56b19a6',
+    'k8s.io.api.discovery.v1.EndpointHints': '7c42268bb49520488fd18ae15d81f208',
+    'k8s.io.api.discovery.v1.EndpointPort': '1e42b56e47cab8e601325e4b96254966',
+    'k8s.io.api.discovery.v1.EndpointSlice': '21a49ad7092495f5abaadb21f39410a1',
+    'k8s.io.api.discovery.v1.EndpointSliceList': '7b0b5141b97777dbbbf837ddae25e047',
+    'k8s.io.api.discovery.v1.ForNode': '20b2f1f7fb126b913b619ffd721bd508',
+    'k8s.io.api.discovery.v1.ForZone': 'fef46e97a1bba5371e130cef3d44ec5a',
     'k8s.io.api.scheduling.v1alpha3.TopologyConstraint': 'e13cdca314523d8883b7e4b3a29bb4b7',
     'k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupAllDisruptionMode': '7336d48ede397cf452a3f38218ba6919',
     'k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupBasicSchedulingPolicy': 'c8827e72aa4d5e789e586fe13a66f360',

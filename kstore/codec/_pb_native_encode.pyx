@@ -5873,6 +5873,225 @@ cdef int e_k8s_io_api_core_v1_WeightedPodAffinityTerm(bytearray w, dict d) excep
     e_k8s_io_api_core_v1_PodAffinityTerm(w, v)
     _close(w, s)
 
+cdef int e_k8s_io_api_discovery_v1_Endpoint(bytearray w, dict d) except -1:  # k8s.io.api.discovery.v1.Endpoint
+    cdef Py_ssize_t s, n
+    v = d.get('addresses')
+    if v:
+        if v.__class__ is not list:
+            _list('addresses', v)
+        for x in v:
+            _put_str(w, b'\n', x)
+    v = d.get('conditions')
+    if v is None:
+        v = _E
+    s = _open(w, b'\x12\x00')
+    C_e_k8s_io_api_discovery_v1_EndpointConditions(w, v)
+    _close(w, s)
+    if 'hostname' not in d and 'targetRef' not in d and 'deprecatedTopology' not in d and 'nodeName' not in d and 'zone' not in d:
+        pass
+    else:
+        v = d.get('hostname')
+        if v is None:
+            pass
+        else:
+            _put_str(w, b'\x1a', v)
+        v = d.get('targetRef')
+        if v is not None:
+            s = _open(w, b'"\x00')
+            C_e_k8s_io_api_core_v1_ObjectReference(w, v)
+            _close(w, s)
+        v = d.get('deprecatedTopology')
+        if v:
+            _map_ss(w, b'*', v)
+        v = d.get('nodeName')
+        if v is None:
+            pass
+        else:
+            _put_str(w, b'2', v)
+        v = d.get('zone')
+        if v is None:
+            pass
+        else:
+            _put_str(w, b':', v)
+    v = d.get('hints')
+    if v is not None:
+        s = _open(w, b'B\x00')
+        e_k8s_io_api_discovery_v1_EndpointHints(w, v)
+        _close(w, s)
+
+cdef int e_k8s_io_api_discovery_v1_EndpointConditions(bytearray w, dict d) except -1:  # k8s.io.api.discovery.v1.EndpointConditions
+    cdef Py_ssize_t s
+    if 'ready' not in d and 'serving' not in d and 'terminating' not in d:
+        pass
+    else:
+        v = d.get('ready')
+        if v is None:
+            pass
+        elif v is True:
+            w += b'\x08\x01'
+        elif v is False:
+            w += b'\x08\x00'
+        else:
+            _bad('ready', v, 'a boolean')
+        v = d.get('serving')
+        if v is None:
+            pass
+        elif v is True:
+            w += b'\x10\x01'
+        elif v is False:
+            w += b'\x10\x00'
+        else:
+            _bad('serving', v, 'a boolean')
+        v = d.get('terminating')
+        if v is None:
+            pass
+        elif v is True:
+            w += b'\x18\x01'
+        elif v is False:
+            w += b'\x18\x00'
+        else:
+            _bad('terminating', v, 'a boolean')
+
+cdef dict K_e_k8s_io_api_discovery_v1_EndpointConditions = {}
+
+
+cdef int C_e_k8s_io_api_discovery_v1_EndpointConditions(bytearray w, object d) except -1:
+    return _leaf(K_e_k8s_io_api_discovery_v1_EndpointConditions, e_k8s_io_api_discovery_v1_EndpointConditions, w, d)
+
+cdef int e_k8s_io_api_discovery_v1_EndpointHints(bytearray w, dict d) except -1:  # k8s.io.api.discovery.v1.EndpointHints
+    cdef Py_ssize_t s, n
+    if 'forZones' not in d and 'forNodes' not in d:
+        pass
+    else:
+        v = d.get('forZones')
+        if v:
+            if v.__class__ is not list:
+                _list('forZones', v)
+            for x in v:
+                s = _open(w, b'\n\x00')
+                C_e_k8s_io_api_discovery_v1_ForZone(w, x)
+                _close(w, s)
+        v = d.get('forNodes')
+        if v:
+            if v.__class__ is not list:
+                _list('forNodes', v)
+            for x in v:
+                s = _open(w, b'\x12\x00')
+                C_e_k8s_io_api_discovery_v1_ForNode(w, x)
+                _close(w, s)
+
+cdef int e_k8s_io_api_discovery_v1_EndpointPort(bytearray w, dict d) except -1:  # k8s.io.api.discovery.v1.EndpointPort
+    cdef Py_ssize_t s, n
+    if 'name' not in d and 'protocol' not in d and 'port' not in d and 'appProtocol' not in d:
+        pass
+    else:
+        v = d.get('name')
+        if v is None:
+            pass
+        else:
+            _put_str(w, b'\n', v)
+        v = d.get('protocol')
+        if v is None:
+            pass
+        else:
+            _put_str(w, b'\x12', v)
+        v = d.get('port')
+        if v is None:
+            pass
+        elif v.__class__ is int and 0 <= v < 128:
+            w += L_24[v]
+        else:
+            w += b'\x18' + _v32(v)
+        v = d.get('appProtocol')
+        if v is None:
+            pass
+        else:
+            _put_str(w, b'"', v)
+
+cdef dict K_e_k8s_io_api_discovery_v1_EndpointPort = {}
+
+
+cdef int C_e_k8s_io_api_discovery_v1_EndpointPort(bytearray w, object d) except -1:
+    return _leaf(K_e_k8s_io_api_discovery_v1_EndpointPort, e_k8s_io_api_discovery_v1_EndpointPort, w, d)
+
+cdef int e_k8s_io_api_discovery_v1_EndpointSlice(bytearray w, dict d) except -1:  # k8s.io.api.discovery.v1.EndpointSlice
+    cdef Py_ssize_t s, n
+    v = d.get('metadata')
+    if v is None:
+        v = _E
+    s = _open(w, b'\n\x00')
+    e_k8s_io_apimachinery_pkg_apis_meta_v1_ObjectMeta(w, v)
+    _close(w, s)
+    if 'endpoints' not in d and 'ports' not in d and 'addressType' not in d:
+        w += b'"\x00'
+    else:
+        v = d.get('endpoints')
+        if v:
+            if v.__class__ is not list:
+                _list('endpoints', v)
+            for x in v:
+                s = _open(w, b'\x12\x00')
+                e_k8s_io_api_discovery_v1_Endpoint(w, x)
+                _close(w, s)
+        v = d.get('ports')
+        if v:
+            if v.__class__ is not list:
+                _list('ports', v)
+            for x in v:
+                s = _open(w, b'\x1a\x00')
+                C_e_k8s_io_api_discovery_v1_EndpointPort(w, x)
+                _close(w, s)
+        v = d.get('addressType')
+        if v is None:
+            w += b'"\x00'
+        else:
+            _put_str(w, b'"', v)
+
+cdef int e_k8s_io_api_discovery_v1_EndpointSliceList(bytearray w, dict d) except -1:  # k8s.io.api.discovery.v1.EndpointSliceList
+    cdef Py_ssize_t s, n
+    v = d.get('metadata')
+    if v is None:
+        v = _E
+    s = _open(w, b'\n\x00')
+    e_k8s_io_apimachinery_pkg_apis_meta_v1_ListMeta(w, v)
+    _close(w, s)
+    v = d.get('items')
+    if v:
+        if v.__class__ is not list:
+            _list('items', v)
+        for x in v:
+            s = _open(w, b'\x12\x00')
+            e_k8s_io_api_discovery_v1_EndpointSlice(w, x)
+            _close(w, s)
+
+cdef int e_k8s_io_api_discovery_v1_ForNode(bytearray w, dict d) except -1:  # k8s.io.api.discovery.v1.ForNode
+    cdef Py_ssize_t s, n
+    v = d.get('name')
+    if v is None:
+        w += b'\n\x00'
+    else:
+        _put_str(w, b'\n', v)
+
+cdef dict K_e_k8s_io_api_discovery_v1_ForNode = {}
+
+
+cdef int C_e_k8s_io_api_discovery_v1_ForNode(bytearray w, object d) except -1:
+    return _leaf(K_e_k8s_io_api_discovery_v1_ForNode, e_k8s_io_api_discovery_v1_ForNode, w, d)
+
+cdef int e_k8s_io_api_discovery_v1_ForZone(bytearray w, dict d) except -1:  # k8s.io.api.discovery.v1.ForZone
+    cdef Py_ssize_t s, n
+    v = d.get('name')
+    if v is None:
+        w += b'\n\x00'
+    else:
+        _put_str(w, b'\n', v)
+
+cdef dict K_e_k8s_io_api_discovery_v1_ForZone = {}
+
+
+cdef int C_e_k8s_io_api_discovery_v1_ForZone(bytearray w, object d) except -1:
+    return _leaf(K_e_k8s_io_api_discovery_v1_ForZone, e_k8s_io_api_discovery_v1_ForZone, w, d)
+
 cdef int e_k8s_io_api_scheduling_v1alpha3_TopologyConstraint(bytearray w, dict d) except -1:  # k8s.io.api.scheduling.v1alpha3.TopologyConstraint
     cdef Py_ssize_t s, n
     v = d.get('key')
@@ -6683,6 +6902,14 @@ CONVERTERS = {
     'k8s.io.api.core.v1.VolumeResourceRequirements': _encoder(e_k8s_io_api_core_v1_VolumeResourceRequirements),
     'k8s.io.api.core.v1.VolumeSource': _encoder(e_k8s_io_api_core_v1_VolumeSource),
     'k8s.io.api.core.v1.WeightedPodAffinityTerm': _encoder(e_k8s_io_api_core_v1_WeightedPodAffinityTerm),
+    'k8s.io.api.discovery.v1.Endpoint': _encoder(e_k8s_io_api_discovery_v1_Endpoint),
+    'k8s.io.api.discovery.v1.EndpointConditions': _encoder(e_k8s_io_api_discovery_v1_EndpointConditions),
+    'k8s.io.api.discovery.v1.EndpointHints': _encoder(e_k8s_io_api_discovery_v1_EndpointHints),
+    'k8s.io.api.discovery.v1.EndpointPort': _encoder(e_k8s_io_api_discovery_v1_EndpointPort),
+    'k8s.io.api.discovery.v1.EndpointSlice': _encoder(e_k8s_io_api_discovery_v1_EndpointSlice),
+    'k8s.io.api.discovery.v1.EndpointSliceList': _encoder(e_k8s_io_api_discovery_v1_EndpointSliceList),
+    'k8s.io.api.discovery.v1.ForNode': _encoder(e_k8s_io_api_discovery_v1_ForNode),
+    'k8s.io.api.discovery.v1.ForZone': _encoder(e_k8s_io_api_discovery_v1_ForZone),
     'k8s.io.api.scheduling.v1alpha3.TopologyConstraint': _encoder(e_k8s_io_api_scheduling_v1alpha3_TopologyConstraint),
     'k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupAllDisruptionMode': _encoder(e_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupAllDisruptionMode),
     'k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupBasicSchedulingPolicy': _encoder(e_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupBasicSchedulingPolicy),
@@ -6869,6 +7096,14 @@ DIGESTS = {
     'k8s.io.api.core.v1.VolumeResourceRequirements': '26e7ba789583de26a282f5b048284d88',
     'k8s.io.api.core.v1.VolumeSource': '2382f8603d5f0972525977c089858938',
     'k8s.io.api.core.v1.WeightedPodAffinityTerm': 'e3010014c670a8bc07b3e005695a2761',
+    'k8s.io.api.discovery.v1.Endpoint': '7cc3a6084129307ad50f4edfdb9db0cf',
+    'k8s.io.api.discovery.v1.EndpointConditions': 'f777251b80dba7b162da67f0d56b19a6',
+    'k8s.io.api.discovery.v1.EndpointHints': '7c42268bb49520488fd18ae15d81f208',
+    'k8s.io.api.discovery.v1.EndpointPort': '1e42b56e47cab8e601325e4b96254966',
+    'k8s.io.api.discovery.v1.EndpointSlice': '21a49ad7092495f5abaadb21f39410a1',
+    'k8s.io.api.discovery.v1.EndpointSliceList': '7b0b5141b97777dbbbf837ddae25e047',
+    'k8s.io.api.discovery.v1.ForNode': '20b2f1f7fb126b913b619ffd721bd508',
+    'k8s.io.api.discovery.v1.ForZone': 'fef46e97a1bba5371e130cef3d44ec5a',
     'k8s.io.api.scheduling.v1alpha3.TopologyConstraint': 'e13cdca314523d8883b7e4b3a29bb4b7',
     'k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupAllDisruptionMode': '7336d48ede397cf452a3f38218ba6919',
     'k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupBasicSchedulingPolicy': 'c8827e72aa4d5e789e586fe13a66f360',

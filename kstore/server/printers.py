@@ -851,6 +851,65 @@ def _csi_node(obj: Object, now: datetime) -> list[Any]:
     return [_name(obj), len(_l(_m(obj, "spec"), "drivers")), _age(obj, now)]
 
 
+def _network_policy(obj: Object, now: datetime) -> list[Any]:
+    return [_name(obj), _selector_text(_m(_m(obj, "spec"), "podSelector")), _age(obj, now)]
+
+
+# -------------------------------------------------------------------- discovery.k8s.io/v1
+
+
+def _list_with_more(items: list[str], limit: int = 3) -> str:
+    # listWithMoreString: the first three, "+ N more..." past them, "<unset>" for none.
+    text = ",".join(items[:limit])
+    if len(items) > limit:
+        return f"{text} + {len(items) - limit} more..."
+    return text or "<unset>"
+
+
+def _endpoint_slice(obj: Object, now: datetime) -> list[Any]:
+    ports = []
+    for port in _l(obj, "ports"):
+        if not isinstance(port, Mapping):
+            continue
+        number, name = port.get("port"), port.get("name")
+        ports.append(str(number) if number is not None else "*" if name is None else str(name))
+    addresses = [
+        str(address)
+        for endpoint in _l(obj, "endpoints")
+        if isinstance(endpoint, Mapping)
+        for address in _l(endpoint, "addresses")
+    ]
+    return [
+        _name(obj),
+        str(obj.get("addressType") or ""),
+        _list_with_more(ports),
+        _list_with_more(addresses),
+        _age(obj, now),
+    ]
+
+
+# ------------------------------------------------------------------------ node.k8s.io/v1
+
+
+def _runtime_class(obj: Object, now: datetime) -> list[Any]:
+    return [_name(obj), str(obj.get("handler") or ""), _age(obj, now)]
+
+
+# ------------------------------------------------------------------ scheduling.k8s.io/v1
+
+
+def _priority_class(obj: Object, now: datetime) -> list[Any]:
+    value = obj.get("value")
+    policy = obj.get("preemptionPolicy")
+    return [
+        _name(obj),
+        value if isinstance(value, int) else 0,
+        obj.get("globalDefault") is True,
+        _age(obj, now),
+        "<unset>" if policy is None else str(policy),
+    ]
+
+
 # ------------------------------------------------------------ rbac.authorization.k8s.io/v1
 
 
@@ -1202,6 +1261,34 @@ _PRINTERS: dict[tuple[str, str], Printer] = {
             ),
         ),
         _certificate_signing_request,
+    ),
+    ("discovery.k8s.io", "EndpointSlice"): Printer(
+        (
+            _NAME,
+            _col("AddressType", "string", "The type of the addresses of this slice."),
+            _col("Ports", "string", "The ports of the endpoints in this slice."),
+            _col("Endpoints", "string", "The addresses of the endpoints in this slice."),
+            _AGE,
+        ),
+        _endpoint_slice,
+    ),
+    ("networking.k8s.io", "NetworkPolicy"): Printer(
+        (_NAME, _col("Pod-Selector", "string", "The pods the policy applies to."), _AGE),
+        _network_policy,
+    ),
+    # Kubernetes describes the Handler column with ObjectMeta's (absent) "handler" doc: "".
+    ("node.k8s.io", "RuntimeClass"): Printer(
+        (_NAME, _col("Handler", "string", ""), _AGE), _runtime_class
+    ),
+    ("scheduling.k8s.io", "PriorityClass"): Printer(
+        (
+            _NAME,
+            _col("Value", "integer", "The priority pods of this class receive."),
+            _col("Global-Default", "boolean", "Whether this is the default class of pods."),
+            _AGE,
+            _col("PreemptionPolicy", "string", "Whether pods of this class preempt others."),
+        ),
+        _priority_class,
     ),
     ("rbac.authorization.k8s.io", "Role"): _ROLE,
     ("rbac.authorization.k8s.io", "ClusterRole"): _ROLE,

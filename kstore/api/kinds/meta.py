@@ -34,9 +34,13 @@ from kstore.api.kinds import (
     certificates,
     coordination,
     core,
+    endpointslice,
     horizontalpodautoscaler,
     networking,
+    networkpolicy,
     poddisruptionbudget,
+    priorityclass,
+    runtimeclass,
     storage,
 )
 from kstore.api.scheme import KindDefinition, KindVersion
@@ -92,11 +96,15 @@ def _builtin_group_versions() -> dict[str, list[str]]:
         *horizontalpodautoscaler.DEFINITIONS,
         *batch.DEFINITIONS,
         *coordination.DEFINITIONS,
+        *endpointslice.DEFINITIONS,
         *networking.DEFINITIONS,
+        *networkpolicy.DEFINITIONS,
         *poddisruptionbudget.DEFINITIONS,
         *admissionregistration.DEFINITIONS,
         *certificates.DEFINITIONS,
         *storage.DEFINITIONS,
+        *priorityclass.DEFINITIONS,
+        *runtimeclass.DEFINITIONS,
         *apiextensions.DEFINITIONS,
     ):
         known = groups.setdefault(definition.group, [])

@@ -29,13 +29,17 @@ from kstore.registry.strategies.core import (
     ServiceStrategy,
 )
 from kstore.registry.strategies.daemonset import DaemonSetStrategy
+from kstore.registry.strategies.endpointslice import EndpointSliceStrategy
 from kstore.registry.strategies.horizontalpodautoscaler import HorizontalPodAutoscalerStrategy
 from kstore.registry.strategies.networking import IngressClassStrategy, IngressStrategy
+from kstore.registry.strategies.networkpolicy import NetworkPolicyStrategy
 from kstore.registry.strategies.persistentvolume import PersistentVolumeStrategy
 from kstore.registry.strategies.persistentvolumeclaim import PersistentVolumeClaimStrategy
 from kstore.registry.strategies.pod import PodStrategy
 from kstore.registry.strategies.poddisruptionbudget import PodDisruptionBudgetStrategy
+from kstore.registry.strategies.priorityclass import PriorityClassStrategy
 from kstore.registry.strategies.replicaset import ReplicaSetStrategy
+from kstore.registry.strategies.runtimeclass import RuntimeClassStrategy
 from kstore.registry.strategies.statefulset import StatefulSetStrategy
 from kstore.registry.strategies.storage import (
     CSIDriverStrategy,
@@ -69,6 +73,7 @@ _BUILTIN: dict[tuple[str, str], StrategyFactory] = {
     ("batch", "Job"): lambda d, ttl: JobStrategy(d),
     ("batch", "CronJob"): lambda d, ttl: CronJobStrategy(d),
     ("coordination.k8s.io", "Lease"): lambda d, ttl: LeaseStrategy(d),
+    ("discovery.k8s.io", "EndpointSlice"): lambda d, ttl: EndpointSliceStrategy(d),
     ("policy", "PodDisruptionBudget"): lambda d, ttl: PodDisruptionBudgetStrategy(d),
     ("networking.k8s.io", "Ingress"): lambda d, ttl: IngressStrategy(d),
     ("networking.k8s.io", "IngressClass"): lambda d, ttl: IngressClassStrategy(d),
@@ -91,6 +96,9 @@ _BUILTIN: dict[tuple[str, str], StrategyFactory] = {
     ("storage.k8s.io", "CSIDriver"): lambda d, ttl: CSIDriverStrategy(d),
     ("storage.k8s.io", "CSINode"): lambda d, ttl: CSINodeStrategy(d),
     ("storage.k8s.io", "VolumeAttachment"): lambda d, ttl: VolumeAttachmentStrategy(d),
+    ("networking.k8s.io", "NetworkPolicy"): lambda d, ttl: NetworkPolicyStrategy(d),
+    ("node.k8s.io", "RuntimeClass"): lambda d, ttl: RuntimeClassStrategy(d),
+    ("scheduling.k8s.io", "PriorityClass"): lambda d, ttl: PriorityClassStrategy(d),
     ("apiextensions.k8s.io", "CustomResourceDefinition"): (
         lambda d, ttl: CustomResourceDefinitionStrategy(d)
     ),
