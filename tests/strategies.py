@@ -1968,6 +1968,195 @@ def _custom_resource_definition(version: str) -> st.SearchStrategy[Obj]:
     return _fields({"metadata": object_meta(namespaced=False)}, {"spec": spec, "status": status})
 
 
+def _admission_rule(named: bool) -> st.SearchStrategy[Obj]:
+    fields: dict[str, st.SearchStrategy[Any]] = {
+        "operations": st.lists(st.sampled_from(["CREATE", "UPDATE", "DELETE", "*"]), max_size=2),
+        "apiGroups": st.lists(st.sampled_from(["", "apps", "*"]), max_size=2),
+        "apiVersions": st.lists(st.sampled_from(["v1", "*"]), max_size=2),
+        "resources": st.lists(st.sampled_from(["pods", "deployments/scale", "*/*"]), max_size=2),
+        "scope": st.sampled_from(["*", "Cluster", "Namespaced"]),
+    }
+    if named:
+        fields["resourceNames"] = st.lists(dns_label(), max_size=2)
+    return _fields({}, fields)
+
+
+def _match_condition() -> st.SearchStrategy[Obj]:
+    return _fields(
+        {"name": dns_label(), "expression": st.sampled_from(["true", "object != null"])}, {}
+    )
+
+
+def _webhook(mutating: bool) -> st.SearchStrategy[Obj]:
+    service = _fields(
+        {"namespace": dns_label(), "name": dns_label()},
+        {"path": st.sampled_from(["/validate", "/"]), "port": int32(1, 65535)},
+    )
+    client_config = _fields(
+        {},
+        {
+            "url": st.sampled_from(["https://hooks.example.com/v", "https://10.0.0.1:8443"]),
+            "service": service,
+            "caBundle": st.sampled_from(["", "Ag==", "LS0tLS1CRUdJTg=="]),
+        },
+    )
+    optional: dict[str, st.SearchStrategy[Any]] = {
+        "rules": st.lists(_admission_rule(named=False), max_size=2),
+        "failurePolicy": st.sampled_from(["Fail", "Ignore"]),
+        "matchPolicy": st.sampled_from(["Exact", "Equivalent"]),
+        "namespaceSelector": label_selector(),
+        "objectSelector": label_selector(),
+        "sideEffects": st.sampled_from(["None", "NoneOnDryRun"]),
+        "timeoutSeconds": int32(1, 30),
+        "matchConditions": st.lists(_match_condition(), max_size=2),
+    }
+    if mutating:
+        optional["reinvocationPolicy"] = st.sampled_from(["Never", "IfNeeded"])
+    return _fields(
+        {
+            "name": st.sampled_from(["a.example.com", "hook.k8s.io"]),
+            "clientConfig": client_config,
+            "admissionReviewVersions": st.lists(st.sampled_from(["v1", "v1beta1"]), max_size=2),
+        },
+        optional,
+    )
+
+
+def _webhook_configuration(mutating: bool) -> StrategyFor:
+    def strategy(version: str) -> st.SearchStrategy[Obj]:
+        return _fields(
+            {"metadata": object_meta(namespaced=False)},
+            {"webhooks": st.lists(_webhook(mutating), max_size=2)},
+        )
+
+    return strategy
+
+
+def _match_resources() -> st.SearchStrategy[Obj]:
+    return _fields(
+        {},
+        {
+            "namespaceSelector": label_selector(),
+            "objectSelector": label_selector(),
+            "resourceRules": st.lists(_admission_rule(named=True), max_size=2),
+            "excludeResourceRules": st.lists(_admission_rule(named=True), max_size=1),
+            "matchPolicy": st.sampled_from(["Exact", "Equivalent"]),
+        },
+    )
+
+
+def _validating_admission_policy(version: str) -> st.SearchStrategy[Obj]:
+    validation = _fields(
+        {"expression": st.sampled_from(["object.spec.replicas < 5", "true"])},
+        {
+            "message": st.sampled_from(["too many", ""]),
+            "reason": st.sampled_from(["Invalid", "Forbidden"]),
+            "messageExpression": st.sampled_from(["'bad: ' + object.metadata.name"]),
+        },
+    )
+    spec = _fields(
+        {},
+        {
+            "paramKind": _fields({}, {"apiVersion": st.just("v1"), "kind": st.just("ConfigMap")}),
+            "matchConstraints": _match_resources(),
+            "validations": st.lists(validation, max_size=2),
+            "failurePolicy": st.sampled_from(["Fail", "Ignore"]),
+            "auditAnnotations": st.lists(
+                _fields({"key": dns_label(), "valueExpression": st.just("'x'")}, {}), max_size=1
+            ),
+            "matchConditions": st.lists(_match_condition(), max_size=1),
+            "variables": st.lists(
+                _fields({"name": st.sampled_from(["a", "b"]), "expression": st.just("1")}, {}),
+                max_size=2,
+            ),
+        },
+    )
+    warning = _fields(
+        {"fieldRef": st.just("spec.validations[0].expression"), "warning": st.just("w")}, {}
+    )
+    condition = _fields(
+        {"type": st.just("Ready"), "status": st.sampled_from(["True", "False"])},
+        {"reason": st.just("Done"), "lastTransitionTime": timestamp(), "message": st.just("m")},
+    )
+    status = _fields(
+        {},
+        {
+            "observedGeneration": small_nonneg(),
+            "typeChecking": _fields({}, {"expressionWarnings": st.lists(warning, max_size=1)}),
+            "conditions": st.lists(condition, max_size=1),
+        },
+    )
+    return _fields({"metadata": object_meta(namespaced=False)}, {"spec": spec, "status": status})
+
+
+def _validating_admission_policy_binding(version: str) -> st.SearchStrategy[Obj]:
+    param_ref = _fields(
+        {},
+        {
+            "name": dns_label(),
+            "namespace": dns_label(),
+            "selector": label_selector(),
+            "parameterNotFoundAction": st.sampled_from(["Deny", "Allow"]),
+        },
+    )
+    spec = _fields(
+        {},
+        {
+            "policyName": dns_label(),
+            "paramRef": param_ref,
+            "matchResources": _match_resources(),
+            "validationActions": st.lists(
+                st.sampled_from(["Deny", "Audit", "Warn"]), max_size=2, unique=True
+            ),
+        },
+    )
+    return _fields({"metadata": object_meta(namespaced=False)}, {"spec": spec})
+
+
+def _certificate_signing_request(version: str) -> st.SearchStrategy[Obj]:
+    spec = _fields(
+        {
+            "request": st.sampled_from(
+                ["AQ==", "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0K"]
+            ),
+            "signerName": st.sampled_from(["example.com/signer", "kubernetes.io/kubelet-serving"]),
+        },
+        {
+            "expirationSeconds": int32(600, 86400),
+            "usages": st.lists(
+                st.sampled_from(["client auth", "digital signature", "key encipherment"]),
+                max_size=2,
+            ),
+            "username": dns_label(),
+            "uid": uid(),
+            "groups": st.lists(st.sampled_from(["system:authenticated", "dev"]), max_size=2),
+            "extra": st.dictionaries(
+                dns_label(), st.lists(dns_label(), min_size=1, max_size=2), max_size=2
+            ),
+        },
+    )
+    condition = _fields(
+        {
+            "type": st.sampled_from(["Approved", "Denied", "Failed", "Custom"]),
+            "status": st.sampled_from(["True", "False"]),
+        },
+        {
+            "reason": st.just("KubectlApprove"),
+            "message": st.just("ok"),
+            "lastUpdateTime": timestamp(),
+            "lastTransitionTime": timestamp(),
+        },
+    )
+    status = _fields(
+        {},
+        {
+            "conditions": st.lists(condition, max_size=2),
+            "certificate": st.sampled_from(["Ag==", "LS0tLS0K"]),
+        },
+    )
+    return _fields({"metadata": object_meta(namespaced=False), "spec": spec}, {"status": status})
+
+
 def _endpoint_slice(version: str) -> st.SearchStrategy[Obj]:
     name_ref = st.fixed_dictionaries({"name": dns_label()})
     endpoint = _fields(
@@ -2115,6 +2304,17 @@ _BY_KIND: dict[tuple[str, str], StrategyFor] = {
     ("policy", "PodDisruptionBudget"): _pod_disruption_budget,
     ("networking.k8s.io", "Ingress"): _ingress,
     ("networking.k8s.io", "IngressClass"): _ingress_class,
+    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): _webhook_configuration(
+        mutating=False
+    ),
+    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): _webhook_configuration(
+        mutating=True
+    ),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): _validating_admission_policy,
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): (
+        _validating_admission_policy_binding
+    ),
+    ("certificates.k8s.io", "CertificateSigningRequest"): _certificate_signing_request,
     ("storage.k8s.io", "StorageClass"): _storage_class,
     ("storage.k8s.io", "CSIDriver"): _csi_driver,
     ("storage.k8s.io", "CSINode"): _csi_node,

@@ -282,6 +282,22 @@ _TAGS: dict[str, dict[str, dict[str, _Tags]]] = {
     "k8s.io.api.discovery.v1": {"Endpoint": {"addresses": _SET}},
     # Every list of an Ingress, IngressClass or NetworkPolicy is atomic; no patch strategy.
     "k8s.io.api.networking.v1": {},
+    "k8s.io.api.admissionregistration.v1": {
+        "ValidatingWebhookConfiguration": {"webhooks": _merge("name")},
+        "MutatingWebhookConfiguration": {"webhooks": _merge("name")},
+        "ValidatingWebhook": {"matchConditions": _merge("name")},
+        "MutatingWebhook": {"matchConditions": _merge("name")},
+        "ValidatingAdmissionPolicySpec": {
+            "matchConditions": _merge("name"),
+            "variables": _merge("name"),
+        },
+        # +listType=map +listMapKey=type, without a patch strategy.
+        "ValidatingAdmissionPolicyStatus": {"conditions": _map_list("type")},
+    },
+    "k8s.io.api.certificates.v1": {
+        # +listType=map +listMapKey=type, without a patch strategy.
+        "CertificateSigningRequestStatus": {"conditions": _map_list("type")},
+    },
     # RuntimeClass's tolerations are atomic; no patch strategy.
     "k8s.io.api.node.v1": {},
     "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1": {

@@ -20,6 +20,7 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
 from kstore.api.gvk import GroupVersionKind
 from kstore.api.pb import (
+    admissionregistration_v1_pb2,
     apiextensions_v1_pb2,
     apps_v1_pb2,
     apps_v1beta1_pb2,
@@ -27,6 +28,7 @@ from kstore.api.pb import (
     autoscaling_v1_pb2,
     autoscaling_v2_pb2,
     batch_v1_pb2,
+    certificates_v1_pb2,
     coordination_v1_pb2,
     core_v1_pb2,
     discovery_v1_pb2,
@@ -129,6 +131,19 @@ _GROUP_VERSIONS: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {
             "StatefulSetList",
         ),
     ),
+    ("admissionregistration.k8s.io", "v1"): (
+        "k8s.io.api.admissionregistration.v1",
+        (
+            "ValidatingWebhookConfiguration",
+            "ValidatingWebhookConfigurationList",
+            "MutatingWebhookConfiguration",
+            "MutatingWebhookConfigurationList",
+            "ValidatingAdmissionPolicy",
+            "ValidatingAdmissionPolicyList",
+            "ValidatingAdmissionPolicyBinding",
+            "ValidatingAdmissionPolicyBindingList",
+        ),
+    ),
     ("apiextensions.k8s.io", "v1"): (
         "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1",
         ("CustomResourceDefinition", "CustomResourceDefinitionList"),
@@ -144,6 +159,10 @@ _GROUP_VERSIONS: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {
         ("HorizontalPodAutoscaler", "HorizontalPodAutoscalerList"),
     ),
     ("batch", "v1"): ("k8s.io.api.batch.v1", ("Job", "JobList", "CronJob", "CronJobList")),
+    ("certificates.k8s.io", "v1"): (
+        "k8s.io.api.certificates.v1",
+        ("CertificateSigningRequest", "CertificateSigningRequestList"),
+    ),
     ("coordination.k8s.io", "v1"): ("k8s.io.api.coordination.v1", ("Lease", "LeaseList")),
     ("discovery.k8s.io", "v1"): (
         "k8s.io.api.discovery.v1",
@@ -244,6 +263,8 @@ _FILES = (
     node_v1_pb2,
     policy_v1_pb2,
     rbac_v1_pb2,
+    admissionregistration_v1_pb2,
+    certificates_v1_pb2,
     storage_v1_pb2,
     scheduling_v1_pb2,
     apiextensions_v1_pb2,

@@ -222,6 +222,7 @@ P_d_k8s_io_apimachinery_pkg_apis_meta_v1_WatchEvent = None
 _b64 = None
 _dur = None
 _entry_sb = None
+_entry_sl = None
 _entry_sq_py = None
 _entry_ss_py = None
 _entry_st = None

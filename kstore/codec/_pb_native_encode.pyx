@@ -28,6 +28,7 @@ _items = None
 _jsp = None
 _list = None
 _map_sb = None
+_map_sl = None
 _map_st = None
 _micro = None
 _not_a_map = None

@@ -51,6 +51,7 @@ SERVED_SUBRESOURCES = {
     "status": ("get", "patch", "update"),
     "scale": ("get", "patch", "update"),
     "finalize": ("update",),
+    "approval": ("get", "patch", "update"),
 }
 
 #: The groups whose beta versions have a Scale kind of their own (apps/v1 uses autoscaling/v1).

@@ -783,6 +783,132 @@ def _ingress_class(obj: Object, now: datetime) -> list[Any]:
     return [_name(obj), str(spec.get("controller", "")), parameters, _age(obj, now)]
 
 
+# ---------------------------------------------------------- admissionregistration.k8s.io/v1
+
+
+def _webhook_configuration(obj: Object, now: datetime) -> list[Any]:
+    webhooks = obj.get("webhooks")
+    return [_name(obj), len(webhooks) if isinstance(webhooks, list) else 0, _age(obj, now)]
+
+
+def _validating_admission_policy(obj: Object, now: datetime) -> list[Any]:
+    spec = _m(obj, "spec")
+    validations = spec.get("validations")
+    kind = spec.get("paramKind")
+    param_kind = "<unset>"
+    if isinstance(kind, Mapping):
+        param_kind = f"{kind.get('apiVersion', '')}/{kind.get('kind', '')}"
+    count = len(validations) if isinstance(validations, list) else 0
+    return [_name(obj), count, param_kind, _age(obj, now)]
+
+
+def _go_label_selector(selector: Mapping[str, Any]) -> str:
+    # The generated String() of metav1.LabelSelector (labels sorted, values as Go's %v).
+    labels = selector.get("matchLabels")
+    labels = labels if isinstance(labels, Mapping) else {}
+    label_text = "".join(f"{k}: {labels[k]}," for k in sorted(labels))
+    expressions = selector.get("matchExpressions")
+    parts = []
+    for e in expressions if isinstance(expressions, list) else []:
+        e = e if isinstance(e, Mapping) else {}
+        values = e.get("values")
+        values_text = " ".join(str(v) for v in values) if isinstance(values, list) else ""
+        parts.append(
+            f"LabelSelectorRequirement{{Key:{e.get('key', '')},"
+            f"Operator:{e.get('operator', '')},Values:[{values_text}],}},"
+        )
+    return (
+        f"&LabelSelector{{MatchLabels:map[string]string{{{label_text}}},"
+        f"MatchExpressions:[]LabelSelectorRequirement{{{''.join(parts)}}},}}"
+    )
+
+
+def _validating_admission_policy_binding(obj: Object, now: datetime) -> list[Any]:
+    spec = _m(obj, "spec")
+    ref = spec.get("paramRef")
+    param = "<unset>"
+    if isinstance(ref, Mapping):
+        name = ref.get("name")
+        namespace = ref.get("namespace")
+        selector = ref.get("selector")
+        if isinstance(name, str) and name:
+            # Whether the parameter is cluster-scoped cannot be told here: "*/" without one.
+            param = (
+                f"{namespace}/{name}" if isinstance(namespace, str) and namespace else f"*/{name}"
+            )
+        elif isinstance(selector, Mapping):
+            param = _go_label_selector(selector)
+    return [_name(obj), str(spec.get("policyName", "")), param, _age(obj, now)]
+
+
+_WEBHOOK_CONFIGURATION = Printer(
+    (
+        _NAME,
+        Column(
+            "Webhooks",
+            "integer",
+            "",
+            "Webhooks indicates the number of webhooks registered in this configuration",
+        ),
+        _AGE,
+    ),
+    _webhook_configuration,
+)
+
+
+# -------------------------------------------------------------------- certificates.k8s.io/v1
+
+
+# The column descriptions kube-apiserver sends: certificates/v1beta1's field docs.
+_SIGNER_NAME_DOC = (
+    "Requested signer for the request. It is a qualified name in the form: "
+    "`scope-hostname.io/name`. If empty, it will be defaulted:\n 1. If it's a kubelet client "
+    'certificate, it is assigned\n    "kubernetes.io/kube-apiserver-client-kubelet".\n 2. If '
+    'it\'s a kubelet serving certificate, it is assigned\n    "kubernetes.io/kubelet-serving".'
+    '\n 3. Otherwise, it is assigned "kubernetes.io/legacy-unknown".\nDistribution of trust '
+    "for signers happens out of band. You can select on this field using `spec.signerName`."
+)
+_EXPIRATION_SECONDS_DOC = (
+    "expirationSeconds is the requested duration of validity of the issued certificate. The "
+    "certificate signer may issue a certificate with a different validity duration so a client "
+    "must check the delta between the notBefore and and notAfter fields in the issued "
+    "certificate to determine the actual duration.\n\nThe v1.22+ in-tree implementations of "
+    "the well-known Kubernetes signers will honor this field as long as the requested duration "
+    "is not greater than the maximum duration they will honor per the "
+    "--cluster-signing-duration CLI flag to the Kubernetes controller manager.\n\nCertificate "
+    "signers may not honor this field for various reasons:\n\n  1. Old signer that is unaware "
+    "of the field (such as the in-tree\n     implementations prior to v1.22)\n  2. Signer whose "
+    "configured maximum is shorter than the requested duration\n  3. Signer whose configured "
+    "minimum is longer than the requested duration\n\nThe minimum valid value for "
+    "expirationSeconds is 600, i.e. 10 minutes."
+)
+
+
+def _csr_condition(obj: Object) -> str:
+    # Denied before Approved, else Pending; then Failed and Issued.
+    types = {c.get("type") for c in _l(_m(obj, "status"), "conditions") if isinstance(c, Mapping)}
+    text = "Denied" if "Denied" in types else "Approved" if "Approved" in types else "Pending"
+    if "Failed" in types:
+        text += ",Failed"
+    if _m(obj, "status").get("certificate"):
+        text += ",Issued"
+    return text
+
+
+def _certificate_signing_request(obj: Object, now: datetime) -> list[Any]:
+    spec = _m(obj, "spec")
+    seconds = spec.get("expirationSeconds")
+    requested = human_duration(seconds) if isinstance(seconds, int) else "<none>"
+    return [
+        _name(obj),
+        _age(obj, now),
+        _or_none(spec.get("signerName")),
+        str(spec.get("username", "")),
+        requested,
+        _csr_condition(obj),
+    ]
+
+
 # ------------------------------------------------------------------- storage.k8s.io/v1
 
 _DEFAULT_CLASS_ANNOTATIONS = (
@@ -1262,6 +1388,59 @@ _PRINTERS: dict[tuple[str, str], Printer] = {
             _AGE,
         ),
         _ingress_class,
+    ),
+    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): _WEBHOOK_CONFIGURATION,
+    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): _WEBHOOK_CONFIGURATION,
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): Printer(
+        (
+            _NAME,
+            Column(
+                "Validations",
+                "integer",
+                "",
+                "Validations indicates the number of validation rules defined in this "
+                "configuration",
+            ),
+            _col(
+                "ParamKind",
+                "string",
+                "ParamKind specifies the kind of resources used to parameterize this policy",
+            ),
+            _AGE,
+        ),
+        _validating_admission_policy,
+    ),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): Printer(
+        (
+            _NAME,
+            _col(
+                "PolicyName",
+                "string",
+                "PolicyName indicates the policy definition which the policy binding binded to",
+            ),
+            _col(
+                "ParamRef",
+                "string",
+                "ParamRef indicates the param resource which sets the configration param",
+            ),
+            _AGE,
+        ),
+        _validating_admission_policy_binding,
+    ),
+    ("certificates.k8s.io", "CertificateSigningRequest"): Printer(
+        (
+            _NAME,
+            _AGE,
+            _col("SignerName", "string", _SIGNER_NAME_DOC),
+            _col("Requestor", "string", "Base64-encoded PKCS#10 CSR data"),
+            _col("RequestedDuration", "string", _EXPIRATION_SECONDS_DOC),
+            _col(
+                "Condition",
+                "string",
+                "Conditions applied to the request, such as approval or denial.",
+            ),
+        ),
+        _certificate_signing_request,
     ),
     ("discovery.k8s.io", "EndpointSlice"): Printer(
         (

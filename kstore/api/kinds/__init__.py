@@ -1,6 +1,7 @@
-"""The built-in kinds kstore serves: core/v1, apiextensions.k8s.io, apps, batch,
-coordination.k8s.io, networking.k8s.io, policy, rbac.authorization.k8s.io, and the meta kinds
-(one module per group, or per kind for the later ones).
+"""The built-in kinds kstore serves: core/v1, admissionregistration.k8s.io,
+apiextensions.k8s.io, apps, batch, certificates.k8s.io, coordination.k8s.io, networking.k8s.io,
+policy, rbac.authorization.k8s.io, and the meta kinds (one module per group, or per kind for the
+later ones).
 
 Their structural schemas (which fields each version has, for ``fieldValidation``) come from the
 protobuf descriptors of the same kinds, so the wire format and the field checks cannot drift.
@@ -13,9 +14,11 @@ from functools import cache
 
 from kstore.api.gvk import GroupVersionKind
 from kstore.api.kinds import (
+    admissionregistration,
     apiextensions,
     apps,
     batch,
+    certificates,
     controllerrevision,
     coordination,
     core,
@@ -92,6 +95,8 @@ def _builtin_definitions() -> tuple[KindDefinition, ...]:
         *networking.DEFINITIONS,
         *networkpolicy.DEFINITIONS,
         *poddisruptionbudget.DEFINITIONS,
+        *admissionregistration.DEFINITIONS,
+        *certificates.DEFINITIONS,
         *storage.DEFINITIONS,
         *priorityclass.DEFINITIONS,
         *runtimeclass.DEFINITIONS,

@@ -27,9 +27,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from kstore.api.kinds import (
+    admissionregistration,
     apiextensions,
     apps,
     batch,
+    certificates,
     coordination,
     core,
     endpointslice,
@@ -98,6 +100,8 @@ def _builtin_group_versions() -> dict[str, list[str]]:
         *networking.DEFINITIONS,
         *networkpolicy.DEFINITIONS,
         *poddisruptionbudget.DEFINITIONS,
+        *admissionregistration.DEFINITIONS,
+        *certificates.DEFINITIONS,
         *storage.DEFINITIONS,
         *priorityclass.DEFINITIONS,
         *runtimeclass.DEFINITIONS,

@@ -10,10 +10,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from kstore.api.scheme import KindDefinition
+from kstore.registry.strategies.admissionregistration import (
+    AdmissionObjectStrategy,
+    ValidatingAdmissionPolicyStrategy,
+)
 from kstore.registry.strategies.apiextensions import CustomResourceDefinitionStrategy
 from kstore.registry.strategies.apps import DeploymentStrategy
 from kstore.registry.strategies.base import BuiltinStrategy, Strategy
 from kstore.registry.strategies.batch import CronJobStrategy, JobStrategy
+from kstore.registry.strategies.certificates import CertificateSigningRequestStrategy
 from kstore.registry.strategies.coordination import LeaseStrategy
 from kstore.registry.strategies.core import (
     ConfigMapStrategy,
@@ -83,6 +88,21 @@ _BUILTIN: dict[tuple[str, str], StrategyFactory] = {
     ("policy", "PodDisruptionBudget"): lambda d, ttl: PodDisruptionBudgetStrategy(d),
     ("networking.k8s.io", "Ingress"): lambda d, ttl: IngressStrategy(d),
     ("networking.k8s.io", "IngressClass"): lambda d, ttl: IngressClassStrategy(d),
+    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): (
+        lambda d, ttl: AdmissionObjectStrategy(d)
+    ),
+    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): (
+        lambda d, ttl: AdmissionObjectStrategy(d)
+    ),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): (
+        lambda d, ttl: ValidatingAdmissionPolicyStrategy(d)
+    ),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): (
+        lambda d, ttl: AdmissionObjectStrategy(d)
+    ),
+    ("certificates.k8s.io", "CertificateSigningRequest"): (
+        lambda d, ttl: CertificateSigningRequestStrategy(d)
+    ),
     ("storage.k8s.io", "StorageClass"): lambda d, ttl: StorageClassStrategy(d),
     ("storage.k8s.io", "CSIDriver"): lambda d, ttl: CSIDriverStrategy(d),
     ("storage.k8s.io", "CSINode"): lambda d, ttl: CSINodeStrategy(d),
