@@ -129,6 +129,8 @@ def _serve_config(args: argparse.Namespace, **overrides: Any) -> Any:
                 Path(args.tls_private_key_file) if args.tls_private_key_file else None
             ),
             secure_port=args.secure_port,
+            enable_admission_plugins=_names(args.enable_admission_plugins),
+            disable_admission_plugins=_names(args.disable_admission_plugins),
         )
     fields.update(overrides)
     return ServeConfig(**fields)
@@ -309,7 +311,22 @@ def _add_serve_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]
         default="AlwaysAllow",
         help="comma-separated authorizers in order: AlwaysAllow, AlwaysDeny, RBAC",
     )
+    p.add_argument(
+        "--enable-admission-plugins",
+        default="",
+        help="comma-separated admission plugins to run besides the default-on ones "
+        "(kube-apiserver's names)",
+    )
+    p.add_argument(
+        "--disable-admission-plugins",
+        default="",
+        help="comma-separated admission plugins not to run, default-on ones included",
+    )
     p.set_defaults(run=serve)
+
+
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(n.strip() for n in text.split(",") if n.strip())
 
 
 def _positive_int(text: str) -> int:

@@ -39,8 +39,8 @@ one.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -62,6 +62,7 @@ from kstore.registry.interface import (
     UpdateOptions,
 )
 from kstore.registry.patch import PatchOptions, PatchType, apply_patch
+from kstore.registry.plugins import resolve_plugins
 from kstore.registry.registry import RegistryConfig, StoreRegistry, build_registry
 from kstore.registry.store import GenericStore
 from kstore.registry.strategies.base import copy_value
@@ -143,14 +144,25 @@ def open(
     config: RegistryConfig | None = None,
     on_warning: Callable[[str], None] | None = None,
     conversions: CustomConversions | None = None,
+    enable_admission_plugins: Sequence[str] = (),
+    disable_admission_plugins: Sequence[str] = (),
 ) -> Client:
     """Open the store at ``url`` with ``scheme`` (the built-in kinds by default).
+
+    kube-apiserver's default-on admission plugins run, changed by
+    ``enable_admission_plugins`` and ``disable_admission_plugins`` (its names, as its
+    ``--enable-admission-plugins`` and ``--disable-admission-plugins``; an unknown name is
+    refused with BadRequest). A ``config`` that names ``admission_plugins`` itself keeps them.
 
     ``config`` tunes the registry (watch cache, storage media type, event TTL, ...). The
     CustomResourceDefinitions stored there are served too, as soon as they are established;
     ``conversions`` gives Python conversions for versions of their kinds, by
     ``(apiVersion, kind)``: ``(to_hub, from_hub)``; the hub has the shape of the versions not
     named, which convert by rewriting ``apiVersion`` only, as ``conversion.strategy: None``."""
+    plugins = resolve_plugins(enable_admission_plugins, disable_admission_plugins)
+    config = config or RegistryConfig()
+    if not config.admission_plugins:
+        config = replace(config, admission_plugins=plugins)
     backend = backend_for_url(url)
     try:
         registry = build_registry(scheme or builtin_scheme(), backend, config)

@@ -41,6 +41,7 @@ from kstore.registry.namespaces import (
     NamespaceStore,
     ensure_system_namespaces,
 )
+from kstore.registry.plugins import ORDERED_PLUGINS, install_plugins
 from kstore.registry.priorityclasses import PriorityClassStore, ensure_system_priority_classes
 from kstore.registry.store import GenericStore
 from kstore.registry.strategies import StrategyFactory, strategy_for
@@ -133,6 +134,7 @@ class RegistryConfig:
     namespace_retry_seconds: float = 0.5
     namespace_rescan_seconds: float = 30.0
     reads_are_local: bool = False
+    admission_plugins: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.storage_media_type not in (MEDIA_TYPE_JSON, MEDIA_TYPE_PROTOBUF):
@@ -142,6 +144,9 @@ class RegistryConfig:
             )
         if self.event_ttl_seconds < 0:
             raise BadRequest("the event TTL must not be negative")
+        for name in self.admission_plugins:
+            if name not in ORDERED_PLUGINS:
+                raise BadRequest(f'admission plugin "{name}" is unknown')
 
 
 def _attrs_for(
@@ -258,6 +263,7 @@ class StoreRegistry(Registry):
                     ensure_system_priority_classes(scheme, classes)
             elif (d.group, d.kind) != ("", "Namespace"):
                 self._make_store(scheme, d, GenericStore, check)
+        install_plugins(self, self._config.admission_plugins)
         if namespaces is None:
             return
         if self._config.system_namespaces:

@@ -39,6 +39,7 @@ import uvicorn
 from kstore.controllers import RunningControllers, start_controllers
 from kstore.errors import BadRequest
 from kstore.registry.interface import Registry, RequestContext
+from kstore.registry.plugins import resolve_plugins
 from kstore.server.app import build_app, server_state
 from kstore.server.filters import AuditLog, FilterConfig
 from kstore.server.filters.tls import server_tls_context
@@ -135,6 +136,10 @@ class ServeConfig:
     tls_cert_file: Path | None = None
     tls_private_key_file: Path | None = None
     secure_port: int = 6443
+    #: kube-apiserver's ``--enable-admission-plugins`` / ``--disable-admission-plugins``:
+    #: changes to its default-on set of admission plugins, by name.
+    enable_admission_plugins: tuple[str, ...] = ()
+    disable_admission_plugins: tuple[str, ...] = ()
 
 
 #: Opens the registry a config describes, with the backend under it (closed after it).
@@ -196,6 +201,9 @@ def open_registry(config: ServeConfig) -> tuple[Registry, Backend]:
         transformer_for=transformer_for,
         # An LMDB read is a local read transaction: it never waits for a writer or a peer.
         reads_are_local=config.storage_backend == "lmdb",
+        admission_plugins=resolve_plugins(
+            config.enable_admission_plugins, config.disable_admission_plugins
+        ),
     )
     backend = open_backend(config)
     try:

@@ -110,6 +110,10 @@ def seed_policy(server: RunningServer, **client_options: Any) -> None:
                     f"/api/v1/namespaces/{ns}/configmaps",
                     {"metadata": {"name": name}, "data": {"k": name}},
                 )
+        # The account the ServiceAccount admission plugin wants (a cluster's controller makes it).
+        _created(
+            client, "/api/v1/namespaces/team-a/serviceaccounts", {"metadata": {"name": "default"}}
+        )
         _created(
             client,
             "/api/v1/namespaces/team-a/pods",

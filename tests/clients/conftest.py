@@ -74,12 +74,21 @@ def core(api_client: client.ApiClient) -> client.CoreV1Api:
 
 @pytest.fixture
 def namespace(core: client.CoreV1Api, request: pytest.FixtureRequest) -> str:
-    """A fresh namespace for one test, created through the Python client."""
+    """A fresh namespace for one test, created through the Python client, with the
+    ``default`` ServiceAccount a cluster's service account controller gives every namespace
+    (the ServiceAccount admission plugin refuses pods whose account does not exist)."""
     test_name = request.node.name.split("[")[0].removeprefix("test_")
     name = f"t{next(_namespaces)}-{test_name}".replace("_", "-")[:63].rstrip("-")
     from kubernetes import client
+    from kubernetes.client.rest import ApiException
 
     core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name)))
+    account = client.V1ServiceAccount(metadata=client.V1ObjectMeta(name="default"))
+    try:
+        core.create_namespaced_service_account(name, account)
+    except ApiException as exc:
+        if exc.status != 409:  # the service account controller was first
+            raise
     return name
 
 

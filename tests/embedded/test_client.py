@@ -279,6 +279,9 @@ def test_admission_hooks_and_warnings_reach_the_embedder(tmp_path: Path) -> None
                 a.object.setdefault("metadata", {}).setdefault("labels", {})["stamped"] = "yes"
 
         client.add_admission(mutating=stamp)
+        # The account the ServiceAccount admission plugin wants (a cluster's controller makes it).
+        accounts = client.resource("v1", "serviceaccounts", namespace="default")
+        accounts.create({"metadata": {"name": "default"}})
         pods = client.resource("v1", "pods", namespace="default")
         created = pods.create(
             {"metadata": {"name": "web.v1"}, "spec": {"containers": [{"name": "c", "image": "x"}]}}

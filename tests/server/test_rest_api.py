@@ -412,6 +412,10 @@ def test_pod_delete_answers_with_the_object(client: httpx.Client, server: Runnin
         "metadata": {"name": "p1"},
         "spec": {"containers": [{"name": "c", "image": "busybox"}]},
     }
+    # The account the ServiceAccount admission plugin wants (a cluster's controller makes it).
+    account = orjson.dumps({"metadata": {"name": "default"}})
+    r = client.post("/api/v1/namespaces/default/serviceaccounts", content=account)
+    assert r.status_code in (201, 409), r.text
     r = client.post("/api/v1/namespaces/default/pods", content=orjson.dumps(pod))
     assert r.status_code == 201, r.text
     r = client.delete("/api/v1/namespaces/default/pods/p1", params={"gracePeriodSeconds": "0"})

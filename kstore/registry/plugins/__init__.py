@@ -1,0 +1,148 @@
+"""kube-apiserver's admission plugins: their names, their order and which are on by default.
+
+``--enable-admission-plugins`` and ``--disable-admission-plugins`` take kube-apiserver's plugin
+names; :func:`resolve_plugins` turns them into the plugins that run, in kube-apiserver's fixed
+order (the order of :data:`ORDERED_PLUGINS`, whatever order the flags give). A name that is not
+one of kube-apiserver's is refused, as is a name both enabled and disabled.
+
+Each plugin is a small module here with one job; :func:`install_plugins` adds the hooks of those
+that run to a registry's admission chain, mutating hooks then validating hooks, each in order.
+Names kube-apiserver knows but kstore has no work for (the webhook and policy plugins, the node
+plugins, plugins behind feature gates that are off) are accepted and do nothing. Namespace
+lifecycle is the stores' own check and always on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Final
+
+from kstore.errors import BadRequest
+from kstore.registry.interface import AdmissionHook, Registry
+from kstore.registry.plugins import priority, serviceaccount, tolerationseconds
+
+__all__ = [
+    "DEFAULT_ON_PLUGINS",
+    "ORDERED_PLUGINS",
+    "install_plugins",
+    "resolve_plugins",
+]
+
+#: Every plugin name kube-apiserver v1.36 knows, in the order its chain runs them.
+ORDERED_PLUGINS: Final = (
+    "AlwaysAdmit",
+    "NamespaceAutoProvision",
+    "NamespaceLifecycle",
+    "NamespaceExists",
+    "LimitPodHardAntiAffinityTopology",
+    "LimitRanger",
+    "ServiceAccount",
+    "NodeRestriction",
+    "TaintNodesByCondition",
+    "AlwaysPullImages",
+    "ImagePolicyWebhook",
+    "PodSecurity",
+    "PodNodeSelector",
+    "Priority",
+    "DefaultTolerationSeconds",
+    "PodTolerationRestriction",
+    "EventRateLimit",
+    "ExtendedResourceToleration",
+    "DefaultStorageClass",
+    "StorageObjectInUseProtection",
+    "PodGroupProtection",
+    "OwnerReferencesPermissionEnforcement",
+    "PersistentVolumeClaimResize",
+    "RuntimeClass",
+    "CertificateApproval",
+    "CertificateSigning",
+    "ClusterTrustBundleAttest",
+    "CertificateSubjectRestriction",
+    "DefaultIngressClass",
+    "DenyServiceExternalIPs",
+    "PodTopologyLabels",
+    "PodGroupWorkloadExists",
+    "NodeDeclaredFeatureValidator",
+    "JobValidation",
+    "PodResizeValidator",
+    "MutatingAdmissionPolicy",
+    "MutatingAdmissionWebhook",
+    "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionWebhook",
+    "ResourceQuota",
+    "AlwaysDeny",
+)
+
+#: The plugins kube-apiserver v1.36 runs when no flag names them.
+DEFAULT_ON_PLUGINS: Final = frozenset(
+    {
+        "NamespaceLifecycle",
+        "LimitRanger",
+        "ServiceAccount",
+        "DefaultStorageClass",
+        "PersistentVolumeClaimResize",
+        "DefaultTolerationSeconds",
+        "MutatingAdmissionWebhook",
+        "ValidatingAdmissionWebhook",
+        "ResourceQuota",
+        "StorageObjectInUseProtection",
+        "PodGroupProtection",
+        "Priority",
+        "TaintNodesByCondition",
+        "RuntimeClass",
+        "CertificateApproval",
+        "CertificateSigning",
+        "ClusterTrustBundleAttest",
+        "CertificateSubjectRestriction",
+        "DefaultIngressClass",
+        "PodSecurity",
+        "PodTopologyLabels",
+        "MutatingAdmissionPolicy",
+        "ValidatingAdmissionPolicy",
+        "PodGroupWorkloadExists",
+        "NodeDeclaredFeatureValidator",
+        "JobValidation",
+        "PodResizeValidator",
+    }
+)
+
+#: A plugin's hooks for one registry: (mutating, validating), either may be None.
+Hooks = tuple[AdmissionHook | None, AdmissionHook | None]
+
+_INSTALLERS: Final[dict[str, Callable[[Registry], Hooks]]] = {
+    "DefaultTolerationSeconds": tolerationseconds.hooks,
+    "Priority": priority.hooks,
+    "ServiceAccount": serviceaccount.hooks,
+}
+
+
+def resolve_plugins(enable: Iterable[str] = (), disable: Iterable[str] = ()) -> tuple[str, ...]:
+    """The plugins that run, in order: the default-on set plus ``enable`` less ``disable``.
+    BadRequest for an unknown name or one in both lists (kube-apiserver's messages)."""
+    enabled = [n for n in enable if n]
+    disabled = [n for n in disable if n]
+    known = set(ORDERED_PLUGINS)
+    for flag, names in (("enable", enabled), ("disable", disabled)):
+        for name in names:
+            if name not in known:
+                raise BadRequest(f'{flag}-admission-plugins plugin "{name}" is unknown')
+    both = sorted(set(enabled) & set(disabled))
+    if both:
+        raise BadRequest(
+            f"{both} in enable-admission-plugins and disable-admission-plugins overlapped"
+        )
+    on = (DEFAULT_ON_PLUGINS | set(enabled)) - set(disabled)
+    return tuple(n for n in ORDERED_PLUGINS if n in on)
+
+
+def install_plugins(registry: Registry, names: Iterable[str]) -> None:
+    """Add the hooks of the plugins ``names`` (resolved, in order) to ``registry``: every
+    mutating hook before every validating one, as kube-apiserver's chain runs them. The
+    plugins read only local caches or the watch cache, so none blocks."""
+    hooks = [_INSTALLERS[n](registry) for n in names if n in _INSTALLERS]
+    for mutating, _ in hooks:
+        if mutating is not None:
+            registry.add_admission(mutating=mutating, blocking=False)
+    for _, validating in hooks:
+        if validating is not None:
+            registry.add_admission(validating=validating, blocking=False)

@@ -1,0 +1,98 @@
+"""What the plugins share: which request is about which resource, reads of other objects
+through the stores (from the watch cache where there is one), and admission's Forbidden."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kstore.api.gvk import Object
+from kstore.errors import Forbidden, KStoreError, NotFound
+from kstore.registry.interface import AdmissionAttributes, Operation, Registry, RequestContext
+from kstore.storage.interface import ListOptions
+
+__all__ = [
+    "dict_at",
+    "forbidden",
+    "is_resource",
+    "list_objects",
+    "read_object",
+]
+
+# A read at resourceVersion "0" is answered by the watch cache (when there is one) without a
+# round trip to storage: admission reads at most what a watch has already delivered, as
+# kube-apiserver's plugins read their informers' caches.
+_CACHED: Any = ListOptions(resource_version="0")
+
+
+def is_resource(
+    attributes: AdmissionAttributes, group: str, kind: str, *operations: Operation
+) -> bool:
+    """Whether the request writes the main resource of ``group``/``kind`` (no subresource)
+    with one of ``operations``, and carries an object."""
+    definition = attributes.definition
+    return (
+        definition.kind == kind
+        and definition.group == group
+        and not attributes.subresource
+        and attributes.operation in operations
+        and isinstance(attributes.object, dict)
+    )
+
+
+def forbidden(attributes: AdmissionAttributes, reason: str) -> Forbidden:
+    """403 as admission's: ``<resource> "<name>" is forbidden: <reason>``, the name being the
+    request's, else the object's name or generateName, else ``Unknown``."""
+    name = attributes.name
+    if not name and isinstance(attributes.object, dict):
+        meta = attributes.object.get("metadata")
+        if isinstance(meta, dict):
+            name = str(meta.get("name") or meta.get("generateName") or "")
+    name = name or "Unknown"
+    definition = attributes.definition
+    resource = definition.resource.plural if definition.resource is not None else ""
+    qualified = f"{resource}.{definition.group}" if definition.group else resource
+    return Forbidden(
+        f'{qualified} "{name}" is forbidden: {reason}',
+        name=name,
+        kind=resource,
+        group=definition.group,
+    )
+
+
+def read_object(
+    registry: Registry, group: str, resource: str, namespace: str, name: str
+) -> Object | None:
+    """The object, from the watch cache when it has it, else from storage; None when it does
+    not exist (or the resource is not served)."""
+    try:
+        store = registry.store(group, resource)
+    except NotFound:
+        return None
+    ctx = RequestContext(namespace=namespace)
+    try:
+        return store.get(ctx, name, resource_version="0")
+    except NotFound:
+        pass
+    try:
+        return store.get(ctx, name)
+    except NotFound:
+        return None
+
+
+def list_objects(registry: Registry, group: str, resource: str, namespace: str) -> list[Object]:
+    """Every object of the resource (in ``namespace``), from the watch cache when there is
+    one; empty when the resource is not served."""
+    try:
+        store = registry.store(group, resource)
+    except (NotFound, KStoreError):
+        return []
+    return list(store.list(RequestContext(namespace=namespace), _CACHED).items)
+
+
+def dict_at(obj: dict[str, Any], key: str) -> dict[str, Any]:
+    """``obj[key]``, set to a new dict when missing or not a dict."""
+    value = obj.get(key)
+    if not isinstance(value, dict):
+        value = {}
+        obj[key] = value
+    return value

@@ -1,0 +1,279 @@
+"""kube-apiserver's admission plugins through ``kstore.open``: which run (its default-on set,
+changed by name, unknown names refused) and what each does to a pod, with its messages."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kstore.embedded import Client, open
+from kstore.errors import BadRequest, Forbidden
+from kstore.registry.plugins import DEFAULT_ON_PLUGINS, ORDERED_PLUGINS, resolve_plugins
+from kstore.registry.registry import RegistryConfig
+
+MOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+
+@pytest.fixture
+def client(tmp_path: Path) -> Iterator[Client]:
+    with open(f"lmdb://{tmp_path / 'store'}?durable=false") as c:
+        c.resource("v1", "serviceaccounts").namespace("default").create(
+            {"metadata": {"name": "default"}}
+        )
+        yield c
+
+
+def _pod(name: str = "p", **spec: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {"containers": [{"name": "c", "image": "nginx:1.27"}]}
+    body.update(spec)
+    return {"metadata": {"name": name}, "spec": body}
+
+
+def _create(client: Client, pod: dict[str, Any]) -> dict[str, Any]:
+    created: dict[str, Any] = client.resource("v1", "pods").namespace("default").create(pod)
+    return created
+
+
+# -- which plugins run -------------------------------------------------------------------------
+
+
+def test_defaults_are_kube_apiservers_in_its_order() -> None:
+    names = resolve_plugins()
+    assert set(names) == DEFAULT_ON_PLUGINS
+    assert list(names) == sorted(names, key=ORDERED_PLUGINS.index)
+    assert names.index("ServiceAccount") < names.index("Priority")
+    assert names[-1] == "ResourceQuota"
+    assert "AlwaysPullImages" not in names
+
+
+def test_enable_and_disable_change_the_default_set() -> None:
+    names = resolve_plugins(["AlwaysPullImages"], ["ServiceAccount", "Priority"])
+    assert "AlwaysPullImages" in names and "LimitRanger" in names
+    assert "ServiceAccount" not in names and "Priority" not in names
+    # The flags' order does not matter: the chain's order is fixed.
+    assert names.index("LimitRanger") < names.index("AlwaysPullImages")
+
+
+def test_unknown_or_overlapping_names_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(BadRequest) as caught:
+        resolve_plugins(["Bogus"])
+    assert caught.value.message == 'enable-admission-plugins plugin "Bogus" is unknown'
+    with pytest.raises(BadRequest) as caught:
+        resolve_plugins((), ["Nope"])
+    assert caught.value.message == 'disable-admission-plugins plugin "Nope" is unknown'
+    with pytest.raises(BadRequest) as caught:
+        resolve_plugins(["Priority"], ["Priority"])
+    assert "overlapped" in caught.value.message
+    with pytest.raises(BadRequest):
+        open(f"lmdb://{tmp_path / 's'}", enable_admission_plugins=["Bogus"])
+    with pytest.raises(BadRequest):
+        RegistryConfig(admission_plugins=("Bogus",))
+
+
+def test_disabled_plugins_leave_the_pod_alone(tmp_path: Path) -> None:
+    off = ["ServiceAccount", "Priority", "DefaultTolerationSeconds"]
+    with open(f"lmdb://{tmp_path / 's'}?durable=false", disable_admission_plugins=off) as c:
+        spec = _create(c, _pod())["spec"]
+    assert "serviceAccountName" not in spec and "priority" not in spec
+    assert "tolerations" not in spec and "volumes" not in spec
+
+
+# -- ServiceAccount ----------------------------------------------------------------------------
+
+
+def test_service_account_defaults_and_mounts_the_api_volume(client: Client) -> None:
+    pod = _pod(initContainers=[{"name": "init", "image": "busybox"}])
+    spec = _create(client, pod)["spec"]
+    assert spec["serviceAccountName"] == spec["serviceAccount"] == "default"
+    [volume] = spec["volumes"]
+    assert re.fullmatch(r"kube-api-access-[bcdfghjklmnpqrstvwxz2456789]{5}", volume["name"])
+    assert volume["projected"] == {
+        "defaultMode": 420,
+        "sources": [
+            {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+            {
+                "configMap": {
+                    "name": "kube-root-ca.crt",
+                    "items": [{"key": "ca.crt", "path": "ca.crt"}],
+                }
+            },
+            {
+                "downwardAPI": {
+                    "items": [
+                        {
+                            "path": "namespace",
+                            "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"},
+                        }
+                    ]
+                }
+            },
+        ],
+    }
+    mount = {"name": volume["name"], "readOnly": True, "mountPath": MOUNT}
+    assert spec["initContainers"][0]["volumeMounts"] == [mount]
+    assert spec["containers"][0]["volumeMounts"] == [mount]
+
+
+def test_missing_service_account_is_forbidden(client: Client) -> None:
+    with pytest.raises(Forbidden) as caught:
+        _create(client, _pod(serviceAccountName="robot"))
+    assert caught.value.message == (
+        'pods "p" is forbidden: error looking up service account default/robot: '
+        'serviceaccount "robot" not found'
+    )
+    with pytest.raises(Forbidden) as caught:
+        _create(
+            client,
+            {
+                "metadata": {"generateName": "web-"},
+                "spec": _pod()["spec"] | {"serviceAccountName": "robot"},
+            },
+        )
+    assert caught.value.message.startswith('pods "web-" is forbidden: ')
+
+
+def test_automount_off_and_existing_mounts(client: Client) -> None:
+    accounts = client.resource("v1", "serviceaccounts").namespace("default")
+    accounts.create(
+        {
+            "metadata": {"name": "quiet"},
+            "automountServiceAccountToken": False,
+            "imagePullSecrets": [{"name": "registry"}],
+        }
+    )
+    spec = _create(client, _pod("a", serviceAccountName="quiet"))["spec"]
+    assert "volumes" not in spec and "volumeMounts" not in spec["containers"][0]
+    assert spec["imagePullSecrets"] == [{"name": "registry"}]
+    # The pod's own setting wins over the account's.
+    spec = _create(
+        client, _pod("b", serviceAccountName="quiet", automountServiceAccountToken=True)
+    )["spec"]
+    assert spec["volumes"][0]["name"].startswith("kube-api-access-")
+    spec = _create(client, _pod("c", automountServiceAccountToken=False))["spec"]
+    assert "volumes" not in spec
+    # A container that mounts something at the path already is left alone.
+    own = {"name": "own", "mountPath": MOUNT}
+    pod = _pod(
+        "d",
+        containers=[
+            {"name": "x", "image": "nginx", "volumeMounts": [own]},
+            {"name": "y", "image": "nginx"},
+        ],
+        volumes=[{"name": "own", "emptyDir": {}}],
+    )
+    spec = _create(client, pod)["spec"]
+    assert spec["containers"][0]["volumeMounts"] == [own]
+    assert spec["containers"][1]["volumeMounts"][0]["mountPath"] == MOUNT
+    assert len(spec["volumes"]) == 2
+
+
+def test_mirror_pods_are_left_alone_or_refused(client: Client) -> None:
+    mirror = {"kubernetes.io/config.mirror": "abc"}
+    pod = _pod("m", nodeName="n1")
+    pod["metadata"]["annotations"] = mirror
+    spec = _create(client, pod)["spec"]
+    assert "serviceAccountName" not in spec and "volumes" not in spec
+    pod = _pod("m2", serviceAccountName="default", nodeName="n1")
+    pod["metadata"]["annotations"] = mirror
+    with pytest.raises(Forbidden) as caught:
+        _create(client, pod)
+    assert caught.value.message.endswith("a mirror pod may not reference service accounts")
+
+
+# -- Priority ----------------------------------------------------------------------------------
+
+
+def _priority_class(client: Client, name: str, value: int, **extra: Any) -> None:
+    body = {"metadata": {"name": name}, "value": value, **extra}
+    client.resource("scheduling.k8s.io/v1", "priorityclasses").create(body)
+
+
+def test_priority_without_a_class_is_zero(client: Client) -> None:
+    spec = _create(client, _pod())["spec"]
+    assert spec["priority"] == 0
+    assert spec["preemptionPolicy"] == "PreemptLowerPriority"
+    assert "priorityClassName" not in spec
+
+
+def test_priority_from_named_system_and_global_default_classes(client: Client) -> None:
+    spec = _create(client, _pod("sys", priorityClassName="system-cluster-critical"))["spec"]
+    assert spec["priority"] == 2000000000
+    _priority_class(client, "low", 10, preemptionPolicy="Never", globalDefault=True)
+    _priority_class(client, "high", 1000)
+    spec = _create(client, _pod("a"))["spec"]
+    assert (spec["priorityClassName"], spec["priority"]) == ("low", 10)
+    assert spec["preemptionPolicy"] == "Never"
+    spec = _create(client, _pod("b", priorityClassName="high", priority=1000))["spec"]
+    assert (spec["priority"], spec["preemptionPolicy"]) == (1000, "PreemptLowerPriority")
+
+
+def test_priority_refusals(client: Client) -> None:
+    with pytest.raises(Forbidden) as caught:
+        _create(client, _pod(priorityClassName="nope"))
+    assert (
+        caught.value.message == 'pods "p" is forbidden: no PriorityClass with name nope was found'
+    )
+    with pytest.raises(Forbidden) as caught:
+        _create(client, _pod(priority=5))
+    assert caught.value.message == (
+        'pods "p" is forbidden: the integer value of priority (5) must not be provided in pod '
+        "spec; priority admission controller computed 0 from the given PriorityClass name"
+    )
+    with pytest.raises(Forbidden) as caught:
+        _create(client, _pod(preemptionPolicy="Never"))
+    assert caught.value.message == (
+        'pods "p" is forbidden: the string value of PreemptionPolicy (Never) must not be '
+        "provided in pod spec; priority admission controller computed PreemptLowerPriority "
+        "from the given PriorityClass name"
+    )
+
+
+def test_priority_is_kept_on_update(client: Client) -> None:
+    pods = client.resource("v1", "pods").namespace("default")
+    created = _create(client, _pod(priorityClassName="system-node-critical"))
+    created["spec"].pop("priority")
+    created["spec"].pop("preemptionPolicy")
+    created["metadata"]["labels"] = {"x": "y"}
+    updated = pods.update(created)
+    assert updated["spec"]["priority"] == 2000001000
+    assert updated["spec"]["preemptionPolicy"] == "PreemptLowerPriority"
+
+
+# -- DefaultTolerationSeconds ------------------------------------------------------------------
+
+
+def _toleration(key: str) -> dict[str, Any]:
+    return {
+        "key": key,
+        "operator": "Exists",
+        "effect": "NoExecute",
+        "tolerationSeconds": 300,
+    }
+
+
+def test_default_tolerations_are_added(client: Client) -> None:
+    spec = _create(client, _pod())["spec"]
+    assert spec["tolerations"] == [
+        _toleration("node.kubernetes.io/not-ready"),
+        _toleration("node.kubernetes.io/unreachable"),
+    ]
+
+
+def test_existing_tolerations_cover_the_taints(client: Client) -> None:
+    own = {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"}
+    spec = _create(client, _pod("a", tolerations=[own]))["spec"]
+    assert spec["tolerations"] == [own, _toleration("node.kubernetes.io/not-ready")]
+    everything = {"operator": "Exists"}
+    spec = _create(client, _pod("b", tolerations=[everything]))["spec"]
+    assert spec["tolerations"] == [everything]
+    no_schedule = {
+        "key": "node.kubernetes.io/not-ready",
+        "operator": "Exists",
+        "effect": "NoSchedule",
+    }
+    spec = _create(client, _pod("c", tolerations=[no_schedule]))["spec"]
+    assert len(spec["tolerations"]) == 3
