@@ -277,3 +277,129 @@ def test_existing_tolerations_cover_the_taints(client: Client) -> None:
     }
     spec = _create(client, _pod("c", tolerations=[no_schedule]))["spec"]
     assert len(spec["tolerations"]) == 3
+
+
+# -- LimitRanger -------------------------------------------------------------------------------
+
+
+def _limit_range(client: Client, name: str, *items: dict[str, Any]) -> None:
+    client.resource("v1", "limitranges").namespace("default").create(
+        {"metadata": {"name": name}, "spec": {"limits": list(items)}}
+    )
+
+
+def test_limit_range_defaults_fill_containers_and_annotate(client: Client) -> None:
+    _limit_range(
+        client,
+        "defaults",
+        {
+            "type": "Container",
+            "default": {"cpu": "500m", "memory": "256Mi"},
+            "defaultRequest": {"cpu": "100m"},
+        },
+    )
+    pod = _pod(
+        containers=[
+            {"name": "a", "image": "x"},
+            {"name": "b", "image": "x", "resources": {"limits": {"cpu": "1"}}},
+        ],
+        initContainers=[{"name": "i", "image": "x"}],
+    )
+    created = _create(client, pod)
+    a, b = created["spec"]["containers"]
+    assert a["resources"] == {
+        "limits": {"cpu": "500m", "memory": "256Mi"},
+        "requests": {"cpu": "100m", "memory": "256Mi"},
+    }
+    # b's own limit stands, and its request defaulted to that limit before admission.
+    assert b["resources"] == {
+        "limits": {"cpu": "1", "memory": "256Mi"},
+        "requests": {"cpu": "1", "memory": "256Mi"},
+    }
+    assert created["metadata"]["annotations"]["kubernetes.io/limit-ranger"] == (
+        "LimitRanger plugin set: cpu, memory request for container a; cpu, memory limit for "
+        "container a; memory request for container b; memory limit for container b; "
+        "cpu, memory request for init container i; cpu, memory limit for init container i"
+    )
+
+
+def test_limit_range_min_max_and_ratio_refusals(client: Client) -> None:
+    _limit_range(
+        client,
+        "bounds",
+        {
+            "type": "Container",
+            "min": {"cpu": "100m"},
+            "max": {"cpu": "2", "memory": "1Gi"},
+            "maxLimitRequestRatio": {"cpu": "4"},
+        },
+    )
+
+    def refused(resources: dict[str, Any]) -> str:
+        pod = _pod(containers=[{"name": "c", "image": "x", "resources": resources}])
+        with pytest.raises(Forbidden) as caught:
+            _create(client, pod)
+        return caught.value.message.removeprefix('pods "p" is forbidden: ')
+
+    # Defaulting gives each container max as its limit and, as its request, the min.
+    too_small = {"requests": {"cpu": "50m"}}
+    assert refused(too_small) == (
+        "[minimum cpu usage per Container is 100m, but request is 50m, cpu max limit to "
+        "request ratio per Container is 4, but provided ratio is 40.000000]"
+    )
+    too_big = {"limits": {"cpu": "3", "memory": "512Mi"}, "requests": {"cpu": "1"}}
+    assert refused(too_big) == "maximum cpu usage per Container is 2, but limit is 3"
+    assert refused({"limits": {"cpu": "2"}, "requests": {"cpu": "200m"}}) == (
+        "cpu max limit to request ratio per Container is 4, but provided ratio is 10.000000"
+    )
+    ok = _create(client, _pod("ok"))["spec"]["containers"][0]["resources"]
+    assert ok == {
+        "limits": {"cpu": "2", "memory": "1Gi"},
+        "requests": {"cpu": "2", "memory": "1Gi"},
+    }
+
+
+def test_limit_range_pod_totals_and_claims(client: Client) -> None:
+    _limit_range(
+        client,
+        "totals",
+        {"type": "Pod", "max": {"memory": "1Gi"}},
+        {"type": "PersistentVolumeClaim", "min": {"storage": "1Gi"}, "max": {"storage": "10Gi"}},
+    )
+    big = {"limits": {"memory": "768Mi"}}
+    pod = _pod(
+        containers=[
+            {"name": "a", "image": "x", "resources": big},
+            {"name": "b", "image": "x", "resources": big},
+        ]
+    )
+    with pytest.raises(Forbidden) as caught:
+        _create(client, pod)
+    assert caught.value.message == (
+        'pods "p" is forbidden: maximum memory usage per Pod is 1Gi, but limit is 1536Mi'
+    )
+    claims = client.resource("v1", "persistentvolumeclaims").namespace("default")
+
+    def claim(name: str, size: str) -> dict[str, Any]:
+        return {
+            "metadata": {"name": name},
+            "spec": {
+                "accessModes": ["ReadWriteOnce"],
+                "resources": {"requests": {"storage": size}},
+            },
+        }
+
+    with pytest.raises(Forbidden) as caught:
+        claims.create(claim("small", "500Mi"))
+    assert caught.value.message == (
+        'persistentvolumeclaims "small" is forbidden: minimum storage usage per '
+        "PersistentVolumeClaim is 1Gi, but request is 500Mi"
+    )
+    with pytest.raises(Forbidden) as caught:
+        claims.create(claim("big", "20Gi"))
+    assert caught.value.message.endswith(
+        "maximum storage usage per PersistentVolumeClaim is 10Gi, but request is 20Gi"
+    )
+    assert claims.create(claim("fits", "5Gi"))["spec"]["resources"]["requests"] == {
+        "storage": "5Gi"
+    }

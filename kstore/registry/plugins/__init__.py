@@ -19,7 +19,7 @@ from typing import Final
 
 from kstore.errors import BadRequest
 from kstore.registry.interface import AdmissionHook, Registry
-from kstore.registry.plugins import priority, serviceaccount, tolerationseconds
+from kstore.registry.plugins import limitranger, priority, serviceaccount, tolerationseconds
 
 __all__ = [
     "DEFAULT_ON_PLUGINS",
@@ -111,6 +111,7 @@ Hooks = tuple[AdmissionHook | None, AdmissionHook | None]
 
 _INSTALLERS: Final[dict[str, Callable[[Registry], Hooks]]] = {
     "DefaultTolerationSeconds": tolerationseconds.hooks,
+    "LimitRanger": limitranger.hooks,
     "Priority": priority.hooks,
     "ServiceAccount": serviceaccount.hooks,
 }
