@@ -403,3 +403,136 @@ def test_limit_range_pod_totals_and_claims(client: Client) -> None:
     assert claims.create(claim("fits", "5Gi"))["spec"]["resources"]["requests"] == {
         "storage": "5Gi"
     }
+
+
+# -- DefaultStorageClass, PersistentVolumeClaimResize, StorageObjectInUseProtection ------------
+
+
+def _claim(name: str, size: str = "1Gi", **spec: Any) -> dict[str, Any]:
+    body = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": size}}}
+    return {"metadata": {"name": name}, "spec": {**body, **spec}}
+
+
+def _storage_class(client: Client, name: str, default: bool = False, **extra: Any) -> None:
+    meta: dict[str, Any] = {"name": name}
+    if default:
+        meta["annotations"] = {"storageclass.kubernetes.io/is-default-class": "true"}
+    client.resource("storage.k8s.io/v1", "storageclasses").create(
+        {"metadata": meta, "provisioner": "example.com/disk", **extra}
+    )
+
+
+def test_default_storage_class_and_protection_finalizers(client: Client) -> None:
+    claims = client.resource("v1", "persistentvolumeclaims").namespace("default")
+    created = claims.create(_claim("none"))
+    assert "storageClassName" not in created["spec"]
+    assert created["metadata"]["finalizers"] == ["kubernetes.io/pvc-protection"]
+    _storage_class(client, "plain")
+    _storage_class(client, "fast", default=True)
+    assert claims.create(_claim("a"))["spec"]["storageClassName"] == "fast"
+    # An explicit class, even the empty one, is kept.
+    assert claims.create(_claim("b", storageClassName=""))["spec"]["storageClassName"] == ""
+    assert claims.create(_claim("c", storageClassName="plain"))["spec"]["storageClassName"] == (
+        "plain"
+    )
+    volume = client.resource("v1", "persistentvolumes").create(
+        {
+            "metadata": {"name": "pv1"},
+            "spec": {
+                "capacity": {"storage": "1Gi"},
+                "accessModes": ["ReadWriteOnce"],
+                "hostPath": {"path": "/tmp/pv1"},
+            },
+        }
+    )
+    assert volume["metadata"]["finalizers"] == ["kubernetes.io/pv-protection"]
+
+
+def test_claims_grow_only_with_an_expandable_class(client: Client) -> None:
+    _storage_class(client, "fixed")
+    _storage_class(client, "elastic", allowVolumeExpansion=True)
+    claims = client.resource("v1", "persistentvolumeclaims").namespace("default")
+    for name in ("fixed", "elastic"):
+        claims.create(_claim(name, storageClassName=name, volumeName=f"pv-{name}"))
+
+    def grow(name: str) -> dict[str, Any]:
+        claim = claims.get(name)
+        claim["status"] = {"phase": "Bound"}
+        claim = claims.update_status(claim)
+        claim["spec"]["resources"]["requests"]["storage"] = "2Gi"
+        updated: dict[str, Any] = claims.update(claim)
+        return updated
+
+    with pytest.raises(Forbidden) as caught:
+        grow("fixed")
+    assert caught.value.message == (
+        'persistentvolumeclaims "fixed" is forbidden: only dynamically provisioned pvc can be '
+        "resized and the storageclass that provisions the pvc must support resize"
+    )
+    assert grow("elastic")["spec"]["resources"]["requests"]["storage"] == "2Gi"
+
+
+# -- DefaultIngressClass -----------------------------------------------------------------------
+
+
+def test_default_ingress_class(client: Client) -> None:
+    classes = client.resource("networking.k8s.io/v1", "ingressclasses")
+    ingresses = client.resource("networking.k8s.io/v1", "ingresses").namespace("default")
+    backend = {"service": {"name": "web", "port": {"number": 80}}}
+    body = {"defaultBackend": backend}
+    assert (
+        "ingressClassName"
+        not in ingresses.create({"metadata": {"name": "a"}, "spec": body})["spec"]
+    )
+    annotated = {"ingressclass.kubernetes.io/is-default-class": "true"}
+    controller = {"controller": "example.com/ingress"}
+    classes.create({"metadata": {"name": "nginx", "annotations": annotated}, "spec": controller})
+    classes.create({"metadata": {"name": "other"}, "spec": controller})
+    created = ingresses.create({"metadata": {"name": "b"}, "spec": body})
+    assert created["spec"]["ingressClassName"] == "nginx"
+    legacy = {"name": "c", "annotations": {"kubernetes.io/ingress.class": "traefik"}}
+    assert "ingressClassName" not in ingresses.create({"metadata": legacy, "spec": body})["spec"]
+    named = {"ingressClassName": "other", **body}
+    assert ingresses.create({"metadata": {"name": "d"}, "spec": named})["spec"][
+        "ingressClassName"
+    ] == ("other")
+
+
+# -- RuntimeClass ------------------------------------------------------------------------------
+
+
+def test_runtime_class_overhead_and_scheduling(client: Client) -> None:
+    client.resource("node.k8s.io/v1", "runtimeclasses").create(
+        {
+            "metadata": {"name": "kata"},
+            "handler": "kata",
+            "overhead": {"podFixed": {"cpu": "250m", "memory": "120Mi"}},
+            "scheduling": {
+                "nodeSelector": {"runtime": "kata"},
+                "tolerations": [{"key": "kata", "operator": "Exists", "effect": "NoSchedule"}],
+            },
+        }
+    )
+    spec = _create(client, _pod("a", runtimeClassName="kata", nodeSelector={"zone": "z1"}))["spec"]
+    assert spec["overhead"] == {"cpu": "250m", "memory": "120Mi"}
+    assert spec["nodeSelector"] == {"zone": "z1", "runtime": "kata"}
+    assert {"key": "kata", "operator": "Exists", "effect": "NoSchedule"} in spec["tolerations"]
+
+    def refused(pod: dict[str, Any]) -> str:
+        with pytest.raises(Forbidden) as caught:
+            _create(client, pod)
+        return caught.value.message.split(" is forbidden: ", 1)[1]
+
+    assert refused(_pod("b", runtimeClassName="gvisor")) == (
+        'pod rejected: RuntimeClass "gvisor" not found'
+    )
+    assert refused(_pod("c", runtimeClassName="kata", nodeSelector={"runtime": "runc"})) == (
+        "conflict: runtimeClass.scheduling.nodeSelector[runtime] = kata; "
+        "pod.spec.nodeSelector[runtime] = runc"
+    )
+    assert refused(_pod("d", runtimeClassName="kata", overhead={"cpu": "1"})) == (
+        "pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead"
+    )
+    assert refused(_pod("e", overhead={"cpu": "1"})) == (
+        "pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead"
+    )

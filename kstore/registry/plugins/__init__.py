@@ -19,7 +19,16 @@ from typing import Final
 
 from kstore.errors import BadRequest
 from kstore.registry.interface import AdmissionHook, Registry
-from kstore.registry.plugins import limitranger, priority, serviceaccount, tolerationseconds
+from kstore.registry.plugins import (
+    ingressclass,
+    inuseprotection,
+    limitranger,
+    priority,
+    runtimeclass,
+    serviceaccount,
+    storageclass,
+    tolerationseconds,
+)
 
 __all__ = [
     "DEFAULT_ON_PLUGINS",
@@ -110,10 +119,15 @@ DEFAULT_ON_PLUGINS: Final = frozenset(
 Hooks = tuple[AdmissionHook | None, AdmissionHook | None]
 
 _INSTALLERS: Final[dict[str, Callable[[Registry], Hooks]]] = {
+    "DefaultIngressClass": ingressclass.hooks,
+    "DefaultStorageClass": storageclass.default_hooks,
     "DefaultTolerationSeconds": tolerationseconds.hooks,
     "LimitRanger": limitranger.hooks,
+    "PersistentVolumeClaimResize": storageclass.resize_hooks,
     "Priority": priority.hooks,
+    "RuntimeClass": runtimeclass.hooks,
     "ServiceAccount": serviceaccount.hooks,
+    "StorageObjectInUseProtection": inuseprotection.hooks,
 }
 
 
@@ -139,7 +153,9 @@ def resolve_plugins(enable: Iterable[str] = (), disable: Iterable[str] = ()) -> 
 def install_plugins(registry: Registry, names: Iterable[str]) -> None:
     """Add the hooks of the plugins ``names`` (resolved, in order) to ``registry``: every
     mutating hook before every validating one, as kube-apiserver's chain runs them. The
-    plugins read only local caches or the watch cache, so none blocks."""
+    plugins only read through the stores (consistent reads the watch cache answers), which
+    is local where writes may run on the event loop (LMDB), so they are added as
+    non-blocking."""
     hooks = [_INSTALLERS[n](registry) for n in names if n in _INSTALLERS]
     for mutating, _ in hooks:
         if mutating is not None:

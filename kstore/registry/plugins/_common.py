@@ -1,5 +1,6 @@
-"""What the plugins share: which request is about which resource, reads of other objects
-through the stores (from the watch cache where there is one), and admission's Forbidden."""
+"""What the plugins share: which request is about which resource, consistent reads of other
+objects through the stores (served by the watch cache where there is one), and admission's
+Forbidden."""
 
 from __future__ import annotations
 
@@ -18,10 +19,10 @@ __all__ = [
     "read_object",
 ]
 
-# A read at resourceVersion "0" is answered by the watch cache (when there is one) without a
-# round trip to storage: admission reads at most what a watch has already delivered, as
-# kube-apiserver's plugins read their informers' caches.
-_CACHED: Any = ListOptions(resource_version="0")
+# Consistent reads: the watch cache answers them once it has caught up with storage's current
+# revision (on LMDB a local check; on etcd one quorum read), so a LimitRange or class created
+# just before a pod applies to it, where kube-apiserver's informers may lag.
+_CONSISTENT: Any = ListOptions()
 
 
 def is_resource(
@@ -62,31 +63,25 @@ def forbidden(attributes: AdmissionAttributes, reason: str) -> Forbidden:
 def read_object(
     registry: Registry, group: str, resource: str, namespace: str, name: str
 ) -> Object | None:
-    """The object, from the watch cache when it has it, else from storage; None when it does
-    not exist (or the resource is not served)."""
+    """The object as of now; None when it does not exist (or the resource is not served)."""
     try:
         store = registry.store(group, resource)
     except NotFound:
         return None
-    ctx = RequestContext(namespace=namespace)
     try:
-        return store.get(ctx, name, resource_version="0")
-    except NotFound:
-        pass
-    try:
-        return store.get(ctx, name)
+        return store.get(RequestContext(namespace=namespace), name)
     except NotFound:
         return None
 
 
 def list_objects(registry: Registry, group: str, resource: str, namespace: str) -> list[Object]:
-    """Every object of the resource (in ``namespace``), from the watch cache when there is
-    one; empty when the resource is not served."""
+    """Every object of the resource (in ``namespace``) as of now; empty when the resource is
+    not served."""
     try:
         store = registry.store(group, resource)
     except (NotFound, KStoreError):
         return []
-    return list(store.list(RequestContext(namespace=namespace), _CACHED).items)
+    return list(store.list(RequestContext(namespace=namespace), _CONSISTENT).items)
 
 
 def dict_at(obj: dict[str, Any], key: str) -> dict[str, Any]:
