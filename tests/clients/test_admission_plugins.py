@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -161,6 +162,62 @@ def test_a_global_default_priority_class_applies(
         assert (created.spec.priority, created.spec.preemption_policy) == (7, "Never")
     finally:
         scheduling.delete_priority_class(name)
+
+
+def test_limit_range_defaults_through_kubectl(k: Kubectl) -> None:
+    limits = {
+        "apiVersion": "v1",
+        "kind": "LimitRange",
+        "metadata": {"name": "defaults"},
+        "spec": {"limits": [{"type": "Container", "default": {"memory": "128Mi"}}]},
+    }
+    k.write("limits.yaml", to_yaml(limits))
+    k.ok("create", "-f", "limits.yaml")
+    k.write("pod.yaml", to_yaml(_pod()))
+    k.ok("create", "-f", "pod.yaml")
+    pod = json.loads(k.ok("get", "pod", "web", "-o", "json"))
+    assert pod["spec"]["containers"][0]["resources"] == {
+        "limits": {"memory": "128Mi"},
+        "requests": {"memory": "128Mi"},
+    }
+    assert pod["metadata"]["annotations"]["kubernetes.io/limit-ranger"] == (
+        "LimitRanger plugin set: memory request for container nginx; memory limit for "
+        "container nginx"
+    )
+
+
+def test_quota_holds_under_concurrent_creates(core: client.CoreV1Api, namespace: str) -> None:
+    quota = {
+        "apiVersion": "v1",
+        "kind": "ResourceQuota",
+        "metadata": {"name": "secrets"},
+        "spec": {"hard": {"count/secrets": "5"}},
+    }
+    core.create_namespaced_resource_quota(namespace, quota)
+    outcomes: list[int] = []
+
+    def make(i: int) -> None:
+        try:
+            core.create_namespaced_secret(namespace, {"metadata": {"name": f"s-{i}"}})
+            outcomes.append(201)
+        except ApiException as exc:
+            outcomes.append(exc.status)
+            if exc.status == 403:
+                message = json.loads(exc.body)["message"]
+                assert message == (
+                    f'secrets "s-{i}" is forbidden: exceeded quota: secrets, requested: '
+                    "count/secrets=1, used: count/secrets=5, limited: count/secrets=5"
+                )
+
+    threads = [threading.Thread(target=make, args=(i,)) for i in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(outcomes) == [201] * 5 + [403] * 11
+    stored = core.read_namespaced_resource_quota("secrets", namespace)
+    assert stored.status.used == {"count/secrets": "5"}
+    assert len(core.list_namespaced_secret(namespace).items) == 5
 
 
 def test_serve_refuses_an_unknown_plugin(tmp_path: Path) -> None:

@@ -43,7 +43,8 @@ def _create(client: Client, pod: dict[str, Any]) -> dict[str, Any]:
 
 def test_defaults_are_kube_apiservers_in_its_order() -> None:
     names = resolve_plugins()
-    assert set(names) == DEFAULT_ON_PLUGINS
+    assert set(names) == DEFAULT_ON_PLUGINS - {"StorageObjectInUseProtection"}
+    assert "StorageObjectInUseProtection" in resolve_plugins(["StorageObjectInUseProtection"])
     assert list(names) == sorted(names, key=ORDERED_PLUGINS.index)
     assert names.index("ServiceAccount") < names.index("Priority")
     assert names[-1] == "ResourceQuota"
@@ -422,11 +423,11 @@ def _storage_class(client: Client, name: str, default: bool = False, **extra: An
     )
 
 
-def test_default_storage_class_and_protection_finalizers(client: Client) -> None:
+def test_default_storage_class(client: Client) -> None:
     claims = client.resource("v1", "persistentvolumeclaims").namespace("default")
     created = claims.create(_claim("none"))
     assert "storageClassName" not in created["spec"]
-    assert created["metadata"]["finalizers"] == ["kubernetes.io/pvc-protection"]
+    assert "finalizers" not in created["metadata"]
     _storage_class(client, "plain")
     _storage_class(client, "fast", default=True)
     assert claims.create(_claim("a"))["spec"]["storageClassName"] == "fast"
@@ -435,17 +436,27 @@ def test_default_storage_class_and_protection_finalizers(client: Client) -> None
     assert claims.create(_claim("c", storageClassName="plain"))["spec"]["storageClassName"] == (
         "plain"
     )
-    volume = client.resource("v1", "persistentvolumes").create(
-        {
-            "metadata": {"name": "pv1"},
-            "spec": {
-                "capacity": {"storage": "1Gi"},
-                "accessModes": ["ReadWriteOnce"],
-                "hostPath": {"path": "/tmp/pv1"},
-            },
-        }
-    )
-    assert volume["metadata"]["finalizers"] == ["kubernetes.io/pv-protection"]
+
+
+def test_protection_finalizers_when_enabled(tmp_path: Path) -> None:
+    url = f"lmdb://{tmp_path / 's'}?durable=false"
+    with open(url, enable_admission_plugins=["StorageObjectInUseProtection"]) as c:
+        claim = c.resource("v1", "persistentvolumeclaims").namespace("default").create(_claim("a"))
+        assert claim["metadata"]["finalizers"] == ["kubernetes.io/pvc-protection"]
+        volume = c.resource("v1", "persistentvolumes").create(
+            {
+                "metadata": {"name": "pv1", "finalizers": ["example.com/keep"]},
+                "spec": {
+                    "capacity": {"storage": "1Gi"},
+                    "accessModes": ["ReadWriteOnce"],
+                    "hostPath": {"path": "/tmp/pv1"},
+                },
+            }
+        )
+        assert volume["metadata"]["finalizers"] == [
+            "example.com/keep",
+            "kubernetes.io/pv-protection",
+        ]
 
 
 def test_claims_grow_only_with_an_expandable_class(client: Client) -> None:
@@ -536,3 +547,182 @@ def test_runtime_class_overhead_and_scheduling(client: Client) -> None:
     assert refused(_pod("e", overhead={"cpu": "1"})) == (
         "pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead"
     )
+
+
+# -- ResourceQuota -----------------------------------------------------------------------------
+
+
+def _quota(client: Client, name: str, hard: dict[str, str], **spec: Any) -> None:
+    client.resource("v1", "resourcequotas").namespace("default").create(
+        {"metadata": {"name": name}, "spec": {"hard": hard, **spec}}
+    )
+
+
+def test_quota_counts_and_refuses_past_hard(client: Client) -> None:
+    _quota(client, "counts", {"pods": "2", "count/configmaps": "1"})
+    _create(client, _pod("a"))
+    _create(client, _pod("b"))
+    with pytest.raises(Forbidden) as caught:
+        _create(client, _pod("c"))
+    assert caught.value.message == (
+        'pods "c" is forbidden: exceeded quota: counts, requested: pods=1, used: pods=2, '
+        "limited: pods=2"
+    )
+    quota = client.resource("v1", "resourcequotas").namespace("default").get("counts")
+    assert quota["status"]["hard"] == {"pods": "2", "count/configmaps": "1"}
+    assert quota["status"]["used"] == {"pods": "2"}
+    cms = client.resource("v1", "configmaps").namespace("default")
+    cms.create({"metadata": {"name": "one"}})
+    with pytest.raises(Forbidden) as caught:
+        cms.create({"metadata": {"name": "two"}})
+    assert caught.value.message.endswith(
+        "exceeded quota: counts, requested: count/configmaps=1, used: count/configmaps=1, "
+        "limited: count/configmaps=1"
+    )
+    # A dry run is checked and not charged.
+    with pytest.raises(Forbidden):
+        client.resource("v1", "pods").namespace("default").create(_pod("d"), dry_run=True)
+
+
+def test_quota_on_compute_resources(client: Client) -> None:
+    _quota(client, "compute", {"requests.cpu": "1", "limits.memory": "1Gi"})
+    with pytest.raises(Forbidden) as caught:
+        _create(client, _pod("bare"))
+    assert caught.value.message == (
+        'pods "bare" is forbidden: failed quota: compute: must specify limits.memory for: c; '
+        "requests.cpu for: c"
+    )
+    sized = {"requests": {"cpu": "600m"}, "limits": {"memory": "512Mi"}}
+    _create(client, _pod("a", containers=[{"name": "c", "image": "x", "resources": sized}]))
+    with pytest.raises(Forbidden) as caught:
+        _create(client, _pod("b", containers=[{"name": "c", "image": "x", "resources": sized}]))
+    assert caught.value.message == (
+        'pods "b" is forbidden: exceeded quota: compute, requested: requests.cpu=600m, '
+        "used: requests.cpu=600m, limited: requests.cpu=1"
+    )
+    used = client.resource("v1", "resourcequotas").namespace("default").get("compute")
+    assert used["status"]["used"] == {"requests.cpu": "600m", "limits.memory": "512Mi"}
+
+
+def test_quota_scopes_select_pods(client: Client) -> None:
+    _quota(client, "best-effort", {"pods": "1"}, scopes=["BestEffort"])
+    _create(client, _pod("a"))
+    with pytest.raises(Forbidden):
+        _create(client, _pod("b"))
+    sized = {"requests": {"cpu": "100m"}}
+    _create(client, _pod("c", containers=[{"name": "c", "image": "x", "resources": sized}]))
+
+
+def test_quota_holds_under_concurrent_creates(client: Client) -> None:
+    import threading
+
+    _quota(client, "ten", {"count/configmaps": "10"})
+    cms = client.resource("v1", "configmaps").namespace("default")
+    outcomes: list[str] = []
+
+    def make(i: int) -> None:
+        try:
+            cms.create({"metadata": {"name": f"cm-{i}"}})
+            outcomes.append("ok")
+        except Forbidden:
+            outcomes.append("refused")
+
+    threads = [threading.Thread(target=make, args=(i,)) for i in range(30)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert outcomes.count("ok") == 10 and outcomes.count("refused") == 20
+    quota = client.resource("v1", "resourcequotas").namespace("default").get("ten")
+    assert quota["status"]["used"] == {"count/configmaps": "10"}
+    assert len(cms.list()["items"]) == 10
+
+
+# -- PodSecurity -------------------------------------------------------------------------------
+
+
+def _label_namespace(client: Client, labels: dict[str, str]) -> None:
+    namespaces = client.resource("v1", "namespaces")
+    ns = namespaces.get("default")
+    ns["metadata"]["labels"] = {**ns["metadata"].get("labels", {}), **labels}
+    namespaces.update(ns)
+
+
+def test_pod_security_enforce_restricted(client: Client) -> None:
+    _label_namespace(client, {"pod-security.kubernetes.io/enforce": "restricted"})
+    with pytest.raises(Forbidden) as caught:
+        _create(client, _pod())
+    assert caught.value.message == (
+        'pods "p" is forbidden: violates PodSecurity "restricted:latest": '
+        'allowPrivilegeEscalation != false (container "c" must set '
+        "securityContext.allowPrivilegeEscalation=false), unrestricted capabilities "
+        '(container "c" must set securityContext.capabilities.drop=["ALL"]), runAsNonRoot != '
+        'true (pod or container "c" must set securityContext.runAsNonRoot=true), '
+        'seccompProfile (pod or container "c" must set securityContext.seccompProfile.type to '
+        '"RuntimeDefault" or "Localhost")'
+    )
+    secure = {
+        "allowPrivilegeEscalation": False,
+        "capabilities": {"drop": ["ALL"]},
+    }
+    pod = _pod(
+        securityContext={"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
+        containers=[{"name": "c", "image": "x", "securityContext": secure}],
+    )
+    # The service account's projected volume is an allowed type.
+    assert _create(client, pod)["spec"]["volumes"][0]["projected"]
+
+
+def test_pod_security_baseline_and_warnings(client: Client) -> None:
+    _label_namespace(
+        client,
+        {
+            "pod-security.kubernetes.io/enforce": "baseline",
+            "pod-security.kubernetes.io/warn": "restricted",
+            "pod-security.kubernetes.io/warn-version": "v1.36",
+        },
+    )
+    pod = _pod(
+        "bad",
+        hostNetwork=True,
+        containers=[
+            {"name": "c", "image": "x", "securityContext": {"privileged": True}},
+        ],
+        volumes=[{"name": "host", "hostPath": {"path": "/"}}],
+    )
+    with pytest.raises(Forbidden) as caught:
+        _create(client, pod)
+    assert caught.value.message == (
+        'pods "bad" is forbidden: violates PodSecurity "baseline:latest": host namespaces '
+        '(hostNetwork=true), hostPath volumes (volume "host"), privileged (container "c" must '
+        "not set securityContext.privileged=true)"
+    )
+
+
+def test_pod_security_warns_without_refusing(tmp_path: Path) -> None:
+    warnings: list[str] = []
+    url = f"lmdb://{tmp_path / 's'}?durable=false"
+    with open(url, on_warning=warnings.append) as c:
+        c.resource("v1", "namespaces").create(
+            {
+                "metadata": {
+                    "name": "team",
+                    "labels": {"pod-security.kubernetes.io/warn": "baseline"},
+                }
+            }
+        )
+        c.resource("v1", "serviceaccounts").namespace("team").create(
+            {"metadata": {"name": "default"}}
+        )
+        pod = _pod(hostPID=True)
+        c.resource("v1", "pods").namespace("team").create(pod)
+        deployment = {
+            "metadata": {"name": "web"},
+            "spec": {
+                "selector": {"matchLabels": {"app": "web"}},
+                "template": {"metadata": {"labels": {"app": "web"}}, "spec": pod["spec"]},
+            },
+        }
+        c.resource("apps/v1", "deployments").namespace("team").create(deployment)
+    expected = 'would violate PodSecurity "baseline:latest": host namespaces (hostPID=true)'
+    assert warnings == [expected, expected]

@@ -23,7 +23,9 @@ from kstore.registry.plugins import (
     ingressclass,
     inuseprotection,
     limitranger,
+    podsecurity,
     priority,
+    resourcequota,
     runtimeclass,
     serviceaccount,
     storageclass,
@@ -33,6 +35,7 @@ from kstore.registry.plugins import (
 __all__ = [
     "DEFAULT_ON_PLUGINS",
     "ORDERED_PLUGINS",
+    "WAITING_FOR_CONTROLLERS",
     "install_plugins",
     "resolve_plugins",
 ]
@@ -115,6 +118,11 @@ DEFAULT_ON_PLUGINS: Final = frozenset(
     }
 )
 
+#: Default-on plugins kstore runs only when enabled by name: their finalizers need the
+#: controllers that remove them (pvc-protection, pv-protection), which kstore does not run yet;
+#: without them every claim and volume deleted would stay terminating.
+WAITING_FOR_CONTROLLERS: Final = frozenset({"StorageObjectInUseProtection"})
+
 #: A plugin's hooks for one registry: (mutating, validating), either may be None.
 Hooks = tuple[AdmissionHook | None, AdmissionHook | None]
 
@@ -124,7 +132,9 @@ _INSTALLERS: Final[dict[str, Callable[[Registry], Hooks]]] = {
     "DefaultTolerationSeconds": tolerationseconds.hooks,
     "LimitRanger": limitranger.hooks,
     "PersistentVolumeClaimResize": storageclass.resize_hooks,
+    "PodSecurity": podsecurity.hooks,
     "Priority": priority.hooks,
+    "ResourceQuota": resourcequota.hooks,
     "RuntimeClass": runtimeclass.hooks,
     "ServiceAccount": serviceaccount.hooks,
     "StorageObjectInUseProtection": inuseprotection.hooks,
@@ -132,7 +142,8 @@ _INSTALLERS: Final[dict[str, Callable[[Registry], Hooks]]] = {
 
 
 def resolve_plugins(enable: Iterable[str] = (), disable: Iterable[str] = ()) -> tuple[str, ...]:
-    """The plugins that run, in order: the default-on set plus ``enable`` less ``disable``.
+    """The plugins that run, in order: the default-on set (less
+    :data:`WAITING_FOR_CONTROLLERS`) plus ``enable`` less ``disable``.
     BadRequest for an unknown name or one in both lists (kube-apiserver's messages)."""
     enabled = [n for n in enable if n]
     disabled = [n for n in disable if n]
@@ -146,7 +157,7 @@ def resolve_plugins(enable: Iterable[str] = (), disable: Iterable[str] = ()) -> 
         raise BadRequest(
             f"{both} in enable-admission-plugins and disable-admission-plugins overlapped"
         )
-    on = (DEFAULT_ON_PLUGINS | set(enabled)) - set(disabled)
+    on = (DEFAULT_ON_PLUGINS - WAITING_FOR_CONTROLLERS | set(enabled)) - set(disabled)
     return tuple(n for n in ORDERED_PLUGINS if n in on)
 
 
