@@ -353,6 +353,7 @@ def bench(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> None:
             requests=args.requests,
             repeats=args.repeats,
             kind=args.kind,
+            admission_plugins=not args.no_admission_plugins,
         )
         report = result.report()
     elif args.subject == "watch":
@@ -438,6 +439,11 @@ def _parser() -> argparse.ArgumentParser:
         "or clients (rest; default 16)",
     )
     bench_parser.add_argument("--repeats", type=int, default=3, help="runs per figure (median)")
+    bench_parser.add_argument(
+        "--no-admission-plugins",
+        action="store_true",
+        help="serve with every admission plugin off, for the figure without them (rest)",
+    )
     bench_parser.add_argument(
         "--requests", type=int, default=2000, help="requests per figure and round (rest)"
     )

@@ -51,10 +51,14 @@ import orjson
 
 from kstore.benchmarks.custom_kind import BENCH_CRD, BENCH_GROUP, BENCH_PLURAL, bench_object
 from kstore.benchmarks.storage import sample_pod
+from kstore.registry.plugins import DEFAULT_ON_PLUGINS
 
 __all__ = ["RestBenchResult", "run_rest_bench"]
 
 _NAMESPACE = "default"
+#: Every admission plugin kube-apiserver runs by default (``admission_plugins=False`` turns
+#: them all off, for the figure without them).
+_PLUGINS = sorted(DEFAULT_ON_PLUGINS)
 _HEADERS = {"Content-Type": "application/json", "Accept": "application/json"}
 _COLLECTIONS = {
     "pod": f"/api/v1/namespaces/{_NAMESPACE}/pods",
@@ -179,6 +183,13 @@ class RestBenchResult:
         return "\n".join(lines)
 
 
+def _create_service_account(c: http.client.HTTPConnection, i: int) -> None:
+    body = orjson.dumps({"metadata": {"name": "default"}})
+    status, data = _request(c, "POST", f"/api/v1/namespaces/{_NAMESPACE}/serviceaccounts", body)
+    if status != 409:
+        _expect(status, data, 201)
+
+
 def _new_object(kind: str, name: str, label: str, index: int) -> bytes:
     """The body a client would POST: no status, no system fields."""
     if kind == "custom":
@@ -201,7 +212,8 @@ def _new_object(kind: str, name: str, label: str, index: int) -> bytes:
 class _Server:
     """A ``kstore serve`` child process on a free port."""
 
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, *, admission_plugins: bool = True) -> None:
+        off = () if admission_plugins else ("--disable-admission-plugins", ",".join(_PLUGINS))
         self.process = subprocess.Popen(
             [
                 sys.executable,
@@ -214,6 +226,7 @@ class _Server:
                 str(data_dir),
                 "--log-level",
                 "warning",
+                *off,
             ],
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -369,6 +382,7 @@ def run_rest_bench(
     repeats: int = 3,
     listed: int = 100,
     kind: str = "pod",
+    admission_plugins: bool = True,
 ) -> RestBenchResult:
     """Start a server, measure, stop it; see the module docstring for the figures."""
     if kind not in _COLLECTIONS:
@@ -421,8 +435,10 @@ def run_rest_bench(
         return list_page
 
     with tempfile.TemporaryDirectory(prefix="kstore-bench-rest-") as tmp:
-        server = _Server(Path(tmp) / "data")
+        server = _Server(Path(tmp) / "data", admission_plugins=admission_plugins)
         try:
+            # The pods' service account, which the ServiceAccount admission plugin looks up.
+            _parallel(server, 1, 1, _create_service_account)
             if kind == "custom":
                 _install_crd(server, collection)
             # Warm up every path: first requests import and compile lazily on the server.

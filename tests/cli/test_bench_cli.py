@@ -69,6 +69,9 @@ def test_rest_bench_takes_the_kind_and_client_count(
     assert _run(["bench", "rest", "--kind", "configmap", "--writers", "4"], capsys) == 0
     assert recorder.calls[1][1]["kind"] == "configmap"
     assert recorder.calls[1][1]["clients"] == 4
+    assert recorder.calls[1][1]["admission_plugins"] is True
+    assert _run(["bench", "rest", "--no-admission-plugins"], capsys) == 0
+    assert recorder.calls[2][1]["admission_plugins"] is False
 
 
 @pytest.mark.parametrize("argv", [["--writers", "0"], ["--kind", "secret"]])
