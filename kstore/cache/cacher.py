@@ -41,7 +41,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from kstore.api.gvk import Object
 from kstore.cache.caching_object import CachedListResult
@@ -426,6 +426,15 @@ class Cacher(Storage):
                 f'{self._resource} "{name}" not found', name=name, kind=resource, group=group
             )
         return entry.object
+
+    def list_now(self, key: str, opts: ListOptions = _LIST_DEFAULTS) -> ListResult:
+        """A consistent list that never waits for the cache (for readers on a write's path,
+        such as admission): from memory when the cache is already at the backend's current
+        revision and reading that revision is local, as a consistent GET; else from the
+        backend."""
+        if opts.resource_version == "" and self._ready.is_set() and self._fresh_now():
+            return self.list(key, replace(opts, resource_version="0"))
+        return self._storage.list(key, opts)
 
     def _fresh_now(self) -> bool:
         """Whether a consistent GET may be answered from memory now: allowed by the config,

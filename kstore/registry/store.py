@@ -52,6 +52,7 @@ from kstore.api.gvk import HUB_VERSION, GroupVersionKind, Object
 from kstore.api.patch_meta import DEDUCED, TypeNode, type_for_gvk, zero_object
 from kstore.api.scheme import KindDefinition, ResourceInfo, Scheme
 from kstore.api.validation.field import JSONValue, Path, invalid
+from kstore.cache.cacher import Cacher
 from kstore.errors import (
     AlreadyExists,
     BadRequest,
@@ -300,6 +301,14 @@ class GenericStore(ResourceStore):
 
     def list(self, ctx: RequestContext, opts: ListOptions) -> ListResult:
         return self._storage.list(self._collection_key(ctx), opts)
+
+    def list_now(self, ctx: RequestContext, opts: ListOptions) -> ListResult:
+        """A consistent :meth:`list` that never waits for the watch cache to catch up (it
+        reads storage instead): for reads on a write's path, such as admission plugins'."""
+        key = self._collection_key(ctx)
+        if isinstance(self._storage, Cacher):
+            return self._storage.list_now(key, opts)
+        return self._storage.list(key, opts)
 
     def watch(self, ctx: RequestContext, opts: ListOptions) -> Watcher:
         return self._storage.watch(self._collection_key(ctx), opts)

@@ -220,6 +220,35 @@ def test_quota_holds_under_concurrent_creates(core: client.CoreV1Api, namespace:
     assert len(core.list_namespaced_secret(namespace).items) == 5
 
 
+def test_pod_security_levels_through_kubectl(k: Kubectl, namespace: str) -> None:
+    k.ok(
+        "label",
+        "namespace",
+        namespace,
+        "pod-security.kubernetes.io/enforce=baseline",
+        "pod-security.kubernetes.io/warn=restricted",
+    )
+    k.write("pod.yaml", to_yaml(_pod()))
+    result = k.run("create", "-f", "pod.yaml")
+    assert result.code == 0, result
+    assert result.stdout.strip() == "pod/web created"
+    assert result.stderr.strip() == (
+        'Warning: would violate PodSecurity "restricted:latest": allowPrivilegeEscalation != '
+        'false (container "nginx" must set securityContext.allowPrivilegeEscalation=false), '
+        'unrestricted capabilities (container "nginx" must set '
+        'securityContext.capabilities.drop=["ALL"]), runAsNonRoot != true (pod or container '
+        '"nginx" must set securityContext.runAsNonRoot=true), seccompProfile (pod or '
+        'container "nginx" must set securityContext.seccompProfile.type to "RuntimeDefault" or '
+        '"Localhost")'
+    )
+    k.write("host.yaml", to_yaml(_pod("host", hostNetwork=True)))
+    refused = k.fails("create", "-f", "host.yaml")
+    assert refused.stderr.strip() == (
+        'Error from server (Forbidden): error when creating "host.yaml": pods "host" is '
+        'forbidden: violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true)'
+    )
+
+
 def test_serve_refuses_an_unknown_plugin(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError) as caught:
         start_server(tmp_path / "data", "--enable-admission-plugins", "Priority,Bogus")

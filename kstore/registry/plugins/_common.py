@@ -9,6 +9,7 @@ from typing import Any
 from kstore.api.gvk import Object
 from kstore.errors import Forbidden, KStoreError, NotFound
 from kstore.registry.interface import AdmissionAttributes, Operation, Registry, RequestContext
+from kstore.registry.store import GenericStore
 from kstore.storage.interface import ListOptions
 
 __all__ = [
@@ -19,9 +20,10 @@ __all__ = [
     "read_object",
 ]
 
-# Consistent reads: the watch cache answers them once it has caught up with storage's current
-# revision (on LMDB a local check; on etcd one quorum read), so a LimitRange or class created
-# just before a pod applies to it, where kube-apiserver's informers may lag.
+# Consistent reads that never wait for the watch cache: it answers when already current (on
+# LMDB a local check), else storage does (LMDB: a local read; etcd: one quorum read). So a
+# LimitRange or class created just before a pod applies to it, where kube-apiserver's
+# informers may lag, and a create never waits on the cache.
 _CONSISTENT: Any = ListOptions()
 
 
@@ -81,7 +83,10 @@ def list_objects(registry: Registry, group: str, resource: str, namespace: str) 
         store = registry.store(group, resource)
     except (NotFound, KStoreError):
         return []
-    return list(store.list(RequestContext(namespace=namespace), _CONSISTENT).items)
+    ctx = RequestContext(namespace=namespace)
+    if isinstance(store, GenericStore):
+        return list(store.list_now(ctx, _CONSISTENT).items)
+    return list(store.list(ctx, _CONSISTENT).items)
 
 
 def dict_at(obj: dict[str, Any], key: str) -> dict[str, Any]:
