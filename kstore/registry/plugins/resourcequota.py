@@ -277,6 +277,17 @@ def hooks(registry: Registry) -> tuple[AdmissionHook | None, AdmissionHook | Non
         if not isinstance(attributes.object, dict):
             return
         group, plural = definition.group, definition.resource.plural
+        if attributes.operation is Operation.UPDATE and (group, plural) not in (
+            ("", "pods"),
+            ("", "persistentvolumeclaims"),
+        ):
+            return
+        if attributes.operation not in (Operation.CREATE, Operation.UPDATE):
+            return
+        # The quotas first: most namespaces have none, and then usage is not worth computing.
+        quotas = list_objects(registry, "", "resourcequotas", attributes.namespace)
+        if not quotas:
+            return
         if attributes.operation is Operation.CREATE:
             delta = _usage(group, plural, attributes.object)
         elif attributes.operation is Operation.UPDATE and (group, plural) in (
@@ -294,7 +305,6 @@ def hooks(registry: Registry) -> tuple[AdmissionHook | None, AdmissionHook | Non
             return
         if not delta:
             return
-        quotas = list_objects(registry, "", "resourcequotas", attributes.namespace)
         work = []
         for quota in sorted(quotas, key=lambda q: str(q["metadata"]["name"])):
             hard = _map(_map(quota, "spec"), "hard")
