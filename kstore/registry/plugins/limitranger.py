@@ -16,6 +16,7 @@ alone, their containers cannot change), for each LimitRange of the namespace:
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from fractions import Fraction
 from typing import Any, Final
@@ -219,9 +220,20 @@ def _joined(errors: list[str]) -> str:
 
 
 def hooks(registry: Registry) -> tuple[AdmissionHook | None, AdmissionHook | None]:
+    # The LimitRanges the mutating phase read, for the validating phase of the same request
+    # (both run on the request's thread; a request's warnings list identifies it).
+    seen = threading.local()
+
     def ranges(attributes: AdmissionAttributes) -> list[Any]:
+        last = getattr(seen, "last", None)
+        if last is not None and last[0] is attributes.warnings:
+            seen.last = None
+            found: list[Any] = last[1]
+            return found
         found = list_objects(registry, "", "limitranges", attributes.namespace)
-        return sorted(found, key=lambda r: str(_map(r, "metadata").get("name")))
+        found.sort(key=lambda r: str(_map(r, "metadata").get("name")))
+        seen.last = (attributes.warnings, found)
+        return found
 
     def admit(attributes: AdmissionAttributes) -> None:
         if not is_resource(attributes, "", "Pod", Operation.CREATE):
