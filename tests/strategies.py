@@ -2274,6 +2274,36 @@ def _runtime_class(version: str) -> st.SearchStrategy[Obj]:
     )
 
 
+def _api_service(version: str) -> st.SearchStrategy[Obj]:
+    # The round trip does not validate, so the name need not be <version>.<group>.
+    service = _fields(
+        {"namespace": dns_label(), "name": dns_label()}, {"port": st.integers(1, 65535)}
+    )
+    spec = _fields(
+        {
+            "service": st.one_of(st.none(), service),
+            "groupPriorityMinimum": st.integers(0, 20000),
+            "versionPriority": st.integers(0, 1000),
+        },
+        {
+            "group": dns_subdomain(),
+            "version": dns_label(),
+            "insecureSkipTLSVerify": st.just(True),
+            "caBundle": st.just("Y2E="),
+        },
+    )
+    condition = _fields(
+        {"type": st.just("Available"), "status": st.sampled_from(["True", "False", "Unknown"])},
+        {
+            "lastTransitionTime": timestamp(),
+            "reason": st.sampled_from(["Local", "ServiceNotFound"]),
+            "message": st.text(max_size=20),
+        },
+    )
+    status = _fields({}, {"conditions": st.lists(condition, min_size=1, max_size=2)})
+    return _fields({"metadata": object_meta(namespaced=False), "spec": spec, "status": status}, {})
+
+
 # ------------------------------------------------------------------------------- dispatch
 
 _BY_KIND: dict[tuple[str, str], StrategyFor] = {
@@ -2324,6 +2354,7 @@ _BY_KIND: dict[tuple[str, str], StrategyFor] = {
     ("node.k8s.io", "RuntimeClass"): _runtime_class,
     ("scheduling.k8s.io", "PriorityClass"): _priority_class,
     ("apiextensions.k8s.io", "CustomResourceDefinition"): _custom_resource_definition,
+    ("apiregistration.k8s.io", "APIService"): _api_service,
     ("rbac.authorization.k8s.io", "Role"): _rbac_role(namespaced=True),
     ("rbac.authorization.k8s.io", "ClusterRole"): _rbac_role(namespaced=False),
     ("rbac.authorization.k8s.io", "RoleBinding"): _rbac_binding(namespaced=True),

@@ -304,6 +304,7 @@ _TAGS: dict[str, dict[str, dict[str, _Tags]]] = {
         # +listType=map +listMapKey=type; everything else of the CRD types is atomic.
         "CustomResourceDefinitionStatus": {"conditions": _map_list("type")},
     },
+    "k8s.io.kube_aggregator.pkg.apis.apiregistration.v1": {"APIServiceStatus": _CONDITIONS},
     "k8s.io.api.policy.v1": {
         # A strategic merge patch replaces the selector whole rather than merging into it.
         "PodDisruptionBudgetSpec": {"selector": _Tags(patch_strategy="replace")},

@@ -64,12 +64,14 @@ __all__ = [
 DEFAULT_EVENT_TTL_SECONDS: Final = 3600
 #: Groups whose resources Kubernetes stores under the bare plural.
 _LEGACY_GROUPS: Final = frozenset({"", "apps", "batch", "autoscaling", "policy", "extensions"})
-#: Kubernetes' SpecialDefaultResourcePrefixes, and apiextensions-apiserver's prefix for CRDs
-#: (it stores them under their group, as it stores custom resources).
+#: Kubernetes' SpecialDefaultResourcePrefixes, and the prefixes of apiextensions-apiserver's
+#: CRDs and kube-aggregator's APIServices (each stores them under their group, as custom
+#: resources are stored).
 _SPECIAL_PREFIXES: Final = {
     ("apiextensions.k8s.io", "customresourcedefinitions"): (
         "/apiextensions.k8s.io/customresourcedefinitions"
     ),
+    ("apiregistration.k8s.io", "apiservices"): "/apiregistration.k8s.io/apiservices",
     ("", "replicationcontrollers"): "/controllers",
     ("", "endpoints"): "/services/endpoints",
     ("", "nodes"): "/minions",

@@ -715,6 +715,21 @@ def _pod_disruption_budget(obj: Object, now: datetime) -> list[Any]:
     return [_name(obj), *limits, allowed if isinstance(allowed, int) else 0, _age(obj, now)]
 
 
+def _api_service(obj: Object, now: datetime) -> list[Any]:
+    # The aggregator's own table: "Local" or "<ns>/<name>"; "True", or "<status> (<reason>)".
+    service = _m(obj, "spec").get("service")
+    where = "Local"
+    if isinstance(service, Mapping):
+        where = f"{service.get('namespace') or ''}/{service.get('name') or ''}"
+    available = "Unknown"
+    for condition in _m(obj, "status").get("conditions") or []:
+        if isinstance(condition, Mapping) and condition.get("type") == "Available":
+            status, reason = str(condition.get("status") or ""), condition.get("reason")
+            available = f"{status} ({reason})" if status != "True" and reason else status
+            break
+    return [_name(obj), where, available, _age(obj, now)]
+
+
 def _col(name: str, kind: str, description: str, priority: int = 0) -> Column:
     return Column(name, kind, "", description, priority)
 
@@ -1520,6 +1535,15 @@ _PRINTERS: dict[tuple[str, str], Printer] = {
             _AGE,
         ),
         _csi_node,
+    ),
+    ("apiregistration.k8s.io", "APIService"): Printer(
+        (
+            _NAME,
+            _col("Service", "string", "The reference to the service that hosts this API endpoint."),
+            _col("Available", "string", "Whether this service is available."),
+            _AGE,
+        ),
+        _api_service,
     ),
 }
 

@@ -29,6 +29,7 @@ from collections.abc import Iterable, Sequence
 from kstore.api.kinds import (
     admissionregistration,
     apiextensions,
+    apiregistration,
     apps,
     batch,
     certificates,
@@ -106,6 +107,7 @@ def _builtin_group_versions() -> dict[str, list[str]]:
         *priorityclass.DEFINITIONS,
         *runtimeclass.DEFINITIONS,
         *apiextensions.DEFINITIONS,
+        *apiregistration.DEFINITIONS,
     ):
         known = groups.setdefault(definition.group, [])
         for v in definition.versions:

@@ -15,6 +15,7 @@ from kstore.registry.strategies.admissionregistration import (
     ValidatingAdmissionPolicyStrategy,
 )
 from kstore.registry.strategies.apiextensions import CustomResourceDefinitionStrategy
+from kstore.registry.strategies.apiregistration import APIServiceStrategy
 from kstore.registry.strategies.apps import DeploymentStrategy
 from kstore.registry.strategies.base import BuiltinStrategy, Strategy
 from kstore.registry.strategies.batch import CronJobStrategy, JobStrategy
@@ -113,6 +114,7 @@ _BUILTIN: dict[tuple[str, str], StrategyFactory] = {
     ("apiextensions.k8s.io", "CustomResourceDefinition"): (
         lambda d, ttl: CustomResourceDefinitionStrategy(d)
     ),
+    ("apiregistration.k8s.io", "APIService"): lambda d, ttl: APIServiceStrategy(d),
     # RBAC objects carry no metadata.generation in Kubernetes.
     ("rbac.authorization.k8s.io", "Role"): lambda d, ttl: BuiltinStrategy(d),
     ("rbac.authorization.k8s.io", "ClusterRole"): lambda d, ttl: BuiltinStrategy(d),
