@@ -51,9 +51,14 @@ def _api_service(group: str, namespace: str | None, name: str = "backend") -> di
     }
 
 
-def test_discovery_names_api_services(kubectl: Kubectl) -> None:
+def test_discovery_and_explain_name_api_services(kubectl: Kubectl) -> None:
     rows = _rows(kubectl.ok("api-resources", "--api-group=apiregistration.k8s.io"))
     assert ["apiservices", "apiregistration.k8s.io/v1", "false", "APIService"] in rows
+    spec = _rows(kubectl.ok("explain", "apiservice.spec"))
+    assert ["groupPriorityMinimum", "<integer>", "-required-"] in spec
+    assert ["versionPriority", "<integer>", "-required-"] in spec
+    assert ["service", "<ServiceReference>"] in spec
+    assert ["caBundle", "<string>"] in spec
 
 
 def test_api_services_with_kubectl_follow_their_service(k: Kubectl, namespace: str) -> None:
