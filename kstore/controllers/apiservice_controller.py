@@ -62,7 +62,9 @@ _log = logging.getLogger("kstore.controllers.apiservice")
 
 #: The aggregator's resync period of APIServices.
 RESYNC_SECONDS: Final = 30.0
-_MANAGER: Final = "kstore-apiservice-availability-controller"
+#: The field manager of the status writes: kube-aggregator's controllers write through
+#: kube-apiserver's loopback client, whose user agent names the manager "kube-apiserver".
+_MANAGER: Final = "kube-apiserver"
 _CONTEXT: Final = RequestContext(request_version=GroupVersion(GROUP, "v1"))
 _SERVICE_NAME_LABEL: Final = "kubernetes.io/service-name"
 #: How long one wait on one watch lasts before the others are looked at.

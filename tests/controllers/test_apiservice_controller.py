@@ -155,6 +155,11 @@ def test_the_loop_follows_the_service_it_names(registry: StoreRegistry) -> None:
         # start() brings the condition up to date before it returns.
         first = _condition(registry)
         assert (first["status"], first["reason"]) == ("False", "ServiceNotFound")
+        stored = api_services.get(ctx("", "apiregistration.k8s.io/v1"), "v1beta1.metrics.k8s.io")
+        writers = [
+            (m["manager"], m.get("subresource")) for m in stored["metadata"]["managedFields"]
+        ]
+        assert ("kube-apiserver", "status") in writers
         services = registry.store("", "services")
         services.create(ctx("kube-system"), hub(scheme, _service()), CreateOptions())
         assert wait_for(lambda: _condition(registry)["reason"] == "EndpointsNotFound")
