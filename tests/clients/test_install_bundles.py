@@ -531,22 +531,7 @@ _SHAPED: dict[str, str] = {
 }
 
 
-@pytest.mark.parametrize(
-    "bundle",
-    [
-        "storage-provisioner",
-        "ingress-controller",
-        "metrics-adapter",
-        pytest.param(
-            "webhook-operator",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="admissionregistration.k8s.io/v1 ValidatingWebhookConfiguration and "
-                "MutatingWebhookConfiguration are not served yet",
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("bundle", sorted(_SHAPED))
 def test_bundles_in_the_shape_of_well_known_installs(
     k: Kubectl, namespace: str, tmp_path: Path, bundle: str
 ) -> None:
