@@ -580,6 +580,7 @@ _KINDS: Final[tuple[KindDefinition, ...]] = (
             singular="serviceaccount",
             namespaced=True,
             short_names=("sa",),
+            subresources=("token",),
         ),
         validate=validate_service_account,
         validate_update=validate_service_account_update,

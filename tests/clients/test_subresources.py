@@ -1,0 +1,78 @@
+"""The subresources users call, through real clients on LMDB and on etcd: ``kubectl create
+token`` and the Python client's TokenRequest and TokenReview."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+from kubernetes import client
+
+from tests.clients.kubectl import Kubectl
+
+
+def _claims(token: str) -> dict[str, Any]:
+    payload = token.split(".")[1]
+    decoded: dict[str, Any] = json.loads(
+        base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4))
+    )
+    return decoded
+
+
+def test_kubectl_create_token(k: Kubectl, namespace: str) -> None:
+    k.ok("create", "serviceaccount", "deployer")
+    token = k.ok("create", "token", "deployer", "--duration=20m", "--audience=ci").strip()
+    claims = _claims(token)
+    assert claims["sub"] == f"system:serviceaccount:{namespace}:deployer"
+    assert claims["aud"] == ["ci"]
+    assert claims["exp"] - claims["iat"] == 1200
+    uid = k.ok("get", "sa", "deployer", "-o", "jsonpath={.metadata.uid}")
+    assert claims["kubernetes.io"]["serviceaccount"] == {"name": "deployer", "uid": uid}
+    result = k.fails("create", "token", "deployer", "--duration=1m")
+    assert "may not specify a duration less than 10 minutes" in result.stderr
+    result = k.fails("create", "token", "nobody")
+    assert 'serviceaccounts "nobody" not found' in result.stderr
+
+
+def test_kubectl_create_token_bound_to_a_secret(k: Kubectl, namespace: str) -> None:
+    k.ok("create", "serviceaccount", "bound")
+    k.ok("create", "secret", "generic", "anchor", "--from-literal=a=b")
+    token = k.ok(
+        "create", "token", "bound", "--bound-object-kind=Secret", "--bound-object-name=anchor"
+    ).strip()
+    uid = k.ok("get", "secret", "anchor", "-o", "jsonpath={.metadata.uid}")
+    assert _claims(token)["kubernetes.io"]["secret"] == {"name": "anchor", "uid": uid}
+
+
+def test_python_client_token_request_and_review(
+    core: client.CoreV1Api, api_client: client.ApiClient, namespace: str
+) -> None:
+    core.create_namespaced_service_account(
+        namespace, client.V1ServiceAccount(metadata=client.V1ObjectMeta(name="robot"))
+    )
+    request = client.AuthenticationV1TokenRequest(
+        spec=client.V1TokenRequestSpec(audiences=[], expiration_seconds=900)
+    )
+    answer = core.create_namespaced_service_account_token("robot", namespace, request)
+    assert answer.spec.expiration_seconds == 900
+    assert answer.spec.audiences == ["https://kubernetes.default.svc.cluster.local"]
+    token = answer.status.token
+    assert answer.status.expiration_timestamp is not None
+    reviews = client.AuthenticationV1Api(api_client)
+    review = reviews.create_token_review(
+        client.V1TokenReview(spec=client.V1TokenReviewSpec(token=token))
+    )
+    assert review.status.authenticated is True
+    assert review.status.user.username == f"system:serviceaccount:{namespace}:robot"
+    assert review.status.user.groups == [
+        "system:serviceaccounts",
+        f"system:serviceaccounts:{namespace}",
+        "system:authenticated",
+    ]
+    core.delete_namespaced_service_account("robot", namespace)
+    review = reviews.create_token_review(
+        client.V1TokenReview(spec=client.V1TokenReviewSpec(token=token))
+    )
+    assert not review.status.authenticated
+    assert review.status.error == '[invalid bearer token, serviceaccounts "robot" not found]'
