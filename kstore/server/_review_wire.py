@@ -289,6 +289,35 @@ def _token_request(data: bytes) -> dict[str, Any]:
     return out
 
 
+def _delete_options(data: bytes) -> dict[str, Any]:
+    # DeleteOptions: 1 gracePeriodSeconds, 2 preconditions {1: uid, 2: resourceVersion},
+    # 3 orphanDependents, 4 propagationPolicy, 5 dryRun (repeated).
+    out: dict[str, Any] = {}
+    for number, _, value in _fields(data):
+        if number == 1:
+            out["gracePeriodSeconds"] = _int64(value)
+        elif number == 2:
+            out["preconditions"] = _strings(_message(value), {1: "uid", 2: "resourceVersion"})
+        elif number == 3:
+            out["orphanDependents"] = bool(value)
+        elif number == 4 and _text(value):
+            out["propagationPolicy"] = _text(value)
+        elif number == 5:
+            out.setdefault("dryRun", []).append(_text(value))
+    return out
+
+
+def _eviction(data: bytes) -> dict[str, Any]:
+    # Eviction: 1 metadata, 2 deleteOptions.
+    out: dict[str, Any] = {}
+    for number, _, value in _fields(data):
+        if number == 1:
+            out["metadata"] = _metadata(_message(value))
+        elif number == 2:
+            out["deleteOptions"] = _delete_options(_message(value))
+    return out
+
+
 _READERS: Final[dict[str, Callable[[bytes], dict[str, Any]]]] = {
     "SelfSubjectAccessReview": _access_review,
     "SubjectAccessReview": _access_review,
@@ -297,6 +326,7 @@ _READERS: Final[dict[str, Callable[[bytes], dict[str, Any]]]] = {
     "SelfSubjectReview": _self_subject_review,
     "TokenReview": _token_review,
     "TokenRequest": _token_request,
+    "Eviction": _eviction,
 }
 
 

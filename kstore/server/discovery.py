@@ -52,10 +52,12 @@ SERVED_SUBRESOURCES = {
     "scale": ("get", "patch", "update"),
     "finalize": ("update",),
     "token": ("create",),
+    "eviction": ("create",),
 }
 #: The kinds of the subresources that answer with a kind of another group version.
 _SUBRESOURCE_KINDS = {
     "token": GroupVersionKind("authentication.k8s.io", "v1", "TokenRequest"),
+    "eviction": GroupVersionKind("policy", "v1", "Eviction"),
 }
 
 #: The groups whose beta versions have a Scale kind of their own (apps/v1 uses autoscaling/v1).

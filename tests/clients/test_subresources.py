@@ -1,5 +1,6 @@
 """The subresources users call, through real clients on LMDB and on etcd: ``kubectl create
-token`` and the Python client's TokenRequest and TokenReview."""
+token``, the Python client's TokenRequest and TokenReview, and its pod evictions against a
+PodDisruptionBudget."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import base64
 import json
 from typing import Any
 
+import pytest
 from kubernetes import client
+from kubernetes.client.rest import ApiException
 
 from tests.clients.kubectl import Kubectl
 
@@ -76,3 +79,65 @@ def test_python_client_token_request_and_review(
     )
     assert not review.status.authenticated
     assert review.status.error == '[invalid bearer token, serviceaccounts "robot" not found]'
+
+
+def _running_pod(core: client.CoreV1Api, namespace: str, name: str) -> None:
+    core.create_namespaced_pod(
+        namespace,
+        client.V1Pod(
+            metadata=client.V1ObjectMeta(name=name, labels={"app": "api"}),
+            spec=client.V1PodSpec(containers=[client.V1Container(name="c", image="x")]),
+        ),
+    )
+    status = {"status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}
+    core.patch_namespaced_pod_status(name, namespace, status)
+
+
+def test_python_client_eviction_respects_the_disruption_budget(
+    core: client.CoreV1Api, api_client: client.ApiClient, namespace: str
+) -> None:
+    policy = client.PolicyV1Api(api_client)
+    _running_pod(core, namespace, "api-1")
+    _running_pod(core, namespace, "api-2")
+    policy.create_namespaced_pod_disruption_budget(
+        namespace,
+        client.V1PodDisruptionBudget(
+            metadata=client.V1ObjectMeta(name="api"),
+            spec=client.V1PodDisruptionBudgetSpec(
+                min_available=1, selector=client.V1LabelSelector(match_labels={"app": "api"})
+            ),
+        ),
+    )
+    budget = policy.read_namespaced_pod_disruption_budget("api", namespace)
+    status = {
+        "status": {
+            "observedGeneration": budget.metadata.generation,
+            "currentHealthy": 2,
+            "desiredHealthy": 1,
+            "expectedPods": 2,
+            "disruptionsAllowed": 1,
+        }
+    }
+    policy.patch_namespaced_pod_disruption_budget_status("api", namespace, status)
+
+    def eviction(name: str) -> client.V1Eviction:
+        return client.V1Eviction(metadata=client.V1ObjectMeta(name=name, namespace=namespace))
+
+    core.create_namespaced_pod_eviction("api-1", namespace, eviction("api-1"))
+    names = [p.metadata.name for p in core.list_namespaced_pod(namespace).items]
+    assert names == ["api-2"]
+    budget = policy.read_namespaced_pod_disruption_budget_status("api", namespace)
+    assert budget.status.disruptions_allowed == 0
+    assert list(budget.status.disrupted_pods) == ["api-1"]
+    with pytest.raises(ApiException) as refused:
+        core.create_namespaced_pod_eviction("api-2", namespace, eviction("api-2"))
+    assert refused.value.status == 429
+    body = json.loads(refused.value.body)
+    assert body["message"] == "Cannot evict pod as it would violate the pod's disruption budget."
+    assert body["details"]["causes"] == [
+        {
+            "reason": "DisruptionBudget",
+            "message": "The disruption budget api needs 1 healthy pods and has 2 currently",
+        }
+    ]
+    assert [p.metadata.name for p in core.list_namespaced_pod(namespace).items] == ["api-2"]
