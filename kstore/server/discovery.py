@@ -53,6 +53,7 @@ SERVED_SUBRESOURCES = {
     "finalize": ("update",),
     "token": ("create",),
     "eviction": ("create",),
+    "binding": ("create",),
 }
 #: The kinds of the subresources that answer with a kind of another group version.
 _SUBRESOURCE_KINDS = {

@@ -141,3 +141,29 @@ def test_python_client_eviction_respects_the_disruption_budget(
         }
     ]
     assert [p.metadata.name for p in core.list_namespaced_pod(namespace).items] == ["api-2"]
+
+
+def test_python_client_binds_a_pod_to_a_node(core: client.CoreV1Api, namespace: str) -> None:
+    core.create_namespaced_pod(
+        namespace,
+        client.V1Pod(
+            metadata=client.V1ObjectMeta(name="unscheduled"),
+            spec=client.V1PodSpec(containers=[client.V1Container(name="c", image="x")]),
+        ),
+    )
+    binding = client.V1Binding(
+        metadata=client.V1ObjectMeta(name="unscheduled"),
+        target=client.V1ObjectReference(api_version="v1", kind="Node", name="node-7"),
+    )
+    # The answer is a Status, which the client cannot read as the V1Binding it declares.
+    response = core.create_namespaced_pod_binding(
+        "unscheduled", namespace, binding, _preload_content=False
+    )
+    assert response.status == 201
+    assert json.loads(response.data)["status"] == "Success"
+    assert core.read_namespaced_pod("unscheduled", namespace).spec.node_name == "node-7"
+    with pytest.raises(ApiException) as conflict:
+        core.create_namespaced_pod_binding(
+            "unscheduled", namespace, binding, _preload_content=False
+        )
+    assert conflict.value.status == 409

@@ -545,7 +545,7 @@ _KINDS: Final[tuple[KindDefinition, ...]] = (
             namespaced=True,
             short_names=("po",),
             categories=("all",),
-            subresources=("eviction", "status"),
+            subresources=("binding", "eviction", "status"),
         ),
         validate=validate_pod,
         validate_update=validate_pod_update,

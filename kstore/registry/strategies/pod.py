@@ -8,6 +8,9 @@
 - update: ``status`` kept, ``generation`` bumped when ``spec`` changes;
 - ``status`` writes: ``spec`` and ``ownerReferences`` kept, ``qosClass`` and the
   ``observedGeneration`` of the status and of its conditions back-filled when cleared;
+- ``binding`` writes (the ``pods/binding`` subresource sets ``spec.nodeName``, the
+  annotations and the ``PodScheduled`` condition): taken as written, without the update
+  validation or a generation bump, as kube-apiserver writes them straight to storage;
 - graceful deletion: the requested grace period, else ``spec.terminationGracePeriodSeconds``;
   0 (deleted at once, after a write that marks it) for a pod not scheduled to a node or
   already finished.
@@ -23,6 +26,7 @@ from typing import Any, Final
 from kstore.api.gvk import Object
 from kstore.api.quantity import nano_units
 from kstore.api.validation.names import is_dns1123_label
+from kstore.errors import Cause
 from kstore.registry.interface import RequestContext
 from kstore.registry.strategies.base import (
     STATUS,
@@ -33,7 +37,7 @@ from kstore.registry.strategies.base import (
     read_meta,
 )
 
-__all__ = ["PodStrategy", "compute_pod_qos"]
+__all__ = ["BINDING", "PodStrategy", "compute_pod_qos"]
 
 _QOS_RESOURCES: Final = ("cpu", "memory")
 _TERMINAL_PHASES: Final = ("Failed", "Succeeded")
@@ -104,11 +108,20 @@ def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+#: The ``pods/binding`` subresource's writes.
+BINDING: Final = "binding"
+
+
 class PodStrategy(BuiltinStrategy):
     tracks_generation = True
     supports_graceful_deletion = True
 
+    def subresources(self) -> tuple[str, ...]:
+        return (*super().subresources(), BINDING)
+
     def reset_fields(self, subresource: str) -> frozenset[tuple[str, ...]]:
+        if subresource == BINDING:
+            return frozenset()
         if subresource == STATUS:
             return frozenset(
                 {
@@ -153,9 +166,18 @@ class PodStrategy(BuiltinStrategy):
     def generation_changed(self, obj: Object, old: Object) -> bool:
         return obj.get("spec") != old.get("spec")
 
+    def validate_kind_update(
+        self, ctx: RequestContext, obj: Object, old: Object, subresource: str
+    ) -> list[Cause]:
+        if subresource == BINDING:
+            return []
+        return super().validate_kind_update(ctx, obj, old, subresource)
+
     def prepare_for_update(
         self, ctx: RequestContext, obj: Object, old: Object, subresource: str
     ) -> None:
+        if subresource == BINDING:
+            return
         if subresource != STATUS:
             super().prepare_for_update(ctx, obj, old, subresource)
             return
