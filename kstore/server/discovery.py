@@ -54,6 +54,8 @@ SERVED_SUBRESOURCES = {
     "token": ("create",),
     "eviction": ("create",),
     "binding": ("create",),
+    "ephemeralcontainers": ("get", "patch", "update"),
+    "resize": ("get", "patch", "update"),
 }
 #: The kinds of the subresources that answer with a kind of another group version.
 _SUBRESOURCE_KINDS = {

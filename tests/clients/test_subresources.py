@@ -167,3 +167,65 @@ def test_python_client_binds_a_pod_to_a_node(core: client.CoreV1Api, namespace: 
             "unscheduled", namespace, binding, _preload_content=False
         )
     assert conflict.value.status == 409
+
+
+def test_kubectl_debug_adds_an_ephemeral_container(k: Kubectl) -> None:
+    k.ok("run", "target", "--image=nginx")
+    k.ok("debug", "target", "--image=busybox", "--target=target", "--container=dbg")
+    pod = json.loads(k.ok("get", "pod", "target", "-o", "json"))
+    (container,) = pod["spec"]["ephemeralContainers"]
+    assert container["name"] == "dbg"
+    assert container["image"] == "busybox"
+    assert container["targetContainerName"] == "target"
+    assert [c["name"] for c in pod["spec"]["containers"]] == ["target"]
+
+
+def test_kubectl_patch_resize(k: Kubectl) -> None:
+    k.ok(
+        "run",
+        "sized",
+        "--image=nginx",
+        "--overrides",
+        json.dumps(
+            {
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "sized",
+                            "image": "nginx",
+                            "resources": {"requests": {"cpu": "100m"}, "limits": {"cpu": "200m"}},
+                        }
+                    ]
+                }
+            }
+        ),
+    )
+    patch = {"spec": {"containers": [{"name": "sized", "resources": {"limits": {"cpu": "400m"}}}]}}
+    out = k.ok("patch", "pod", "sized", "--subresource=resize", "-p", json.dumps(patch))
+    assert out.strip() == "pod/sized patched"
+    limits = k.ok("get", "pod", "sized", "-o", "jsonpath={.spec.containers[0].resources.limits}")
+    assert json.loads(limits) == {"cpu": "400m"}
+    refused = k.fails(
+        "patch",
+        "pod",
+        "sized",
+        "--subresource=resize",
+        "-p",
+        json.dumps({"spec": {"containers": [{"name": "sized", "resources": None}]}}),
+    )
+    assert "Pod QOS Class may not change as a result of resizing" in refused.stderr
+
+
+def test_python_client_ephemeral_containers(core: client.CoreV1Api, namespace: str) -> None:
+    core.create_namespaced_pod(
+        namespace,
+        client.V1Pod(
+            metadata=client.V1ObjectMeta(name="app"),
+            spec=client.V1PodSpec(containers=[client.V1Container(name="c", image="x")]),
+        ),
+    )
+    body = {"spec": {"ephemeralContainers": [{"name": "dbg", "image": "busybox"}]}}
+    pod = core.patch_namespaced_pod_ephemeralcontainers("app", namespace, body)
+    assert [c.name for c in pod.spec.ephemeral_containers] == ["dbg"]
+    read = core.read_namespaced_pod_ephemeralcontainers("app", namespace)
+    assert read.spec.ephemeral_containers[0].image == "busybox"

@@ -545,7 +545,7 @@ _KINDS: Final[tuple[KindDefinition, ...]] = (
             namespaced=True,
             short_names=("po",),
             categories=("all",),
-            subresources=("binding", "eviction", "status"),
+            subresources=("binding", "ephemeralcontainers", "eviction", "resize", "status"),
         ),
         validate=validate_pod,
         validate_update=validate_pod_update,
