@@ -358,3 +358,41 @@ def test_a_server_without_a_key_file_keeps_its_key_across_restarts(
             assert _header(token)["alg"] == "ES256"
     finally:
         second.stop()
+
+
+def _signed(rsa_key: Path, claims: dict[str, Any]) -> str:
+    from kstore.tokens import load_signing_key
+
+    return load_signing_key(rsa_key).sign(claims)
+
+
+def test_expired_future_and_foreign_issuer_tokens(
+    server: RunningServer, admin: httpx.Client, rsa_key: Path
+) -> None:
+    account = _account(admin, "clock")
+    now = int(time.time())
+    claims: dict[str, Any] = {
+        "aud": [ISSUER],
+        "iss": "https://old-issuer.example",
+        "sub": f"system:serviceaccount:{NS}:clock",
+        "jti": "x",
+        "kubernetes.io": {
+            "namespace": NS,
+            "serviceaccount": {"name": "clock", "uid": account["metadata"]["uid"]},
+        },
+    }
+    # Every configured issuer is accepted.
+    valid = _signed(rsa_key, {**claims, "iat": now, "nbf": now, "exp": now + 600})
+    assert _review(admin, valid)["authenticated"] is True
+    expired = _signed(rsa_key, {**claims, "iat": now - 7200, "nbf": now - 7200, "exp": now - 3600})
+    assert _review(admin, expired)["error"] == (
+        "[invalid bearer token, service account token has expired]"
+    )
+    assert _whoami(server, expired).status_code == 401
+    early = _signed(rsa_key, {**claims, "iat": now, "nbf": now + 3600, "exp": now + 7200})
+    assert _review(admin, early)["error"] == (
+        "[invalid bearer token, service account token is not valid yet]"
+    )
+    # A JWT of an issuer the server does not know is not a service-account token at all.
+    foreign = _signed(rsa_key, {**claims, "iss": "https://elsewhere", "exp": now + 600})
+    assert _review(admin, foreign)["error"] == "invalid bearer token"
