@@ -250,10 +250,11 @@ class ServiceAccountTokens:
         private = claims.get("kubernetes.io")
         if not isinstance(private, dict):
             return None, "service account token claims could not be validated"
-        return self._still_bound(registry, private)
+        jti = claims.get("jti")
+        return self._still_bound(registry, private, jti if isinstance(jti, str) else "")
 
     def _still_bound(
-        self, registry: Registry, private: dict[str, Any]
+        self, registry: Registry, private: dict[str, Any], jti: str
     ) -> tuple[UserInfo | None, str]:
         namespace = str(private.get("namespace", ""))
         account_ref = private.get("serviceaccount") or {}
@@ -268,6 +269,8 @@ class ServiceAccountTokens:
         if meta.get("deletionTimestamp"):
             return None, f"service account {namespace}/{name} has been deleted"
         extra: list[tuple[str, tuple[str, ...]]] = []
+        if jti:
+            extra.append(("authentication.kubernetes.io/credential-id", (f"JTI={jti}",)))
         for claim, resource, words in (("secret", "secrets", "secret"), ("pod", "pods", "pod")):
             ref = private.get(claim)
             if not isinstance(ref, dict):

@@ -171,6 +171,7 @@ def test_token_authenticates_requests_as_the_service_account(
             f"system:serviceaccounts:{NS}",
             "system:authenticated",
         ],
+        "extra": {"authentication.kubernetes.io/credential-id": [f"JTI={_claims(token)['jti']}"]},
     }
     status = _review(admin, token)
     assert status["authenticated"] is True
@@ -232,6 +233,7 @@ def test_token_bound_to_a_pod_lives_as_long_as_the_pod(
     status = _review(admin, token, ["vault"])
     assert status["authenticated"] is True
     assert status["user"]["extra"] == {
+        "authentication.kubernetes.io/credential-id": [f"JTI={_claims(token)['jti']}"],
         "authentication.kubernetes.io/pod-name": ["job-pod"],
         "authentication.kubernetes.io/pod-uid": [pod_uid],
     }
