@@ -270,3 +270,36 @@ def test_discovery_lists_pods_eviction(api: httpx.Client) -> None:
         "kind": "Eviction",
         "verbs": ["create"],
     }
+
+
+def test_concurrent_evictions_never_overspend_the_budget(server: RunningServer) -> None:
+    """Eight pods, a budget allowing three disruptions, eight evictions at once: exactly three
+    pods go, the others are 429, and the budget ends at zero with three disrupted pods."""
+    import concurrent.futures
+
+    with server.client() as api:
+        names = [f"race-{i}" for i in range(8)]
+        for name in names:
+            _pod(api, name, {"app": "race"})
+        _budget(
+            api,
+            "race-pdb",
+            {"matchLabels": {"app": "race"}},
+            {"currentHealthy": 8, "desiredHealthy": 5, "expectedPods": 8, "disruptionsAllowed": 3},
+        )
+
+    def evict(name: str) -> int:
+        with server.client() as client:
+            return _evict(client, name).status_code
+
+    with concurrent.futures.ThreadPoolExecutor(len(names)) as pool:
+        codes = list(pool.map(evict, names))
+    assert sorted(codes) == [201] * 3 + [429] * 5
+    with server.client() as api:
+        left = [n for n in names if not _gone(api, n)]
+        assert len(left) == 5
+        status = api.get(f"/apis/policy/v1/namespaces/{NS}/poddisruptionbudgets/race-pdb").json()[
+            "status"
+        ]
+        assert status["disruptionsAllowed"] == 0
+        assert sorted(status["disruptedPods"]) == sorted(set(names) - set(left))
