@@ -61,6 +61,7 @@ SERVED_SUBRESOURCES = {
 _SUBRESOURCE_KINDS = {
     "token": GroupVersionKind("authentication.k8s.io", "v1", "TokenRequest"),
     "eviction": GroupVersionKind("policy", "v1", "Eviction"),
+    "binding": GroupVersionKind("", "v1", "Binding"),
 }
 
 #: The groups whose beta versions have a Scale kind of their own (apps/v1 uses autoscaling/v1).

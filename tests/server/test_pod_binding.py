@@ -135,3 +135,15 @@ def test_dry_run_binding_writes_nothing(api: httpx.Client) -> None:
     )
     assert r.status_code == 201, r.text
     assert api.get(f"/api/v1/namespaces/{NS}/pods/dry").json()["spec"].get("nodeName") is None
+
+
+def test_discovery_lists_pods_binding(api: httpx.Client) -> None:
+    resources = api.get("/api/v1").json()["resources"]
+    entry = next(r for r in resources if r["name"] == "pods/binding")
+    assert entry == {
+        "name": "pods/binding",
+        "singularName": "",
+        "namespaced": True,
+        "kind": "Binding",
+        "verbs": ["create"],
+    }

@@ -177,3 +177,27 @@ def test_discovery_lists_the_pod_subresources(api: httpx.Client) -> None:
         "kind": "Pod",
         "verbs": ["get", "patch", "update"],
     }
+
+
+def test_aggregated_discovery_lists_the_subresources_and_their_kinds(api: httpx.Client) -> None:
+    accept = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+    doc = api.get("/api", headers={"Accept": accept}).json()
+    (version,) = doc["items"][0]["versions"]
+    resources = {r["resource"]: r for r in version["resources"]}
+    subresources = {
+        s["subresource"]: (s["responseKind"], s["verbs"]) for s in resources["pods"]["subresources"]
+    }
+    pod = {"group": "", "version": "v1", "kind": "Pod"}
+    assert subresources == {
+        "binding": ({"group": "", "version": "v1", "kind": "Binding"}, ["create"]),
+        "ephemeralcontainers": (pod, ["get", "patch", "update"]),
+        "eviction": ({"group": "policy", "version": "v1", "kind": "Eviction"}, ["create"]),
+        "resize": (pod, ["get", "patch", "update"]),
+        "status": (pod, ["get", "patch", "update"]),
+    }
+    (token,) = resources["serviceaccounts"]["subresources"]
+    assert token == {
+        "subresource": "token",
+        "responseKind": {"group": "authentication.k8s.io", "version": "v1", "kind": "TokenRequest"},
+        "verbs": ["create"],
+    }
