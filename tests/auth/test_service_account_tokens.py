@@ -68,6 +68,8 @@ def server(tmp_path_factory: pytest.TempPathFactory, rsa_key: Path) -> Iterator[
         ISSUER,
         "--service-account-issuer",
         "https://old-issuer.example",
+        "--service-account-max-token-expiration",
+        "48h",
     )
     try:
         with running.client(headers=bearer(ADMIN)) as client:
@@ -398,3 +400,12 @@ def test_expired_future_and_foreign_issuer_tokens(
     # A JWT of an issuer the server does not know is not a service-account token at all.
     foreign = _signed(rsa_key, {**claims, "iss": "https://elsewhere", "exp": now + 600})
     assert _review(admin, foreign)["error"] == "invalid bearer token"
+
+
+def test_expiration_is_capped_by_the_server_maximum(admin: httpx.Client) -> None:
+    _account(admin, "long")
+    r = _token(admin, "long", {"expirationSeconds": 7 * 86400})
+    assert r.status_code == 201, r.text
+    assert r.json()["spec"]["expirationSeconds"] == 48 * 3600
+    claims = _claims(r.json()["status"]["token"])
+    assert claims["exp"] - claims["iat"] == 48 * 3600
