@@ -126,8 +126,9 @@ class ServiceAccountTokens:
                 )
             meta[key] = value
         spec = request.setdefault("spec", {})
-        expiration = spec.get("expirationSeconds", _DEFAULT_EXPIRATION)
-        if spec.get("expirationSeconds") is None:
+        # Unset or null: the v1 default.
+        expiration = spec.get("expirationSeconds")
+        if expiration is None:
             expiration = _DEFAULT_EXPIRATION
         if not isinstance(expiration, int) or isinstance(expiration, bool):
             raise BadRequest('TokenRequest in version "v1" cannot be handled as a TokenRequest')
