@@ -274,8 +274,8 @@ _TAGS: dict[str, dict[str, dict[str, _Tags]]] = {
     "k8s.io.api.autoscaling.v2": {"HorizontalPodAutoscalerStatus": _CONDITIONS},
     "k8s.io.api.batch.v1": _BATCH_V1,
     "k8s.io.api.coordination.v1": {},
-    # Every list of an Ingress or IngressClass is atomic; no patch strategy.
-    "k8s.io.api.networking.v1": {},
+    # Every list of an Ingress, IngressClass or IPAddress is atomic; no patch strategy.
+    "k8s.io.api.networking.v1": {"ServiceCIDRStatus": _CONDITIONS},
     "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1": {
         # +listType=map +listMapKey=type; everything else of the CRD types is atomic.
         "CustomResourceDefinitionStatus": {"conditions": _map_list("type")},

@@ -132,7 +132,16 @@ _GROUP_VERSIONS: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {
     ("coordination.k8s.io", "v1"): ("k8s.io.api.coordination.v1", ("Lease", "LeaseList")),
     ("networking.k8s.io", "v1"): (
         "k8s.io.api.networking.v1",
-        ("Ingress", "IngressList", "IngressClass", "IngressClassList"),
+        (
+            "Ingress",
+            "IngressList",
+            "IngressClass",
+            "IngressClassList",
+            "IPAddress",
+            "IPAddressList",
+            "ServiceCIDR",
+            "ServiceCIDRList",
+        ),
     ),
     ("policy", "v1"): (
         "k8s.io.api.policy.v1",

@@ -28,6 +28,7 @@ from kstore.api.kinds import (
     poddisruptionbudget,
     rbac,
     replicaset,
+    servicecidr,
     statefulset,
     storage,
 )
@@ -73,6 +74,7 @@ def _builtin_definitions() -> tuple[KindDefinition, ...]:
         *batch.DEFINITIONS,
         *coordination.DEFINITIONS,
         *networking.DEFINITIONS,
+        *servicecidr.DEFINITIONS,
         *poddisruptionbudget.DEFINITIONS,
         *storage.DEFINITIONS,
         *apiextensions.DEFINITIONS,

@@ -35,6 +35,7 @@ from kstore.api.kinds import (
     horizontalpodautoscaler,
     networking,
     poddisruptionbudget,
+    servicecidr,
     storage,
 )
 from kstore.api.scheme import KindDefinition, KindVersion
@@ -91,6 +92,7 @@ def _builtin_group_versions() -> dict[str, list[str]]:
         *batch.DEFINITIONS,
         *coordination.DEFINITIONS,
         *networking.DEFINITIONS,
+        *servicecidr.DEFINITIONS,
         *poddisruptionbudget.DEFINITIONS,
         *storage.DEFINITIONS,
         *apiextensions.DEFINITIONS,

@@ -31,6 +31,7 @@ from kstore.registry.strategies.persistentvolumeclaim import PersistentVolumeCla
 from kstore.registry.strategies.pod import PodStrategy
 from kstore.registry.strategies.poddisruptionbudget import PodDisruptionBudgetStrategy
 from kstore.registry.strategies.replicaset import ReplicaSetStrategy
+from kstore.registry.strategies.servicecidr import ServiceCIDRStrategy
 from kstore.registry.strategies.statefulset import StatefulSetStrategy
 from kstore.registry.strategies.storage import (
     CSIDriverStrategy,
@@ -67,6 +68,9 @@ _BUILTIN: dict[tuple[str, str], StrategyFactory] = {
     ("policy", "PodDisruptionBudget"): lambda d, ttl: PodDisruptionBudgetStrategy(d),
     ("networking.k8s.io", "Ingress"): lambda d, ttl: IngressStrategy(d),
     ("networking.k8s.io", "IngressClass"): lambda d, ttl: IngressClassStrategy(d),
+    # Kubernetes' IPAddress strategy changes nothing and keeps no generation.
+    ("networking.k8s.io", "IPAddress"): lambda d, ttl: BuiltinStrategy(d),
+    ("networking.k8s.io", "ServiceCIDR"): lambda d, ttl: ServiceCIDRStrategy(d),
     ("storage.k8s.io", "StorageClass"): lambda d, ttl: StorageClassStrategy(d),
     ("storage.k8s.io", "CSIDriver"): lambda d, ttl: CSIDriverStrategy(d),
     ("storage.k8s.io", "CSINode"): lambda d, ttl: CSINodeStrategy(d),
