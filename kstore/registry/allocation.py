@@ -249,8 +249,8 @@ class ClusterIPAllocator:
                 "labels": {FAMILY_LABEL: self.family, MANAGED_BY_LABEL: MANAGED_BY},
             },
             "spec": {
+                # The core group is "", which the JSON form leaves out.
                 "parentRef": {
-                    "group": "",
                     "resource": "services",
                     "namespace": str(meta.get("namespace") or ""),
                     "name": str(meta.get("name") or ""),

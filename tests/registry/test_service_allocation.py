@@ -95,7 +95,6 @@ def test_a_cluster_ip_service_gets_an_address_and_its_ip_address_object(
         "ipaddress.kubernetes.io/managed-by": "ipallocator.k8s.io",
     }
     assert address["spec"]["parentRef"] == {
-        "group": "",
         "resource": "services",
         "namespace": "default",
         "name": "web",
