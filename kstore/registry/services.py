@@ -29,6 +29,7 @@ from kstore.registry.interface import (
     WriteResult,
 )
 from kstore.registry.store import GenericStore, _Request
+from kstore.storage.interface import GetOptions
 
 __all__ = ["ServiceStore"]
 
@@ -110,6 +111,13 @@ class ServiceStore(GenericStore):
     ) -> Object:
         self._start_afresh()
         return super()._updated(ctx, name, current, updated, opts, allow_create, request)
+
+    def _delete_emptied(self, key: str, name: str, opts: UpdateOptions) -> None:
+        # An update that removed the last finalizer of a Service being deleted deletes it.
+        last = self.storage.get(key, GetOptions(ignore_not_found=True))
+        super()._delete_emptied(key, name, opts)
+        if last and not opts.dry_run and self.allocator is not None:
+            self.allocator.release_all(last)
 
     def delete(self, ctx: RequestContext, name: str, opts: DeleteOptions) -> DeleteResult:
         result = super().delete(ctx, name, opts)

@@ -290,3 +290,24 @@ def test_allocations_survive_a_restart(tmp_path: Path, scheme: Scheme) -> None:
             second.close()
     finally:
         backend.close()
+
+
+def test_a_service_deleted_when_its_last_finalizer_goes_releases_everything(
+    registry: StoreRegistry, scheme: Scheme
+) -> None:
+    obj = _service("web", type="NodePort")
+    obj["metadata"]["finalizers"] = ["example.com/hold"]
+    _create(registry, scheme, obj)
+    _delete(registry, "web")
+    assert len(_addresses(registry)) == 1
+    assert len(_ports_in_use(registry)) == 1
+    store = registry.store("", "services")
+
+    def drop_finalizers(current: Any) -> Any:
+        out = dict(current)
+        out["metadata"] = {**current["metadata"], "finalizers": []}
+        return out
+
+    store.update(ctx(), "web", drop_finalizers, UpdateOptions())
+    assert _addresses(registry) == {}
+    assert _ports_in_use(registry) == set()
