@@ -232,6 +232,10 @@ class ClusterIPAllocator:
     def contains(self, ip: IPAddr) -> bool:
         return ip in self.network
 
+    def _address(self, value: int) -> IPAddr:
+        # By the network's family: a small integer is an IPv6 address too (::5).
+        return type(self.network.network_address)(value)
+
     def _check_in_range(self, ip: IPAddr) -> None:
         if not self._first <= int(ip) <= self._last:
             raise AllocationError(
@@ -292,7 +296,7 @@ class ClusterIPAllocator:
             raise AllocationError(ERR_FULL)
         offset = _range_offset(size, 16, 256, 16)
         for index in _banded(size, offset, self._rng):
-            ip = ipaddress.ip_address(first + index)
+            ip = self._address(first + index)
             if str(ip) in used:
                 continue
             if self._take(ip, svc, dry_run):

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from kstore.api.scheme import Scheme
-from kstore.errors import InternalError, Invalid
-from kstore.registry.allocation import parse_node_port_range
+from kstore.errors import BadRequest, InternalError, Invalid
+from kstore.registry.allocation import parse_node_port_range, parse_service_cidrs
 from kstore.registry.interface import CreateOptions, DeleteOptions, RequestContext, UpdateOptions
 from kstore.registry.registry import StoreRegistry
 from kstore.storage.interface import ListOptions
@@ -311,3 +311,67 @@ def test_a_service_deleted_when_its_last_finalizer_goes_releases_everything(
     store.update(ctx(), "web", drop_finalizers, UpdateOptions())
     assert _addresses(registry) == {}
     assert _ports_in_use(registry) == set()
+
+
+def test_dual_stack_ranges(scheme: Scheme, backend: LmdbBackend) -> None:
+    registry = make_registry(scheme, backend, service_cluster_ip_range="10.0.0.0/24,fd00::/120")
+    try:
+        single = _create(registry, scheme, _service("single"))["spec"]
+        assert single["ipFamilies"] == ["IPv4"]
+        assert len(single["clusterIPs"]) == 1
+        both = _create(registry, scheme, _service("both", ipFamilyPolicy="PreferDualStack"))
+        spec = both["spec"]
+        assert spec["ipFamilies"] == ["IPv4", "IPv6"]
+        assert ipaddress.ip_address(spec["clusterIPs"][1]) in ipaddress.ip_network("fd00::/120")
+        v6 = _create(registry, scheme, _service("v6", ipFamilies=["IPv6"]))["spec"]
+        assert ipaddress.ip_address(v6["clusterIP"]).version == 6
+        families = {
+            a["metadata"]["labels"]["ipaddress.kubernetes.io/ip-family"]
+            for a in _addresses(registry).values()
+        }
+        assert families == {"IPv4", "IPv6"}
+        cidr = registry.store("networking.k8s.io", "servicecidrs").get(
+            RequestContext(), "kubernetes"
+        )
+        assert cidr["spec"]["cidrs"] == ["10.0.0.0/24", "fd00::/120"]
+    finally:
+        registry.close()
+
+
+def test_single_stack_clusters_refuse_required_dual_stack(
+    registry: StoreRegistry, scheme: Scheme
+) -> None:
+    with pytest.raises(Invalid) as refused:
+        _create(registry, scheme, _service("web", ipFamilyPolicy="RequireDualStack"))
+    assert refused.value.message == (
+        'Service "web" is invalid: spec.ipFamilyPolicy: Invalid value: "RequireDualStack": '
+        "this cluster is not configured for dual-stack services"
+    )
+    assert _addresses(registry) == {}
+
+
+@pytest.mark.parametrize(
+    ("flag", "ok"),
+    [
+        ("10.0.0.0/24", True),
+        ("10.0.0.0/24,fd00::/108", True),
+        ("10.0.0.0/24,10.1.0.0/24", False),
+        ("nonsense", False),
+        ("", False),
+    ],
+)
+def test_the_cluster_ip_range_flag(flag: str, ok: bool) -> None:
+    if ok:
+        assert [str(n) for n in parse_service_cidrs(flag)] == flag.split(",")
+    else:
+        with pytest.raises(BadRequest):
+            parse_service_cidrs(flag)
+
+
+def test_the_node_port_range_flag() -> None:
+    assert str(parse_node_port_range("30000-32767")) == "30000-32767"
+    assert parse_node_port_range("30000-32767").size == 2768
+    assert str(parse_node_port_range("30000+9")) == "30000-30009"
+    for bad in ("32767-30000", "x-y", "0-10", "1-70000"):
+        with pytest.raises(BadRequest):
+            parse_node_port_range(bad)
