@@ -78,7 +78,7 @@ def test_kubectl_create_service_clusterip(k: Kubectl) -> None:
         "namespace": k.namespace,
         "name": "web",
     }
-    ip_rows = _rows(k.ok("get", "ipaddresses", spec["clusterIP"]))
+    ip_rows = _rows(k.ok("get", "ip", spec["clusterIP"]))
     assert ip_rows[0] == ["NAME", "PARENTREF", "AGE"]
     assert ip_rows[1][:2] == [spec["clusterIP"], f"services/{k.namespace}/web"]
     k.ok("delete", "service", "web")
