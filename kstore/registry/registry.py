@@ -230,7 +230,7 @@ def ensure_default_service_cidr(store: GenericStore, cidrs: list[str]) -> None:
         ctx,
         DEFAULT_SERVICE_CIDR_NAME,
         ready,
-        UpdateOptions(subresource="status", field_manager="kube-apiserver"),
+        UpdateOptions(subresource="status", field_manager="kubernetes-service-cidr-controller"),
     )
 
 

@@ -375,3 +375,45 @@ def test_the_node_port_range_flag() -> None:
     for bad in ("32767-30000", "x-y", "0-10", "1-70000"):
         with pytest.raises(BadRequest):
             parse_node_port_range(bad)
+
+
+def test_service_cidr_status_is_the_status_subresources(registry: StoreRegistry) -> None:
+    store = registry.store("networking.k8s.io", "servicecidrs")
+    created = store.create(
+        RequestContext(),
+        {
+            "apiVersion": "networking.k8s.io/v1",
+            "kind": "ServiceCIDR",
+            "metadata": {"name": "extra"},
+            "spec": {"cidrs": ["10.96.0.0/24"]},
+            "status": {"conditions": [{"type": "Ready", "status": "True"}]},
+        },
+        CreateOptions(),
+    ).object
+    assert created["status"] == {}
+    assert "generation" not in created["metadata"]
+
+    def with_status(current: Any) -> Any:
+        return {
+            **current,
+            "spec": {"cidrs": ["10.97.0.0/24"]},
+            "status": {
+                "conditions": [
+                    {
+                        "type": "Ready",
+                        "status": "False",
+                        "lastTransitionTime": "2026-01-01T00:00:00Z",
+                        "reason": "Terminating",
+                        "message": "",
+                    }
+                ]
+            },
+        }
+
+    updated = store.update(
+        RequestContext(), "extra", with_status, UpdateOptions(subresource="status")
+    ).object
+    assert updated["spec"] == {"cidrs": ["10.96.0.0/24"]}
+    assert updated["status"]["conditions"][0]["reason"] == "Terminating"
+    with pytest.raises(Invalid, match="field is immutable"):
+        store.update(RequestContext(), "extra", with_status, UpdateOptions())
