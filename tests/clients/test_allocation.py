@@ -276,3 +276,11 @@ def test_concurrent_creates_never_allocate_twice(
     assert not [
         a for a in networking.list_ip_address().items if a.spec.parent_ref.namespace == namespace
     ]
+
+
+def test_api_resources_list_the_allocation_kinds(kubectl: Kubectl) -> None:
+    rows = _rows(kubectl.ok("api-resources", "--api-group=networking.k8s.io"))
+    assert ["ipaddresses", "ip", "networking.k8s.io/v1", "false", "IPAddress"] in rows
+    assert ["servicecidrs", "networking.k8s.io/v1", "false", "ServiceCIDR"] in rows
+    explained = kubectl.ok("explain", "ipaddresses.spec")
+    assert "parentRef\t<ParentReference> -required-" in explained
