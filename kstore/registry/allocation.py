@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import base64
 import contextvars
+import copy
 import ipaddress
 import logging
 import random
@@ -754,6 +755,13 @@ class ServiceAllocator:
             self.init_ip_family_fields(svc, spec)
             if not _headless(spec):
                 self._allocate_ips(svc, spec, txn)
+        elif spec.get("type") != "ExternalName":
+            # A write that leaves the families out keeps the stored ones.
+            for key in ("ipFamilyPolicy", "ipFamilies"):
+                if spec.get(key) is None and old_spec.get(key) is not None:
+                    spec[key] = copy.deepcopy(old_spec[key])
+            if spec.get("ipFamilyPolicy") is None or not spec.get("ipFamilies"):
+                self.init_ip_family_fields(svc, spec)
         old_ips = [str(i) for i in old_spec.get("clusterIPs") or [] if i != "None"]
         new_ips = {str(i) for i in spec.get("clusterIPs") or []}
         if spec.get("type") == "ExternalName":

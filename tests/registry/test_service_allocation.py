@@ -417,3 +417,29 @@ def test_service_cidr_status_is_the_status_subresources(registry: StoreRegistry)
     assert updated["status"]["conditions"][0]["reason"] == "Terminating"
     with pytest.raises(Invalid, match="field is immutable"):
         store.update(RequestContext(), "extra", with_status, UpdateOptions())
+
+
+def test_a_replace_without_the_allocated_values_keeps_them(
+    registry: StoreRegistry, scheme: Scheme
+) -> None:
+    manifest = _service(
+        "edge",
+        type="LoadBalancer",
+        externalTrafficPolicy="Local",
+        ports=[{"name": "http", "port": 80}, {"name": "https", "port": 443}],
+    )
+    created = _create(registry, scheme, manifest)["spec"]
+    store = registry.store("", "services")
+    body = hub(scheme, manifest)
+
+    def replaced(current: Any) -> Any:
+        return {**body, "metadata": {**body["metadata"], "uid": current["metadata"]["uid"]}}
+
+    spec = store.update(ctx(), "edge", replaced, UpdateOptions()).object["spec"]
+    for key in ("clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy", "healthCheckNodePort"):
+        assert spec[key] == created[key], key
+    assert [p["nodePort"] for p in spec["ports"]] == [p["nodePort"] for p in created["ports"]]
+    assert _ports_in_use(registry) == {
+        *(p["nodePort"] for p in created["ports"]),
+        created["healthCheckNodePort"],
+    }

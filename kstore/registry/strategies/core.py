@@ -200,6 +200,31 @@ def _patch_allocated_values(new: Object, old: Mapping[str, Any]) -> None:
         spec["clusterIPs"] = copy_value(old_spec["clusterIPs"])
 
 
+def _patch_node_ports(new: Object, old: Mapping[str, Any]) -> None:
+    """The node port half of Kubernetes' patchAllocatedValues: a port without one gets the
+    node port its namesake had, unless another port of the new object uses it; a missing
+    health check port is kept."""
+    node_port_types = ("NodePort", "LoadBalancer")
+    spec, old_spec = _spec(new), _map(old, "spec")
+    if spec.get("type") in node_port_types and old_spec.get("type") in node_port_types:
+        old_ports = [p for p in old_spec.get("ports") or [] if isinstance(p, Mapping)]
+        new_ports = [p for p in spec.get("ports") or [] if isinstance(p, dict)]
+        used = {p.get("nodePort") for p in old_ports} & {p.get("nodePort") for p in new_ports}
+        by_name = {p.get("name") or "": p.get("nodePort") for p in old_ports}
+        for port in new_ports:
+            if not port.get("nodePort"):
+                value = by_name.get(port.get("name") or "")
+                if value and value not in used:
+                    port["nodePort"] = value
+    if (
+        _needs_health_check(spec)
+        and _needs_health_check(old_spec)
+        and not spec.get("healthCheckNodePort")
+        and old_spec.get("healthCheckNodePort")
+    ):
+        spec["healthCheckNodePort"] = old_spec["healthCheckNodePort"]
+
+
 def _externally_accessible(spec: Mapping[str, Any]) -> bool:
     kind = spec.get("type")
     return kind in ("LoadBalancer", "NodePort") or (
@@ -279,6 +304,7 @@ class ServiceStrategy(BuiltinStrategy):
     ) -> None:
         if subresource != STATUS:
             _patch_allocated_values(obj, old)
+            _patch_node_ports(obj, old)
             _normalize_cluster_ips(obj, old)
             _drop_type_dependent_fields(obj, old)
             if self.allocator is not None:
