@@ -111,6 +111,8 @@ def _serve_config(args: argparse.Namespace, **overrides: Any) -> Any:
             port=args.port,
             watch_cache=args.watch_cache,
             event_ttl_seconds=parse_duration(args.event_ttl),
+            service_cluster_ip_range=args.service_cluster_ip_range,
+            service_node_port_range=args.service_node_port_range,
             compaction_interval_seconds=parse_duration(args.etcd_compaction_interval),
             log_level=args.log_level,
             filters=FilterConfig(
@@ -235,6 +237,16 @@ def _add_serve_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]
         help="serve reads and watches from the watch cache (default true)",
     )
     p.add_argument("--event-ttl", default="1h", help="how long Events are kept (Go duration)")
+    p.add_argument(
+        "--service-cluster-ip-range",
+        default="10.0.0.0/24",
+        help="CIDR Services' cluster IPs are allocated from (two of different families: a,b)",
+    )
+    p.add_argument(
+        "--service-node-port-range",
+        default="30000-32767",
+        help="node ports of NodePort and LoadBalancer Services (low-high, both inclusive)",
+    )
     p.add_argument(
         "--etcd-compaction-interval",
         default="5m",

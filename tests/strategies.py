@@ -1644,6 +1644,34 @@ def _ingress_class(version: str) -> st.SearchStrategy[Obj]:
     return _fields({"metadata": object_meta(namespaced=False)}, {"spec": spec})
 
 
+def _ip_address(version: str) -> st.SearchStrategy[Obj]:
+    parent = _fields(
+        {"resource": st.just("services"), "name": dns_label()},
+        {"group": st.just(""), "namespace": dns_label()},
+    )
+    return _fields(
+        {"metadata": object_meta(namespaced=False)}, {"spec": _fields({}, {"parentRef": parent})}
+    )
+
+
+def _service_cidr(version: str) -> st.SearchStrategy[Obj]:
+    condition = _fields(
+        {
+            "type": st.just("Ready"),
+            "status": st.sampled_from(["True", "False"]),
+            "lastTransitionTime": timestamp(),
+            "reason": st.sampled_from(["", "Terminating"]),
+            "message": st.text(max_size=20),
+        },
+        {"observedGeneration": st.integers(0, 100)},
+    )
+    spec = _fields(
+        {}, {"cidrs": st.sampled_from([["10.0.0.0/24"], ["10.96.0.0/16", "fd00::/108"]])}
+    )
+    status = _fields({}, {"conditions": st.lists(condition, max_size=2)})
+    return _fields({"metadata": object_meta(namespaced=False)}, {"spec": spec, "status": status})
+
+
 def _topology_term() -> st.SearchStrategy[Obj]:
     requirement = _fields(
         {
@@ -2345,6 +2373,8 @@ _BY_KIND: dict[tuple[str, str], StrategyFor] = {
         _validating_admission_policy_binding
     ),
     ("certificates.k8s.io", "CertificateSigningRequest"): _certificate_signing_request,
+    ("networking.k8s.io", "IPAddress"): _ip_address,
+    ("networking.k8s.io", "ServiceCIDR"): _service_cidr,
     ("storage.k8s.io", "StorageClass"): _storage_class,
     ("storage.k8s.io", "CSIDriver"): _csi_driver,
     ("storage.k8s.io", "CSINode"): _csi_node,

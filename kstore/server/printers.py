@@ -924,6 +924,24 @@ def _certificate_signing_request(obj: Object, now: datetime) -> list[Any]:
     ]
 
 
+def _ip_address(obj: Object, now: datetime) -> list[Any]:
+    parent = _m(obj, "spec").get("parentRef")
+    parent_ref = "<none>"
+    if isinstance(parent, Mapping):
+        # resource[.group][/namespace]/name, lower case
+        group, resource = str(parent.get("group") or ""), str(parent.get("resource") or "")
+        parent_ref = (f"{resource}.{group}" if group else resource).lower()
+        if parent.get("namespace"):
+            parent_ref += f"/{parent['namespace']}"
+        parent_ref += f"/{parent.get('name') or ''}"
+    return [_name(obj), parent_ref, _age(obj, now)]
+
+
+def _service_cidr(obj: Object, now: datetime) -> list[Any]:
+    cidrs = _l(_m(obj, "spec"), "cidrs")
+    return [_name(obj), ",".join(str(c) for c in cidrs), _age(obj, now)]
+
+
 # ------------------------------------------------------------------- storage.k8s.io/v1
 
 _DEFAULT_CLASS_ANNOTATIONS = (
@@ -1484,6 +1502,33 @@ _PRINTERS: dict[tuple[str, str], Printer] = {
             _col("PreemptionPolicy", "string", "Whether pods of this class preempt others."),
         ),
         _priority_class,
+    ),
+    ("networking.k8s.io", "IPAddress"): Printer(
+        (
+            _NAME,
+            _col(
+                "ParentRef",
+                "string",
+                "ParentRef references the resource that an IPAddress is attached to. An IPAddress "
+                "must reference a parent object.",
+            ),
+            _AGE,
+        ),
+        _ip_address,
+    ),
+    ("networking.k8s.io", "ServiceCIDR"): Printer(
+        (
+            _NAME,
+            _col(
+                "CIDRs",
+                "string",
+                'CIDRs defines the IP blocks in CIDR notation (e.g. "192.168.0.0/24" or '
+                '"2001:db8::/64") from which to assign service cluster IPs. Max of two CIDRs '
+                "is allowed, one of each IP family. This field is immutable.",
+            ),
+            _AGE,
+        ),
+        _service_cidr,
     ),
     ("rbac.authorization.k8s.io", "Role"): _ROLE,
     ("rbac.authorization.k8s.io", "ClusterRole"): _ROLE,

@@ -38,6 +38,7 @@ import uvicorn
 
 from kstore.controllers import RunningControllers, start_controllers
 from kstore.errors import BadRequest
+from kstore.registry.allocation import DEFAULT_NODE_PORT_RANGE, DEFAULT_SERVICE_CIDR
 from kstore.registry.interface import Registry, RequestContext
 from kstore.server.app import build_app, server_state
 from kstore.server.filters import AuditLog, FilterConfig
@@ -129,6 +130,10 @@ class ServeConfig:
     storage_media_type: str = "application/json"
     watch_cache: bool = True
     event_ttl_seconds: float = 3600.0
+    #: kube-apiserver's ``--service-cluster-ip-range`` (one CIDR, or two of different
+    #: families) and ``--service-node-port-range``.
+    service_cluster_ip_range: str = DEFAULT_SERVICE_CIDR
+    service_node_port_range: str = DEFAULT_NODE_PORT_RANGE
     #: kube-apiserver's ``--etcd-compaction-interval`` (5m; 0 turns compaction off), honoured
     #: by both backends: every interval, history older than one interval is dropped, so a
     #: watch or list from a revision older than that gets 410 Expired.
@@ -209,6 +214,8 @@ def open_registry(config: ServeConfig) -> tuple[Registry, Backend]:
         storage_media_type=config.storage_media_type,
         event_ttl_seconds=int(config.event_ttl_seconds),
         transformer_for=transformer_for,
+        service_cluster_ip_range=config.service_cluster_ip_range,
+        service_node_port_range=config.service_node_port_range,
         # An LMDB read is a local read transaction: it never waits for a writer or a peer.
         reads_are_local=config.storage_backend == "lmdb",
     )

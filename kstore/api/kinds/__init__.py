@@ -42,6 +42,7 @@ from kstore.api.kinds import (
     replicationcontroller,
     resourcequota,
     runtimeclass,
+    servicecidr,
     statefulset,
     storage,
 )
@@ -95,6 +96,7 @@ def _builtin_definitions() -> tuple[KindDefinition, ...]:
         *endpointslice.DEFINITIONS,
         *networking.DEFINITIONS,
         *networkpolicy.DEFINITIONS,
+        *servicecidr.DEFINITIONS,
         *poddisruptionbudget.DEFINITIONS,
         *admissionregistration.DEFINITIONS,
         *certificates.DEFINITIONS,

@@ -42,6 +42,7 @@ from kstore.api.kinds import (
     poddisruptionbudget,
     priorityclass,
     runtimeclass,
+    servicecidr,
     storage,
 )
 from kstore.api.scheme import KindDefinition, KindVersion
@@ -100,6 +101,7 @@ def _builtin_group_versions() -> dict[str, list[str]]:
         *endpointslice.DEFINITIONS,
         *networking.DEFINITIONS,
         *networkpolicy.DEFINITIONS,
+        *servicecidr.DEFINITIONS,
         *poddisruptionbudget.DEFINITIONS,
         *admissionregistration.DEFINITIONS,
         *certificates.DEFINITIONS,

@@ -45,6 +45,7 @@ from kstore.registry.strategies.replicaset import ReplicaSetStrategy
 from kstore.registry.strategies.replicationcontroller import ReplicationControllerStrategy
 from kstore.registry.strategies.resourcequota import ResourceQuotaStrategy
 from kstore.registry.strategies.runtimeclass import RuntimeClassStrategy
+from kstore.registry.strategies.servicecidr import ServiceCIDRStrategy
 from kstore.registry.strategies.statefulset import StatefulSetStrategy
 from kstore.registry.strategies.storage import (
     CSIDriverStrategy,
@@ -104,6 +105,9 @@ _BUILTIN: dict[tuple[str, str], StrategyFactory] = {
     ("certificates.k8s.io", "CertificateSigningRequest"): (
         lambda d, ttl: CertificateSigningRequestStrategy(d)
     ),
+    # Kubernetes' IPAddress strategy changes nothing and keeps no generation.
+    ("networking.k8s.io", "IPAddress"): lambda d, ttl: BuiltinStrategy(d),
+    ("networking.k8s.io", "ServiceCIDR"): lambda d, ttl: ServiceCIDRStrategy(d),
     ("storage.k8s.io", "StorageClass"): lambda d, ttl: StorageClassStrategy(d),
     ("storage.k8s.io", "CSIDriver"): lambda d, ttl: CSIDriverStrategy(d),
     ("storage.k8s.io", "CSINode"): lambda d, ttl: CSINodeStrategy(d),
