@@ -5,6 +5,19 @@ update), never through ``kstore.server``; ``kstore serve`` and ``kstore.open`` s
 """
 
 from kstore.controllers.crd_controller import CustomResourceDefinitionController
-from kstore.controllers.running import RunningControllers, start_controllers
+from kstore.controllers.running import (
+    CONTROLLERS,
+    ControllerSettings,
+    RunningControllers,
+    enabled_controllers,
+    start_controllers,
+)
 
-__all__ = ["CustomResourceDefinitionController", "RunningControllers", "start_controllers"]
+__all__ = [
+    "CONTROLLERS",
+    "ControllerSettings",
+    "CustomResourceDefinitionController",
+    "RunningControllers",
+    "enabled_controllers",
+    "start_controllers",
+]
