@@ -26,6 +26,7 @@ from kstore.api.custom_kinds import CRD_GROUP, CRD_RESOURCE, CustomConversions, 
 from kstore.api.gvk import GroupVersion
 from kstore.controllers.base import Controller, ControllerTimings
 from kstore.controllers.crd_controller import CustomResourceDefinitionController
+from kstore.controllers.garbage_collector import GarbageCollector
 from kstore.controllers.leader import LeaderElection, LeaderElectionConfig
 from kstore.controllers.root_ca import RootCAPublisher
 from kstore.controllers.serviceaccounts import ServiceAccountsController
@@ -44,7 +45,7 @@ _log = logging.getLogger("kstore.controllers")
 
 #: The API-only controllers kstore runs, by kube-controller-manager's names; all are on by
 #: default.
-CONTROLLERS: Final = ("root-ca-cert-publisher", "serviceaccount")
+CONTROLLERS: Final = ("garbagecollector", "root-ca-cert-publisher", "serviceaccount")
 
 
 def enabled_controllers(spec: Sequence[str] | str) -> frozenset[str]:
@@ -85,6 +86,8 @@ class ControllerSettings:
     def factories(self) -> list[Callable[[Registry], Controller]]:
         out: list[Callable[[Registry], Controller]] = []
         timings = self.timings
+        if "garbagecollector" in self.enabled:
+            out.append(partial(GarbageCollector, timings=timings))
         if "serviceaccount" in self.enabled:
             out.append(partial(ServiceAccountsController, timings=timings))
         if "root-ca-cert-publisher" in self.enabled:

@@ -153,3 +153,42 @@ def test_two_servers_on_one_etcd_do_the_work_once(
             for server in (one, two):
                 if server.process.poll() is None:
                     assert server.stop() == 0
+
+
+def _replica_set(owner_uid: str) -> str:
+    return f"""
+apiVersion: apps/v1
+kind: ReplicaSet
+metadata:
+  name: web-1
+  ownerReferences:
+  - {{apiVersion: apps/v1, kind: Deployment, name: web, uid: {owner_uid},
+     controller: true, blockOwnerDeletion: true}}
+spec:
+  selector: {{matchLabels: {{app: web}}}}
+  template:
+    metadata: {{labels: {{app: web}}}}
+    spec: {{containers: [{{name: nginx, image: "nginx:1.27"}}]}}
+"""
+
+
+def test_kubectl_delete_deployment_removes_its_dependents(kubectl: Kubectl, namespace: str) -> None:
+    k = kubectl.in_namespace(namespace)
+    k.ok("create", "deployment", "web", "--image=nginx:1.27")
+    uid = k.ok("get", "deployment", "web", "-o", "jsonpath={.metadata.uid}")
+    k.ok("apply", "-f", "-", stdin=_replica_set(uid))
+    k.ok("delete", "deployment", "web")
+    _eventually(lambda: k.ok("get", "rs", "-o", "name").strip() == "")
+    # --cascade=foreground: the Deployment is gone once its ReplicaSet is.
+    k.ok("create", "deployment", "web", "--image=nginx:1.27")
+    uid = k.ok("get", "deployment", "web", "-o", "jsonpath={.metadata.uid}")
+    k.ok("apply", "-f", "-", stdin=_replica_set(uid))
+    k.ok("delete", "deployment", "web", "--cascade=foreground", "--wait=true")
+    assert k.ok("get", "rs", "-o", "name").strip() == ""
+    assert k.ok("get", "deploy", "-o", "name").strip() == ""
+    # --cascade=orphan keeps the ReplicaSet, without the reference.
+    k.ok("create", "deployment", "web", "--image=nginx:1.27")
+    uid = k.ok("get", "deployment", "web", "-o", "jsonpath={.metadata.uid}")
+    k.ok("apply", "-f", "-", stdin=_replica_set(uid))
+    k.ok("delete", "deployment", "web", "--cascade=orphan", "--wait=true")
+    assert k.ok("get", "rs", "web-1", "-o", "jsonpath={.metadata.ownerReferences}") == ""

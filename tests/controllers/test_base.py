@@ -148,8 +148,14 @@ def test_informer_relist_reports_what_vanished(client: Client) -> None:
 
 
 def test_controllers_syntax_is_kube_controller_managers() -> None:
-    assert enabled_controllers("*") == {"serviceaccount", "root-ca-cert-publisher"}
-    assert enabled_controllers(["*", "-serviceaccount"]) == {"root-ca-cert-publisher"}
+    assert enabled_controllers("*") == {
+        "garbagecollector",
+        "root-ca-cert-publisher",
+        "serviceaccount",
+    }
+    assert enabled_controllers(["*", "-serviceaccount", "-garbagecollector"]) == {
+        "root-ca-cert-publisher"
+    }
     assert enabled_controllers("serviceaccount") == {"serviceaccount"}
     assert enabled_controllers("") == frozenset()
     with pytest.raises(BadRequest, match=r"unknown controller.*'nope'"):
