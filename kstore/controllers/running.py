@@ -30,6 +30,7 @@ from kstore.controllers.garbage_collector import GarbageCollector
 from kstore.controllers.leader import LeaderElection, LeaderElectionConfig
 from kstore.controllers.root_ca import RootCAPublisher
 from kstore.controllers.serviceaccounts import ServiceAccountsController
+from kstore.controllers.ttl_after_finished import TTLAfterFinishedController
 from kstore.errors import BadRequest, NotFound
 from kstore.registry.interface import Registry
 
@@ -45,7 +46,12 @@ _log = logging.getLogger("kstore.controllers")
 
 #: The API-only controllers kstore runs, by kube-controller-manager's names; all are on by
 #: default.
-CONTROLLERS: Final = ("garbagecollector", "root-ca-cert-publisher", "serviceaccount")
+CONTROLLERS: Final = (
+    "garbagecollector",
+    "root-ca-cert-publisher",
+    "serviceaccount",
+    "ttl-after-finished",
+)
 
 
 def enabled_controllers(spec: Sequence[str] | str) -> frozenset[str]:
@@ -90,6 +96,8 @@ class ControllerSettings:
             out.append(partial(GarbageCollector, timings=timings))
         if "serviceaccount" in self.enabled:
             out.append(partial(ServiceAccountsController, timings=timings))
+        if "ttl-after-finished" in self.enabled:
+            out.append(partial(TTLAfterFinishedController, timings=timings))
         if "root-ca-cert-publisher" in self.enabled:
             if self.root_ca is None:
                 _log.info("no root CA: the kube-root-ca.crt ConfigMaps are not published")

@@ -152,10 +152,11 @@ def test_controllers_syntax_is_kube_controller_managers() -> None:
         "garbagecollector",
         "root-ca-cert-publisher",
         "serviceaccount",
+        "ttl-after-finished",
     }
-    assert enabled_controllers(["*", "-serviceaccount", "-garbagecollector"]) == {
-        "root-ca-cert-publisher"
-    }
+    assert enabled_controllers(
+        ["*", "-serviceaccount", "-garbagecollector", "-ttl-after-finished"]
+    ) == {"root-ca-cert-publisher"}
     assert enabled_controllers("serviceaccount") == {"serviceaccount"}
     assert enabled_controllers("") == frozenset()
     with pytest.raises(BadRequest, match=r"unknown controller.*'nope'"):
