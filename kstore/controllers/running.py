@@ -25,6 +25,7 @@ from typing import Final
 from kstore.api.custom_kinds import CRD_GROUP, CRD_RESOURCE, CustomConversions, kind_definition_for
 from kstore.api.gvk import GroupVersion
 from kstore.controllers.base import Controller, ControllerTimings
+from kstore.controllers.clusterrole_aggregation import ClusterRoleAggregationController
 from kstore.controllers.crd_controller import CustomResourceDefinitionController
 from kstore.controllers.garbage_collector import GarbageCollector
 from kstore.controllers.leader import LeaderElection, LeaderElectionConfig
@@ -47,6 +48,7 @@ _log = logging.getLogger("kstore.controllers")
 #: The API-only controllers kstore runs, by kube-controller-manager's names; all are on by
 #: default.
 CONTROLLERS: Final = (
+    "clusterrole-aggregation",
     "garbagecollector",
     "root-ca-cert-publisher",
     "serviceaccount",
@@ -92,6 +94,8 @@ class ControllerSettings:
     def factories(self) -> list[Callable[[Registry], Controller]]:
         out: list[Callable[[Registry], Controller]] = []
         timings = self.timings
+        if "clusterrole-aggregation" in self.enabled:
+            out.append(partial(ClusterRoleAggregationController, timings=timings))
         if "garbagecollector" in self.enabled:
             out.append(partial(GarbageCollector, timings=timings))
         if "serviceaccount" in self.enabled:

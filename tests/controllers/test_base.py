@@ -149,13 +149,20 @@ def test_informer_relist_reports_what_vanished(client: Client) -> None:
 
 def test_controllers_syntax_is_kube_controller_managers() -> None:
     assert enabled_controllers("*") == {
+        "clusterrole-aggregation",
         "garbagecollector",
         "root-ca-cert-publisher",
         "serviceaccount",
         "ttl-after-finished",
     }
     assert enabled_controllers(
-        ["*", "-serviceaccount", "-garbagecollector", "-ttl-after-finished"]
+        [
+            "*",
+            "-serviceaccount",
+            "-garbagecollector",
+            "-ttl-after-finished",
+            "-clusterrole-aggregation",
+        ]
     ) == {"root-ca-cert-publisher"}
     assert enabled_controllers("serviceaccount") == {"serviceaccount"}
     assert enabled_controllers("") == frozenset()
