@@ -4,6 +4,7 @@ one etcd elect one leader that does the work once."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -192,3 +193,49 @@ def test_kubectl_delete_deployment_removes_its_dependents(kubectl: Kubectl, name
     k.ok("apply", "-f", "-", stdin=_replica_set(uid))
     k.ok("delete", "deployment", "web", "--cascade=orphan", "--wait=true")
     assert k.ok("get", "rs", "web-1", "-o", "jsonpath={.metadata.ownerReferences}") == ""
+
+
+def test_kubectl_sees_aggregated_cluster_role_rules(kubectl: Kubectl, namespace: str) -> None:
+    label = f"agg-{namespace}"
+    roles = f"""
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {{name: {label}-part, labels: {{{label}: "true"}}}}
+rules: [{{apiGroups: [""], resources: [configmaps], verbs: [get, list]}}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {{name: {label}-all}}
+aggregationRule:
+  clusterRoleSelectors: [{{matchLabels: {{{label}: "true"}}}}]
+rules: []
+"""
+    kubectl.ok("apply", "-f", "-", stdin=roles)
+    _eventually(
+        lambda: (
+            kubectl.ok(
+                "get", "clusterrole", f"{label}-all", "-o", "jsonpath={.rules[0].resources[0]}"
+            )
+            == "configmaps"
+        )
+    )
+
+
+def test_kubectl_sees_a_finished_job_go_after_its_ttl(kubectl: Kubectl, namespace: str) -> None:
+    k = kubectl.in_namespace(namespace)
+    k.ok("create", "job", "brief", "--image=busybox")
+    k.ok("patch", "job", "brief", "-p", '{"spec":{"ttlSecondsAfterFinished":0}}')
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    status = {
+        "status": {
+            "startTime": now,
+            "completionTime": now,
+            "succeeded": 1,
+            "conditions": [
+                {"type": "SuccessCriteriaMet", "status": "True", "lastTransitionTime": now},
+                {"type": "Complete", "status": "True", "lastTransitionTime": now},
+            ],
+        }
+    }
+    k.ok("patch", "job", "brief", "--subresource=status", "--type=merge", "-p", json.dumps(status))
+    _eventually(lambda: k.ok("get", "jobs", "-o", "name").strip() == "")
