@@ -182,6 +182,7 @@ class Informer:
         self._objects: dict[str, Object] = {}
         self._resource_version = ""
         self._thread: threading.Thread | None = None
+        self._watcher: Any = None
         #: How many times the informer listed (the first list included).
         self.lists = 0
 
@@ -203,6 +204,12 @@ class Informer:
         name = f"informer-{self.store.info.plural}"
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
+
+    def interrupt(self) -> None:
+        """End the current watch at once (its thread then sees the stop)."""
+        watcher = self._watcher
+        if watcher is not None:
+            watcher.stop()
 
     def join(self, timeout: float) -> None:
         if self._thread is not None:
@@ -226,6 +233,8 @@ class Informer:
             try:
                 self._follow()
             except Expired:
+                if self._stopping.is_set():
+                    return  # the watch was ended by stop()
                 self._relist_safely(0.0)
             except Exception:
                 _log.exception("watching %s failed; listing again", self.store.info.plural)
@@ -243,6 +252,7 @@ class Informer:
     def _follow(self) -> None:
         opts = ListOptions(resource_version=self._resource_version, allow_bookmarks=True)
         watcher = self.store.watch(_CONTEXT, opts)
+        self._watcher = watcher
         try:
             while not self._stopping.is_set():
                 event = watcher.next(timeout=0.5)
@@ -265,6 +275,7 @@ class Informer:
                         self._objects[key] = event.object
                 self._handler(key, None if event.type is EventType.DELETED else event.object)
         finally:
+            self._watcher = None
             watcher.stop()
 
 
@@ -343,6 +354,8 @@ class Controller:
     def stop(self) -> None:
         self._stopping.set()
         self.queue.shut_down()
+        for informer in self.informers.values():
+            informer.interrupt()
         for thread in self._threads:
             thread.join(10)
         for informer in self.informers.values():
