@@ -283,6 +283,8 @@ class GarbageCollector(Controller):
             owner = store.get(ctx, str(ref.get("name") or ""))
         except NotFound:
             return False
+        except KStoreError:
+            return True  # cannot be looked up (e.g. a bad name): not known to be gone
         return bool(_meta(owner).get("uid") == ref.get("uid"))
 
     # -- writes --------------------------------------------------------------------------------
