@@ -141,3 +141,53 @@ def test_a_job_deleted_without_a_policy_leaves_no_finalizer(client: Client) -> N
     jobs.delete("j")  # batch/v1's default: the pods are orphaned
     _eventually(lambda: jobs.list()["items"] == [])
     assert not pods.get("j-pod")["metadata"].get("ownerReferences")
+
+
+def test_custom_resources_own_and_are_owned(client: Client) -> None:
+    crds = client.resource("apiextensions.k8s.io/v1", "customresourcedefinitions")
+    crds.create(
+        {
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": "things.gc.example.com"},
+            "spec": {
+                "group": "gc.example.com",
+                "scope": "Cluster",
+                "names": {"plural": "things", "kind": "Thing"},
+                "versions": [
+                    {
+                        "name": "v1",
+                        "served": True,
+                        "storage": True,
+                        "schema": {
+                            "openAPIV3Schema": {
+                                "type": "object",
+                                "x-kubernetes-preserve-unknown-fields": True,
+                            }
+                        },
+                    }
+                ],
+            },
+        }
+    )
+    _eventually(lambda: any(r.info.plural == "things" for r in client.scheme.resources()))
+    things = client.resource("gc.example.com/v1", "things")
+    owner = things.create(
+        {"apiVersion": "gc.example.com/v1", "kind": "Thing", "metadata": {"name": "owner"}}
+    )
+    ref = {"apiVersion": "gc.example.com/v1", "kind": "Thing", "name": "owner"}
+    ref["uid"] = owner["metadata"]["uid"]
+    things.create(
+        {
+            "apiVersion": "gc.example.com/v1",
+            "kind": "Thing",
+            "metadata": {"name": "child", "ownerReferences": [ref]},
+        }
+    )
+    cms = client.resource("v1", "configmaps", namespace="default")
+    cms.create(_cm("thing-child", owner))
+    time.sleep(0.5)
+    assert "thing-child" in _names(client)
+    things.delete("owner")
+    _eventually(lambda: "thing-child" not in _names(client))
+    _eventually(lambda: [t["metadata"]["name"] for t in things.list()["items"]] == [])
