@@ -122,6 +122,17 @@ def _serve_config(args: argparse.Namespace, **overrides: Any) -> Any:
                 cors_allowed_origins=tuple(o for o in args.cors_allowed_origins.split(",") if o),
                 token_auth_file=Path(args.token_auth_file) if args.token_auth_file else None,
                 anonymous_auth=args.anonymous_auth,
+                service_account_signing_key_file=(
+                    Path(args.service_account_signing_key_file)
+                    if args.service_account_signing_key_file
+                    else None
+                ),
+                service_account_key_files=tuple(Path(p) for p in args.service_account_key_file),
+                service_account_issuers=tuple(args.service_account_issuer),
+                api_audiences=tuple(a for a in args.api_audiences.split(",") if a),
+                service_account_max_token_expiration_seconds=int(
+                    parse_duration(args.service_account_max_token_expiration)
+                ),
                 authorization_modes=parse_authorization_modes(args.authorization_mode),
                 verbosity=args.v,
             ),
@@ -341,6 +352,36 @@ def _add_serve_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]
         const=True,
         default=True,
         help="requests without credentials are system:anonymous (true) or refused with 401",
+    )
+    p.add_argument(
+        "--service-account-signing-key-file",
+        default="",
+        help="PEM private key (RSA or P-256) that signs service-account tokens (empty: "
+        "service-account.key in --data-dir, made on first start)",
+    )
+    p.add_argument(
+        "--service-account-key-file",
+        action="append",
+        default=[],
+        help="PEM file of keys that verify service-account tokens (may repeat; none: the "
+        "signing key)",
+    )
+    p.add_argument(
+        "--service-account-issuer",
+        action="append",
+        default=[],
+        help="issuer of service-account tokens (may repeat: the first issues, all are "
+        "accepted; none: https://kubernetes.default.svc.cluster.local)",
+    )
+    p.add_argument(
+        "--api-audiences",
+        default="",
+        help="comma-separated audiences service-account tokens must name (empty: the issuer)",
+    )
+    p.add_argument(
+        "--service-account-max-token-expiration",
+        default="0s",
+        help="longest lifetime a TokenRequest is granted (0s: no cap)",
     )
     p.add_argument(
         "--authorization-mode",

@@ -491,6 +491,190 @@ def _persistent_volume_claim(version: str) -> st.SearchStrategy[Obj]:
     )
 
 
+def _pod_template(version: str) -> st.SearchStrategy[Obj]:
+    return _fields({"metadata": object_meta(namespaced=True)}, {"template": pod_template_spec()})
+
+
+def _replication_controller(version: str) -> st.SearchStrategy[Obj]:
+    condition = _fields(
+        {"type": st.just("ReplicaFailure"), "status": st.sampled_from(["True", "False"])},
+        {
+            "lastTransitionTime": timestamp(),
+            "reason": st.just("FailedCreate"),
+            "message": st.text(max_size=20),
+        },
+    )
+    status = _fields(
+        {"replicas": small_nonneg()},
+        {
+            "fullyLabeledReplicas": small_nonneg(),
+            "readyReplicas": small_nonneg(),
+            "availableReplicas": small_nonneg(),
+            "observedGeneration": st.integers(0, 100),
+            "conditions": st.lists(condition, max_size=2),
+        },
+    )
+    spec = _fields(
+        {},
+        {
+            "replicas": small_nonneg(),
+            "minReadySeconds": small_nonneg(),
+            "selector": labels(),
+            "template": pod_template_spec(),
+        },
+    )
+    return _fields({"metadata": object_meta(namespaced=True), "spec": spec}, {"status": status})
+
+
+def _endpoints(version: str) -> st.SearchStrategy[Obj]:
+    address = _fields(
+        {"ip": st.sampled_from(["10.0.0.1", "192.168.1.20", "2001:db8::7"])},
+        {
+            "hostname": dns_label(),
+            "nodeName": dns_subdomain(),
+            "targetRef": _fields(
+                {"kind": st.just("Pod"), "name": dns_subdomain()},
+                {"namespace": dns_label(), "uid": uid(), "resourceVersion": resource_version()},
+            ),
+        },
+    )
+    port = _fields(
+        {"port": st.integers(1, 65535), "protocol": st.sampled_from(["TCP", "UDP", "SCTP"])},
+        {"name": dns_label(), "appProtocol": st.sampled_from(["http", "kubernetes.io/h2c"])},
+    )
+    subset = _fields(
+        {},
+        {
+            "addresses": st.lists(address, max_size=2),
+            "notReadyAddresses": st.lists(address, max_size=2),
+            "ports": st.lists(port, max_size=2),
+        },
+    )
+    return _fields(
+        {"metadata": object_meta(namespaced=True)}, {"subsets": st.lists(subset, max_size=2)}
+    )
+
+
+def _resource_list(names: list[str]) -> st.SearchStrategy[dict[str, str]]:
+    return st.dictionaries(st.sampled_from(names), quantity(), max_size=3)
+
+
+def _limit_range(version: str) -> st.SearchStrategy[Obj]:
+    names = ["cpu", "memory", "storage", "example.com/gpu"]
+    item = _fields(
+        {"type": st.sampled_from(["Pod", "Container", "PersistentVolumeClaim", "example.com/x"])},
+        {
+            field: _resource_list(names)
+            for field in ("max", "min", "default", "defaultRequest", "maxLimitRequestRatio")
+        },
+    )
+    return _fields(
+        {"metadata": object_meta(namespaced=True), "spec": _fields({"limits": st.lists(item)}, {})},
+        {},
+    )
+
+
+def _resource_quota(version: str) -> st.SearchStrategy[Obj]:
+    names = ["pods", "requests.cpu", "limits.memory", "services", "count/deployments.apps"]
+    expression = _fields(
+        {
+            "scopeName": st.sampled_from(["PriorityClass", "BestEffort", "Terminating"]),
+            "operator": st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist"]),
+        },
+        {"values": st.lists(dns_label(), max_size=2)},
+    )
+    spec = _fields(
+        {},
+        {
+            "hard": _resource_list(names),
+            "scopes": st.lists(st.sampled_from(["BestEffort", "NotTerminating"]), max_size=2),
+            "scopeSelector": _fields({}, {"matchExpressions": st.lists(expression, max_size=2)}),
+        },
+    )
+    status = _fields({}, {"hard": _resource_list(names), "used": _resource_list(names)})
+    return _fields({"metadata": object_meta(namespaced=True)}, {"spec": spec, "status": status})
+
+
+def _node(version: str) -> st.SearchStrategy[Obj]:
+    taint = _fields(
+        {"key": qualified_name(), "effect": st.sampled_from(["NoSchedule", "NoExecute"])},
+        {"value": label_value(), "timeAdded": timestamp()},
+    )
+    spec = _fields(
+        {},
+        {
+            "podCIDR": st.just("10.244.1.0/24"),
+            "podCIDRs": st.just(["10.244.1.0/24", "fd00:10:244:1::/64"]),
+            "providerID": st.just("kind://docker/kind/worker"),
+            "unschedulable": st.booleans(),
+            "taints": st.lists(taint, max_size=2),
+        },
+    )
+    condition = _fields(
+        {"type": st.sampled_from(["Ready", "MemoryPressure"]), "status": st.just("True")},
+        {
+            "lastHeartbeatTime": timestamp(),
+            "lastTransitionTime": timestamp(),
+            "reason": st.just("KubeletReady"),
+            "message": st.text(max_size=20),
+        },
+    )
+    address = _fields(
+        {"type": st.sampled_from(["InternalIP", "Hostname"]), "address": dns_label()}, {}
+    )
+    info = _fields(
+        {
+            key: st.text(max_size=8)
+            for key in (
+                "machineID",
+                "systemUUID",
+                "bootID",
+                "kernelVersion",
+                "osImage",
+                "containerRuntimeVersion",
+                "kubeletVersion",
+                "kubeProxyVersion",
+                "operatingSystem",
+                "architecture",
+            )
+        },
+        {"swap": _fields({}, {"capacity": st.integers(0, 2**40)})},
+    )
+    status = _fields(
+        {},
+        {
+            "capacity": st.dictionaries(st.sampled_from(["cpu", "memory", "pods"]), quantity()),
+            "allocatable": st.dictionaries(st.sampled_from(["cpu", "memory"]), quantity()),
+            "phase": st.just("Running"),
+            "conditions": st.lists(condition, max_size=2),
+            "addresses": st.lists(address, max_size=2),
+            "daemonEndpoints": st.just({"kubeletEndpoint": {"Port": 10250}}),
+            "nodeInfo": info,
+            "images": st.lists(
+                _fields(
+                    {"names": st.lists(st.just("nginx:1.27"), max_size=1)},
+                    {"sizeBytes": st.integers(0, 10**9)},
+                ),
+                max_size=2,
+            ),
+            "volumesInUse": st.lists(st.just("kubernetes.io/csi/x"), max_size=1),
+            "volumesAttached": st.lists(
+                _fields({"name": st.just("kubernetes.io/csi/x"), "devicePath": st.just("")}, {}),
+                max_size=1,
+            ),
+            "runtimeHandlers": st.lists(
+                _fields(
+                    {"name": st.just("runc")},
+                    {"features": _fields({}, {"recursiveReadOnlyMounts": st.booleans()})},
+                ),
+                max_size=1,
+            ),
+            "features": _fields({}, {"supplementalGroupsPolicy": st.booleans()}),
+        },
+    )
+    return _fields({"metadata": object_meta(namespaced=False)}, {"spec": spec, "status": status})
+
+
 def _pod(version: str) -> st.SearchStrategy[Obj]:
     return _fields(
         {"metadata": object_meta(namespaced=True), "spec": pod_spec()},
@@ -1784,6 +1968,342 @@ def _custom_resource_definition(version: str) -> st.SearchStrategy[Obj]:
     return _fields({"metadata": object_meta(namespaced=False)}, {"spec": spec, "status": status})
 
 
+def _admission_rule(named: bool) -> st.SearchStrategy[Obj]:
+    fields: dict[str, st.SearchStrategy[Any]] = {
+        "operations": st.lists(st.sampled_from(["CREATE", "UPDATE", "DELETE", "*"]), max_size=2),
+        "apiGroups": st.lists(st.sampled_from(["", "apps", "*"]), max_size=2),
+        "apiVersions": st.lists(st.sampled_from(["v1", "*"]), max_size=2),
+        "resources": st.lists(st.sampled_from(["pods", "deployments/scale", "*/*"]), max_size=2),
+        "scope": st.sampled_from(["*", "Cluster", "Namespaced"]),
+    }
+    if named:
+        fields["resourceNames"] = st.lists(dns_label(), max_size=2)
+    return _fields({}, fields)
+
+
+def _match_condition() -> st.SearchStrategy[Obj]:
+    return _fields(
+        {"name": dns_label(), "expression": st.sampled_from(["true", "object != null"])}, {}
+    )
+
+
+def _webhook(mutating: bool) -> st.SearchStrategy[Obj]:
+    service = _fields(
+        {"namespace": dns_label(), "name": dns_label()},
+        {"path": st.sampled_from(["/validate", "/"]), "port": int32(1, 65535)},
+    )
+    client_config = _fields(
+        {},
+        {
+            "url": st.sampled_from(["https://hooks.example.com/v", "https://10.0.0.1:8443"]),
+            "service": service,
+            "caBundle": st.sampled_from(["", "Ag==", "LS0tLS1CRUdJTg=="]),
+        },
+    )
+    optional: dict[str, st.SearchStrategy[Any]] = {
+        "rules": st.lists(_admission_rule(named=False), max_size=2),
+        "failurePolicy": st.sampled_from(["Fail", "Ignore"]),
+        "matchPolicy": st.sampled_from(["Exact", "Equivalent"]),
+        "namespaceSelector": label_selector(),
+        "objectSelector": label_selector(),
+        "sideEffects": st.sampled_from(["None", "NoneOnDryRun"]),
+        "timeoutSeconds": int32(1, 30),
+        "matchConditions": st.lists(_match_condition(), max_size=2),
+    }
+    if mutating:
+        optional["reinvocationPolicy"] = st.sampled_from(["Never", "IfNeeded"])
+    return _fields(
+        {
+            "name": st.sampled_from(["a.example.com", "hook.k8s.io"]),
+            "clientConfig": client_config,
+            "admissionReviewVersions": st.lists(st.sampled_from(["v1", "v1beta1"]), max_size=2),
+        },
+        optional,
+    )
+
+
+def _webhook_configuration(mutating: bool) -> StrategyFor:
+    def strategy(version: str) -> st.SearchStrategy[Obj]:
+        return _fields(
+            {"metadata": object_meta(namespaced=False)},
+            {"webhooks": st.lists(_webhook(mutating), max_size=2)},
+        )
+
+    return strategy
+
+
+def _match_resources() -> st.SearchStrategy[Obj]:
+    return _fields(
+        {},
+        {
+            "namespaceSelector": label_selector(),
+            "objectSelector": label_selector(),
+            "resourceRules": st.lists(_admission_rule(named=True), max_size=2),
+            "excludeResourceRules": st.lists(_admission_rule(named=True), max_size=1),
+            "matchPolicy": st.sampled_from(["Exact", "Equivalent"]),
+        },
+    )
+
+
+def _validating_admission_policy(version: str) -> st.SearchStrategy[Obj]:
+    validation = _fields(
+        {"expression": st.sampled_from(["object.spec.replicas < 5", "true"])},
+        {
+            "message": st.sampled_from(["too many", ""]),
+            "reason": st.sampled_from(["Invalid", "Forbidden"]),
+            "messageExpression": st.sampled_from(["'bad: ' + object.metadata.name"]),
+        },
+    )
+    spec = _fields(
+        {},
+        {
+            "paramKind": _fields({}, {"apiVersion": st.just("v1"), "kind": st.just("ConfigMap")}),
+            "matchConstraints": _match_resources(),
+            "validations": st.lists(validation, max_size=2),
+            "failurePolicy": st.sampled_from(["Fail", "Ignore"]),
+            "auditAnnotations": st.lists(
+                _fields({"key": dns_label(), "valueExpression": st.just("'x'")}, {}), max_size=1
+            ),
+            "matchConditions": st.lists(_match_condition(), max_size=1),
+            "variables": st.lists(
+                _fields({"name": st.sampled_from(["a", "b"]), "expression": st.just("1")}, {}),
+                max_size=2,
+            ),
+        },
+    )
+    warning = _fields(
+        {"fieldRef": st.just("spec.validations[0].expression"), "warning": st.just("w")}, {}
+    )
+    condition = _fields(
+        {"type": st.just("Ready"), "status": st.sampled_from(["True", "False"])},
+        {"reason": st.just("Done"), "lastTransitionTime": timestamp(), "message": st.just("m")},
+    )
+    status = _fields(
+        {},
+        {
+            "observedGeneration": small_nonneg(),
+            "typeChecking": _fields({}, {"expressionWarnings": st.lists(warning, max_size=1)}),
+            "conditions": st.lists(condition, max_size=1),
+        },
+    )
+    return _fields({"metadata": object_meta(namespaced=False)}, {"spec": spec, "status": status})
+
+
+def _validating_admission_policy_binding(version: str) -> st.SearchStrategy[Obj]:
+    param_ref = _fields(
+        {},
+        {
+            "name": dns_label(),
+            "namespace": dns_label(),
+            "selector": label_selector(),
+            "parameterNotFoundAction": st.sampled_from(["Deny", "Allow"]),
+        },
+    )
+    spec = _fields(
+        {},
+        {
+            "policyName": dns_label(),
+            "paramRef": param_ref,
+            "matchResources": _match_resources(),
+            "validationActions": st.lists(
+                st.sampled_from(["Deny", "Audit", "Warn"]), max_size=2, unique=True
+            ),
+        },
+    )
+    return _fields({"metadata": object_meta(namespaced=False)}, {"spec": spec})
+
+
+def _certificate_signing_request(version: str) -> st.SearchStrategy[Obj]:
+    spec = _fields(
+        {
+            "request": st.sampled_from(
+                ["AQ==", "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0K"]
+            ),
+            "signerName": st.sampled_from(["example.com/signer", "kubernetes.io/kubelet-serving"]),
+        },
+        {
+            "expirationSeconds": int32(600, 86400),
+            "usages": st.lists(
+                st.sampled_from(["client auth", "digital signature", "key encipherment"]),
+                max_size=2,
+            ),
+            "username": dns_label(),
+            "uid": uid(),
+            "groups": st.lists(st.sampled_from(["system:authenticated", "dev"]), max_size=2),
+            "extra": st.dictionaries(
+                dns_label(), st.lists(dns_label(), min_size=1, max_size=2), max_size=2
+            ),
+        },
+    )
+    condition = _fields(
+        {
+            "type": st.sampled_from(["Approved", "Denied", "Failed", "Custom"]),
+            "status": st.sampled_from(["True", "False"]),
+        },
+        {
+            "reason": st.just("KubectlApprove"),
+            "message": st.just("ok"),
+            "lastUpdateTime": timestamp(),
+            "lastTransitionTime": timestamp(),
+        },
+    )
+    status = _fields(
+        {},
+        {
+            "conditions": st.lists(condition, max_size=2),
+            "certificate": st.sampled_from(["Ag==", "LS0tLS0K"]),
+        },
+    )
+    return _fields({"metadata": object_meta(namespaced=False), "spec": spec}, {"status": status})
+
+
+def _endpoint_slice(version: str) -> st.SearchStrategy[Obj]:
+    name_ref = st.fixed_dictionaries({"name": dns_label()})
+    endpoint = _fields(
+        {
+            "addresses": st.lists(
+                st.sampled_from(["10.1.2.3", "10.1.2.4", "192.0.2.7"]), min_size=1, max_size=2
+            ),
+            "conditions": _fields(
+                {}, {"ready": st.booleans(), "serving": st.booleans(), "terminating": st.booleans()}
+            ),
+        },
+        {
+            "hostname": dns_label(),
+            "targetRef": _fields(
+                {"kind": st.just("Pod"), "name": dns_label()},
+                {"namespace": dns_label(), "uid": uid()},
+            ),
+            "deprecatedTopology": labels(),
+            "nodeName": dns_subdomain(),
+            "zone": st.sampled_from(["zone-a", "zone-b"]),
+            "hints": _fields(
+                {},
+                {
+                    "forZones": st.lists(name_ref, max_size=2),
+                    "forNodes": st.lists(name_ref, max_size=2),
+                },
+            ),
+        },
+    )
+    port = _fields(
+        {},
+        {
+            "name": st.one_of(st.just(""), dns_label()),
+            "protocol": st.sampled_from(["TCP", "UDP", "SCTP"]),
+            "port": st.integers(1, 65535),
+            "appProtocol": st.sampled_from(["http", "kubernetes.io/h2c"]),
+        },
+    )
+    return _fields(
+        {
+            "metadata": object_meta(namespaced=True),
+            "addressType": st.sampled_from(["IPv4", "IPv6", "FQDN"]),
+            "endpoints": st.lists(endpoint, max_size=2),
+        },
+        {"ports": st.lists(port, max_size=2)},
+    )
+
+
+def _network_policy(version: str) -> st.SearchStrategy[Obj]:
+    port = _fields(
+        {},
+        {
+            "protocol": st.sampled_from(["TCP", "UDP", "SCTP"]),
+            "port": st.one_of(st.integers(1, 65535), st.just("http")),
+            "endPort": st.integers(1, 65535),
+        },
+    )
+    peer = st.one_of(
+        _fields({}, {"podSelector": label_selector(), "namespaceSelector": label_selector()}),
+        st.fixed_dictionaries(
+            {
+                "ipBlock": _fields(
+                    {"cidr": st.sampled_from(["10.0.0.0/8", "2001:db8::/64"])},
+                    {"except": st.lists(st.just("10.1.0.0/16"), max_size=1)},
+                )
+            }
+        ),
+    )
+    ports = st.lists(port, max_size=2)
+    spec = _fields(
+        {"podSelector": label_selector()},
+        {
+            "ingress": st.lists(
+                _fields({}, {"ports": ports, "from": st.lists(peer, max_size=2)}), max_size=2
+            ),
+            "egress": st.lists(
+                _fields({}, {"ports": ports, "to": st.lists(peer, max_size=2)}), max_size=2
+            ),
+            "policyTypes": st.lists(st.sampled_from(["Ingress", "Egress"]), max_size=2),
+        },
+    )
+    return _fields({"metadata": object_meta(namespaced=True)}, {"spec": spec})
+
+
+def _priority_class(version: str) -> st.SearchStrategy[Obj]:
+    return _fields(
+        {"metadata": object_meta(namespaced=False), "value": int32()},
+        {
+            "globalDefault": st.booleans(),
+            "description": st.text(max_size=20),
+            "preemptionPolicy": st.sampled_from(["Never", "PreemptLowerPriority"]),
+        },
+    )
+
+
+def _runtime_class(version: str) -> st.SearchStrategy[Obj]:
+    toleration = _fields(
+        {"key": qualified_name(), "operator": st.sampled_from(["Exists", "Equal"])},
+        {
+            "effect": st.sampled_from(["NoSchedule", "NoExecute"]),
+            "value": label_value(),
+            "tolerationSeconds": st.integers(0, 3600),
+        },
+    )
+    scheduling = _fields(
+        {}, {"nodeSelector": labels(), "tolerations": st.lists(toleration, max_size=2)}
+    )
+    overhead = _fields(
+        {},
+        {"podFixed": st.dictionaries(st.sampled_from(["cpu", "memory"]), quantity(), max_size=2)},
+    )
+    return _fields(
+        {"metadata": object_meta(namespaced=False), "handler": dns_label()},
+        {"overhead": overhead, "scheduling": scheduling},
+    )
+
+
+def _api_service(version: str) -> st.SearchStrategy[Obj]:
+    # The round trip does not validate, so the name need not be <version>.<group>.
+    service = _fields(
+        {"namespace": dns_label(), "name": dns_label()}, {"port": st.integers(1, 65535)}
+    )
+    spec = _fields(
+        {
+            "service": st.one_of(st.none(), service),
+            "groupPriorityMinimum": st.integers(0, 20000),
+            "versionPriority": st.integers(0, 1000),
+        },
+        {
+            "group": dns_subdomain(),
+            "version": dns_label(),
+            "insecureSkipTLSVerify": st.just(True),
+            "caBundle": st.just("Y2E="),
+        },
+    )
+    condition = _fields(
+        {"type": st.just("Available"), "status": st.sampled_from(["True", "False", "Unknown"])},
+        {
+            "lastTransitionTime": timestamp(),
+            "reason": st.sampled_from(["Local", "ServiceNotFound"]),
+            "message": st.text(max_size=20),
+        },
+    )
+    status = _fields({}, {"conditions": st.lists(condition, min_size=1, max_size=2)})
+    return _fields({"metadata": object_meta(namespaced=False), "spec": spec, "status": status}, {})
+
+
 # ------------------------------------------------------------------------------- dispatch
 
 _BY_KIND: dict[tuple[str, str], StrategyFor] = {
@@ -1793,7 +2313,13 @@ _BY_KIND: dict[tuple[str, str], StrategyFor] = {
     ("", "Event"): _event,
     ("", "PersistentVolumeClaim"): _persistent_volume_claim,
     ("", "PersistentVolume"): _persistent_volume,
+    ("", "Endpoints"): _endpoints,
+    ("", "LimitRange"): _limit_range,
+    ("", "Node"): _node,
     ("", "Pod"): _pod,
+    ("", "PodTemplate"): _pod_template,
+    ("", "ReplicationController"): _replication_controller,
+    ("", "ResourceQuota"): _resource_quota,
     ("", "Service"): _service,
     ("", "ServiceAccount"): _service_account,
     ("apps", "ControllerRevision"): _controller_revision,
@@ -1808,11 +2334,27 @@ _BY_KIND: dict[tuple[str, str], StrategyFor] = {
     ("policy", "PodDisruptionBudget"): _pod_disruption_budget,
     ("networking.k8s.io", "Ingress"): _ingress,
     ("networking.k8s.io", "IngressClass"): _ingress_class,
+    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): _webhook_configuration(
+        mutating=False
+    ),
+    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): _webhook_configuration(
+        mutating=True
+    ),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): _validating_admission_policy,
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): (
+        _validating_admission_policy_binding
+    ),
+    ("certificates.k8s.io", "CertificateSigningRequest"): _certificate_signing_request,
     ("storage.k8s.io", "StorageClass"): _storage_class,
     ("storage.k8s.io", "CSIDriver"): _csi_driver,
     ("storage.k8s.io", "CSINode"): _csi_node,
     ("storage.k8s.io", "VolumeAttachment"): _volume_attachment,
+    ("discovery.k8s.io", "EndpointSlice"): _endpoint_slice,
+    ("networking.k8s.io", "NetworkPolicy"): _network_policy,
+    ("node.k8s.io", "RuntimeClass"): _runtime_class,
+    ("scheduling.k8s.io", "PriorityClass"): _priority_class,
     ("apiextensions.k8s.io", "CustomResourceDefinition"): _custom_resource_definition,
+    ("apiregistration.k8s.io", "APIService"): _api_service,
     ("rbac.authorization.k8s.io", "Role"): _rbac_role(namespaced=True),
     ("rbac.authorization.k8s.io", "ClusterRole"): _rbac_role(namespaced=False),
     ("rbac.authorization.k8s.io", "RoleBinding"): _rbac_binding(namespaced=True),

@@ -207,6 +207,10 @@ _CORE_V1: dict[str, dict[str, _Tags]] = {
     "ServiceStatus": _CONDITIONS,
     "ServiceAccount": {"secrets": _merge("name")},
     "NamespaceStatus": _CONDITIONS,
+    "NodeSpec": {"podCIDRs": _MERGE_SET},
+    "NodeStatus": {"conditions": _merge("type"), "addresses": _merge("type")},
+    "ReplicationControllerSpec": {"selector": _ATOMIC_MAP},
+    "ReplicationControllerStatus": _CONDITIONS,
     "NodeAllocatableResourceClaimStatus": {
         "containers": _SET,
         "mapping": _merge("name"),
@@ -274,12 +278,33 @@ _TAGS: dict[str, dict[str, dict[str, _Tags]]] = {
     "k8s.io.api.autoscaling.v2": {"HorizontalPodAutoscalerStatus": _CONDITIONS},
     "k8s.io.api.batch.v1": _BATCH_V1,
     "k8s.io.api.coordination.v1": {},
-    # Every list of an Ingress or IngressClass is atomic; no patch strategy.
+    # EndpointSlice's endpoints and ports are atomic; an endpoint's addresses a set.
+    "k8s.io.api.discovery.v1": {"Endpoint": {"addresses": _SET}},
+    # Every list of an Ingress, IngressClass or NetworkPolicy is atomic; no patch strategy.
     "k8s.io.api.networking.v1": {},
+    "k8s.io.api.admissionregistration.v1": {
+        "ValidatingWebhookConfiguration": {"webhooks": _merge("name")},
+        "MutatingWebhookConfiguration": {"webhooks": _merge("name")},
+        "ValidatingWebhook": {"matchConditions": _merge("name")},
+        "MutatingWebhook": {"matchConditions": _merge("name")},
+        "ValidatingAdmissionPolicySpec": {
+            "matchConditions": _merge("name"),
+            "variables": _merge("name"),
+        },
+        # +listType=map +listMapKey=type, without a patch strategy.
+        "ValidatingAdmissionPolicyStatus": {"conditions": _map_list("type")},
+    },
+    "k8s.io.api.certificates.v1": {
+        # +listType=map +listMapKey=type, without a patch strategy.
+        "CertificateSigningRequestStatus": {"conditions": _map_list("type")},
+    },
+    # RuntimeClass's tolerations are atomic; no patch strategy.
+    "k8s.io.api.node.v1": {},
     "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1": {
         # +listType=map +listMapKey=type; everything else of the CRD types is atomic.
         "CustomResourceDefinitionStatus": {"conditions": _map_list("type")},
     },
+    "k8s.io.kube_aggregator.pkg.apis.apiregistration.v1": {"APIServiceStatus": _CONDITIONS},
     "k8s.io.api.policy.v1": {
         # A strategic merge patch replaces the selector whole rather than merging into it.
         "PodDisruptionBudgetSpec": {"selector": _Tags(patch_strategy="replace")},
@@ -292,6 +317,7 @@ _TAGS: dict[str, dict[str, dict[str, _Tags]]] = {
         "CSINodeSpec": {"drivers": _merge("name")},
         "CSINodeStatus": {"storageHealth": _merge("name")},
     },
+    "k8s.io.api.scheduling.v1": {},
     META_V1_PACKAGE: _META_V1,
 }
 

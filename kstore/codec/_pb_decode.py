@@ -281,6 +281,14 @@ def _entry_st(b: bytes, p: int, q: int) -> tuple[str, str | None]:
     return key, (None if vp < 0 else dec_time(b, vp, vq))
 
 
+def _entry_sl(b: bytes, p: int, q: int) -> tuple[str, list[str] | None]:
+    # map<string, named []string> (CertificateSigningRequestSpec.extra): an absent or empty
+    # value decodes, as in Go, to a nil slice, JSON null.
+    key, vp, vq = _entry(b, p, q)
+    items = None if vp < 0 else _items_list(b, vp, vq)
+    return key, (items or None)
+
+
 _ns.update(
     _over=_over,
     _uvr=read_uvarint,
@@ -291,6 +299,7 @@ _ns.update(
     _entry_sb=_entry_sb,
     _entry_sq=_entry_sq,
     _entry_st=_entry_st,
+    _entry_sl=_entry_sl,
     _rawx_reader=_raw_json,
 )
 _SPECIAL: dict[int, tuple[str, Callable[[bytes, int, int], Any], Any]] = {
@@ -316,9 +325,12 @@ _ENTRY_HELPERS = {
 
 def _entry_helper(f: FieldPlan) -> str:
     """The helper reading one entry of map ``f``: by value scalar, and for message values by
-    their JSON form (Quantity, or Time as in PodDisruptionBudgetStatus.disruptedPods)."""
+    their JSON form (Quantity, Time as in PodDisruptionBudgetStatus.disruptedPods, a string list
+    as in CertificateSigningRequestSpec.extra)."""
     if f.map_value is Scalar.MESSAGE and f.form == JsonKind.TIME:
         return "_entry_st"
+    if f.map_value is Scalar.MESSAGE and f.form == JsonKind.ITEMS_LIST:
+        return "_entry_sl"
     return _ENTRY_HELPERS[f.map_value]
 
 

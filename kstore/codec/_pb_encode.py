@@ -226,6 +226,18 @@ def _map_st(w: bytearray, tag: bytes, m: Any) -> None:
         w += tag + uvarint(len(body)) + body
 
 
+def _map_sl(w: bytearray, tag: bytes, m: Any) -> None:
+    """map<string, named []string> (CertificateSigningRequestSpec.extra): every value written,
+    a null one as an empty message."""
+    if m.__class__ is not dict:
+        _not_a_map(m)
+    for k in sorted(m):
+        key = k.encode()
+        x = m[k]
+        body = b"\x0a" + uvarint(len(key)) + key + b"\x12" + _items_list([] if x is None else x)
+        w += tag + uvarint(len(body)) + body
+
+
 _ns.update(
     _bad=_bad,
     _list=_list,
@@ -238,6 +250,7 @@ _ns.update(
     _map_sb=_map_sb,
     _map_sq=_map_sq,
     _map_st=_map_st,
+    _map_sl=_map_sl,
 )
 _SPECIAL = {
     JsonKind.TIME: ("_time", enc_time),
@@ -402,8 +415,11 @@ def _field_source(f: FieldPlan, getter: str) -> list[str]:
     t = repr(tag)
     get = "v = d" if f.inline else f"v = {getter}({f.name!r})"
     if f.is_map:
-        timed = f.map_value is Scalar.MESSAGE and f.form == JsonKind.TIME
-        helper = "_map_st" if timed else _MAP_HELPERS[f.map_value]
+        helper = _MAP_HELPERS[f.map_value]
+        if f.map_value is Scalar.MESSAGE and f.form == JsonKind.TIME:
+            helper = "_map_st"
+        elif f.map_value is Scalar.MESSAGE and f.form == JsonKind.ITEMS_LIST:
+            helper = "_map_sl"
         return [get, "if v:", f"    {helper}(w, {t}, v)"]
     if f.repeated:
         return [

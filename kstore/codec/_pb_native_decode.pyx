@@ -49,25 +49,34 @@ P_d_k8s_io_api_coordination_v1_LeaseList = None
 P_d_k8s_io_api_coordination_v1_LeaseSpec = None
 P_d_k8s_io_api_core_v1_Affinity = None
 P_d_k8s_io_api_core_v1_AppArmorProfile = None
+P_d_k8s_io_api_core_v1_AttachedVolume = None
 P_d_k8s_io_api_core_v1_Capabilities = None
 P_d_k8s_io_api_core_v1_ClientIPConfig = None
 P_d_k8s_io_api_core_v1_ConfigMap = None
 P_d_k8s_io_api_core_v1_ConfigMapEnvSource = None
 P_d_k8s_io_api_core_v1_ConfigMapKeySelector = None
 P_d_k8s_io_api_core_v1_ConfigMapList = None
+P_d_k8s_io_api_core_v1_ConfigMapNodeConfigSource = None
 P_d_k8s_io_api_core_v1_ConfigMapProjection = None
 P_d_k8s_io_api_core_v1_ConfigMapVolumeSource = None
 P_d_k8s_io_api_core_v1_Container = None
+P_d_k8s_io_api_core_v1_ContainerImage = None
 P_d_k8s_io_api_core_v1_ContainerPort = None
 P_d_k8s_io_api_core_v1_ContainerState = None
 P_d_k8s_io_api_core_v1_ContainerStateRunning = None
 P_d_k8s_io_api_core_v1_ContainerStateTerminated = None
 P_d_k8s_io_api_core_v1_ContainerStateWaiting = None
 P_d_k8s_io_api_core_v1_ContainerStatus = None
+P_d_k8s_io_api_core_v1_DaemonEndpoint = None
 P_d_k8s_io_api_core_v1_DownwardAPIProjection = None
 P_d_k8s_io_api_core_v1_DownwardAPIVolumeFile = None
 P_d_k8s_io_api_core_v1_DownwardAPIVolumeSource = None
 P_d_k8s_io_api_core_v1_EmptyDirVolumeSource = None
+P_d_k8s_io_api_core_v1_EndpointAddress = None
+P_d_k8s_io_api_core_v1_EndpointPort = None
+P_d_k8s_io_api_core_v1_EndpointSubset = None
+P_d_k8s_io_api_core_v1_Endpoints = None
+P_d_k8s_io_api_core_v1_EndpointsList = None
 P_d_k8s_io_api_core_v1_EnvFromSource = None
 P_d_k8s_io_api_core_v1_EnvVar = None
 P_d_k8s_io_api_core_v1_EnvVarSource = None
@@ -94,10 +103,25 @@ P_d_k8s_io_api_core_v1_NamespaceCondition = None
 P_d_k8s_io_api_core_v1_NamespaceList = None
 P_d_k8s_io_api_core_v1_NamespaceSpec = None
 P_d_k8s_io_api_core_v1_NamespaceStatus = None
+P_d_k8s_io_api_core_v1_Node = None
+P_d_k8s_io_api_core_v1_NodeAddress = None
 P_d_k8s_io_api_core_v1_NodeAffinity = None
+P_d_k8s_io_api_core_v1_NodeCondition = None
+P_d_k8s_io_api_core_v1_NodeConfigSource = None
+P_d_k8s_io_api_core_v1_NodeConfigStatus = None
+P_d_k8s_io_api_core_v1_NodeDaemonEndpoints = None
+P_d_k8s_io_api_core_v1_NodeFeatures = None
+P_d_k8s_io_api_core_v1_NodeList = None
+P_d_k8s_io_api_core_v1_NodePodPreemptionPolicy = None
+P_d_k8s_io_api_core_v1_NodeRuntimeHandler = None
+P_d_k8s_io_api_core_v1_NodeRuntimeHandlerFeatures = None
 P_d_k8s_io_api_core_v1_NodeSelector = None
 P_d_k8s_io_api_core_v1_NodeSelectorRequirement = None
 P_d_k8s_io_api_core_v1_NodeSelectorTerm = None
+P_d_k8s_io_api_core_v1_NodeSpec = None
+P_d_k8s_io_api_core_v1_NodeStatus = None
+P_d_k8s_io_api_core_v1_NodeSwapStatus = None
+P_d_k8s_io_api_core_v1_NodeSystemInfo = None
 P_d_k8s_io_api_core_v1_ObjectFieldSelector = None
 P_d_k8s_io_api_core_v1_ObjectReference = None
 P_d_k8s_io_api_core_v1_PersistentVolumeClaim = None
@@ -148,6 +172,7 @@ P_d_k8s_io_api_core_v1_SessionAffinityConfig = None
 P_d_k8s_io_api_core_v1_SleepAction = None
 P_d_k8s_io_api_core_v1_Sysctl = None
 P_d_k8s_io_api_core_v1_TCPSocketAction = None
+P_d_k8s_io_api_core_v1_Taint = None
 P_d_k8s_io_api_core_v1_Toleration = None
 P_d_k8s_io_api_core_v1_TopologySpreadConstraint = None
 P_d_k8s_io_api_core_v1_TypedLocalObjectReference = None
@@ -161,6 +186,14 @@ P_d_k8s_io_api_core_v1_VolumeProjection = None
 P_d_k8s_io_api_core_v1_VolumeResourceRequirements = None
 P_d_k8s_io_api_core_v1_VolumeSource = None
 P_d_k8s_io_api_core_v1_WeightedPodAffinityTerm = None
+P_d_k8s_io_api_discovery_v1_Endpoint = None
+P_d_k8s_io_api_discovery_v1_EndpointConditions = None
+P_d_k8s_io_api_discovery_v1_EndpointHints = None
+P_d_k8s_io_api_discovery_v1_EndpointPort = None
+P_d_k8s_io_api_discovery_v1_EndpointSlice = None
+P_d_k8s_io_api_discovery_v1_EndpointSliceList = None
+P_d_k8s_io_api_discovery_v1_ForNode = None
+P_d_k8s_io_api_discovery_v1_ForZone = None
 P_d_k8s_io_api_scheduling_v1alpha3_TopologyConstraint = None
 P_d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupAllDisruptionMode = None
 P_d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupBasicSchedulingPolicy = None
@@ -189,6 +222,7 @@ P_d_k8s_io_apimachinery_pkg_apis_meta_v1_WatchEvent = None
 _b64 = None
 _dur = None
 _entry_sb = None
+_entry_sl = None
 _entry_sq_py = None
 _entry_ss_py = None
 _entry_st = None
@@ -2461,6 +2495,34 @@ cdef dict K_d_k8s_io_api_core_v1_AppArmorProfile = {}
 cdef dict C_d_k8s_io_api_core_v1_AppArmorProfile(bytes b, Py_ssize_t p, Py_ssize_t q):
     return _leaf(K_d_k8s_io_api_core_v1_AppArmorProfile, d_k8s_io_api_core_v1_AppArmorProfile, b, p, q)
 
+cdef int d_k8s_io_api_core_v1_AttachedVolume(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.AttachedVolume
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['name'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['name'] = ""
+    if t == 18:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['devicePath'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['devicePath'] = ""
+    if p != e:
+        _rest(P_d_k8s_io_api_core_v1_AttachedVolume, b, p, e, r)
+
+cdef dict K_d_k8s_io_api_core_v1_AttachedVolume = {}
+
+
+cdef dict C_d_k8s_io_api_core_v1_AttachedVolume(bytes b, Py_ssize_t p, Py_ssize_t q):
+    return _leaf(K_d_k8s_io_api_core_v1_AttachedVolume, d_k8s_io_api_core_v1_AttachedVolume, b, p, q)
+
 cdef int d_k8s_io_api_core_v1_Capabilities(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.Capabilities
     cdef Py_ssize_t t, n, s, q
     t = _tag(b, p, e)
@@ -2632,6 +2694,60 @@ cdef int d_k8s_io_api_core_v1_ConfigMapList(bytes b, Py_ssize_t p, Py_ssize_t e,
         r['items'] = None
     if p != e:
         _rest(P_d_k8s_io_api_core_v1_ConfigMapList, b, p, e, r)
+
+cdef int d_k8s_io_api_core_v1_ConfigMapNodeConfigSource(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.ConfigMapNodeConfigSource
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['namespace'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['namespace'] = ""
+    if t == 18:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['name'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['name'] = ""
+    if t == 26:
+        if b[p + 1] == 0:
+            p += 2
+        else:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            r['uid'] = b[s:q].decode()
+            p = q
+        t = _tag(b, p, e)
+    if t == 34:
+        if b[p + 1] == 0:
+            p += 2
+        else:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            r['resourceVersion'] = b[s:q].decode()
+            p = q
+        t = _tag(b, p, e)
+    if t == 42:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['kubeletConfigKey'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['kubeletConfigKey'] = ""
+    if p != e:
+        _rest(P_d_k8s_io_api_core_v1_ConfigMapNodeConfigSource, b, p, e, r)
+
+cdef dict K_d_k8s_io_api_core_v1_ConfigMapNodeConfigSource = {}
+
+
+cdef dict C_d_k8s_io_api_core_v1_ConfigMapNodeConfigSource(bytes b, Py_ssize_t p, Py_ssize_t q):
+    return _leaf(K_d_k8s_io_api_core_v1_ConfigMapNodeConfigSource, d_k8s_io_api_core_v1_ConfigMapNodeConfigSource, b, p, q)
 
 cdef int d_k8s_io_api_core_v1_ConfigMapProjection(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.ConfigMapProjection
     cdef Py_ssize_t t, n, s, q
@@ -2920,6 +3036,28 @@ cdef int d_k8s_io_api_core_v1_Container(bytes b, Py_ssize_t p, Py_ssize_t e, dic
         r['restartPolicyRules'] = l
     if p != e:
         _rest(P_d_k8s_io_api_core_v1_Container, b, p, e, r)
+
+cdef int d_k8s_io_api_core_v1_ContainerImage(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.ContainerImage
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        l = []
+        while t == 10:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            l.append(b[s:q].decode())
+            p = q
+            t = _tag(b, p, e)
+        r['names'] = l
+    else:
+        r['names'] = None
+    if t == 16:
+        v = _vint(_i64, b, p + 1, &p)
+        if v:
+            r['sizeBytes'] = v
+        t = _tag(b, p, e)
+    if p != e:
+        _rest(P_d_k8s_io_api_core_v1_ContainerImage, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_ContainerPort(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.ContainerPort
     cdef Py_ssize_t t, n, s, q
@@ -3246,6 +3384,24 @@ cdef int d_k8s_io_api_core_v1_ContainerStatus(bytes b, Py_ssize_t p, Py_ssize_t 
     if p != e:
         _rest(P_d_k8s_io_api_core_v1_ContainerStatus, b, p, e, r)
 
+cdef int d_k8s_io_api_core_v1_DaemonEndpoint(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.DaemonEndpoint
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 8:
+        v = _vint(_i32, b, p + 1, &p)
+        r['Port'] = v
+        t = _tag(b, p, e)
+    else:
+        r['Port'] = 0
+    if p != e:
+        _rest(P_d_k8s_io_api_core_v1_DaemonEndpoint, b, p, e, r)
+
+cdef dict K_d_k8s_io_api_core_v1_DaemonEndpoint = {}
+
+
+cdef dict C_d_k8s_io_api_core_v1_DaemonEndpoint(bytes b, Py_ssize_t p, Py_ssize_t q):
+    return _leaf(K_d_k8s_io_api_core_v1_DaemonEndpoint, d_k8s_io_api_core_v1_DaemonEndpoint, b, p, q)
+
 cdef int d_k8s_io_api_core_v1_DownwardAPIProjection(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.DownwardAPIProjection
     cdef Py_ssize_t t, n, s, q
     t = _tag(b, p, e)
@@ -3352,6 +3508,180 @@ cdef dict K_d_k8s_io_api_core_v1_EmptyDirVolumeSource = {}
 
 cdef dict C_d_k8s_io_api_core_v1_EmptyDirVolumeSource(bytes b, Py_ssize_t p, Py_ssize_t q):
     return _leaf(K_d_k8s_io_api_core_v1_EmptyDirVolumeSource, d_k8s_io_api_core_v1_EmptyDirVolumeSource, b, p, q)
+
+cdef int d_k8s_io_api_core_v1_EndpointAddress(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.EndpointAddress
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['ip'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['ip'] = ""
+    if t == 18:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['targetRef'] = C_d_k8s_io_api_core_v1_ObjectReference(b, s, q)
+        p = q
+        t = _tag(b, p, e)
+    if t == 26:
+        if b[p + 1] == 0:
+            p += 2
+        else:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            r['hostname'] = b[s:q].decode()
+            p = q
+        t = _tag(b, p, e)
+    if t == 34:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['nodeName'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    if p != e:
+        _rest(P_d_k8s_io_api_core_v1_EndpointAddress, b, p, e, r)
+
+cdef int d_k8s_io_api_core_v1_EndpointPort(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.EndpointPort
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        if b[p + 1] == 0:
+            p += 2
+        else:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            r['name'] = b[s:q].decode()
+            p = q
+        t = _tag(b, p, e)
+    if t == 16:
+        v = _vint(_i32, b, p + 1, &p)
+        r['port'] = v
+        t = _tag(b, p, e)
+    else:
+        r['port'] = 0
+    if t == 26:
+        if b[p + 1] == 0:
+            p += 2
+        else:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            r['protocol'] = b[s:q].decode()
+            p = q
+        t = _tag(b, p, e)
+    if t == 34:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['appProtocol'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    if p != e:
+        _rest(P_d_k8s_io_api_core_v1_EndpointPort, b, p, e, r)
+
+cdef dict K_d_k8s_io_api_core_v1_EndpointPort = {}
+
+
+cdef dict C_d_k8s_io_api_core_v1_EndpointPort(bytes b, Py_ssize_t p, Py_ssize_t q):
+    return _leaf(K_d_k8s_io_api_core_v1_EndpointPort, d_k8s_io_api_core_v1_EndpointPort, b, p, q)
+
+cdef int d_k8s_io_api_core_v1_EndpointSubset(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.EndpointSubset
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        l = []
+        while t == 10:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            x = {}
+            d_k8s_io_api_core_v1_EndpointAddress(b, s, q, x)
+            l.append(x)
+            p = q
+            t = _tag(b, p, e)
+        r['addresses'] = l
+    if t == 18:
+        l = []
+        while t == 18:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            x = {}
+            d_k8s_io_api_core_v1_EndpointAddress(b, s, q, x)
+            l.append(x)
+            p = q
+            t = _tag(b, p, e)
+        r['notReadyAddresses'] = l
+    if t == 26:
+        l = []
+        while t == 26:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            l.append(C_d_k8s_io_api_core_v1_EndpointPort(b, s, q))
+            p = q
+            t = _tag(b, p, e)
+        r['ports'] = l
+    if p != e:
+        _rest(P_d_k8s_io_api_core_v1_EndpointSubset, b, p, e, r)
+
+cdef int d_k8s_io_api_core_v1_Endpoints(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.Endpoints
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_apimachinery_pkg_apis_meta_v1_ObjectMeta(b, s, q, x)
+        r['metadata'] = x
+        p = q
+        t = _tag(b, p, e)
+    else:
+        x = {}
+        d_k8s_io_apimachinery_pkg_apis_meta_v1_ObjectMeta(b'', 0, 0, x)
+        r['metadata'] = x
+    if t == 18:
+        l = []
+        while t == 18:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            x = {}
+            d_k8s_io_api_core_v1_EndpointSubset(b, s, q, x)
+            l.append(x)
+            p = q
+            t = _tag(b, p, e)
+        r['subsets'] = l
+    if p != e:
+        _rest(P_d_k8s_io_api_core_v1_Endpoints, b, p, e, r)
+
+cdef int d_k8s_io_api_core_v1_EndpointsList(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.EndpointsList
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_apimachinery_pkg_apis_meta_v1_ListMeta(b, s, q, x)
+        r['metadata'] = x
+        p = q
+        t = _tag(b, p, e)
+    else:
+        x = {}
+        d_k8s_io_apimachinery_pkg_apis_meta_v1_ListMeta(b'', 0, 0, x)
+        r['metadata'] = x
+    if t == 18:
+        l = []
+        while t == 18:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            x = {}
+            d_k8s_io_api_core_v1_Endpoints(b, s, q, x)
+            l.append(x)
+            p = q
+            t = _tag(b, p, e)
+        r['items'] = l
+    else:
+        r['items'] = None
+    if p != e:
+        _rest(P_d_k8s_io_api_core_v1_EndpointsList, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_EnvFromSource(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.EnvFromSource
     cdef Py_ssize_t t, n, s, q
@@ -4234,6 +4564,76 @@ cdef int d_k8s_io_api_core_v1_NamespaceStatus(bytes b, Py_ssize_t p, Py_ssize_t 
     if p != e:
         _rest(P_d_k8s_io_api_core_v1_NamespaceStatus, b, p, e, r)
 
+cdef int d_k8s_io_api_core_v1_Node(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.Node
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_apimachinery_pkg_apis_meta_v1_ObjectMeta(b, s, q, x)
+        r['metadata'] = x
+        p = q
+        t = _tag(b, p, e)
+    else:
+        x = {}
+        d_k8s_io_apimachinery_pkg_apis_meta_v1_ObjectMeta(b'', 0, 0, x)
+        r['metadata'] = x
+    if t == 18:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_api_core_v1_NodeSpec(b, s, q, x)
+        r['spec'] = x
+        p = q
+        t = _tag(b, p, e)
+    else:
+        x = {}
+        d_k8s_io_api_core_v1_NodeSpec(b'', 0, 0, x)
+        r['spec'] = x
+    if t == 26:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_api_core_v1_NodeStatus(b, s, q, x)
+        r['status'] = x
+        p = q
+        t = _tag(b, p, e)
+    else:
+        x = {}
+        d_k8s_io_api_core_v1_NodeStatus(b'', 0, 0, x)
+        r['status'] = x
+    if p != e:
+        _rest(P_d_k8s_io_api_core_v1_Node, b, p, e, r)
+
+cdef int d_k8s_io_api_core_v1_NodeAddress(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.NodeAddress
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['type'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['type'] = ""
+    if t == 18:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['address'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['address'] = ""
+    if p != e:
+        _rest(P_d_k8s_io_api_core_v1_NodeAddress, b, p, e, r)
+
+cdef dict K_d_k8s_io_api_core_v1_NodeAddress = {}
+
+
+cdef dict C_d_k8s_io_api_core_v1_NodeAddress(bytes b, Py_ssize_t p, Py_ssize_t q):
+    return _leaf(K_d_k8s_io_api_core_v1_NodeAddress, d_k8s_io_api_core_v1_NodeAddress, b, p, q)
+
 cdef int d_k8s_io_api_core_v1_NodeAffinity(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.NodeAffinity
     cdef Py_ssize_t t, n, s, q
     t = _tag(b, p, e)
@@ -4258,6 +4658,240 @@ cdef int d_k8s_io_api_core_v1_NodeAffinity(bytes b, Py_ssize_t p, Py_ssize_t e, 
         r['preferredDuringSchedulingIgnoredDuringExecution'] = l
     if p != e:
         _rest(P_d_k8s_io_api_core_v1_NodeAffinity, b, p, e, r)
+
+cdef int d_k8s_io_api_core_v1_NodeCondition(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.NodeCondition
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['type'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['type'] = ""
+    if t == 18:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['status'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['status'] = ""
+    if t == 26:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['lastHeartbeatTime'] = _time(b, s, q)
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['lastHeartbeatTime'] = None
+    if t == 34:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['lastTransitionTime'] = _time(b, s, q)
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['lastTransitionTime'] = None
+    if t == 42:
+        if b[p + 1] == 0:
+            p += 2
+        else:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            r['reason'] = b[s:q].decode()
+            p = q
+        t = _tag(b, p, e)
+    if t == 50:
+        if b[p + 1] == 0:
+            p += 2
+        else:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            r['message'] = b[s:q].decode()
+            p = q
+        t = _tag(b, p, e)
+    if p != e:
+        _rest(P_d_k8s_io_api_core_v1_NodeCondition, b, p, e, r)
+
+cdef dict K_d_k8s_io_api_core_v1_NodeCondition = {}
+
+
+cdef dict C_d_k8s_io_api_core_v1_NodeCondition(bytes b, Py_ssize_t p, Py_ssize_t q):
+    return _leaf(K_d_k8s_io_api_core_v1_NodeCondition, d_k8s_io_api_core_v1_NodeCondition, b, p, q)
+
+cdef int d_k8s_io_api_core_v1_NodeConfigSource(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.NodeConfigSource
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 18:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['configMap'] = C_d_k8s_io_api_core_v1_ConfigMapNodeConfigSource(b, s, q)
+        p = q
+        t = _tag(b, p, e)
+    if p != e:
+        _rest(P_d_k8s_io_api_core_v1_NodeConfigSource, b, p, e, r)
+
+cdef int d_k8s_io_api_core_v1_NodeConfigStatus(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.NodeConfigStatus
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_api_core_v1_NodeConfigSource(b, s, q, x)
+        r['assigned'] = x
+        p = q
+        t = _tag(b, p, e)
+    if t == 18:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_api_core_v1_NodeConfigSource(b, s, q, x)
+        r['active'] = x
+        p = q
+        t = _tag(b, p, e)
+    if t == 26:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_api_core_v1_NodeConfigSource(b, s, q, x)
+        r['lastKnownGood'] = x
+        p = q
+        t = _tag(b, p, e)
+    if t == 34:
+        if b[p + 1] == 0:
+            p += 2
+        else:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            r['error'] = b[s:q].decode()
+            p = q
+        t = _tag(b, p, e)
+    if p != e:
+        _rest(P_d_k8s_io_api_core_v1_NodeConfigStatus, b, p, e, r)
+
+cdef int d_k8s_io_api_core_v1_NodeDaemonEndpoints(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.NodeDaemonEndpoints
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['kubeletEndpoint'] = C_d_k8s_io_api_core_v1_DaemonEndpoint(b, s, q)
+        p = q
+        t = _tag(b, p, e)
+    else:
+        x = {}
+        d_k8s_io_api_core_v1_DaemonEndpoint(b'', 0, 0, x)
+        r['kubeletEndpoint'] = x
+    if p != e:
+        _rest(P_d_k8s_io_api_core_v1_NodeDaemonEndpoints, b, p, e, r)
+
+cdef int d_k8s_io_api_core_v1_NodeFeatures(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.NodeFeatures
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 8:
+        v = _vint(_uvr, b, p + 1, &p)
+        v = v != 0
+        r['supplementalGroupsPolicy'] = v
+        t = _tag(b, p, e)
+    if p != e:
+        _rest(P_d_k8s_io_api_core_v1_NodeFeatures, b, p, e, r)
+
+cdef dict K_d_k8s_io_api_core_v1_NodeFeatures = {}
+
+
+cdef dict C_d_k8s_io_api_core_v1_NodeFeatures(bytes b, Py_ssize_t p, Py_ssize_t q):
+    return _leaf(K_d_k8s_io_api_core_v1_NodeFeatures, d_k8s_io_api_core_v1_NodeFeatures, b, p, q)
+
+cdef int d_k8s_io_api_core_v1_NodeList(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.NodeList
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_apimachinery_pkg_apis_meta_v1_ListMeta(b, s, q, x)
+        r['metadata'] = x
+        p = q
+        t = _tag(b, p, e)
+    else:
+        x = {}
+        d_k8s_io_apimachinery_pkg_apis_meta_v1_ListMeta(b'', 0, 0, x)
+        r['metadata'] = x
+    if t == 18:
+        l = []
+        while t == 18:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            x = {}
+            d_k8s_io_api_core_v1_Node(b, s, q, x)
+            l.append(x)
+            p = q
+            t = _tag(b, p, e)
+        r['items'] = l
+    else:
+        r['items'] = None
+    if p != e:
+        _rest(P_d_k8s_io_api_core_v1_NodeList, b, p, e, r)
+
+cdef int d_k8s_io_api_core_v1_NodePodPreemptionPolicy(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.NodePodPreemptionPolicy
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        l = []
+        while t == 10:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            l.append(b[s:q].decode())
+            p = q
+            t = _tag(b, p, e)
+        r['disableResizePreemption'] = l
+    if p != e:
+        _rest(P_d_k8s_io_api_core_v1_NodePodPreemptionPolicy, b, p, e, r)
+
+cdef int d_k8s_io_api_core_v1_NodeRuntimeHandler(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.NodeRuntimeHandler
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['name'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['name'] = ""
+    if t == 18:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['features'] = C_d_k8s_io_api_core_v1_NodeRuntimeHandlerFeatures(b, s, q)
+        p = q
+        t = _tag(b, p, e)
+    if p != e:
+        _rest(P_d_k8s_io_api_core_v1_NodeRuntimeHandler, b, p, e, r)
+
+cdef int d_k8s_io_api_core_v1_NodeRuntimeHandlerFeatures(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.NodeRuntimeHandlerFeatures
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 8:
+        v = _vint(_uvr, b, p + 1, &p)
+        v = v != 0
+        r['recursiveReadOnlyMounts'] = v
+        t = _tag(b, p, e)
+    if t == 16:
+        v = _vint(_uvr, b, p + 1, &p)
+        v = v != 0
+        r['userNamespaces'] = v
+        t = _tag(b, p, e)
+    if p != e:
+        _rest(P_d_k8s_io_api_core_v1_NodeRuntimeHandlerFeatures, b, p, e, r)
+
+cdef dict K_d_k8s_io_api_core_v1_NodeRuntimeHandlerFeatures = {}
+
+
+cdef dict C_d_k8s_io_api_core_v1_NodeRuntimeHandlerFeatures(bytes b, Py_ssize_t p, Py_ssize_t q):
+    return _leaf(K_d_k8s_io_api_core_v1_NodeRuntimeHandlerFeatures, d_k8s_io_api_core_v1_NodeRuntimeHandlerFeatures, b, p, q)
 
 cdef int d_k8s_io_api_core_v1_NodeSelector(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.NodeSelector
     cdef Py_ssize_t t, n, s, q
@@ -4336,6 +4970,327 @@ cdef int d_k8s_io_api_core_v1_NodeSelectorTerm(bytes b, Py_ssize_t p, Py_ssize_t
         r['matchFields'] = l
     if p != e:
         _rest(P_d_k8s_io_api_core_v1_NodeSelectorTerm, b, p, e, r)
+
+cdef int d_k8s_io_api_core_v1_NodeSpec(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.NodeSpec
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        if b[p + 1] == 0:
+            p += 2
+        else:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            r['podCIDR'] = b[s:q].decode()
+            p = q
+        t = _tag(b, p, e)
+    if t == 18:
+        if b[p + 1] == 0:
+            p += 2
+        else:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            r['externalID'] = b[s:q].decode()
+            p = q
+        t = _tag(b, p, e)
+    if t == 26:
+        if b[p + 1] == 0:
+            p += 2
+        else:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            r['providerID'] = b[s:q].decode()
+            p = q
+        t = _tag(b, p, e)
+    if t == 32:
+        v = _vint(_uvr, b, p + 1, &p)
+        v = v != 0
+        if v:
+            r['unschedulable'] = v
+        t = _tag(b, p, e)
+    if t == 42:
+        l = []
+        while t == 42:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            l.append(C_d_k8s_io_api_core_v1_Taint(b, s, q))
+            p = q
+            t = _tag(b, p, e)
+        r['taints'] = l
+    if t == 50:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_api_core_v1_NodeConfigSource(b, s, q, x)
+        r['configSource'] = x
+        p = q
+        t = _tag(b, p, e)
+    if t == 58:
+        l = []
+        while t == 58:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            l.append(b[s:q].decode())
+            p = q
+            t = _tag(b, p, e)
+        r['podCIDRs'] = l
+    if t == 66:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_api_core_v1_NodePodPreemptionPolicy(b, s, q, x)
+        r['podPreemptionPolicy'] = x
+        p = q
+        t = _tag(b, p, e)
+    if p != e:
+        _rest(P_d_k8s_io_api_core_v1_NodeSpec, b, p, e, r)
+
+cdef int d_k8s_io_api_core_v1_NodeStatus(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.NodeStatus
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        l = {}
+        while t == 10:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            k, v = _entry_sq(b, s, q)
+            l[k] = v
+            p = q
+            t = _tag(b, p, e)
+        r['capacity'] = l
+    if t == 18:
+        l = {}
+        while t == 18:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            k, v = _entry_sq(b, s, q)
+            l[k] = v
+            p = q
+            t = _tag(b, p, e)
+        r['allocatable'] = l
+    if t == 26:
+        if b[p + 1] == 0:
+            p += 2
+        else:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            r['phase'] = b[s:q].decode()
+            p = q
+        t = _tag(b, p, e)
+    if t == 34:
+        l = []
+        while t == 34:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            l.append(C_d_k8s_io_api_core_v1_NodeCondition(b, s, q))
+            p = q
+            t = _tag(b, p, e)
+        r['conditions'] = l
+    if t == 42:
+        l = []
+        while t == 42:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            l.append(C_d_k8s_io_api_core_v1_NodeAddress(b, s, q))
+            p = q
+            t = _tag(b, p, e)
+        r['addresses'] = l
+    if t == 50:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_api_core_v1_NodeDaemonEndpoints(b, s, q, x)
+        r['daemonEndpoints'] = x
+        p = q
+        t = _tag(b, p, e)
+    else:
+        x = {}
+        d_k8s_io_api_core_v1_NodeDaemonEndpoints(b'', 0, 0, x)
+        r['daemonEndpoints'] = x
+    if t == 58:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_api_core_v1_NodeSystemInfo(b, s, q, x)
+        r['nodeInfo'] = x
+        p = q
+        t = _tag(b, p, e)
+    else:
+        x = {}
+        d_k8s_io_api_core_v1_NodeSystemInfo(b'', 0, 0, x)
+        r['nodeInfo'] = x
+    if t == 66:
+        l = []
+        while t == 66:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            x = {}
+            d_k8s_io_api_core_v1_ContainerImage(b, s, q, x)
+            l.append(x)
+            p = q
+            t = _tag(b, p, e)
+        r['images'] = l
+    if t == 74:
+        l = []
+        while t == 74:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            l.append(b[s:q].decode())
+            p = q
+            t = _tag(b, p, e)
+        r['volumesInUse'] = l
+    if t == 82:
+        l = []
+        while t == 82:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            l.append(C_d_k8s_io_api_core_v1_AttachedVolume(b, s, q))
+            p = q
+            t = _tag(b, p, e)
+        r['volumesAttached'] = l
+    if t == 90:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_api_core_v1_NodeConfigStatus(b, s, q, x)
+        r['config'] = x
+        p = q
+        t = _tag(b, p, e)
+    if t == 98:
+        l = []
+        while t == 98:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            x = {}
+            d_k8s_io_api_core_v1_NodeRuntimeHandler(b, s, q, x)
+            l.append(x)
+            p = q
+            t = _tag(b, p, e)
+        r['runtimeHandlers'] = l
+    if t == 106:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['features'] = C_d_k8s_io_api_core_v1_NodeFeatures(b, s, q)
+        p = q
+        t = _tag(b, p, e)
+    if t == 114:
+        l = []
+        while t == 114:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            l.append(b[s:q].decode())
+            p = q
+            t = _tag(b, p, e)
+        r['declaredFeatures'] = l
+    if p != e:
+        _rest(P_d_k8s_io_api_core_v1_NodeStatus, b, p, e, r)
+
+cdef int d_k8s_io_api_core_v1_NodeSwapStatus(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.NodeSwapStatus
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 8:
+        v = _vint(_i64, b, p + 1, &p)
+        r['capacity'] = v
+        t = _tag(b, p, e)
+    if p != e:
+        _rest(P_d_k8s_io_api_core_v1_NodeSwapStatus, b, p, e, r)
+
+cdef dict K_d_k8s_io_api_core_v1_NodeSwapStatus = {}
+
+
+cdef dict C_d_k8s_io_api_core_v1_NodeSwapStatus(bytes b, Py_ssize_t p, Py_ssize_t q):
+    return _leaf(K_d_k8s_io_api_core_v1_NodeSwapStatus, d_k8s_io_api_core_v1_NodeSwapStatus, b, p, q)
+
+cdef int d_k8s_io_api_core_v1_NodeSystemInfo(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.NodeSystemInfo
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['machineID'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['machineID'] = ""
+    if t == 18:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['systemUUID'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['systemUUID'] = ""
+    if t == 26:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['bootID'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['bootID'] = ""
+    if t == 34:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['kernelVersion'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['kernelVersion'] = ""
+    if t == 42:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['osImage'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['osImage'] = ""
+    if t == 50:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['containerRuntimeVersion'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['containerRuntimeVersion'] = ""
+    if t == 58:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['kubeletVersion'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['kubeletVersion'] = ""
+    if t == 66:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['kubeProxyVersion'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['kubeProxyVersion'] = ""
+    if t == 74:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['operatingSystem'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['operatingSystem'] = ""
+    if t == 82:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['architecture'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['architecture'] = ""
+    if t == 90:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['swap'] = C_d_k8s_io_api_core_v1_NodeSwapStatus(b, s, q)
+        p = q
+        t = _tag(b, p, e)
+    if p != e:
+        _rest(P_d_k8s_io_api_core_v1_NodeSystemInfo, b, p, e, r)
 
 cdef int d_k8s_io_api_core_v1_ObjectFieldSelector(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.ObjectFieldSelector
     cdef Py_ssize_t t, n, s, q
@@ -6839,6 +7794,49 @@ cdef dict K_d_k8s_io_api_core_v1_TCPSocketAction = {}
 cdef dict C_d_k8s_io_api_core_v1_TCPSocketAction(bytes b, Py_ssize_t p, Py_ssize_t q):
     return _leaf(K_d_k8s_io_api_core_v1_TCPSocketAction, d_k8s_io_api_core_v1_TCPSocketAction, b, p, q)
 
+cdef int d_k8s_io_api_core_v1_Taint(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.Taint
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['key'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['key'] = ""
+    if t == 18:
+        if b[p + 1] == 0:
+            p += 2
+        else:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            r['value'] = b[s:q].decode()
+            p = q
+        t = _tag(b, p, e)
+    if t == 26:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['effect'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['effect'] = ""
+    if t == 34:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['timeAdded'] = _time(b, s, q)
+        p = q
+        t = _tag(b, p, e)
+    if p != e:
+        _rest(P_d_k8s_io_api_core_v1_Taint, b, p, e, r)
+
+cdef dict K_d_k8s_io_api_core_v1_Taint = {}
+
+
+cdef dict C_d_k8s_io_api_core_v1_Taint(bytes b, Py_ssize_t p, Py_ssize_t q):
+    return _leaf(K_d_k8s_io_api_core_v1_Taint, d_k8s_io_api_core_v1_Taint, b, p, q)
+
 cdef int d_k8s_io_api_core_v1_Toleration(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.core.v1.Toleration
     cdef Py_ssize_t t, n, s, q
     t = _tag(b, p, e)
@@ -7536,6 +8534,281 @@ cdef int d_k8s_io_api_core_v1_WeightedPodAffinityTerm(bytes b, Py_ssize_t p, Py_
         r['podAffinityTerm'] = x
     if p != e:
         _rest(P_d_k8s_io_api_core_v1_WeightedPodAffinityTerm, b, p, e, r)
+
+cdef int d_k8s_io_api_discovery_v1_Endpoint(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.discovery.v1.Endpoint
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        l = []
+        while t == 10:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            l.append(b[s:q].decode())
+            p = q
+            t = _tag(b, p, e)
+        r['addresses'] = l
+    else:
+        r['addresses'] = None
+    if t == 18:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['conditions'] = C_d_k8s_io_api_discovery_v1_EndpointConditions(b, s, q)
+        p = q
+        t = _tag(b, p, e)
+    else:
+        x = {}
+        d_k8s_io_api_discovery_v1_EndpointConditions(b'', 0, 0, x)
+        r['conditions'] = x
+    if t == 26:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['hostname'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    if t == 34:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['targetRef'] = C_d_k8s_io_api_core_v1_ObjectReference(b, s, q)
+        p = q
+        t = _tag(b, p, e)
+    if t == 42:
+        l = {}
+        while t == 42:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            k, v = _entry_ss(b, s, q)
+            l[k] = v
+            p = q
+            t = _tag(b, p, e)
+        r['deprecatedTopology'] = l
+    if t == 50:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['nodeName'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    if t == 58:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['zone'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    if t == 66:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_api_discovery_v1_EndpointHints(b, s, q, x)
+        r['hints'] = x
+        p = q
+        t = _tag(b, p, e)
+    if p != e:
+        _rest(P_d_k8s_io_api_discovery_v1_Endpoint, b, p, e, r)
+
+cdef int d_k8s_io_api_discovery_v1_EndpointConditions(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.discovery.v1.EndpointConditions
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 8:
+        v = _vint(_uvr, b, p + 1, &p)
+        v = v != 0
+        r['ready'] = v
+        t = _tag(b, p, e)
+    if t == 16:
+        v = _vint(_uvr, b, p + 1, &p)
+        v = v != 0
+        r['serving'] = v
+        t = _tag(b, p, e)
+    if t == 24:
+        v = _vint(_uvr, b, p + 1, &p)
+        v = v != 0
+        r['terminating'] = v
+        t = _tag(b, p, e)
+    if p != e:
+        _rest(P_d_k8s_io_api_discovery_v1_EndpointConditions, b, p, e, r)
+
+cdef dict K_d_k8s_io_api_discovery_v1_EndpointConditions = {}
+
+
+cdef dict C_d_k8s_io_api_discovery_v1_EndpointConditions(bytes b, Py_ssize_t p, Py_ssize_t q):
+    return _leaf(K_d_k8s_io_api_discovery_v1_EndpointConditions, d_k8s_io_api_discovery_v1_EndpointConditions, b, p, q)
+
+cdef int d_k8s_io_api_discovery_v1_EndpointHints(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.discovery.v1.EndpointHints
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        l = []
+        while t == 10:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            l.append(C_d_k8s_io_api_discovery_v1_ForZone(b, s, q))
+            p = q
+            t = _tag(b, p, e)
+        r['forZones'] = l
+    if t == 18:
+        l = []
+        while t == 18:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            l.append(C_d_k8s_io_api_discovery_v1_ForNode(b, s, q))
+            p = q
+            t = _tag(b, p, e)
+        r['forNodes'] = l
+    if p != e:
+        _rest(P_d_k8s_io_api_discovery_v1_EndpointHints, b, p, e, r)
+
+cdef int d_k8s_io_api_discovery_v1_EndpointPort(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.discovery.v1.EndpointPort
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['name'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    if t == 18:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['protocol'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    if t == 24:
+        v = _vint(_i32, b, p + 1, &p)
+        r['port'] = v
+        t = _tag(b, p, e)
+    if t == 34:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['appProtocol'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    if p != e:
+        _rest(P_d_k8s_io_api_discovery_v1_EndpointPort, b, p, e, r)
+
+cdef dict K_d_k8s_io_api_discovery_v1_EndpointPort = {}
+
+
+cdef dict C_d_k8s_io_api_discovery_v1_EndpointPort(bytes b, Py_ssize_t p, Py_ssize_t q):
+    return _leaf(K_d_k8s_io_api_discovery_v1_EndpointPort, d_k8s_io_api_discovery_v1_EndpointPort, b, p, q)
+
+cdef int d_k8s_io_api_discovery_v1_EndpointSlice(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.discovery.v1.EndpointSlice
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_apimachinery_pkg_apis_meta_v1_ObjectMeta(b, s, q, x)
+        r['metadata'] = x
+        p = q
+        t = _tag(b, p, e)
+    else:
+        x = {}
+        d_k8s_io_apimachinery_pkg_apis_meta_v1_ObjectMeta(b'', 0, 0, x)
+        r['metadata'] = x
+    if t == 18:
+        l = []
+        while t == 18:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            x = {}
+            d_k8s_io_api_discovery_v1_Endpoint(b, s, q, x)
+            l.append(x)
+            p = q
+            t = _tag(b, p, e)
+        r['endpoints'] = l
+    else:
+        r['endpoints'] = None
+    if t == 26:
+        l = []
+        while t == 26:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            l.append(C_d_k8s_io_api_discovery_v1_EndpointPort(b, s, q))
+            p = q
+            t = _tag(b, p, e)
+        r['ports'] = l
+    else:
+        r['ports'] = None
+    if t == 34:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['addressType'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['addressType'] = ""
+    if p != e:
+        _rest(P_d_k8s_io_api_discovery_v1_EndpointSlice, b, p, e, r)
+
+cdef int d_k8s_io_api_discovery_v1_EndpointSliceList(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.discovery.v1.EndpointSliceList
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        x = {}
+        d_k8s_io_apimachinery_pkg_apis_meta_v1_ListMeta(b, s, q, x)
+        r['metadata'] = x
+        p = q
+        t = _tag(b, p, e)
+    else:
+        x = {}
+        d_k8s_io_apimachinery_pkg_apis_meta_v1_ListMeta(b'', 0, 0, x)
+        r['metadata'] = x
+    if t == 18:
+        l = []
+        while t == 18:
+            n = _len(b, p + 1, &s)
+            q = s + n
+            x = {}
+            d_k8s_io_api_discovery_v1_EndpointSlice(b, s, q, x)
+            l.append(x)
+            p = q
+            t = _tag(b, p, e)
+        r['items'] = l
+    else:
+        r['items'] = None
+    if p != e:
+        _rest(P_d_k8s_io_api_discovery_v1_EndpointSliceList, b, p, e, r)
+
+cdef int d_k8s_io_api_discovery_v1_ForNode(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.discovery.v1.ForNode
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['name'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['name'] = ""
+    if p != e:
+        _rest(P_d_k8s_io_api_discovery_v1_ForNode, b, p, e, r)
+
+cdef dict K_d_k8s_io_api_discovery_v1_ForNode = {}
+
+
+cdef dict C_d_k8s_io_api_discovery_v1_ForNode(bytes b, Py_ssize_t p, Py_ssize_t q):
+    return _leaf(K_d_k8s_io_api_discovery_v1_ForNode, d_k8s_io_api_discovery_v1_ForNode, b, p, q)
+
+cdef int d_k8s_io_api_discovery_v1_ForZone(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.discovery.v1.ForZone
+    cdef Py_ssize_t t, n, s, q
+    t = _tag(b, p, e)
+    if t == 10:
+        n = _len(b, p + 1, &s)
+        q = s + n
+        r['name'] = b[s:q].decode()
+        p = q
+        t = _tag(b, p, e)
+    else:
+        r['name'] = ""
+    if p != e:
+        _rest(P_d_k8s_io_api_discovery_v1_ForZone, b, p, e, r)
+
+cdef dict K_d_k8s_io_api_discovery_v1_ForZone = {}
+
+
+cdef dict C_d_k8s_io_api_discovery_v1_ForZone(bytes b, Py_ssize_t p, Py_ssize_t q):
+    return _leaf(K_d_k8s_io_api_discovery_v1_ForZone, d_k8s_io_api_discovery_v1_ForZone, b, p, q)
 
 cdef int d_k8s_io_api_scheduling_v1alpha3_TopologyConstraint(bytes b, Py_ssize_t p, Py_ssize_t e, dict r) except -1:  # k8s.io.api.scheduling.v1alpha3.TopologyConstraint
     cdef Py_ssize_t t, n, s, q
@@ -8455,25 +9728,34 @@ CONVERTERS = {
     'k8s.io.api.coordination.v1.LeaseSpec': _decoder(d_k8s_io_api_coordination_v1_LeaseSpec),
     'k8s.io.api.core.v1.Affinity': _decoder(d_k8s_io_api_core_v1_Affinity),
     'k8s.io.api.core.v1.AppArmorProfile': _decoder(d_k8s_io_api_core_v1_AppArmorProfile),
+    'k8s.io.api.core.v1.AttachedVolume': _decoder(d_k8s_io_api_core_v1_AttachedVolume),
     'k8s.io.api.core.v1.Capabilities': _decoder(d_k8s_io_api_core_v1_Capabilities),
     'k8s.io.api.core.v1.ClientIPConfig': _decoder(d_k8s_io_api_core_v1_ClientIPConfig),
     'k8s.io.api.core.v1.ConfigMap': _decoder(d_k8s_io_api_core_v1_ConfigMap),
     'k8s.io.api.core.v1.ConfigMapEnvSource': _decoder(d_k8s_io_api_core_v1_ConfigMapEnvSource),
     'k8s.io.api.core.v1.ConfigMapKeySelector': _decoder(d_k8s_io_api_core_v1_ConfigMapKeySelector),
     'k8s.io.api.core.v1.ConfigMapList': _decoder(d_k8s_io_api_core_v1_ConfigMapList),
+    'k8s.io.api.core.v1.ConfigMapNodeConfigSource': _decoder(d_k8s_io_api_core_v1_ConfigMapNodeConfigSource),
     'k8s.io.api.core.v1.ConfigMapProjection': _decoder(d_k8s_io_api_core_v1_ConfigMapProjection),
     'k8s.io.api.core.v1.ConfigMapVolumeSource': _decoder(d_k8s_io_api_core_v1_ConfigMapVolumeSource),
     'k8s.io.api.core.v1.Container': _decoder(d_k8s_io_api_core_v1_Container),
+    'k8s.io.api.core.v1.ContainerImage': _decoder(d_k8s_io_api_core_v1_ContainerImage),
     'k8s.io.api.core.v1.ContainerPort': _decoder(d_k8s_io_api_core_v1_ContainerPort),
     'k8s.io.api.core.v1.ContainerState': _decoder(d_k8s_io_api_core_v1_ContainerState),
     'k8s.io.api.core.v1.ContainerStateRunning': _decoder(d_k8s_io_api_core_v1_ContainerStateRunning),
     'k8s.io.api.core.v1.ContainerStateTerminated': _decoder(d_k8s_io_api_core_v1_ContainerStateTerminated),
     'k8s.io.api.core.v1.ContainerStateWaiting': _decoder(d_k8s_io_api_core_v1_ContainerStateWaiting),
     'k8s.io.api.core.v1.ContainerStatus': _decoder(d_k8s_io_api_core_v1_ContainerStatus),
+    'k8s.io.api.core.v1.DaemonEndpoint': _decoder(d_k8s_io_api_core_v1_DaemonEndpoint),
     'k8s.io.api.core.v1.DownwardAPIProjection': _decoder(d_k8s_io_api_core_v1_DownwardAPIProjection),
     'k8s.io.api.core.v1.DownwardAPIVolumeFile': _decoder(d_k8s_io_api_core_v1_DownwardAPIVolumeFile),
     'k8s.io.api.core.v1.DownwardAPIVolumeSource': _decoder(d_k8s_io_api_core_v1_DownwardAPIVolumeSource),
     'k8s.io.api.core.v1.EmptyDirVolumeSource': _decoder(d_k8s_io_api_core_v1_EmptyDirVolumeSource),
+    'k8s.io.api.core.v1.EndpointAddress': _decoder(d_k8s_io_api_core_v1_EndpointAddress),
+    'k8s.io.api.core.v1.EndpointPort': _decoder(d_k8s_io_api_core_v1_EndpointPort),
+    'k8s.io.api.core.v1.EndpointSubset': _decoder(d_k8s_io_api_core_v1_EndpointSubset),
+    'k8s.io.api.core.v1.Endpoints': _decoder(d_k8s_io_api_core_v1_Endpoints),
+    'k8s.io.api.core.v1.EndpointsList': _decoder(d_k8s_io_api_core_v1_EndpointsList),
     'k8s.io.api.core.v1.EnvFromSource': _decoder(d_k8s_io_api_core_v1_EnvFromSource),
     'k8s.io.api.core.v1.EnvVar': _decoder(d_k8s_io_api_core_v1_EnvVar),
     'k8s.io.api.core.v1.EnvVarSource': _decoder(d_k8s_io_api_core_v1_EnvVarSource),
@@ -8500,10 +9782,25 @@ CONVERTERS = {
     'k8s.io.api.core.v1.NamespaceList': _decoder(d_k8s_io_api_core_v1_NamespaceList),
     'k8s.io.api.core.v1.NamespaceSpec': _decoder(d_k8s_io_api_core_v1_NamespaceSpec),
     'k8s.io.api.core.v1.NamespaceStatus': _decoder(d_k8s_io_api_core_v1_NamespaceStatus),
+    'k8s.io.api.core.v1.Node': _decoder(d_k8s_io_api_core_v1_Node),
+    'k8s.io.api.core.v1.NodeAddress': _decoder(d_k8s_io_api_core_v1_NodeAddress),
     'k8s.io.api.core.v1.NodeAffinity': _decoder(d_k8s_io_api_core_v1_NodeAffinity),
+    'k8s.io.api.core.v1.NodeCondition': _decoder(d_k8s_io_api_core_v1_NodeCondition),
+    'k8s.io.api.core.v1.NodeConfigSource': _decoder(d_k8s_io_api_core_v1_NodeConfigSource),
+    'k8s.io.api.core.v1.NodeConfigStatus': _decoder(d_k8s_io_api_core_v1_NodeConfigStatus),
+    'k8s.io.api.core.v1.NodeDaemonEndpoints': _decoder(d_k8s_io_api_core_v1_NodeDaemonEndpoints),
+    'k8s.io.api.core.v1.NodeFeatures': _decoder(d_k8s_io_api_core_v1_NodeFeatures),
+    'k8s.io.api.core.v1.NodeList': _decoder(d_k8s_io_api_core_v1_NodeList),
+    'k8s.io.api.core.v1.NodePodPreemptionPolicy': _decoder(d_k8s_io_api_core_v1_NodePodPreemptionPolicy),
+    'k8s.io.api.core.v1.NodeRuntimeHandler': _decoder(d_k8s_io_api_core_v1_NodeRuntimeHandler),
+    'k8s.io.api.core.v1.NodeRuntimeHandlerFeatures': _decoder(d_k8s_io_api_core_v1_NodeRuntimeHandlerFeatures),
     'k8s.io.api.core.v1.NodeSelector': _decoder(d_k8s_io_api_core_v1_NodeSelector),
     'k8s.io.api.core.v1.NodeSelectorRequirement': _decoder(d_k8s_io_api_core_v1_NodeSelectorRequirement),
     'k8s.io.api.core.v1.NodeSelectorTerm': _decoder(d_k8s_io_api_core_v1_NodeSelectorTerm),
+    'k8s.io.api.core.v1.NodeSpec': _decoder(d_k8s_io_api_core_v1_NodeSpec),
+    'k8s.io.api.core.v1.NodeStatus': _decoder(d_k8s_io_api_core_v1_NodeStatus),
+    'k8s.io.api.core.v1.NodeSwapStatus': _decoder(d_k8s_io_api_core_v1_NodeSwapStatus),
+    'k8s.io.api.core.v1.NodeSystemInfo': _decoder(d_k8s_io_api_core_v1_NodeSystemInfo),
     'k8s.io.api.core.v1.ObjectFieldSelector': _decoder(d_k8s_io_api_core_v1_ObjectFieldSelector),
     'k8s.io.api.core.v1.ObjectReference': _decoder(d_k8s_io_api_core_v1_ObjectReference),
     'k8s.io.api.core.v1.PersistentVolumeClaim': _decoder(d_k8s_io_api_core_v1_PersistentVolumeClaim),
@@ -8554,6 +9851,7 @@ CONVERTERS = {
     'k8s.io.api.core.v1.SleepAction': _decoder(d_k8s_io_api_core_v1_SleepAction),
     'k8s.io.api.core.v1.Sysctl': _decoder(d_k8s_io_api_core_v1_Sysctl),
     'k8s.io.api.core.v1.TCPSocketAction': _decoder(d_k8s_io_api_core_v1_TCPSocketAction),
+    'k8s.io.api.core.v1.Taint': _decoder(d_k8s_io_api_core_v1_Taint),
     'k8s.io.api.core.v1.Toleration': _decoder(d_k8s_io_api_core_v1_Toleration),
     'k8s.io.api.core.v1.TopologySpreadConstraint': _decoder(d_k8s_io_api_core_v1_TopologySpreadConstraint),
     'k8s.io.api.core.v1.TypedLocalObjectReference': _decoder(d_k8s_io_api_core_v1_TypedLocalObjectReference),
@@ -8567,6 +9865,14 @@ CONVERTERS = {
     'k8s.io.api.core.v1.VolumeResourceRequirements': _decoder(d_k8s_io_api_core_v1_VolumeResourceRequirements),
     'k8s.io.api.core.v1.VolumeSource': _decoder(d_k8s_io_api_core_v1_VolumeSource),
     'k8s.io.api.core.v1.WeightedPodAffinityTerm': _decoder(d_k8s_io_api_core_v1_WeightedPodAffinityTerm),
+    'k8s.io.api.discovery.v1.Endpoint': _decoder(d_k8s_io_api_discovery_v1_Endpoint),
+    'k8s.io.api.discovery.v1.EndpointConditions': _decoder(d_k8s_io_api_discovery_v1_EndpointConditions),
+    'k8s.io.api.discovery.v1.EndpointHints': _decoder(d_k8s_io_api_discovery_v1_EndpointHints),
+    'k8s.io.api.discovery.v1.EndpointPort': _decoder(d_k8s_io_api_discovery_v1_EndpointPort),
+    'k8s.io.api.discovery.v1.EndpointSlice': _decoder(d_k8s_io_api_discovery_v1_EndpointSlice),
+    'k8s.io.api.discovery.v1.EndpointSliceList': _decoder(d_k8s_io_api_discovery_v1_EndpointSliceList),
+    'k8s.io.api.discovery.v1.ForNode': _decoder(d_k8s_io_api_discovery_v1_ForNode),
+    'k8s.io.api.discovery.v1.ForZone': _decoder(d_k8s_io_api_discovery_v1_ForZone),
     'k8s.io.api.scheduling.v1alpha3.TopologyConstraint': _decoder(d_k8s_io_api_scheduling_v1alpha3_TopologyConstraint),
     'k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupAllDisruptionMode': _decoder(d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupAllDisruptionMode),
     'k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupBasicSchedulingPolicy': _decoder(d_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupBasicSchedulingPolicy),
@@ -8641,25 +9947,34 @@ DIGESTS = {
     'k8s.io.api.coordination.v1.LeaseSpec': 'c74dc1dca36055a675c2b2e8c76a4bc0',
     'k8s.io.api.core.v1.Affinity': 'c58fc998b6f25a65e180eaef28abc6a8',
     'k8s.io.api.core.v1.AppArmorProfile': '98c58dd573742957fd409281212feaf0',
+    'k8s.io.api.core.v1.AttachedVolume': 'fa03b41af2fcc34287b2a716ff31dae1',
     'k8s.io.api.core.v1.Capabilities': 'c1b7693918a56b3d10653d49426fd1e2',
     'k8s.io.api.core.v1.ClientIPConfig': 'fe16f5d52954edb8cd5cfd55815afb02',
     'k8s.io.api.core.v1.ConfigMap': '4be672f3fec0e5ed810b5958c8849270',
     'k8s.io.api.core.v1.ConfigMapEnvSource': '14113fad975a2cabb1b549bca73519c4',
     'k8s.io.api.core.v1.ConfigMapKeySelector': '93c7d54bb0ebfe395dec6efbdbe5b367',
     'k8s.io.api.core.v1.ConfigMapList': 'a9275f26f3536971fc5a7c72f223e081',
+    'k8s.io.api.core.v1.ConfigMapNodeConfigSource': '2bf7be46c0749a538cf2e60856cd4293',
     'k8s.io.api.core.v1.ConfigMapProjection': '487abd7da67beceeb8c3fe8211aecdad',
     'k8s.io.api.core.v1.ConfigMapVolumeSource': '20deb688403a366b2ebe2e1d2b72571d',
     'k8s.io.api.core.v1.Container': '78715de51f064c1097040edb1ea35585',
+    'k8s.io.api.core.v1.ContainerImage': 'ad125ae49ecc837755b031e9b1c9bf50',
     'k8s.io.api.core.v1.ContainerPort': 'b04be212e02d3f7c648408aba5671362',
     'k8s.io.api.core.v1.ContainerState': '26cea783ab9207200115e75a779e55b6',
     'k8s.io.api.core.v1.ContainerStateRunning': '6c3efdb6ec1fbeba68f58f5538c48945',
     'k8s.io.api.core.v1.ContainerStateTerminated': '2d70f2b92681cf963cdccd0b45e321d3',
     'k8s.io.api.core.v1.ContainerStateWaiting': '3af67d603383dd47cec537d7fd0c4454',
     'k8s.io.api.core.v1.ContainerStatus': '846505eec84585a231b7d195e10dd565',
+    'k8s.io.api.core.v1.DaemonEndpoint': '05a5c0a7450ab23416e4d45f5a7e9f13',
     'k8s.io.api.core.v1.DownwardAPIProjection': '51f20472111372043b5a6472fc033887',
     'k8s.io.api.core.v1.DownwardAPIVolumeFile': '891a211f747c0ad443eb5eaa29934412',
     'k8s.io.api.core.v1.DownwardAPIVolumeSource': '9603ab882d79103ac9602a5db9c77396',
     'k8s.io.api.core.v1.EmptyDirVolumeSource': 'd287fef00231341ff481edd980a4bfd2',
+    'k8s.io.api.core.v1.EndpointAddress': '1a6923f3ef9d24034ece0a0fac9daee9',
+    'k8s.io.api.core.v1.EndpointPort': '46e0bfe5f6744dcf1a48ffb761f23932',
+    'k8s.io.api.core.v1.EndpointSubset': '138c5f0c5d5e6ecbf88e7e63afcd80b5',
+    'k8s.io.api.core.v1.Endpoints': 'f6387e4b5f36ae628881db3ffa48267a',
+    'k8s.io.api.core.v1.EndpointsList': '851f89ff0216449b896bcf9f32333754',
     'k8s.io.api.core.v1.EnvFromSource': '8a434bec0359dafb89d9b54441b10438',
     'k8s.io.api.core.v1.EnvVar': 'af45c87418783489d12ea4c1d1beb578',
     'k8s.io.api.core.v1.EnvVarSource': '65ff87a2307855320176aedb63be2d53',
@@ -8686,10 +10001,25 @@ DIGESTS = {
     'k8s.io.api.core.v1.NamespaceList': '868021946461b8044a4eb5b25841752a',
     'k8s.io.api.core.v1.NamespaceSpec': '3b0d8f59b8e58bc020580f9160cf2bb9',
     'k8s.io.api.core.v1.NamespaceStatus': '4c7b626fc57466b4bd2c49738550342c',
+    'k8s.io.api.core.v1.Node': '29bc32d2ad1d091f6f604b76c94e521c',
+    'k8s.io.api.core.v1.NodeAddress': '4226ea23c24d2be36baa69663991dac4',
     'k8s.io.api.core.v1.NodeAffinity': '285e3eb850b1ca3468b426a2a54003fd',
+    'k8s.io.api.core.v1.NodeCondition': '9519ed3de57ac973cfa1a6aabb2eb981',
+    'k8s.io.api.core.v1.NodeConfigSource': '52c317ee6b7aa36b78ec9e40e607bbfb',
+    'k8s.io.api.core.v1.NodeConfigStatus': '514e78456ca948c35f9fa427519b746d',
+    'k8s.io.api.core.v1.NodeDaemonEndpoints': 'ec76ccc19dbc54a24c422b3acbede207',
+    'k8s.io.api.core.v1.NodeFeatures': 'b3e5d70dfe9a59404cb9da36ec8decaa',
+    'k8s.io.api.core.v1.NodeList': 'aa86a35f7d9c745b5de53366f28aad70',
+    'k8s.io.api.core.v1.NodePodPreemptionPolicy': 'f74e013f9d808d3cb1561edb46e7c4f5',
+    'k8s.io.api.core.v1.NodeRuntimeHandler': 'f61d08970a8210428928efdcbde01d3c',
+    'k8s.io.api.core.v1.NodeRuntimeHandlerFeatures': 'c51befaf9955509e6523de0ed2fdadeb',
     'k8s.io.api.core.v1.NodeSelector': '6bebaca35fa24ac5b266a9dd808f5b12',
     'k8s.io.api.core.v1.NodeSelectorRequirement': 'e7f6439afc51430d09eaf912cd9e7e21',
     'k8s.io.api.core.v1.NodeSelectorTerm': 'f4977d734f9332a95f740b8fb4a7f8f4',
+    'k8s.io.api.core.v1.NodeSpec': '19d976ee7a36d02f0976fc4723b1e186',
+    'k8s.io.api.core.v1.NodeStatus': 'd28a3de2059a070ab0a080efd961c7f4',
+    'k8s.io.api.core.v1.NodeSwapStatus': '58a7548ae30b90600d2cbf68f515023a',
+    'k8s.io.api.core.v1.NodeSystemInfo': '8e6708dd4f748f0568098acdc6907cfc',
     'k8s.io.api.core.v1.ObjectFieldSelector': 'd90a7427def29db4ca71bb3521a08bcd',
     'k8s.io.api.core.v1.ObjectReference': '8c3ed43c693a336bbe5421bf69725de7',
     'k8s.io.api.core.v1.PersistentVolumeClaim': 'bdde0559253a0f3bcfc830f77a853df0',
@@ -8740,6 +10070,7 @@ DIGESTS = {
     'k8s.io.api.core.v1.SleepAction': '1e3e2babb690196fdae7d4e98626f51c',
     'k8s.io.api.core.v1.Sysctl': '277a9cd82cc3fc8ddcccd8214acb0e01',
     'k8s.io.api.core.v1.TCPSocketAction': 'd37967e74283f186e5e180c7bd4e8c5a',
+    'k8s.io.api.core.v1.Taint': 'f50e319545d875c3841a0e1d80cd4587',
     'k8s.io.api.core.v1.Toleration': 'c930cc9b1a564c93836e74a61293f248',
     'k8s.io.api.core.v1.TopologySpreadConstraint': '9da90f393a8420d8cba0556866c958e9',
     'k8s.io.api.core.v1.TypedLocalObjectReference': '703e048e7941e737f023ee681eec3964',
@@ -8753,6 +10084,14 @@ DIGESTS = {
     'k8s.io.api.core.v1.VolumeResourceRequirements': '26e7ba789583de26a282f5b048284d88',
     'k8s.io.api.core.v1.VolumeSource': '2382f8603d5f0972525977c089858938',
     'k8s.io.api.core.v1.WeightedPodAffinityTerm': 'e3010014c670a8bc07b3e005695a2761',
+    'k8s.io.api.discovery.v1.Endpoint': '7cc3a6084129307ad50f4edfdb9db0cf',
+    'k8s.io.api.discovery.v1.EndpointConditions': 'f777251b80dba7b162da67f0d56b19a6',
+    'k8s.io.api.discovery.v1.EndpointHints': '7c42268bb49520488fd18ae15d81f208',
+    'k8s.io.api.discovery.v1.EndpointPort': '1e42b56e47cab8e601325e4b96254966',
+    'k8s.io.api.discovery.v1.EndpointSlice': '21a49ad7092495f5abaadb21f39410a1',
+    'k8s.io.api.discovery.v1.EndpointSliceList': '7b0b5141b97777dbbbf837ddae25e047',
+    'k8s.io.api.discovery.v1.ForNode': '20b2f1f7fb126b913b619ffd721bd508',
+    'k8s.io.api.discovery.v1.ForZone': 'fef46e97a1bba5371e130cef3d44ec5a',
     'k8s.io.api.scheduling.v1alpha3.TopologyConstraint': 'e13cdca314523d8883b7e4b3a29bb4b7',
     'k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupAllDisruptionMode': '7336d48ede397cf452a3f38218ba6919',
     'k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupBasicSchedulingPolicy': 'c8827e72aa4d5e789e586fe13a66f360',

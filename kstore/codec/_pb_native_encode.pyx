@@ -28,6 +28,7 @@ _items = None
 _jsp = None
 _list = None
 _map_sb = None
+_map_sl = None
 _map_st = None
 _micro = None
 _not_a_map = None
@@ -1946,6 +1947,28 @@ cdef dict K_e_k8s_io_api_core_v1_AppArmorProfile = {}
 cdef int C_e_k8s_io_api_core_v1_AppArmorProfile(bytearray w, object d) except -1:
     return _leaf(K_e_k8s_io_api_core_v1_AppArmorProfile, e_k8s_io_api_core_v1_AppArmorProfile, w, d)
 
+cdef int e_k8s_io_api_core_v1_AttachedVolume(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.AttachedVolume
+    cdef Py_ssize_t s, n
+    if 'name' not in d and 'devicePath' not in d:
+        w += b'\n\x00\x12\x00'
+    else:
+        v = d.get('name')
+        if v is None:
+            w += b'\n\x00'
+        else:
+            _put_str(w, b'\n', v)
+        v = d.get('devicePath')
+        if v is None:
+            w += b'\x12\x00'
+        else:
+            _put_str(w, b'\x12', v)
+
+cdef dict K_e_k8s_io_api_core_v1_AttachedVolume = {}
+
+
+cdef int C_e_k8s_io_api_core_v1_AttachedVolume(bytearray w, object d) except -1:
+    return _leaf(K_e_k8s_io_api_core_v1_AttachedVolume, e_k8s_io_api_core_v1_AttachedVolume, w, d)
+
 cdef int e_k8s_io_api_core_v1_Capabilities(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.Capabilities
     cdef Py_ssize_t s, n
     if 'add' not in d and 'drop' not in d:
@@ -2075,6 +2098,43 @@ cdef int e_k8s_io_api_core_v1_ConfigMapList(bytearray w, dict d) except -1:  # k
             s = _open(w, b'\x12\x00')
             e_k8s_io_api_core_v1_ConfigMap(w, x)
             _close(w, s)
+
+cdef int e_k8s_io_api_core_v1_ConfigMapNodeConfigSource(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.ConfigMapNodeConfigSource
+    cdef Py_ssize_t s, n
+    if 'namespace' not in d and 'name' not in d and 'uid' not in d and 'resourceVersion' not in d and 'kubeletConfigKey' not in d:
+        w += b'\n\x00\x12\x00\x1a\x00"\x00*\x00'
+    else:
+        v = d.get('namespace')
+        if v is None:
+            w += b'\n\x00'
+        else:
+            _put_str(w, b'\n', v)
+        v = d.get('name')
+        if v is None:
+            w += b'\x12\x00'
+        else:
+            _put_str(w, b'\x12', v)
+        v = d.get('uid')
+        if v is None:
+            w += b'\x1a\x00'
+        else:
+            _put_str(w, b'\x1a', v)
+        v = d.get('resourceVersion')
+        if v is None:
+            w += b'"\x00'
+        else:
+            _put_str(w, b'"', v)
+        v = d.get('kubeletConfigKey')
+        if v is None:
+            w += b'*\x00'
+        else:
+            _put_str(w, b'*', v)
+
+cdef dict K_e_k8s_io_api_core_v1_ConfigMapNodeConfigSource = {}
+
+
+cdef int C_e_k8s_io_api_core_v1_ConfigMapNodeConfigSource(bytearray w, object d) except -1:
+    return _leaf(K_e_k8s_io_api_core_v1_ConfigMapNodeConfigSource, e_k8s_io_api_core_v1_ConfigMapNodeConfigSource, w, d)
 
 cdef int e_k8s_io_api_core_v1_ConfigMapProjection(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.ConfigMapProjection
     cdef Py_ssize_t s, n
@@ -2326,6 +2386,25 @@ cdef int e_k8s_io_api_core_v1_Container(bytearray w, dict d) except -1:  # k8s.i
                 e_k8s_io_api_core_v1_ContainerRestartRule(w, x)
                 _close(w, s)
 
+cdef int e_k8s_io_api_core_v1_ContainerImage(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.ContainerImage
+    cdef Py_ssize_t s, n
+    if 'names' not in d and 'sizeBytes' not in d:
+        w += b'\x10\x00'
+    else:
+        v = d.get('names')
+        if v:
+            if v.__class__ is not list:
+                _list('names', v)
+            for x in v:
+                _put_str(w, b'\n', x)
+        v = d.get('sizeBytes')
+        if v is None:
+            w += b'\x10\x00'
+        elif v.__class__ is int and 0 <= v < 128:
+            w += L_16[v]
+        else:
+            w += b'\x10' + _v64(v)
+
 cdef int e_k8s_io_api_core_v1_ContainerPort(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.ContainerPort
     cdef Py_ssize_t s, n
     if 'name' not in d and 'hostPort' not in d and 'containerPort' not in d and 'protocol' not in d and 'hostIP' not in d:
@@ -2572,6 +2651,22 @@ cdef int e_k8s_io_api_core_v1_ContainerStatus(bytearray w, dict d) except -1:  #
         else:
             _put_str(w, b'z', v)
 
+cdef int e_k8s_io_api_core_v1_DaemonEndpoint(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.DaemonEndpoint
+    cdef Py_ssize_t s
+    v = d.get('Port')
+    if v is None:
+        w += b'\x08\x00'
+    elif v.__class__ is int and 0 <= v < 128:
+        w += L_8[v]
+    else:
+        w += b'\x08' + _v32(v)
+
+cdef dict K_e_k8s_io_api_core_v1_DaemonEndpoint = {}
+
+
+cdef int C_e_k8s_io_api_core_v1_DaemonEndpoint(bytearray w, object d) except -1:
+    return _leaf(K_e_k8s_io_api_core_v1_DaemonEndpoint, e_k8s_io_api_core_v1_DaemonEndpoint, w, d)
+
 cdef int e_k8s_io_api_core_v1_DownwardAPIProjection(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.DownwardAPIProjection
     cdef Py_ssize_t s, n
     v = d.get('items')
@@ -2672,6 +2767,130 @@ cdef dict K_e_k8s_io_api_core_v1_EmptyDirVolumeSource = {}
 
 cdef int C_e_k8s_io_api_core_v1_EmptyDirVolumeSource(bytearray w, object d) except -1:
     return _leaf(K_e_k8s_io_api_core_v1_EmptyDirVolumeSource, e_k8s_io_api_core_v1_EmptyDirVolumeSource, w, d)
+
+cdef int e_k8s_io_api_core_v1_EndpointAddress(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.EndpointAddress
+    cdef Py_ssize_t s, n
+    if 'ip' not in d and 'targetRef' not in d and 'hostname' not in d and 'nodeName' not in d:
+        w += b'\n\x00\x1a\x00'
+    else:
+        v = d.get('ip')
+        if v is None:
+            w += b'\n\x00'
+        else:
+            _put_str(w, b'\n', v)
+        v = d.get('targetRef')
+        if v is not None:
+            s = _open(w, b'\x12\x00')
+            C_e_k8s_io_api_core_v1_ObjectReference(w, v)
+            _close(w, s)
+        v = d.get('hostname')
+        if v is None:
+            w += b'\x1a\x00'
+        else:
+            _put_str(w, b'\x1a', v)
+        v = d.get('nodeName')
+        if v is None:
+            pass
+        else:
+            _put_str(w, b'"', v)
+
+cdef int e_k8s_io_api_core_v1_EndpointPort(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.EndpointPort
+    cdef Py_ssize_t s, n
+    if 'name' not in d and 'port' not in d and 'protocol' not in d and 'appProtocol' not in d:
+        w += b'\n\x00\x10\x00\x1a\x00'
+    else:
+        v = d.get('name')
+        if v is None:
+            w += b'\n\x00'
+        else:
+            _put_str(w, b'\n', v)
+        v = d.get('port')
+        if v is None:
+            w += b'\x10\x00'
+        elif v.__class__ is int and 0 <= v < 128:
+            w += L_16[v]
+        else:
+            w += b'\x10' + _v32(v)
+        v = d.get('protocol')
+        if v is None:
+            w += b'\x1a\x00'
+        else:
+            _put_str(w, b'\x1a', v)
+        v = d.get('appProtocol')
+        if v is None:
+            pass
+        else:
+            _put_str(w, b'"', v)
+
+cdef dict K_e_k8s_io_api_core_v1_EndpointPort = {}
+
+
+cdef int C_e_k8s_io_api_core_v1_EndpointPort(bytearray w, object d) except -1:
+    return _leaf(K_e_k8s_io_api_core_v1_EndpointPort, e_k8s_io_api_core_v1_EndpointPort, w, d)
+
+cdef int e_k8s_io_api_core_v1_EndpointSubset(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.EndpointSubset
+    cdef Py_ssize_t s, n
+    if 'addresses' not in d and 'notReadyAddresses' not in d and 'ports' not in d:
+        pass
+    else:
+        v = d.get('addresses')
+        if v:
+            if v.__class__ is not list:
+                _list('addresses', v)
+            for x in v:
+                s = _open(w, b'\n\x00')
+                e_k8s_io_api_core_v1_EndpointAddress(w, x)
+                _close(w, s)
+        v = d.get('notReadyAddresses')
+        if v:
+            if v.__class__ is not list:
+                _list('notReadyAddresses', v)
+            for x in v:
+                s = _open(w, b'\x12\x00')
+                e_k8s_io_api_core_v1_EndpointAddress(w, x)
+                _close(w, s)
+        v = d.get('ports')
+        if v:
+            if v.__class__ is not list:
+                _list('ports', v)
+            for x in v:
+                s = _open(w, b'\x1a\x00')
+                C_e_k8s_io_api_core_v1_EndpointPort(w, x)
+                _close(w, s)
+
+cdef int e_k8s_io_api_core_v1_Endpoints(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.Endpoints
+    cdef Py_ssize_t s, n
+    v = d.get('metadata')
+    if v is None:
+        v = _E
+    s = _open(w, b'\n\x00')
+    e_k8s_io_apimachinery_pkg_apis_meta_v1_ObjectMeta(w, v)
+    _close(w, s)
+    v = d.get('subsets')
+    if v:
+        if v.__class__ is not list:
+            _list('subsets', v)
+        for x in v:
+            s = _open(w, b'\x12\x00')
+            e_k8s_io_api_core_v1_EndpointSubset(w, x)
+            _close(w, s)
+
+cdef int e_k8s_io_api_core_v1_EndpointsList(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.EndpointsList
+    cdef Py_ssize_t s, n
+    v = d.get('metadata')
+    if v is None:
+        v = _E
+    s = _open(w, b'\n\x00')
+    e_k8s_io_apimachinery_pkg_apis_meta_v1_ListMeta(w, v)
+    _close(w, s)
+    v = d.get('items')
+    if v:
+        if v.__class__ is not list:
+            _list('items', v)
+        for x in v:
+            s = _open(w, b'\x12\x00')
+            e_k8s_io_api_core_v1_Endpoints(w, x)
+            _close(w, s)
 
 cdef int e_k8s_io_api_core_v1_EnvFromSource(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.EnvFromSource
     cdef Py_ssize_t s, n
@@ -3297,6 +3516,49 @@ cdef int e_k8s_io_api_core_v1_NamespaceStatus(bytearray w, dict d) except -1:  #
                 C_e_k8s_io_api_core_v1_NamespaceCondition(w, x)
                 _close(w, s)
 
+cdef int e_k8s_io_api_core_v1_Node(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.Node
+    cdef Py_ssize_t s, n
+    v = d.get('metadata')
+    if v is None:
+        v = _E
+    s = _open(w, b'\n\x00')
+    e_k8s_io_apimachinery_pkg_apis_meta_v1_ObjectMeta(w, v)
+    _close(w, s)
+    v = d.get('spec')
+    if v is None:
+        v = _E
+    s = _open(w, b'\x12\x00')
+    e_k8s_io_api_core_v1_NodeSpec(w, v)
+    _close(w, s)
+    v = d.get('status')
+    if v is None:
+        v = _E
+    s = _open(w, b'\x1a\x00')
+    e_k8s_io_api_core_v1_NodeStatus(w, v)
+    _close(w, s)
+
+cdef int e_k8s_io_api_core_v1_NodeAddress(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.NodeAddress
+    cdef Py_ssize_t s, n
+    if 'type' not in d and 'address' not in d:
+        w += b'\n\x00\x12\x00'
+    else:
+        v = d.get('type')
+        if v is None:
+            w += b'\n\x00'
+        else:
+            _put_str(w, b'\n', v)
+        v = d.get('address')
+        if v is None:
+            w += b'\x12\x00'
+        else:
+            _put_str(w, b'\x12', v)
+
+cdef dict K_e_k8s_io_api_core_v1_NodeAddress = {}
+
+
+cdef int C_e_k8s_io_api_core_v1_NodeAddress(bytearray w, object d) except -1:
+    return _leaf(K_e_k8s_io_api_core_v1_NodeAddress, e_k8s_io_api_core_v1_NodeAddress, w, d)
+
 cdef int e_k8s_io_api_core_v1_NodeAffinity(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.NodeAffinity
     cdef Py_ssize_t s, n
     if 'requiredDuringSchedulingIgnoredDuringExecution' not in d and 'preferredDuringSchedulingIgnoredDuringExecution' not in d:
@@ -3315,6 +3577,175 @@ cdef int e_k8s_io_api_core_v1_NodeAffinity(bytearray w, dict d) except -1:  # k8
                 s = _open(w, b'\x12\x00')
                 e_k8s_io_api_core_v1_PreferredSchedulingTerm(w, x)
                 _close(w, s)
+
+cdef int e_k8s_io_api_core_v1_NodeCondition(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.NodeCondition
+    cdef Py_ssize_t s, n
+    if 'type' not in d and 'status' not in d and 'lastHeartbeatTime' not in d and 'lastTransitionTime' not in d and 'reason' not in d:
+        w += b'\n\x00\x12\x00\x1a\x00"\x00*\x00'
+    else:
+        v = d.get('type')
+        if v is None:
+            w += b'\n\x00'
+        else:
+            _put_str(w, b'\n', v)
+        v = d.get('status')
+        if v is None:
+            w += b'\x12\x00'
+        else:
+            _put_str(w, b'\x12', v)
+        v = d.get('lastHeartbeatTime')
+        w += b'\x1a' + _time(v)
+        v = d.get('lastTransitionTime')
+        w += b'"' + _time(v)
+        v = d.get('reason')
+        if v is None:
+            w += b'*\x00'
+        else:
+            _put_str(w, b'*', v)
+    v = d.get('message')
+    if v is None:
+        w += b'2\x00'
+    else:
+        _put_str(w, b'2', v)
+
+cdef dict K_e_k8s_io_api_core_v1_NodeCondition = {}
+
+
+cdef int C_e_k8s_io_api_core_v1_NodeCondition(bytearray w, object d) except -1:
+    return _leaf(K_e_k8s_io_api_core_v1_NodeCondition, e_k8s_io_api_core_v1_NodeCondition, w, d)
+
+cdef int e_k8s_io_api_core_v1_NodeConfigSource(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.NodeConfigSource
+    cdef Py_ssize_t s
+    v = d.get('configMap')
+    if v is not None:
+        s = _open(w, b'\x12\x00')
+        C_e_k8s_io_api_core_v1_ConfigMapNodeConfigSource(w, v)
+        _close(w, s)
+
+cdef int e_k8s_io_api_core_v1_NodeConfigStatus(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.NodeConfigStatus
+    cdef Py_ssize_t s, n
+    if 'assigned' not in d and 'active' not in d and 'lastKnownGood' not in d and 'error' not in d:
+        w += b'"\x00'
+    else:
+        v = d.get('assigned')
+        if v is not None:
+            s = _open(w, b'\n\x00')
+            e_k8s_io_api_core_v1_NodeConfigSource(w, v)
+            _close(w, s)
+        v = d.get('active')
+        if v is not None:
+            s = _open(w, b'\x12\x00')
+            e_k8s_io_api_core_v1_NodeConfigSource(w, v)
+            _close(w, s)
+        v = d.get('lastKnownGood')
+        if v is not None:
+            s = _open(w, b'\x1a\x00')
+            e_k8s_io_api_core_v1_NodeConfigSource(w, v)
+            _close(w, s)
+        v = d.get('error')
+        if v is None:
+            w += b'"\x00'
+        else:
+            _put_str(w, b'"', v)
+
+cdef int e_k8s_io_api_core_v1_NodeDaemonEndpoints(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.NodeDaemonEndpoints
+    cdef Py_ssize_t s, n
+    v = d.get('kubeletEndpoint')
+    if v is None:
+        v = _E
+    s = _open(w, b'\n\x00')
+    C_e_k8s_io_api_core_v1_DaemonEndpoint(w, v)
+    _close(w, s)
+
+cdef int e_k8s_io_api_core_v1_NodeFeatures(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.NodeFeatures
+    cdef Py_ssize_t s
+    v = d.get('supplementalGroupsPolicy')
+    if v is None:
+        pass
+    elif v is True:
+        w += b'\x08\x01'
+    elif v is False:
+        w += b'\x08\x00'
+    else:
+        _bad('supplementalGroupsPolicy', v, 'a boolean')
+
+cdef dict K_e_k8s_io_api_core_v1_NodeFeatures = {}
+
+
+cdef int C_e_k8s_io_api_core_v1_NodeFeatures(bytearray w, object d) except -1:
+    return _leaf(K_e_k8s_io_api_core_v1_NodeFeatures, e_k8s_io_api_core_v1_NodeFeatures, w, d)
+
+cdef int e_k8s_io_api_core_v1_NodeList(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.NodeList
+    cdef Py_ssize_t s, n
+    v = d.get('metadata')
+    if v is None:
+        v = _E
+    s = _open(w, b'\n\x00')
+    e_k8s_io_apimachinery_pkg_apis_meta_v1_ListMeta(w, v)
+    _close(w, s)
+    v = d.get('items')
+    if v:
+        if v.__class__ is not list:
+            _list('items', v)
+        for x in v:
+            s = _open(w, b'\x12\x00')
+            e_k8s_io_api_core_v1_Node(w, x)
+            _close(w, s)
+
+cdef int e_k8s_io_api_core_v1_NodePodPreemptionPolicy(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.NodePodPreemptionPolicy
+    cdef Py_ssize_t s, n
+    v = d.get('disableResizePreemption')
+    if v:
+        if v.__class__ is not list:
+            _list('disableResizePreemption', v)
+        for x in v:
+            _put_str(w, b'\n', x)
+
+cdef int e_k8s_io_api_core_v1_NodeRuntimeHandler(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.NodeRuntimeHandler
+    cdef Py_ssize_t s, n
+    if 'name' not in d and 'features' not in d:
+        w += b'\n\x00'
+    else:
+        v = d.get('name')
+        if v is None:
+            w += b'\n\x00'
+        else:
+            _put_str(w, b'\n', v)
+        v = d.get('features')
+        if v is not None:
+            s = _open(w, b'\x12\x00')
+            C_e_k8s_io_api_core_v1_NodeRuntimeHandlerFeatures(w, v)
+            _close(w, s)
+
+cdef int e_k8s_io_api_core_v1_NodeRuntimeHandlerFeatures(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.NodeRuntimeHandlerFeatures
+    cdef Py_ssize_t s
+    if 'recursiveReadOnlyMounts' not in d and 'userNamespaces' not in d:
+        pass
+    else:
+        v = d.get('recursiveReadOnlyMounts')
+        if v is None:
+            pass
+        elif v is True:
+            w += b'\x08\x01'
+        elif v is False:
+            w += b'\x08\x00'
+        else:
+            _bad('recursiveReadOnlyMounts', v, 'a boolean')
+        v = d.get('userNamespaces')
+        if v is None:
+            pass
+        elif v is True:
+            w += b'\x10\x01'
+        elif v is False:
+            w += b'\x10\x00'
+        else:
+            _bad('userNamespaces', v, 'a boolean')
+
+cdef dict K_e_k8s_io_api_core_v1_NodeRuntimeHandlerFeatures = {}
+
+
+cdef int C_e_k8s_io_api_core_v1_NodeRuntimeHandlerFeatures(bytearray w, object d) except -1:
+    return _leaf(K_e_k8s_io_api_core_v1_NodeRuntimeHandlerFeatures, e_k8s_io_api_core_v1_NodeRuntimeHandlerFeatures, w, d)
 
 cdef int e_k8s_io_api_core_v1_NodeSelector(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.NodeSelector
     cdef Py_ssize_t s, n
@@ -3370,6 +3801,240 @@ cdef int e_k8s_io_api_core_v1_NodeSelectorTerm(bytearray w, dict d) except -1:  
                 s = _open(w, b'\x12\x00')
                 e_k8s_io_api_core_v1_NodeSelectorRequirement(w, x)
                 _close(w, s)
+
+cdef int e_k8s_io_api_core_v1_NodeSpec(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.NodeSpec
+    cdef Py_ssize_t s, n
+    if 'podCIDR' not in d and 'externalID' not in d and 'providerID' not in d and 'unschedulable' not in d and 'taints' not in d:
+        w += b'\n\x00\x12\x00\x1a\x00 \x00'
+    else:
+        v = d.get('podCIDR')
+        if v is None:
+            w += b'\n\x00'
+        else:
+            _put_str(w, b'\n', v)
+        v = d.get('externalID')
+        if v is None:
+            w += b'\x12\x00'
+        else:
+            _put_str(w, b'\x12', v)
+        v = d.get('providerID')
+        if v is None:
+            w += b'\x1a\x00'
+        else:
+            _put_str(w, b'\x1a', v)
+        v = d.get('unschedulable')
+        if v is None:
+            w += b' \x00'
+        elif v is True:
+            w += b' \x01'
+        elif v is False:
+            w += b' \x00'
+        else:
+            _bad('unschedulable', v, 'a boolean')
+        v = d.get('taints')
+        if v:
+            if v.__class__ is not list:
+                _list('taints', v)
+            for x in v:
+                s = _open(w, b'*\x00')
+                C_e_k8s_io_api_core_v1_Taint(w, x)
+                _close(w, s)
+    if 'configSource' not in d and 'podCIDRs' not in d and 'podPreemptionPolicy' not in d:
+        pass
+    else:
+        v = d.get('configSource')
+        if v is not None:
+            s = _open(w, b'2\x00')
+            e_k8s_io_api_core_v1_NodeConfigSource(w, v)
+            _close(w, s)
+        v = d.get('podCIDRs')
+        if v:
+            if v.__class__ is not list:
+                _list('podCIDRs', v)
+            for x in v:
+                _put_str(w, b':', x)
+        v = d.get('podPreemptionPolicy')
+        if v is not None:
+            s = _open(w, b'B\x00')
+            e_k8s_io_api_core_v1_NodePodPreemptionPolicy(w, v)
+            _close(w, s)
+
+cdef int e_k8s_io_api_core_v1_NodeStatus(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.NodeStatus
+    cdef Py_ssize_t s, n
+    if 'capacity' not in d and 'allocatable' not in d and 'phase' not in d and 'conditions' not in d and 'addresses' not in d:
+        w += b'\x1a\x00'
+    else:
+        v = d.get('capacity')
+        if v:
+            _map_sq(w, b'\n', v)
+        v = d.get('allocatable')
+        if v:
+            _map_sq(w, b'\x12', v)
+        v = d.get('phase')
+        if v is None:
+            w += b'\x1a\x00'
+        else:
+            _put_str(w, b'\x1a', v)
+        v = d.get('conditions')
+        if v:
+            if v.__class__ is not list:
+                _list('conditions', v)
+            for x in v:
+                s = _open(w, b'"\x00')
+                C_e_k8s_io_api_core_v1_NodeCondition(w, x)
+                _close(w, s)
+        v = d.get('addresses')
+        if v:
+            if v.__class__ is not list:
+                _list('addresses', v)
+            for x in v:
+                s = _open(w, b'*\x00')
+                C_e_k8s_io_api_core_v1_NodeAddress(w, x)
+                _close(w, s)
+    v = d.get('daemonEndpoints')
+    if v is None:
+        v = _E
+    s = _open(w, b'2\x00')
+    e_k8s_io_api_core_v1_NodeDaemonEndpoints(w, v)
+    _close(w, s)
+    v = d.get('nodeInfo')
+    if v is None:
+        v = _E
+    s = _open(w, b':\x00')
+    e_k8s_io_api_core_v1_NodeSystemInfo(w, v)
+    _close(w, s)
+    if 'images' not in d and 'volumesInUse' not in d and 'volumesAttached' not in d and 'config' not in d and 'runtimeHandlers' not in d:
+        pass
+    else:
+        v = d.get('images')
+        if v:
+            if v.__class__ is not list:
+                _list('images', v)
+            for x in v:
+                s = _open(w, b'B\x00')
+                e_k8s_io_api_core_v1_ContainerImage(w, x)
+                _close(w, s)
+        v = d.get('volumesInUse')
+        if v:
+            if v.__class__ is not list:
+                _list('volumesInUse', v)
+            for x in v:
+                _put_str(w, b'J', x)
+        v = d.get('volumesAttached')
+        if v:
+            if v.__class__ is not list:
+                _list('volumesAttached', v)
+            for x in v:
+                s = _open(w, b'R\x00')
+                C_e_k8s_io_api_core_v1_AttachedVolume(w, x)
+                _close(w, s)
+        v = d.get('config')
+        if v is not None:
+            s = _open(w, b'Z\x00')
+            e_k8s_io_api_core_v1_NodeConfigStatus(w, v)
+            _close(w, s)
+        v = d.get('runtimeHandlers')
+        if v:
+            if v.__class__ is not list:
+                _list('runtimeHandlers', v)
+            for x in v:
+                s = _open(w, b'b\x00')
+                e_k8s_io_api_core_v1_NodeRuntimeHandler(w, x)
+                _close(w, s)
+    if 'features' not in d and 'declaredFeatures' not in d:
+        pass
+    else:
+        v = d.get('features')
+        if v is not None:
+            s = _open(w, b'j\x00')
+            C_e_k8s_io_api_core_v1_NodeFeatures(w, v)
+            _close(w, s)
+        v = d.get('declaredFeatures')
+        if v:
+            if v.__class__ is not list:
+                _list('declaredFeatures', v)
+            for x in v:
+                _put_str(w, b'r', x)
+
+cdef int e_k8s_io_api_core_v1_NodeSwapStatus(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.NodeSwapStatus
+    cdef Py_ssize_t s
+    v = d.get('capacity')
+    if v is None:
+        pass
+    elif v.__class__ is int and 0 <= v < 128:
+        w += L_8[v]
+    else:
+        w += b'\x08' + _v64(v)
+
+cdef dict K_e_k8s_io_api_core_v1_NodeSwapStatus = {}
+
+
+cdef int C_e_k8s_io_api_core_v1_NodeSwapStatus(bytearray w, object d) except -1:
+    return _leaf(K_e_k8s_io_api_core_v1_NodeSwapStatus, e_k8s_io_api_core_v1_NodeSwapStatus, w, d)
+
+cdef int e_k8s_io_api_core_v1_NodeSystemInfo(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.NodeSystemInfo
+    cdef Py_ssize_t s, n
+    if 'machineID' not in d and 'systemUUID' not in d and 'bootID' not in d and 'kernelVersion' not in d and 'osImage' not in d:
+        w += b'\n\x00\x12\x00\x1a\x00"\x00*\x00'
+    else:
+        v = d.get('machineID')
+        if v is None:
+            w += b'\n\x00'
+        else:
+            _put_str(w, b'\n', v)
+        v = d.get('systemUUID')
+        if v is None:
+            w += b'\x12\x00'
+        else:
+            _put_str(w, b'\x12', v)
+        v = d.get('bootID')
+        if v is None:
+            w += b'\x1a\x00'
+        else:
+            _put_str(w, b'\x1a', v)
+        v = d.get('kernelVersion')
+        if v is None:
+            w += b'"\x00'
+        else:
+            _put_str(w, b'"', v)
+        v = d.get('osImage')
+        if v is None:
+            w += b'*\x00'
+        else:
+            _put_str(w, b'*', v)
+    if 'containerRuntimeVersion' not in d and 'kubeletVersion' not in d and 'kubeProxyVersion' not in d and 'operatingSystem' not in d and 'architecture' not in d:
+        w += b'2\x00:\x00B\x00J\x00R\x00'
+    else:
+        v = d.get('containerRuntimeVersion')
+        if v is None:
+            w += b'2\x00'
+        else:
+            _put_str(w, b'2', v)
+        v = d.get('kubeletVersion')
+        if v is None:
+            w += b':\x00'
+        else:
+            _put_str(w, b':', v)
+        v = d.get('kubeProxyVersion')
+        if v is None:
+            w += b'B\x00'
+        else:
+            _put_str(w, b'B', v)
+        v = d.get('operatingSystem')
+        if v is None:
+            w += b'J\x00'
+        else:
+            _put_str(w, b'J', v)
+        v = d.get('architecture')
+        if v is None:
+            w += b'R\x00'
+        else:
+            _put_str(w, b'R', v)
+    v = d.get('swap')
+    if v is not None:
+        s = _open(w, b'Z\x00')
+        C_e_k8s_io_api_core_v1_NodeSwapStatus(w, v)
+        _close(w, s)
 
 cdef int e_k8s_io_api_core_v1_ObjectFieldSelector(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.ObjectFieldSelector
     cdef Py_ssize_t s, n
@@ -5341,6 +6006,36 @@ cdef dict K_e_k8s_io_api_core_v1_TCPSocketAction = {}
 cdef int C_e_k8s_io_api_core_v1_TCPSocketAction(bytearray w, object d) except -1:
     return _leaf(K_e_k8s_io_api_core_v1_TCPSocketAction, e_k8s_io_api_core_v1_TCPSocketAction, w, d)
 
+cdef int e_k8s_io_api_core_v1_Taint(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.Taint
+    cdef Py_ssize_t s, n
+    if 'key' not in d and 'value' not in d and 'effect' not in d and 'timeAdded' not in d:
+        w += b'\n\x00\x12\x00\x1a\x00'
+    else:
+        v = d.get('key')
+        if v is None:
+            w += b'\n\x00'
+        else:
+            _put_str(w, b'\n', v)
+        v = d.get('value')
+        if v is None:
+            w += b'\x12\x00'
+        else:
+            _put_str(w, b'\x12', v)
+        v = d.get('effect')
+        if v is None:
+            w += b'\x1a\x00'
+        else:
+            _put_str(w, b'\x1a', v)
+        v = d.get('timeAdded')
+        if v is not None:
+            w += b'"' + _time(v)
+
+cdef dict K_e_k8s_io_api_core_v1_Taint = {}
+
+
+cdef int C_e_k8s_io_api_core_v1_Taint(bytearray w, object d) except -1:
+    return _leaf(K_e_k8s_io_api_core_v1_Taint, e_k8s_io_api_core_v1_Taint, w, d)
+
 cdef int e_k8s_io_api_core_v1_Toleration(bytearray w, dict d) except -1:  # k8s.io.api.core.v1.Toleration
     cdef Py_ssize_t s, n
     if 'key' not in d and 'operator' not in d and 'value' not in d and 'effect' not in d and 'tolerationSeconds' not in d:
@@ -5871,6 +6566,225 @@ cdef int e_k8s_io_api_core_v1_WeightedPodAffinityTerm(bytearray w, dict d) excep
     s = _open(w, b'\x12\x00')
     e_k8s_io_api_core_v1_PodAffinityTerm(w, v)
     _close(w, s)
+
+cdef int e_k8s_io_api_discovery_v1_Endpoint(bytearray w, dict d) except -1:  # k8s.io.api.discovery.v1.Endpoint
+    cdef Py_ssize_t s, n
+    v = d.get('addresses')
+    if v:
+        if v.__class__ is not list:
+            _list('addresses', v)
+        for x in v:
+            _put_str(w, b'\n', x)
+    v = d.get('conditions')
+    if v is None:
+        v = _E
+    s = _open(w, b'\x12\x00')
+    C_e_k8s_io_api_discovery_v1_EndpointConditions(w, v)
+    _close(w, s)
+    if 'hostname' not in d and 'targetRef' not in d and 'deprecatedTopology' not in d and 'nodeName' not in d and 'zone' not in d:
+        pass
+    else:
+        v = d.get('hostname')
+        if v is None:
+            pass
+        else:
+            _put_str(w, b'\x1a', v)
+        v = d.get('targetRef')
+        if v is not None:
+            s = _open(w, b'"\x00')
+            C_e_k8s_io_api_core_v1_ObjectReference(w, v)
+            _close(w, s)
+        v = d.get('deprecatedTopology')
+        if v:
+            _map_ss(w, b'*', v)
+        v = d.get('nodeName')
+        if v is None:
+            pass
+        else:
+            _put_str(w, b'2', v)
+        v = d.get('zone')
+        if v is None:
+            pass
+        else:
+            _put_str(w, b':', v)
+    v = d.get('hints')
+    if v is not None:
+        s = _open(w, b'B\x00')
+        e_k8s_io_api_discovery_v1_EndpointHints(w, v)
+        _close(w, s)
+
+cdef int e_k8s_io_api_discovery_v1_EndpointConditions(bytearray w, dict d) except -1:  # k8s.io.api.discovery.v1.EndpointConditions
+    cdef Py_ssize_t s
+    if 'ready' not in d and 'serving' not in d and 'terminating' not in d:
+        pass
+    else:
+        v = d.get('ready')
+        if v is None:
+            pass
+        elif v is True:
+            w += b'\x08\x01'
+        elif v is False:
+            w += b'\x08\x00'
+        else:
+            _bad('ready', v, 'a boolean')
+        v = d.get('serving')
+        if v is None:
+            pass
+        elif v is True:
+            w += b'\x10\x01'
+        elif v is False:
+            w += b'\x10\x00'
+        else:
+            _bad('serving', v, 'a boolean')
+        v = d.get('terminating')
+        if v is None:
+            pass
+        elif v is True:
+            w += b'\x18\x01'
+        elif v is False:
+            w += b'\x18\x00'
+        else:
+            _bad('terminating', v, 'a boolean')
+
+cdef dict K_e_k8s_io_api_discovery_v1_EndpointConditions = {}
+
+
+cdef int C_e_k8s_io_api_discovery_v1_EndpointConditions(bytearray w, object d) except -1:
+    return _leaf(K_e_k8s_io_api_discovery_v1_EndpointConditions, e_k8s_io_api_discovery_v1_EndpointConditions, w, d)
+
+cdef int e_k8s_io_api_discovery_v1_EndpointHints(bytearray w, dict d) except -1:  # k8s.io.api.discovery.v1.EndpointHints
+    cdef Py_ssize_t s, n
+    if 'forZones' not in d and 'forNodes' not in d:
+        pass
+    else:
+        v = d.get('forZones')
+        if v:
+            if v.__class__ is not list:
+                _list('forZones', v)
+            for x in v:
+                s = _open(w, b'\n\x00')
+                C_e_k8s_io_api_discovery_v1_ForZone(w, x)
+                _close(w, s)
+        v = d.get('forNodes')
+        if v:
+            if v.__class__ is not list:
+                _list('forNodes', v)
+            for x in v:
+                s = _open(w, b'\x12\x00')
+                C_e_k8s_io_api_discovery_v1_ForNode(w, x)
+                _close(w, s)
+
+cdef int e_k8s_io_api_discovery_v1_EndpointPort(bytearray w, dict d) except -1:  # k8s.io.api.discovery.v1.EndpointPort
+    cdef Py_ssize_t s, n
+    if 'name' not in d and 'protocol' not in d and 'port' not in d and 'appProtocol' not in d:
+        pass
+    else:
+        v = d.get('name')
+        if v is None:
+            pass
+        else:
+            _put_str(w, b'\n', v)
+        v = d.get('protocol')
+        if v is None:
+            pass
+        else:
+            _put_str(w, b'\x12', v)
+        v = d.get('port')
+        if v is None:
+            pass
+        elif v.__class__ is int and 0 <= v < 128:
+            w += L_24[v]
+        else:
+            w += b'\x18' + _v32(v)
+        v = d.get('appProtocol')
+        if v is None:
+            pass
+        else:
+            _put_str(w, b'"', v)
+
+cdef dict K_e_k8s_io_api_discovery_v1_EndpointPort = {}
+
+
+cdef int C_e_k8s_io_api_discovery_v1_EndpointPort(bytearray w, object d) except -1:
+    return _leaf(K_e_k8s_io_api_discovery_v1_EndpointPort, e_k8s_io_api_discovery_v1_EndpointPort, w, d)
+
+cdef int e_k8s_io_api_discovery_v1_EndpointSlice(bytearray w, dict d) except -1:  # k8s.io.api.discovery.v1.EndpointSlice
+    cdef Py_ssize_t s, n
+    v = d.get('metadata')
+    if v is None:
+        v = _E
+    s = _open(w, b'\n\x00')
+    e_k8s_io_apimachinery_pkg_apis_meta_v1_ObjectMeta(w, v)
+    _close(w, s)
+    if 'endpoints' not in d and 'ports' not in d and 'addressType' not in d:
+        w += b'"\x00'
+    else:
+        v = d.get('endpoints')
+        if v:
+            if v.__class__ is not list:
+                _list('endpoints', v)
+            for x in v:
+                s = _open(w, b'\x12\x00')
+                e_k8s_io_api_discovery_v1_Endpoint(w, x)
+                _close(w, s)
+        v = d.get('ports')
+        if v:
+            if v.__class__ is not list:
+                _list('ports', v)
+            for x in v:
+                s = _open(w, b'\x1a\x00')
+                C_e_k8s_io_api_discovery_v1_EndpointPort(w, x)
+                _close(w, s)
+        v = d.get('addressType')
+        if v is None:
+            w += b'"\x00'
+        else:
+            _put_str(w, b'"', v)
+
+cdef int e_k8s_io_api_discovery_v1_EndpointSliceList(bytearray w, dict d) except -1:  # k8s.io.api.discovery.v1.EndpointSliceList
+    cdef Py_ssize_t s, n
+    v = d.get('metadata')
+    if v is None:
+        v = _E
+    s = _open(w, b'\n\x00')
+    e_k8s_io_apimachinery_pkg_apis_meta_v1_ListMeta(w, v)
+    _close(w, s)
+    v = d.get('items')
+    if v:
+        if v.__class__ is not list:
+            _list('items', v)
+        for x in v:
+            s = _open(w, b'\x12\x00')
+            e_k8s_io_api_discovery_v1_EndpointSlice(w, x)
+            _close(w, s)
+
+cdef int e_k8s_io_api_discovery_v1_ForNode(bytearray w, dict d) except -1:  # k8s.io.api.discovery.v1.ForNode
+    cdef Py_ssize_t s, n
+    v = d.get('name')
+    if v is None:
+        w += b'\n\x00'
+    else:
+        _put_str(w, b'\n', v)
+
+cdef dict K_e_k8s_io_api_discovery_v1_ForNode = {}
+
+
+cdef int C_e_k8s_io_api_discovery_v1_ForNode(bytearray w, object d) except -1:
+    return _leaf(K_e_k8s_io_api_discovery_v1_ForNode, e_k8s_io_api_discovery_v1_ForNode, w, d)
+
+cdef int e_k8s_io_api_discovery_v1_ForZone(bytearray w, dict d) except -1:  # k8s.io.api.discovery.v1.ForZone
+    cdef Py_ssize_t s, n
+    v = d.get('name')
+    if v is None:
+        w += b'\n\x00'
+    else:
+        _put_str(w, b'\n', v)
+
+cdef dict K_e_k8s_io_api_discovery_v1_ForZone = {}
+
+
+cdef int C_e_k8s_io_api_discovery_v1_ForZone(bytearray w, object d) except -1:
+    return _leaf(K_e_k8s_io_api_discovery_v1_ForZone, e_k8s_io_api_discovery_v1_ForZone, w, d)
 
 cdef int e_k8s_io_api_scheduling_v1alpha3_TopologyConstraint(bytearray w, dict d) except -1:  # k8s.io.api.scheduling.v1alpha3.TopologyConstraint
     cdef Py_ssize_t s, n
@@ -6570,25 +7484,34 @@ CONVERTERS = {
     'k8s.io.api.coordination.v1.LeaseSpec': _encoder(e_k8s_io_api_coordination_v1_LeaseSpec),
     'k8s.io.api.core.v1.Affinity': _encoder(e_k8s_io_api_core_v1_Affinity),
     'k8s.io.api.core.v1.AppArmorProfile': _encoder(e_k8s_io_api_core_v1_AppArmorProfile),
+    'k8s.io.api.core.v1.AttachedVolume': _encoder(e_k8s_io_api_core_v1_AttachedVolume),
     'k8s.io.api.core.v1.Capabilities': _encoder(e_k8s_io_api_core_v1_Capabilities),
     'k8s.io.api.core.v1.ClientIPConfig': _encoder(e_k8s_io_api_core_v1_ClientIPConfig),
     'k8s.io.api.core.v1.ConfigMap': _encoder(e_k8s_io_api_core_v1_ConfigMap),
     'k8s.io.api.core.v1.ConfigMapEnvSource': _encoder(e_k8s_io_api_core_v1_ConfigMapEnvSource),
     'k8s.io.api.core.v1.ConfigMapKeySelector': _encoder(e_k8s_io_api_core_v1_ConfigMapKeySelector),
     'k8s.io.api.core.v1.ConfigMapList': _encoder(e_k8s_io_api_core_v1_ConfigMapList),
+    'k8s.io.api.core.v1.ConfigMapNodeConfigSource': _encoder(e_k8s_io_api_core_v1_ConfigMapNodeConfigSource),
     'k8s.io.api.core.v1.ConfigMapProjection': _encoder(e_k8s_io_api_core_v1_ConfigMapProjection),
     'k8s.io.api.core.v1.ConfigMapVolumeSource': _encoder(e_k8s_io_api_core_v1_ConfigMapVolumeSource),
     'k8s.io.api.core.v1.Container': _encoder(e_k8s_io_api_core_v1_Container),
+    'k8s.io.api.core.v1.ContainerImage': _encoder(e_k8s_io_api_core_v1_ContainerImage),
     'k8s.io.api.core.v1.ContainerPort': _encoder(e_k8s_io_api_core_v1_ContainerPort),
     'k8s.io.api.core.v1.ContainerState': _encoder(e_k8s_io_api_core_v1_ContainerState),
     'k8s.io.api.core.v1.ContainerStateRunning': _encoder(e_k8s_io_api_core_v1_ContainerStateRunning),
     'k8s.io.api.core.v1.ContainerStateTerminated': _encoder(e_k8s_io_api_core_v1_ContainerStateTerminated),
     'k8s.io.api.core.v1.ContainerStateWaiting': _encoder(e_k8s_io_api_core_v1_ContainerStateWaiting),
     'k8s.io.api.core.v1.ContainerStatus': _encoder(e_k8s_io_api_core_v1_ContainerStatus),
+    'k8s.io.api.core.v1.DaemonEndpoint': _encoder(e_k8s_io_api_core_v1_DaemonEndpoint),
     'k8s.io.api.core.v1.DownwardAPIProjection': _encoder(e_k8s_io_api_core_v1_DownwardAPIProjection),
     'k8s.io.api.core.v1.DownwardAPIVolumeFile': _encoder(e_k8s_io_api_core_v1_DownwardAPIVolumeFile),
     'k8s.io.api.core.v1.DownwardAPIVolumeSource': _encoder(e_k8s_io_api_core_v1_DownwardAPIVolumeSource),
     'k8s.io.api.core.v1.EmptyDirVolumeSource': _encoder(e_k8s_io_api_core_v1_EmptyDirVolumeSource),
+    'k8s.io.api.core.v1.EndpointAddress': _encoder(e_k8s_io_api_core_v1_EndpointAddress),
+    'k8s.io.api.core.v1.EndpointPort': _encoder(e_k8s_io_api_core_v1_EndpointPort),
+    'k8s.io.api.core.v1.EndpointSubset': _encoder(e_k8s_io_api_core_v1_EndpointSubset),
+    'k8s.io.api.core.v1.Endpoints': _encoder(e_k8s_io_api_core_v1_Endpoints),
+    'k8s.io.api.core.v1.EndpointsList': _encoder(e_k8s_io_api_core_v1_EndpointsList),
     'k8s.io.api.core.v1.EnvFromSource': _encoder(e_k8s_io_api_core_v1_EnvFromSource),
     'k8s.io.api.core.v1.EnvVar': _encoder(e_k8s_io_api_core_v1_EnvVar),
     'k8s.io.api.core.v1.EnvVarSource': _encoder(e_k8s_io_api_core_v1_EnvVarSource),
@@ -6615,10 +7538,25 @@ CONVERTERS = {
     'k8s.io.api.core.v1.NamespaceList': _encoder(e_k8s_io_api_core_v1_NamespaceList),
     'k8s.io.api.core.v1.NamespaceSpec': _encoder(e_k8s_io_api_core_v1_NamespaceSpec),
     'k8s.io.api.core.v1.NamespaceStatus': _encoder(e_k8s_io_api_core_v1_NamespaceStatus),
+    'k8s.io.api.core.v1.Node': _encoder(e_k8s_io_api_core_v1_Node),
+    'k8s.io.api.core.v1.NodeAddress': _encoder(e_k8s_io_api_core_v1_NodeAddress),
     'k8s.io.api.core.v1.NodeAffinity': _encoder(e_k8s_io_api_core_v1_NodeAffinity),
+    'k8s.io.api.core.v1.NodeCondition': _encoder(e_k8s_io_api_core_v1_NodeCondition),
+    'k8s.io.api.core.v1.NodeConfigSource': _encoder(e_k8s_io_api_core_v1_NodeConfigSource),
+    'k8s.io.api.core.v1.NodeConfigStatus': _encoder(e_k8s_io_api_core_v1_NodeConfigStatus),
+    'k8s.io.api.core.v1.NodeDaemonEndpoints': _encoder(e_k8s_io_api_core_v1_NodeDaemonEndpoints),
+    'k8s.io.api.core.v1.NodeFeatures': _encoder(e_k8s_io_api_core_v1_NodeFeatures),
+    'k8s.io.api.core.v1.NodeList': _encoder(e_k8s_io_api_core_v1_NodeList),
+    'k8s.io.api.core.v1.NodePodPreemptionPolicy': _encoder(e_k8s_io_api_core_v1_NodePodPreemptionPolicy),
+    'k8s.io.api.core.v1.NodeRuntimeHandler': _encoder(e_k8s_io_api_core_v1_NodeRuntimeHandler),
+    'k8s.io.api.core.v1.NodeRuntimeHandlerFeatures': _encoder(e_k8s_io_api_core_v1_NodeRuntimeHandlerFeatures),
     'k8s.io.api.core.v1.NodeSelector': _encoder(e_k8s_io_api_core_v1_NodeSelector),
     'k8s.io.api.core.v1.NodeSelectorRequirement': _encoder(e_k8s_io_api_core_v1_NodeSelectorRequirement),
     'k8s.io.api.core.v1.NodeSelectorTerm': _encoder(e_k8s_io_api_core_v1_NodeSelectorTerm),
+    'k8s.io.api.core.v1.NodeSpec': _encoder(e_k8s_io_api_core_v1_NodeSpec),
+    'k8s.io.api.core.v1.NodeStatus': _encoder(e_k8s_io_api_core_v1_NodeStatus),
+    'k8s.io.api.core.v1.NodeSwapStatus': _encoder(e_k8s_io_api_core_v1_NodeSwapStatus),
+    'k8s.io.api.core.v1.NodeSystemInfo': _encoder(e_k8s_io_api_core_v1_NodeSystemInfo),
     'k8s.io.api.core.v1.ObjectFieldSelector': _encoder(e_k8s_io_api_core_v1_ObjectFieldSelector),
     'k8s.io.api.core.v1.ObjectReference': _encoder(e_k8s_io_api_core_v1_ObjectReference),
     'k8s.io.api.core.v1.PersistentVolumeClaim': _encoder(e_k8s_io_api_core_v1_PersistentVolumeClaim),
@@ -6669,6 +7607,7 @@ CONVERTERS = {
     'k8s.io.api.core.v1.SleepAction': _encoder(e_k8s_io_api_core_v1_SleepAction),
     'k8s.io.api.core.v1.Sysctl': _encoder(e_k8s_io_api_core_v1_Sysctl),
     'k8s.io.api.core.v1.TCPSocketAction': _encoder(e_k8s_io_api_core_v1_TCPSocketAction),
+    'k8s.io.api.core.v1.Taint': _encoder(e_k8s_io_api_core_v1_Taint),
     'k8s.io.api.core.v1.Toleration': _encoder(e_k8s_io_api_core_v1_Toleration),
     'k8s.io.api.core.v1.TopologySpreadConstraint': _encoder(e_k8s_io_api_core_v1_TopologySpreadConstraint),
     'k8s.io.api.core.v1.TypedLocalObjectReference': _encoder(e_k8s_io_api_core_v1_TypedLocalObjectReference),
@@ -6682,6 +7621,14 @@ CONVERTERS = {
     'k8s.io.api.core.v1.VolumeResourceRequirements': _encoder(e_k8s_io_api_core_v1_VolumeResourceRequirements),
     'k8s.io.api.core.v1.VolumeSource': _encoder(e_k8s_io_api_core_v1_VolumeSource),
     'k8s.io.api.core.v1.WeightedPodAffinityTerm': _encoder(e_k8s_io_api_core_v1_WeightedPodAffinityTerm),
+    'k8s.io.api.discovery.v1.Endpoint': _encoder(e_k8s_io_api_discovery_v1_Endpoint),
+    'k8s.io.api.discovery.v1.EndpointConditions': _encoder(e_k8s_io_api_discovery_v1_EndpointConditions),
+    'k8s.io.api.discovery.v1.EndpointHints': _encoder(e_k8s_io_api_discovery_v1_EndpointHints),
+    'k8s.io.api.discovery.v1.EndpointPort': _encoder(e_k8s_io_api_discovery_v1_EndpointPort),
+    'k8s.io.api.discovery.v1.EndpointSlice': _encoder(e_k8s_io_api_discovery_v1_EndpointSlice),
+    'k8s.io.api.discovery.v1.EndpointSliceList': _encoder(e_k8s_io_api_discovery_v1_EndpointSliceList),
+    'k8s.io.api.discovery.v1.ForNode': _encoder(e_k8s_io_api_discovery_v1_ForNode),
+    'k8s.io.api.discovery.v1.ForZone': _encoder(e_k8s_io_api_discovery_v1_ForZone),
     'k8s.io.api.scheduling.v1alpha3.TopologyConstraint': _encoder(e_k8s_io_api_scheduling_v1alpha3_TopologyConstraint),
     'k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupAllDisruptionMode': _encoder(e_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupAllDisruptionMode),
     'k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupBasicSchedulingPolicy': _encoder(e_k8s_io_api_scheduling_v1alpha3_WorkloadPodGroupBasicSchedulingPolicy),
@@ -6756,25 +7703,34 @@ DIGESTS = {
     'k8s.io.api.coordination.v1.LeaseSpec': 'c74dc1dca36055a675c2b2e8c76a4bc0',
     'k8s.io.api.core.v1.Affinity': 'c58fc998b6f25a65e180eaef28abc6a8',
     'k8s.io.api.core.v1.AppArmorProfile': '98c58dd573742957fd409281212feaf0',
+    'k8s.io.api.core.v1.AttachedVolume': 'fa03b41af2fcc34287b2a716ff31dae1',
     'k8s.io.api.core.v1.Capabilities': 'c1b7693918a56b3d10653d49426fd1e2',
     'k8s.io.api.core.v1.ClientIPConfig': 'fe16f5d52954edb8cd5cfd55815afb02',
     'k8s.io.api.core.v1.ConfigMap': '4be672f3fec0e5ed810b5958c8849270',
     'k8s.io.api.core.v1.ConfigMapEnvSource': '14113fad975a2cabb1b549bca73519c4',
     'k8s.io.api.core.v1.ConfigMapKeySelector': '93c7d54bb0ebfe395dec6efbdbe5b367',
     'k8s.io.api.core.v1.ConfigMapList': 'a9275f26f3536971fc5a7c72f223e081',
+    'k8s.io.api.core.v1.ConfigMapNodeConfigSource': '2bf7be46c0749a538cf2e60856cd4293',
     'k8s.io.api.core.v1.ConfigMapProjection': '487abd7da67beceeb8c3fe8211aecdad',
     'k8s.io.api.core.v1.ConfigMapVolumeSource': '20deb688403a366b2ebe2e1d2b72571d',
     'k8s.io.api.core.v1.Container': '78715de51f064c1097040edb1ea35585',
+    'k8s.io.api.core.v1.ContainerImage': 'ad125ae49ecc837755b031e9b1c9bf50',
     'k8s.io.api.core.v1.ContainerPort': 'b04be212e02d3f7c648408aba5671362',
     'k8s.io.api.core.v1.ContainerState': '26cea783ab9207200115e75a779e55b6',
     'k8s.io.api.core.v1.ContainerStateRunning': '6c3efdb6ec1fbeba68f58f5538c48945',
     'k8s.io.api.core.v1.ContainerStateTerminated': '2d70f2b92681cf963cdccd0b45e321d3',
     'k8s.io.api.core.v1.ContainerStateWaiting': '3af67d603383dd47cec537d7fd0c4454',
     'k8s.io.api.core.v1.ContainerStatus': '846505eec84585a231b7d195e10dd565',
+    'k8s.io.api.core.v1.DaemonEndpoint': '05a5c0a7450ab23416e4d45f5a7e9f13',
     'k8s.io.api.core.v1.DownwardAPIProjection': '51f20472111372043b5a6472fc033887',
     'k8s.io.api.core.v1.DownwardAPIVolumeFile': '891a211f747c0ad443eb5eaa29934412',
     'k8s.io.api.core.v1.DownwardAPIVolumeSource': '9603ab882d79103ac9602a5db9c77396',
     'k8s.io.api.core.v1.EmptyDirVolumeSource': 'd287fef00231341ff481edd980a4bfd2',
+    'k8s.io.api.core.v1.EndpointAddress': '1a6923f3ef9d24034ece0a0fac9daee9',
+    'k8s.io.api.core.v1.EndpointPort': '46e0bfe5f6744dcf1a48ffb761f23932',
+    'k8s.io.api.core.v1.EndpointSubset': '138c5f0c5d5e6ecbf88e7e63afcd80b5',
+    'k8s.io.api.core.v1.Endpoints': 'f6387e4b5f36ae628881db3ffa48267a',
+    'k8s.io.api.core.v1.EndpointsList': '851f89ff0216449b896bcf9f32333754',
     'k8s.io.api.core.v1.EnvFromSource': '8a434bec0359dafb89d9b54441b10438',
     'k8s.io.api.core.v1.EnvVar': 'af45c87418783489d12ea4c1d1beb578',
     'k8s.io.api.core.v1.EnvVarSource': '65ff87a2307855320176aedb63be2d53',
@@ -6801,10 +7757,25 @@ DIGESTS = {
     'k8s.io.api.core.v1.NamespaceList': '868021946461b8044a4eb5b25841752a',
     'k8s.io.api.core.v1.NamespaceSpec': '3b0d8f59b8e58bc020580f9160cf2bb9',
     'k8s.io.api.core.v1.NamespaceStatus': '4c7b626fc57466b4bd2c49738550342c',
+    'k8s.io.api.core.v1.Node': '29bc32d2ad1d091f6f604b76c94e521c',
+    'k8s.io.api.core.v1.NodeAddress': '4226ea23c24d2be36baa69663991dac4',
     'k8s.io.api.core.v1.NodeAffinity': '285e3eb850b1ca3468b426a2a54003fd',
+    'k8s.io.api.core.v1.NodeCondition': '9519ed3de57ac973cfa1a6aabb2eb981',
+    'k8s.io.api.core.v1.NodeConfigSource': '52c317ee6b7aa36b78ec9e40e607bbfb',
+    'k8s.io.api.core.v1.NodeConfigStatus': '514e78456ca948c35f9fa427519b746d',
+    'k8s.io.api.core.v1.NodeDaemonEndpoints': 'ec76ccc19dbc54a24c422b3acbede207',
+    'k8s.io.api.core.v1.NodeFeatures': 'b3e5d70dfe9a59404cb9da36ec8decaa',
+    'k8s.io.api.core.v1.NodeList': 'aa86a35f7d9c745b5de53366f28aad70',
+    'k8s.io.api.core.v1.NodePodPreemptionPolicy': 'f74e013f9d808d3cb1561edb46e7c4f5',
+    'k8s.io.api.core.v1.NodeRuntimeHandler': 'f61d08970a8210428928efdcbde01d3c',
+    'k8s.io.api.core.v1.NodeRuntimeHandlerFeatures': 'c51befaf9955509e6523de0ed2fdadeb',
     'k8s.io.api.core.v1.NodeSelector': '6bebaca35fa24ac5b266a9dd808f5b12',
     'k8s.io.api.core.v1.NodeSelectorRequirement': 'e7f6439afc51430d09eaf912cd9e7e21',
     'k8s.io.api.core.v1.NodeSelectorTerm': 'f4977d734f9332a95f740b8fb4a7f8f4',
+    'k8s.io.api.core.v1.NodeSpec': '19d976ee7a36d02f0976fc4723b1e186',
+    'k8s.io.api.core.v1.NodeStatus': 'd28a3de2059a070ab0a080efd961c7f4',
+    'k8s.io.api.core.v1.NodeSwapStatus': '58a7548ae30b90600d2cbf68f515023a',
+    'k8s.io.api.core.v1.NodeSystemInfo': '8e6708dd4f748f0568098acdc6907cfc',
     'k8s.io.api.core.v1.ObjectFieldSelector': 'd90a7427def29db4ca71bb3521a08bcd',
     'k8s.io.api.core.v1.ObjectReference': '8c3ed43c693a336bbe5421bf69725de7',
     'k8s.io.api.core.v1.PersistentVolumeClaim': 'bdde0559253a0f3bcfc830f77a853df0',
@@ -6855,6 +7826,7 @@ DIGESTS = {
     'k8s.io.api.core.v1.SleepAction': '1e3e2babb690196fdae7d4e98626f51c',
     'k8s.io.api.core.v1.Sysctl': '277a9cd82cc3fc8ddcccd8214acb0e01',
     'k8s.io.api.core.v1.TCPSocketAction': 'd37967e74283f186e5e180c7bd4e8c5a',
+    'k8s.io.api.core.v1.Taint': 'f50e319545d875c3841a0e1d80cd4587',
     'k8s.io.api.core.v1.Toleration': 'c930cc9b1a564c93836e74a61293f248',
     'k8s.io.api.core.v1.TopologySpreadConstraint': '9da90f393a8420d8cba0556866c958e9',
     'k8s.io.api.core.v1.TypedLocalObjectReference': '703e048e7941e737f023ee681eec3964',
@@ -6868,6 +7840,14 @@ DIGESTS = {
     'k8s.io.api.core.v1.VolumeResourceRequirements': '26e7ba789583de26a282f5b048284d88',
     'k8s.io.api.core.v1.VolumeSource': '2382f8603d5f0972525977c089858938',
     'k8s.io.api.core.v1.WeightedPodAffinityTerm': 'e3010014c670a8bc07b3e005695a2761',
+    'k8s.io.api.discovery.v1.Endpoint': '7cc3a6084129307ad50f4edfdb9db0cf',
+    'k8s.io.api.discovery.v1.EndpointConditions': 'f777251b80dba7b162da67f0d56b19a6',
+    'k8s.io.api.discovery.v1.EndpointHints': '7c42268bb49520488fd18ae15d81f208',
+    'k8s.io.api.discovery.v1.EndpointPort': '1e42b56e47cab8e601325e4b96254966',
+    'k8s.io.api.discovery.v1.EndpointSlice': '21a49ad7092495f5abaadb21f39410a1',
+    'k8s.io.api.discovery.v1.EndpointSliceList': '7b0b5141b97777dbbbf837ddae25e047',
+    'k8s.io.api.discovery.v1.ForNode': '20b2f1f7fb126b913b619ffd721bd508',
+    'k8s.io.api.discovery.v1.ForZone': 'fef46e97a1bba5371e130cef3d44ec5a',
     'k8s.io.api.scheduling.v1alpha3.TopologyConstraint': 'e13cdca314523d8883b7e4b3a29bb4b7',
     'k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupAllDisruptionMode': '7336d48ede397cf452a3f38218ba6919',
     'k8s.io.api.scheduling.v1alpha3.WorkloadPodGroupBasicSchedulingPolicy': 'c8827e72aa4d5e789e586fe13a66f360',

@@ -4,6 +4,7 @@ Each controller talks to the registry through the same verbs an embedder uses (l
 update), never through ``kstore.server``; ``kstore serve`` and ``kstore.open`` start them.
 """
 
+from kstore.controllers.apiservice_controller import APIServiceAvailabilityController
 from kstore.controllers.crd_controller import CustomResourceDefinitionController
 from kstore.controllers.running import (
     CONTROLLERS,
@@ -15,6 +16,7 @@ from kstore.controllers.running import (
 
 __all__ = [
     "CONTROLLERS",
+    "APIServiceAvailabilityController",
     "ControllerSettings",
     "CustomResourceDefinitionController",
     "RunningControllers",

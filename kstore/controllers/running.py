@@ -24,6 +24,8 @@ from typing import Final
 
 from kstore.api.custom_kinds import CRD_GROUP, CRD_RESOURCE, CustomConversions, kind_definition_for
 from kstore.api.gvk import GroupVersion
+from kstore.api.kinds.apiregistration import GROUP as APIREGISTRATION_GROUP
+from kstore.controllers.apiservice_controller import APIServiceAvailabilityController
 from kstore.controllers.base import Controller, ControllerTimings
 from kstore.controllers.clusterrole_aggregation import ClusterRoleAggregationController
 from kstore.controllers.crd_controller import CustomResourceDefinitionController
@@ -149,10 +151,14 @@ class RunningControllers:
     """The controllers started for one registry; :meth:`stop` before closing the registry."""
 
     def __init__(
-        self, crds: CustomResourceDefinitionController | None, leader_only: _LeaderOnly | None
+        self,
+        crds: CustomResourceDefinitionController | None,
+        leader_only: _LeaderOnly | None,
+        api_services: APIServiceAvailabilityController | None = None,
     ) -> None:
         self._crds = crds
         self._leader_only = leader_only
+        self._api_services = api_services
 
     @property
     def election(self) -> LeaderElection | None:
@@ -167,6 +173,9 @@ class RunningControllers:
         if self._leader_only is not None:
             self._leader_only.election.stop()
             self._leader_only = None
+        if self._api_services is not None:
+            self._api_services.stop()
+            self._api_services = None
         if self._crds is not None:
             self._crds.stop()
             self._crds = None
@@ -180,8 +189,9 @@ def start_controllers(
 ) -> RunningControllers:
     """Start what the registry's Scheme asks for: the CustomResourceDefinition controller when
     CRDs are served (it serves the stored CRDs' kinds before this returns, converting the
-    versions named in ``conversions`` with the functions given there), and the election that
-    runs the API-only controllers ``settings`` enables (all by default) on the leader."""
+    versions named in ``conversions`` with the functions given there), the APIService
+    availability controller when APIServices are, and the election that runs the API-only
+    controllers ``settings`` enables (all by default) on the leader."""
     settings = settings or ControllerSettings()
     leader_only: _LeaderOnly | None = None
     crds: CustomResourceDefinitionController | None = None
@@ -194,6 +204,14 @@ def start_controllers(
             registry, definition_for=partial(kind_definition_for, conversions=conversions)
         )
         crds.start()
+    api_services = None
+    try:
+        registry.scheme.resource(GroupVersion(APIREGISTRATION_GROUP, "v1"), "apiservices")
+    except NotFound:
+        pass
+    else:
+        api_services = APIServiceAvailabilityController(registry)
+        api_services.start()
     if settings.enabled:
         try:
             registry.scheme.resource(GroupVersion("coordination.k8s.io", "v1"), "leases")
@@ -202,4 +220,4 @@ def start_controllers(
         else:
             leader_only = _LeaderOnly(registry, settings)
             leader_only.election.start()
-    return RunningControllers(crds, leader_only)
+    return RunningControllers(crds, leader_only, api_services)

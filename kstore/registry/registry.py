@@ -41,6 +41,7 @@ from kstore.registry.namespaces import (
     NamespaceStore,
     ensure_system_namespaces,
 )
+from kstore.registry.priorityclasses import PriorityClassStore, ensure_system_priority_classes
 from kstore.registry.store import GenericStore
 from kstore.registry.strategies import StrategyFactory, strategy_for
 from kstore.storage.encryption import RewriteTarget
@@ -63,12 +64,14 @@ __all__ = [
 DEFAULT_EVENT_TTL_SECONDS: Final = 3600
 #: Groups whose resources Kubernetes stores under the bare plural.
 _LEGACY_GROUPS: Final = frozenset({"", "apps", "batch", "autoscaling", "policy", "extensions"})
-#: Kubernetes' SpecialDefaultResourcePrefixes, and apiextensions-apiserver's prefix for CRDs
-#: (it stores them under their group, as it stores custom resources).
+#: Kubernetes' SpecialDefaultResourcePrefixes, and the prefixes of apiextensions-apiserver's
+#: CRDs and kube-aggregator's APIServices (each stores them under their group, as custom
+#: resources are stored).
 _SPECIAL_PREFIXES: Final = {
     ("apiextensions.k8s.io", "customresourcedefinitions"): (
         "/apiextensions.k8s.io/customresourcedefinitions"
     ),
+    ("apiregistration.k8s.io", "apiservices"): "/apiregistration.k8s.io/apiservices",
     ("", "replicationcontrollers"): "/controllers",
     ("", "endpoints"): "/services/endpoints",
     ("", "nodes"): "/minions",
@@ -105,7 +108,9 @@ class RegistryConfig:
     resource, given the group and plural (``--encryption-provider-config``:
     :meth:`kstore.storage.encryption.EncryptionConfig.transformer_for`).
     ``system_namespaces``: create ``default``, ``kube-system``, ``kube-public`` and
-    ``kube-node-lease`` when missing. ``strategies``: strategy factories replacing the
+    ``kube-node-lease`` when missing. ``system_priority_classes``: create the
+    ``system-node-critical`` and ``system-cluster-critical`` PriorityClasses when missing.
+    ``strategies``: strategy factories replacing the
     defaults, by (group, kind). ``namespace_retry_seconds`` / ``namespace_rescan_seconds``:
     the namespace finalizer's first retry delay and rescan period. ``reads_are_local``:
     the backend reads from local storage without waiting (LMDB; see
@@ -125,6 +130,7 @@ class RegistryConfig:
     transformer: ValueTransformer = field(default_factory=IdentityTransformer)
     transformer_for: Callable[[str, str], ValueTransformer] | None = None
     system_namespaces: bool = True
+    system_priority_classes: bool = True
     strategies: Mapping[tuple[str, str], StrategyFactory] = field(default_factory=dict)
     namespace_retry_seconds: float = 0.5
     namespace_rescan_seconds: float = 30.0
@@ -248,7 +254,11 @@ class StoreRegistry(Registry):
         check = lifecycle.check if lifecycle is not None else None
         self._namespace_check = check
         for d in definitions:
-            if (d.group, d.kind) != ("", "Namespace"):
+            if (d.group, d.kind) == ("scheduling.k8s.io", "PriorityClass"):
+                classes = self._make_store(scheme, d, PriorityClassStore, check)
+                if self._config.system_priority_classes:
+                    ensure_system_priority_classes(scheme, classes)
+            elif (d.group, d.kind) != ("", "Namespace"):
                 self._make_store(scheme, d, GenericStore, check)
         if namespaces is None:
             return

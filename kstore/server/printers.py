@@ -318,6 +318,129 @@ def _persistent_volume(obj: Object, now: datetime) -> list[Any]:
     ]
 
 
+def _labels_text(labels: Mapping[str, Any]) -> str:
+    """``labels.FormatLabels``: ``key=value`` pairs sorted by key, ``<none>`` when empty."""
+    return ",".join(f"{k}={v}" for k, v in sorted(labels.items())) or "<none>"
+
+
+def _pod_template(obj: Object, now: datetime) -> list[Any]:
+    template = _m(obj, "template")
+    containers = [c for c in _l(_m(template, "spec"), "containers") if isinstance(c, dict)]
+    return [
+        _name(obj),
+        ",".join(str(c.get("name", "")) for c in containers),
+        ",".join(str(c.get("image", "")) for c in containers),
+        _labels_text(_m(_m(template, "metadata"), "labels")),
+    ]
+
+
+def _replication_controller(obj: Object, now: datetime) -> list[Any]:
+    spec, status = _m(obj, "spec"), _m(obj, "status")
+    containers = [
+        c for c in _l(_m(_m(spec, "template"), "spec"), "containers") if isinstance(c, dict)
+    ]
+    return [
+        _name(obj),
+        int(spec.get("replicas", 1) or 0),
+        int(status.get("replicas") or 0),
+        int(status.get("readyReplicas") or 0),
+        _age(obj, now),
+        ",".join(str(c.get("name", "")) for c in containers),
+        ",".join(str(c.get("image", "")) for c in containers),
+        _labels_text(_m(spec, "selector")),
+    ]
+
+
+def _endpoints_text(obj: Object) -> str:
+    """``formatEndpoints`` with every port: up to three ``ip:port`` (or bare IPs of a subset
+    without ports), then how many more."""
+    subsets = [s for s in _l(obj, "subsets") if isinstance(s, dict)]
+    if not subsets:
+        return "<none>"
+    shown: list[str] = []
+    more, count, limit = False, 0, 3
+    for subset in subsets:
+        addresses = [a for a in _l(subset, "addresses") if isinstance(a, dict)]
+        ports: list[dict[str, Any] | None] = [p for p in _l(subset, "ports") if isinstance(p, dict)]
+        for port in ports or [None]:
+            count += len(addresses)
+            for address in addresses:
+                if len(shown) == limit:
+                    more = True
+                    break
+                ip = str(address.get("ip", ""))
+                if port is None:
+                    shown.append(ip)
+                else:
+                    host = f"[{ip}]" if ":" in ip else ip
+                    shown.append(f"{host}:{int(port.get('port') or 0)}")
+    text = ",".join(shown)
+    if more:
+        return f"{text} + {count - limit} more..."
+    return text or "<none>"
+
+
+def _endpoints(obj: Object, now: datetime) -> list[Any]:
+    return [_name(obj), _endpoints_text(obj), _age(obj, now)]
+
+
+def _resource_quota(obj: Object, now: datetime) -> list[Any]:
+    """printResourceQuota: ``name: used/hard`` per resource of ``status.hard`` (sorted), the
+    ``limits.*`` ones in the Limit column, the others in the Request column."""
+    status = _m(obj, "status")
+    hard, used = _m(status, "hard"), _m(status, "used")
+    request: list[str] = []
+    limit: list[str] = []
+    for name in sorted(hard):
+        column = limit if name.split(".")[0] == "limits" and "." in name else request
+        column.append(f"{name}: {used.get(name, '0')}/{hard[name]}")
+    return [_name(obj), _age(obj, now), ", ".join(request), ", ".join(limit)]
+
+
+def _node_address(status: Mapping[str, Any], kind: str) -> str:
+    for address in _l(status, "addresses"):
+        if isinstance(address, Mapping) and address.get("type") == kind:
+            return str(address.get("address", ""))
+    return "<none>"
+
+
+def _node(obj: Object, now: datetime) -> list[Any]:
+    """printNode: the Ready condition (else Unknown), SchedulingDisabled, the roles from the
+    node-role.kubernetes.io/ labels and kubernetes.io/role."""
+    spec, status = _m(obj, "spec"), _m(obj, "status")
+    conditions = {
+        c.get("type"): c.get("status") for c in _l(status, "conditions") if isinstance(c, Mapping)
+    }
+    states = []
+    if "Ready" in conditions:
+        states.append("Ready" if conditions["Ready"] == "True" else "NotReady")
+    if not states:
+        states.append("Unknown")
+    if spec.get("unschedulable"):
+        states.append("SchedulingDisabled")
+    roles: set[str] = set()
+    for key, value in _m(_m(obj, "metadata"), "labels").items():
+        if key.startswith("node-role.kubernetes.io/"):
+            role = key[len("node-role.kubernetes.io/") :]
+            if role:
+                roles.add(role)
+        elif key == "kubernetes.io/role" and value:
+            roles.add(str(value))
+    info = _m(status, "nodeInfo")
+    return [
+        _name(obj),
+        ",".join(states),
+        ",".join(sorted(roles)) or "<none>",
+        _age(obj, now),
+        str(info.get("kubeletVersion", "")),
+        _node_address(status, "InternalIP"),
+        _node_address(status, "ExternalIP"),
+        str(info.get("osImage") or "<unknown>"),
+        str(info.get("kernelVersion") or "<unknown>"),
+        str(info.get("containerRuntimeVersion") or "<unknown>"),
+    ]
+
+
 # ------------------------------------------------------------------------ apps/v1
 
 
@@ -592,6 +715,21 @@ def _pod_disruption_budget(obj: Object, now: datetime) -> list[Any]:
     return [_name(obj), *limits, allowed if isinstance(allowed, int) else 0, _age(obj, now)]
 
 
+def _api_service(obj: Object, now: datetime) -> list[Any]:
+    # The aggregator's own table: "Local" or "<ns>/<name>"; "True", or "<status> (<reason>)".
+    service = _m(obj, "spec").get("service")
+    where = "Local"
+    if isinstance(service, Mapping):
+        where = f"{service.get('namespace') or ''}/{service.get('name') or ''}"
+    available = "Unknown"
+    for condition in _m(obj, "status").get("conditions") or []:
+        if isinstance(condition, Mapping) and condition.get("type") == "Available":
+            status, reason = str(condition.get("status") or ""), condition.get("reason")
+            available = f"{status} ({reason})" if status != "True" and reason else status
+            break
+    return [_name(obj), where, available, _age(obj, now)]
+
+
 def _col(name: str, kind: str, description: str, priority: int = 0) -> Column:
     return Column(name, kind, "", description, priority)
 
@@ -660,6 +798,132 @@ def _ingress_class(obj: Object, now: datetime) -> list[Any]:
     return [_name(obj), str(spec.get("controller", "")), parameters, _age(obj, now)]
 
 
+# ---------------------------------------------------------- admissionregistration.k8s.io/v1
+
+
+def _webhook_configuration(obj: Object, now: datetime) -> list[Any]:
+    webhooks = obj.get("webhooks")
+    return [_name(obj), len(webhooks) if isinstance(webhooks, list) else 0, _age(obj, now)]
+
+
+def _validating_admission_policy(obj: Object, now: datetime) -> list[Any]:
+    spec = _m(obj, "spec")
+    validations = spec.get("validations")
+    kind = spec.get("paramKind")
+    param_kind = "<unset>"
+    if isinstance(kind, Mapping):
+        param_kind = f"{kind.get('apiVersion', '')}/{kind.get('kind', '')}"
+    count = len(validations) if isinstance(validations, list) else 0
+    return [_name(obj), count, param_kind, _age(obj, now)]
+
+
+def _go_label_selector(selector: Mapping[str, Any]) -> str:
+    # The generated String() of metav1.LabelSelector (labels sorted, values as Go's %v).
+    labels = selector.get("matchLabels")
+    labels = labels if isinstance(labels, Mapping) else {}
+    label_text = "".join(f"{k}: {labels[k]}," for k in sorted(labels))
+    expressions = selector.get("matchExpressions")
+    parts = []
+    for e in expressions if isinstance(expressions, list) else []:
+        e = e if isinstance(e, Mapping) else {}
+        values = e.get("values")
+        values_text = " ".join(str(v) for v in values) if isinstance(values, list) else ""
+        parts.append(
+            f"LabelSelectorRequirement{{Key:{e.get('key', '')},"
+            f"Operator:{e.get('operator', '')},Values:[{values_text}],}},"
+        )
+    return (
+        f"&LabelSelector{{MatchLabels:map[string]string{{{label_text}}},"
+        f"MatchExpressions:[]LabelSelectorRequirement{{{''.join(parts)}}},}}"
+    )
+
+
+def _validating_admission_policy_binding(obj: Object, now: datetime) -> list[Any]:
+    spec = _m(obj, "spec")
+    ref = spec.get("paramRef")
+    param = "<unset>"
+    if isinstance(ref, Mapping):
+        name = ref.get("name")
+        namespace = ref.get("namespace")
+        selector = ref.get("selector")
+        if isinstance(name, str) and name:
+            # Whether the parameter is cluster-scoped cannot be told here: "*/" without one.
+            param = (
+                f"{namespace}/{name}" if isinstance(namespace, str) and namespace else f"*/{name}"
+            )
+        elif isinstance(selector, Mapping):
+            param = _go_label_selector(selector)
+    return [_name(obj), str(spec.get("policyName", "")), param, _age(obj, now)]
+
+
+_WEBHOOK_CONFIGURATION = Printer(
+    (
+        _NAME,
+        Column(
+            "Webhooks",
+            "integer",
+            "",
+            "Webhooks indicates the number of webhooks registered in this configuration",
+        ),
+        _AGE,
+    ),
+    _webhook_configuration,
+)
+
+
+# -------------------------------------------------------------------- certificates.k8s.io/v1
+
+
+# The column descriptions kube-apiserver sends: certificates/v1beta1's field docs.
+_SIGNER_NAME_DOC = (
+    "Requested signer for the request. It is a qualified name in the form: "
+    "`scope-hostname.io/name`. If empty, it will be defaulted:\n 1. If it's a kubelet client "
+    'certificate, it is assigned\n    "kubernetes.io/kube-apiserver-client-kubelet".\n 2. If '
+    'it\'s a kubelet serving certificate, it is assigned\n    "kubernetes.io/kubelet-serving".'
+    '\n 3. Otherwise, it is assigned "kubernetes.io/legacy-unknown".\nDistribution of trust '
+    "for signers happens out of band. You can select on this field using `spec.signerName`."
+)
+_EXPIRATION_SECONDS_DOC = (
+    "expirationSeconds is the requested duration of validity of the issued certificate. The "
+    "certificate signer may issue a certificate with a different validity duration so a client "
+    "must check the delta between the notBefore and and notAfter fields in the issued "
+    "certificate to determine the actual duration.\n\nThe v1.22+ in-tree implementations of "
+    "the well-known Kubernetes signers will honor this field as long as the requested duration "
+    "is not greater than the maximum duration they will honor per the "
+    "--cluster-signing-duration CLI flag to the Kubernetes controller manager.\n\nCertificate "
+    "signers may not honor this field for various reasons:\n\n  1. Old signer that is unaware "
+    "of the field (such as the in-tree\n     implementations prior to v1.22)\n  2. Signer whose "
+    "configured maximum is shorter than the requested duration\n  3. Signer whose configured "
+    "minimum is longer than the requested duration\n\nThe minimum valid value for "
+    "expirationSeconds is 600, i.e. 10 minutes."
+)
+
+
+def _csr_condition(obj: Object) -> str:
+    # Denied before Approved, else Pending; then Failed and Issued.
+    types = {c.get("type") for c in _l(_m(obj, "status"), "conditions") if isinstance(c, Mapping)}
+    text = "Denied" if "Denied" in types else "Approved" if "Approved" in types else "Pending"
+    if "Failed" in types:
+        text += ",Failed"
+    if _m(obj, "status").get("certificate"):
+        text += ",Issued"
+    return text
+
+
+def _certificate_signing_request(obj: Object, now: datetime) -> list[Any]:
+    spec = _m(obj, "spec")
+    seconds = spec.get("expirationSeconds")
+    requested = human_duration(seconds) if isinstance(seconds, int) else "<none>"
+    return [
+        _name(obj),
+        _age(obj, now),
+        _or_none(spec.get("signerName")),
+        str(spec.get("username", "")),
+        requested,
+        _csr_condition(obj),
+    ]
+
+
 # ------------------------------------------------------------------- storage.k8s.io/v1
 
 _DEFAULT_CLASS_ANNOTATIONS = (
@@ -723,6 +987,65 @@ def _volume_attachment(obj: Object, now: datetime) -> list[Any]:
 
 def _csi_node(obj: Object, now: datetime) -> list[Any]:
     return [_name(obj), len(_l(_m(obj, "spec"), "drivers")), _age(obj, now)]
+
+
+def _network_policy(obj: Object, now: datetime) -> list[Any]:
+    return [_name(obj), _selector_text(_m(_m(obj, "spec"), "podSelector")), _age(obj, now)]
+
+
+# -------------------------------------------------------------------- discovery.k8s.io/v1
+
+
+def _list_with_more(items: list[str], limit: int = 3) -> str:
+    # listWithMoreString: the first three, "+ N more..." past them, "<unset>" for none.
+    text = ",".join(items[:limit])
+    if len(items) > limit:
+        return f"{text} + {len(items) - limit} more..."
+    return text or "<unset>"
+
+
+def _endpoint_slice(obj: Object, now: datetime) -> list[Any]:
+    ports = []
+    for port in _l(obj, "ports"):
+        if not isinstance(port, Mapping):
+            continue
+        number, name = port.get("port"), port.get("name")
+        ports.append(str(number) if number is not None else "*" if name is None else str(name))
+    addresses = [
+        str(address)
+        for endpoint in _l(obj, "endpoints")
+        if isinstance(endpoint, Mapping)
+        for address in _l(endpoint, "addresses")
+    ]
+    return [
+        _name(obj),
+        str(obj.get("addressType") or ""),
+        _list_with_more(ports),
+        _list_with_more(addresses),
+        _age(obj, now),
+    ]
+
+
+# ------------------------------------------------------------------------ node.k8s.io/v1
+
+
+def _runtime_class(obj: Object, now: datetime) -> list[Any]:
+    return [_name(obj), str(obj.get("handler") or ""), _age(obj, now)]
+
+
+# ------------------------------------------------------------------ scheduling.k8s.io/v1
+
+
+def _priority_class(obj: Object, now: datetime) -> list[Any]:
+    value = obj.get("value")
+    policy = obj.get("preemptionPolicy")
+    return [
+        _name(obj),
+        value if isinstance(value, int) else 0,
+        obj.get("globalDefault") is True,
+        _age(obj, now),
+        "<unset>" if policy is None else str(policy),
+    ]
 
 
 # ------------------------------------------------------------ rbac.authorization.k8s.io/v1
@@ -821,6 +1144,63 @@ _PRINTERS: dict[tuple[str, str], Printer] = {
             _col("Selector", "string", "The pod selector of the service.", 1),
         ),
         _service,
+    ),
+    ("", "Endpoints"): Printer(
+        (
+            _NAME,
+            _col("Endpoints", "string", "The addresses and ports of the endpoints."),
+            _AGE,
+        ),
+        _endpoints,
+    ),
+    # printLimitRange prints the creation time itself (RFC 3339, UTC), as printRole does.
+    ("", "LimitRange"): _ROLE,
+    ("", "ResourceQuota"): Printer(
+        (
+            _NAME,
+            _AGE,
+            _col("Request", "string", "The requests (and object counts): used/hard."),
+            _col("Limit", "string", "The limits: used/hard."),
+        ),
+        _resource_quota,
+    ),
+    ("", "Node"): Printer(
+        (
+            _NAME,
+            _col("Status", "string", "The status of the node."),
+            _col("Roles", "string", "The roles of the node."),
+            _AGE,
+            _col("Version", "string", "Kubelet Version reported by the node."),
+            _col("Internal-IP", "string", "List of internal IPs.", 1),
+            _col("External-IP", "string", "List of external IPs.", 1),
+            _col("OS-Image", "string", "OS Image reported by the node.", 1),
+            _col("Kernel-Version", "string", "Kernel Version reported by the node.", 1),
+            _col(
+                "Container-Runtime", "string", "Container Runtime Version reported by the node.", 1
+            ),
+        ),
+        _node,
+    ),
+    ("", "PodTemplate"): Printer(
+        (
+            _NAME,
+            _col("Containers", "string", "Names of each container in the template."),
+            _col("Images", "string", "Images referenced by each container in the template."),
+            _col("Pod Labels", "string", "The labels of the pod template."),
+        ),
+        _pod_template,
+    ),
+    ("", "ReplicationController"): Printer(
+        (
+            _NAME,
+            _col("Desired", "integer", "The desired number of replicas."),
+            _col("Current", "integer", "The most recently observed number of replicas."),
+            _col("Ready", "integer", "The number of ready replicas."),
+            _AGE,
+            *_TEMPLATE_CONTAINERS,
+            _col("Selector", "string", "The label selector of the replication controller.", 1),
+        ),
+        _replication_controller,
     ),
     ("", "PersistentVolumeClaim"): Printer(
         (
@@ -1024,6 +1404,87 @@ _PRINTERS: dict[tuple[str, str], Printer] = {
         ),
         _ingress_class,
     ),
+    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): _WEBHOOK_CONFIGURATION,
+    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): _WEBHOOK_CONFIGURATION,
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): Printer(
+        (
+            _NAME,
+            Column(
+                "Validations",
+                "integer",
+                "",
+                "Validations indicates the number of validation rules defined in this "
+                "configuration",
+            ),
+            _col(
+                "ParamKind",
+                "string",
+                "ParamKind specifies the kind of resources used to parameterize this policy",
+            ),
+            _AGE,
+        ),
+        _validating_admission_policy,
+    ),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): Printer(
+        (
+            _NAME,
+            _col(
+                "PolicyName",
+                "string",
+                "PolicyName indicates the policy definition which the policy binding binded to",
+            ),
+            _col(
+                "ParamRef",
+                "string",
+                "ParamRef indicates the param resource which sets the configration param",
+            ),
+            _AGE,
+        ),
+        _validating_admission_policy_binding,
+    ),
+    ("certificates.k8s.io", "CertificateSigningRequest"): Printer(
+        (
+            _NAME,
+            _AGE,
+            _col("SignerName", "string", _SIGNER_NAME_DOC),
+            _col("Requestor", "string", "Base64-encoded PKCS#10 CSR data"),
+            _col("RequestedDuration", "string", _EXPIRATION_SECONDS_DOC),
+            _col(
+                "Condition",
+                "string",
+                "Conditions applied to the request, such as approval or denial.",
+            ),
+        ),
+        _certificate_signing_request,
+    ),
+    ("discovery.k8s.io", "EndpointSlice"): Printer(
+        (
+            _NAME,
+            _col("AddressType", "string", "The type of the addresses of this slice."),
+            _col("Ports", "string", "The ports of the endpoints in this slice."),
+            _col("Endpoints", "string", "The addresses of the endpoints in this slice."),
+            _AGE,
+        ),
+        _endpoint_slice,
+    ),
+    ("networking.k8s.io", "NetworkPolicy"): Printer(
+        (_NAME, _col("Pod-Selector", "string", "The pods the policy applies to."), _AGE),
+        _network_policy,
+    ),
+    # Kubernetes describes the Handler column with ObjectMeta's (absent) "handler" doc: "".
+    ("node.k8s.io", "RuntimeClass"): Printer(
+        (_NAME, _col("Handler", "string", ""), _AGE), _runtime_class
+    ),
+    ("scheduling.k8s.io", "PriorityClass"): Printer(
+        (
+            _NAME,
+            _col("Value", "integer", "The priority pods of this class receive."),
+            _col("Global-Default", "boolean", "Whether this is the default class of pods."),
+            _AGE,
+            _col("PreemptionPolicy", "string", "Whether pods of this class preempt others."),
+        ),
+        _priority_class,
+    ),
     ("rbac.authorization.k8s.io", "Role"): _ROLE,
     ("rbac.authorization.k8s.io", "ClusterRole"): _ROLE,
     ("rbac.authorization.k8s.io", "RoleBinding"): _ROLE_BINDING,
@@ -1074,6 +1535,15 @@ _PRINTERS: dict[tuple[str, str], Printer] = {
             _AGE,
         ),
         _csi_node,
+    ),
+    ("apiregistration.k8s.io", "APIService"): Printer(
+        (
+            _NAME,
+            _col("Service", "string", "The reference to the service that hosts this API endpoint."),
+            _col("Available", "string", "Whether this service is available."),
+            _AGE,
+        ),
+        _api_service,
     ),
 }
 

@@ -29,7 +29,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Generator, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import FrameType
 from typing import TextIO
@@ -48,6 +48,7 @@ from kstore.server.http_protocol import KStoreHttpProtocol
 from kstore.server.metrics import Figure
 from kstore.server.state import ServerState
 from kstore.storage.interface import Backend, ListOptions
+from kstore.tokens import ensure_key_file
 
 __all__ = [
     "ServeConfig",
@@ -101,6 +102,20 @@ def parse_runtime_config(text: str) -> dict[str, bool]:
                 f'parsing "{value}": invalid syntax'
             )
     return out
+
+
+#: The signing key of a server given no ``--service-account-signing-key-file``, in its data
+#: directory: tokens then survive restarts. Several servers sharing one etcd must be given
+#: one key file (and the same issuer), or each refuses the others' tokens.
+SERVICE_ACCOUNT_KEY_FILE = "service-account.key"
+
+
+def _with_signing_key(config: ServeConfig) -> FilterConfig:
+    filters = config.filters
+    if filters.service_account_signing_key_file is not None:
+        return filters
+    path = ensure_key_file(config.data_dir / SERVICE_ACCOUNT_KEY_FILE)
+    return replace(filters, service_account_signing_key_file=path)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -397,7 +412,7 @@ def serve(
         app = build_app(
             registry,
             figure_sources=(storage_object_figures(registry),),
-            filters=config.filters,
+            filters=_with_signing_key(config),
             audit_log=audit_log,
         )
         state = server_state(app)

@@ -29,6 +29,12 @@ CORE_KINDS = (
     "ServiceAccount",
     "PersistentVolumeClaim",
     "PersistentVolume",
+    "PodTemplate",
+    "ReplicationController",
+    "Endpoints",
+    "LimitRange",
+    "ResourceQuota",
+    "Node",
 )
 
 
@@ -52,6 +58,12 @@ def _defaulted(obj: dict[str, Any]) -> dict[str, Any]:
         ("services", "Service", True, ("svc",)),
         ("serviceaccounts", "ServiceAccount", True, ("sa",)),
         ("persistentvolumeclaims", "PersistentVolumeClaim", True, ("pvc",)),
+        ("podtemplates", "PodTemplate", True, ()),
+        ("replicationcontrollers", "ReplicationController", True, ("rc",)),
+        ("endpoints", "Endpoints", True, ("ep",)),
+        ("limitranges", "LimitRange", True, ("limits",)),
+        ("resourcequotas", "ResourceQuota", True, ("quota",)),
+        ("nodes", "Node", False, ("no",)),
     ],
 )
 def test_core_resources_are_served_at_v1(

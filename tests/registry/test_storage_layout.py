@@ -107,7 +107,7 @@ def test_unserved_resources_have_no_store(scheme: Scheme, backend: LmdbBackend) 
     registry = make_registry(scheme, backend)
     try:
         with pytest.raises(NotFound):
-            registry.store("", "nodes")
+            registry.store("", "componentstatuses")
         plurals = {(s.definition.group, s.info.plural) for s in registry.stores()}
         assert {("", "pods"), ("apps", "deployments"), ("example.com", "widgets")} <= plurals
     finally:

@@ -35,7 +35,12 @@ from kstore.api.cel._decl import Decl, type_key
 from kstore.api.cel._macros import expand_macros, has_unparsed_macros
 from kstore.api.cel._object_types import ROOT_TYPE, ObjectTypes, object_types
 
-__all__ = ["OPAQUE_TYPE_NAMES", "CompileError", "compile_expression"]
+__all__ = [
+    "OPAQUE_TYPE_NAMES",
+    "CompileError",
+    "check_with_variables",
+    "compile_expression",
+]
 
 OPAQUE_TYPE_NAMES: Final = (
     "net.IP",
@@ -247,11 +252,7 @@ def _type_of(key: str) -> cel.Type:
     return _SCALAR_TYPES.get(key, _D)
 
 
-@functools.lru_cache(maxsize=64)
-def _env(optional_old_self: bool, self_type: str = "dyn", objects: bytes = b"") -> cel.Env:
-    """The environment with ``self`` of type ``self_type``: a :func:`_type_of` key, or, with
-    ``objects`` (an :class:`ObjectTypes` file), ``selfType0``, ``list(selfType0)`` or
-    ``map(string, selfType0)``."""
+def _function_decls() -> list[cel.FunctionDecl]:
     groups: dict[str, list[cel.Overload]] = {}
     for name, oid, params, result, member in _DECLS:
         groups.setdefault(name, []).append(cel.Overload(oid, result, params, is_member=member))
@@ -259,6 +260,15 @@ def _env(optional_old_self: bool, self_type: str = "dyn", objects: bytes = b"") 
         groups[f"format.{fmt}"] = [cel.Overload(f"format_{fmt}", _FMT, [])]
     decls = [cel.FunctionDecl(name, overloads) for name, overloads in groups.items()]
     decls.extend(_ordering_decls())
+    return decls
+
+
+@functools.lru_cache(maxsize=64)
+def _env(optional_old_self: bool, self_type: str = "dyn", objects: bytes = b"") -> cel.Env:
+    """The environment with ``self`` of type ``self_type``: a :func:`_type_of` key, or, with
+    ``objects`` (an :class:`ObjectTypes` file), ``selfType0``, ``list(selfType0)`` or
+    ``map(string, selfType0)``."""
+    decls = _function_decls()
     # ``self`` is typed when the schema gives it a CEL type cel-cpp can name (scalars, lists
     # and maps of them); objects stay ``dyn`` (their fields are checked by _fields).
     # cel-cpp cannot declare an optional variable here; ``dyn`` accepts the optional API.
@@ -285,6 +295,54 @@ def _env(optional_old_self: bool, self_type: str = "dyn", objects: bytes = b"") 
     )
 
 
+#: Kubernetes' authorizer library (``k8s.io/apiserver/pkg/cel/library/authz.go``): member
+#: functions of the authorizer and its checks, declared on ``dyn`` receivers.
+_AUTHZ_MEMBERS: Final = (
+    ("path", 1),
+    ("group", 1),
+    ("serviceAccount", 2),
+    ("resource", 1),
+    ("subresource", 1),
+    ("namespace", 1),
+    ("name", 1),
+    ("check", 1),
+    ("allowed", 0),
+    ("reason", 0),
+    ("errored", 0),
+    ("error", 0),
+    ("fieldSelector", 1),
+    ("labelSelector", 1),
+)
+
+
+@functools.cache
+def _variables_env(names: frozenset[str], authorizer: bool) -> cel.Env:
+    decls = _function_decls()
+    if authorizer:
+        for name, arity in _AUTHZ_MEMBERS:
+            params = [_D] + [_S] * arity
+            decls.append(
+                cel.FunctionDecl(name, [cel.Overload(f"authz_{name}", _D, params, is_member=True)])
+            )
+    type_names = dict.fromkeys(OPAQUE_TYPE_NAMES, _D)
+    return cel.NewEnv(
+        config=cel.NewEnvConfigFromYaml(_STDLIB_EXCLUSIONS),
+        variables={**dict.fromkeys(names, _D), **type_names},
+        extensions=[ExtOptional()],
+        functions=decls,
+    )
+
+
+def check_with_variables(source: str, names: frozenset[str], *, authorizer: bool) -> None:
+    """Parse and check ``source`` with ``names`` declared as ``dyn`` variables (and, with
+    ``authorizer``, the authorizer library's functions). Raises :class:`CompileError`."""
+    env = _variables_env(names, authorizer)
+    try:
+        env.compile(source)
+    except RuntimeError as exc:
+        _expand_unchecked(env, source, _clean(str(exc)))
+
+
 def compile_expression(
     source: str, *, optional_old_self: bool = False, self_decl: Decl | None = None
 ) -> tuple[CheckedAst, str]:
@@ -302,21 +360,26 @@ def compile_expression(
             # The checker could not load the object's messages (protobuf refused a name):
             # check ``self`` as the untyped form, as before objects were typed.
             return compile_expression_untyped(source, optional_old_self, self_decl)
-        # Two-variable comprehensions and sortBy: cel-cpp parses them but cannot check them.
-        try:
-            parsed = decode_checked(env.compile(source, disable_check=True).serialize())
-        except RuntimeError:
-            raise CompileError(message) from None
-        if not has_unparsed_macros(parsed):
-            raise CompileError(message) from None
-        qualified = {n for n in _FUNCTION_NAMES if "." in n}
-        expanded = expand_macros(parsed, qualified)
-        names = {e.name for e in _idents(expanded.expr)}
-        # Stand-in references so that a transition rule is still recognised as one.
-        for i, name in enumerate(sorted(names & {"self", "oldSelf"})):
-            expanded.references[-(10**9) - i] = name
-        return expanded, "DYN"
+        return _expand_unchecked(env, source, message), "DYN"
     return decode_checked(compiled.serialize()), compiled.return_type().name()
+
+
+def _expand_unchecked(env: cel.Env, source: str, message: str) -> CheckedAst:
+    """Two-variable comprehensions and sortBy: cel-cpp parses them but cannot check them, so
+    they are expanded unchecked; any other failure raises :class:`CompileError`."""
+    try:
+        parsed = decode_checked(env.compile(source, disable_check=True).serialize())
+    except RuntimeError:
+        raise CompileError(message) from None
+    if not has_unparsed_macros(parsed):
+        raise CompileError(message) from None
+    qualified = {n for n in _FUNCTION_NAMES if "." in n}
+    expanded = expand_macros(parsed, qualified)
+    names = {e.name for e in _idents(expanded.expr)}
+    # Stand-in references so that a transition rule is still recognised as one.
+    for i, name in enumerate(sorted(names & {"self", "oldSelf"})):
+        expanded.references[-(10**9) - i] = name
+    return expanded
 
 
 _UNUSABLE_TYPES: Final = f"type '{ROOT_TYPE}' cannot be the operand of a select operation"

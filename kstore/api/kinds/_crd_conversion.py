@@ -20,7 +20,12 @@ from kstore.api.validation.field import Path, forbidden, invalid, not_supported,
 from kstore.api.validation.names import is_dns1035_label, is_dns1123_subdomain, is_valid_port_num
 from kstore.errors import Cause
 
-__all__ = ["REVIEW_VERSIONS", "validate_conversion"]
+__all__ = [
+    "REVIEW_VERSIONS",
+    "validate_conversion",
+    "validate_webhook_service",
+    "validate_webhook_url",
+]
 
 _STRATEGIES: Final = ("None", "Webhook")
 #: The ConversionReview versions the previous release understands.
@@ -28,7 +33,7 @@ REVIEW_VERSIONS: Final = ("v1", "v1beta1")
 _URL_FORM: Final = "; desired format: https://host[/path]"
 
 
-def _validate_webhook_url(url: str, path: Path) -> list[Cause]:
+def validate_webhook_url(url: str, path: Path) -> list[Cause]:
     parts = urlsplit(url)
     causes: list[Cause] = []
     if parts.scheme != "https":
@@ -49,7 +54,7 @@ def _validate_webhook_url(url: str, path: Path) -> list[Cause]:
     return causes
 
 
-def _validate_webhook_service(service: Mapping[str, Any], path: Path) -> list[Cause]:
+def validate_webhook_service(service: Mapping[str, Any], path: Path) -> list[Cause]:
     causes: list[Cause] = []
     if not get_str(service, "name"):
         causes.append(required(path.child("name")))
@@ -131,9 +136,9 @@ def validate_conversion(
             if (url is None) == (service is None):
                 causes.append(required(where, "exactly one of url or service is required"))
             elif url is not None:
-                causes.extend(_validate_webhook_url(url, where.child("url")))
+                causes.extend(validate_webhook_url(url, where.child("url")))
             elif service is not None:
-                causes.extend(_validate_webhook_service(service, where.child("service")))
+                causes.extend(validate_webhook_service(service, where.child("service")))
         causes.extend(
             _validate_review_versions(
                 review or (),

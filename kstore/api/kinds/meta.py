@@ -27,14 +27,21 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from kstore.api.kinds import (
+    admissionregistration,
     apiextensions,
+    apiregistration,
     apps,
     batch,
+    certificates,
     coordination,
     core,
+    endpointslice,
     horizontalpodautoscaler,
     networking,
+    networkpolicy,
     poddisruptionbudget,
+    priorityclass,
+    runtimeclass,
     storage,
 )
 from kstore.api.scheme import KindDefinition, KindVersion
@@ -90,10 +97,17 @@ def _builtin_group_versions() -> dict[str, list[str]]:
         *horizontalpodautoscaler.DEFINITIONS,
         *batch.DEFINITIONS,
         *coordination.DEFINITIONS,
+        *endpointslice.DEFINITIONS,
         *networking.DEFINITIONS,
+        *networkpolicy.DEFINITIONS,
         *poddisruptionbudget.DEFINITIONS,
+        *admissionregistration.DEFINITIONS,
+        *certificates.DEFINITIONS,
         *storage.DEFINITIONS,
+        *priorityclass.DEFINITIONS,
+        *runtimeclass.DEFINITIONS,
         *apiextensions.DEFINITIONS,
+        *apiregistration.DEFINITIONS,
     ):
         known = groups.setdefault(definition.group, [])
         for v in definition.versions:

@@ -1,4 +1,5 @@
-"""The ``scale`` subresource (GET, PUT, PATCH): a Deployment or ReplicaSet seen as a ``Scale``.
+"""The ``scale`` subresource (GET, PUT, PATCH): a Deployment, ReplicaSet, StatefulSet or
+ReplicationController seen as a ``Scale``.
 
 Kinds defined by data (CRDs) name where their replicas and selector are
 (:class:`~kstore.api.scheme.ScalePaths`): their ``Scale`` is ``autoscaling/v1`` with the values
@@ -98,7 +99,14 @@ def scale_of(external: Object, gvk: GroupVersionKind, paths: ScalePaths | None =
     if paths is not None:
         return _custom_scale(external, gvk, paths, scale_meta)
     replicas = spec.get("replicas")
-    text, match_labels = _selector(spec)
+    if external.get("kind") == "ReplicationController":
+        # A controller's selector is a label map: the string of the selector made from it.
+        raw = spec.get("selector")
+        labels = raw if isinstance(raw, dict) else {}
+        text = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+        match_labels: dict[str, str] = {}
+    else:
+        text, match_labels = _selector(spec)
     scale_status: Object = {"replicas": int(status.get("replicas") or 0)}
     if gvk == _AUTOSCALING_V1:
         if text:

@@ -41,8 +41,8 @@ __all__ = [
 ]
 
 #: Kinds whose delete answers with the object rather than a Status, as their Kubernetes
-#: storage sets ``ReturnDeletedObject`` (pods, services, persistent volumes and their claims,
-#: the storage.k8s.io kinds) or answers with the namespace.
+#: storage sets ``ReturnDeletedObject`` (pods, services, pod templates, resource quotas,
+#: persistent volumes and their claims, the storage.k8s.io kinds) or answers with the namespace.
 _RETURNS_DELETED_OBJECT = frozenset(
     {
         ("", "pods"),
@@ -54,6 +54,8 @@ _RETURNS_DELETED_OBJECT = frozenset(
         ("storage.k8s.io", "csidrivers"),
         ("storage.k8s.io", "csinodes"),
         ("storage.k8s.io", "volumeattachments"),
+        ("", "podtemplates"),
+        ("", "resourcequotas"),
     }
 )
 
