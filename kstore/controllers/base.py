@@ -344,7 +344,7 @@ class Controller:
                 stopping=self._stopping,
                 relist_pause_seconds=self.timings.relist_pause_seconds,
             )
-        for informer in self.informers.values():
+        for informer in list(self.informers.values()):
             informer.start()
         for target, suffix in ((self._work, "worker"), (self._resync, "resync")):
             thread = threading.Thread(target=target, name=f"{self.name}-{suffix}", daemon=True)
@@ -354,11 +354,11 @@ class Controller:
     def stop(self) -> None:
         self._stopping.set()
         self.queue.shut_down()
-        for informer in self.informers.values():
+        for informer in list(self.informers.values()):
             informer.interrupt()
         for thread in self._threads:
             thread.join(10)
-        for informer in self.informers.values():
+        for informer in list(self.informers.values()):
             informer.join(10)
 
     @property
