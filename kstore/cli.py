@@ -84,6 +84,8 @@ def _serve_config(args: argparse.Namespace, **overrides: Any) -> Any:
     """The ServeConfig the serve flags describe (shared by serve and the admin verbs)."""
     from pathlib import Path
 
+    from kstore.controllers import enabled_controllers
+    from kstore.controllers.leader import LeaderElectionConfig
     from kstore.server.filters import FilterConfig
     from kstore.server.filters.authentication import load_token_file
     from kstore.server.filters.authorization import parse_authorization_modes
@@ -142,7 +144,15 @@ def _serve_config(args: argparse.Namespace, **overrides: Any) -> Any:
                 Path(args.tls_private_key_file) if args.tls_private_key_file else None
             ),
             secure_port=args.secure_port,
+            controllers=tuple(c for c in args.controllers.split(",") if c),
+            root_ca_file=Path(args.root_ca_file) if args.root_ca_file else None,
+            leader_election=LeaderElectionConfig(
+                lease_duration_seconds=parse_duration(args.leader_elect_lease_duration),
+                renew_deadline_seconds=parse_duration(args.leader_elect_renew_deadline),
+                retry_period_seconds=parse_duration(args.leader_elect_retry_period),
+            ),
         )
+        enabled_controllers(fields["controllers"])  # unknown names stop the server here
     fields.update(overrides)
     return ServeConfig(**fields)
 
@@ -308,6 +318,34 @@ def _add_serve_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]
         "--tls-private-key-file; then --secure-port is served instead of --port)",
     )
     p.add_argument("--tls-private-key-file", default="", help="PEM private key of --tls-cert-file")
+    p.add_argument(
+        "--controllers",
+        default="*",
+        help="comma-separated controllers to run, as kube-controller-manager's: '*' every one "
+        "(garbagecollector, root-ca-cert-publisher, serviceaccount, ...), 'name' turns one on, "
+        "'-name' off",
+    )
+    p.add_argument(
+        "--root-ca-file",
+        default="",
+        help="PEM CA published as ca.crt in every namespace's kube-root-ca.crt ConfigMap "
+        "(default: the last certificate of --tls-cert-file; without either none is published)",
+    )
+    p.add_argument(
+        "--leader-elect-lease-duration",
+        default="15s",
+        help="how long the controllers' leader lease lasts without a renewal (Go duration)",
+    )
+    p.add_argument(
+        "--leader-elect-renew-deadline",
+        default="10s",
+        help="how long the leader keeps trying to renew before it stops leading (Go duration)",
+    )
+    p.add_argument(
+        "--leader-elect-retry-period",
+        default="2s",
+        help="how often the lease is tried for or renewed (Go duration)",
+    )
     p.add_argument(
         "--secure-port",
         type=int,

@@ -6,11 +6,20 @@ update), never through ``kstore.server``; ``kstore serve`` and ``kstore.open`` s
 
 from kstore.controllers.apiservice_controller import APIServiceAvailabilityController
 from kstore.controllers.crd_controller import CustomResourceDefinitionController
-from kstore.controllers.running import RunningControllers, start_controllers
+from kstore.controllers.running import (
+    CONTROLLERS,
+    ControllerSettings,
+    RunningControllers,
+    enabled_controllers,
+    start_controllers,
+)
 
 __all__ = [
+    "CONTROLLERS",
     "APIServiceAvailabilityController",
+    "ControllerSettings",
     "CustomResourceDefinitionController",
     "RunningControllers",
+    "enabled_controllers",
     "start_controllers",
 ]

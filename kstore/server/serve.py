@@ -36,7 +36,9 @@ from typing import TextIO
 
 import uvicorn
 
-from kstore.controllers import RunningControllers, start_controllers
+from kstore.controllers import ControllerSettings, RunningControllers, start_controllers
+from kstore.controllers.leader import LeaderElectionConfig
+from kstore.controllers.root_ca import read_root_ca
 from kstore.errors import BadRequest
 from kstore.registry.allocation import DEFAULT_NODE_PORT_RANGE, DEFAULT_SERVICE_CIDR
 from kstore.registry.interface import Registry, RequestContext
@@ -155,6 +157,15 @@ class ServeConfig:
     tls_cert_file: Path | None = None
     tls_private_key_file: Path | None = None
     secure_port: int = 6443
+    #: kube-controller-manager's ``--controllers``: which API-only controllers run (on the
+    #: leader of the servers sharing the store); ``*`` is every one.
+    controllers: tuple[str, ...] = ("*",)
+    #: kube-controller-manager's ``--root-ca-file``: the CA published in every namespace's
+    #: ``kube-root-ca.crt`` ConfigMap (else the last certificate of ``tls_cert_file``; else
+    #: none is published).
+    root_ca_file: Path | None = None
+    #: kube-controller-manager's ``--leader-elect-*`` timings, in seconds.
+    leader_election: LeaderElectionConfig = field(default_factory=LeaderElectionConfig)
 
 
 #: Opens the registry a config describes, with the backend under it (closed after it).
@@ -382,6 +393,11 @@ def serve(
         level=config.log_level.upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    settings = ControllerSettings(
+        controllers=config.controllers,
+        root_ca=read_root_ca(config.root_ca_file, config.tls_cert_file),
+        leader_election=config.leader_election,
+    )
     tls: ssl.SSLContext | None = None
     if (config.tls_cert_file is None) != (config.tls_private_key_file is None):
         raise BadRequest("--tls-cert-file and --tls-private-key-file must be given together")
@@ -397,7 +413,7 @@ def serve(
     audit_log: AuditLog | None = None
     controllers: RunningControllers | None = None
     try:
-        controllers = start_controllers(registry)
+        controllers = start_controllers(registry, settings=settings)
         if config.audit_log_path:
             audit_log = AuditLog(config.audit_log_path)
         app = build_app(
