@@ -84,6 +84,8 @@ def _serve_config(args: argparse.Namespace, **overrides: Any) -> Any:
     """The ServeConfig the serve flags describe (shared by serve and the admin verbs)."""
     from pathlib import Path
 
+    from kstore.controllers import enabled_controllers
+    from kstore.controllers.leader import LeaderElectionConfig
     from kstore.server.filters import FilterConfig
     from kstore.server.filters.authentication import load_token_file
     from kstore.server.filters.authorization import parse_authorization_modes
@@ -111,6 +113,8 @@ def _serve_config(args: argparse.Namespace, **overrides: Any) -> Any:
             port=args.port,
             watch_cache=args.watch_cache,
             event_ttl_seconds=parse_duration(args.event_ttl),
+            service_cluster_ip_range=args.service_cluster_ip_range,
+            service_node_port_range=args.service_node_port_range,
             compaction_interval_seconds=parse_duration(args.etcd_compaction_interval),
             log_level=args.log_level,
             filters=FilterConfig(
@@ -120,6 +124,17 @@ def _serve_config(args: argparse.Namespace, **overrides: Any) -> Any:
                 cors_allowed_origins=tuple(o for o in args.cors_allowed_origins.split(",") if o),
                 token_auth_file=Path(args.token_auth_file) if args.token_auth_file else None,
                 anonymous_auth=args.anonymous_auth,
+                service_account_signing_key_file=(
+                    Path(args.service_account_signing_key_file)
+                    if args.service_account_signing_key_file
+                    else None
+                ),
+                service_account_key_files=tuple(Path(p) for p in args.service_account_key_file),
+                service_account_issuers=tuple(args.service_account_issuer),
+                api_audiences=tuple(a for a in args.api_audiences.split(",") if a),
+                service_account_max_token_expiration_seconds=int(
+                    parse_duration(args.service_account_max_token_expiration)
+                ),
                 authorization_modes=parse_authorization_modes(args.authorization_mode),
                 verbosity=args.v,
             ),
@@ -131,7 +146,15 @@ def _serve_config(args: argparse.Namespace, **overrides: Any) -> Any:
             secure_port=args.secure_port,
             enable_admission_plugins=_names(args.enable_admission_plugins),
             disable_admission_plugins=_names(args.disable_admission_plugins),
+            controllers=tuple(c for c in args.controllers.split(",") if c),
+            root_ca_file=Path(args.root_ca_file) if args.root_ca_file else None,
+            leader_election=LeaderElectionConfig(
+                lease_duration_seconds=parse_duration(args.leader_elect_lease_duration),
+                renew_deadline_seconds=parse_duration(args.leader_elect_renew_deadline),
+                retry_period_seconds=parse_duration(args.leader_elect_retry_period),
+            ),
         )
+        enabled_controllers(fields["controllers"])  # unknown names stop the server here
     fields.update(overrides)
     return ServeConfig(**fields)
 
@@ -227,6 +250,16 @@ def _add_serve_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]
     )
     p.add_argument("--event-ttl", default="1h", help="how long Events are kept (Go duration)")
     p.add_argument(
+        "--service-cluster-ip-range",
+        default="10.0.0.0/24",
+        help="CIDR Services' cluster IPs are allocated from (two of different families: a,b)",
+    )
+    p.add_argument(
+        "--service-node-port-range",
+        default="30000-32767",
+        help="node ports of NodePort and LoadBalancer Services (low-high, both inclusive)",
+    )
+    p.add_argument(
         "--etcd-compaction-interval",
         default="5m",
         help="how often storage history is compacted, on either backend (Go duration; 0: never)",
@@ -288,6 +321,34 @@ def _add_serve_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]
     )
     p.add_argument("--tls-private-key-file", default="", help="PEM private key of --tls-cert-file")
     p.add_argument(
+        "--controllers",
+        default="*",
+        help="comma-separated controllers to run, as kube-controller-manager's: '*' every one "
+        "(garbagecollector, root-ca-cert-publisher, serviceaccount, ...), 'name' turns one on, "
+        "'-name' off",
+    )
+    p.add_argument(
+        "--root-ca-file",
+        default="",
+        help="PEM CA published as ca.crt in every namespace's kube-root-ca.crt ConfigMap "
+        "(default: the last certificate of --tls-cert-file; without either none is published)",
+    )
+    p.add_argument(
+        "--leader-elect-lease-duration",
+        default="15s",
+        help="how long the controllers' leader lease lasts without a renewal (Go duration)",
+    )
+    p.add_argument(
+        "--leader-elect-renew-deadline",
+        default="10s",
+        help="how long the leader keeps trying to renew before it stops leading (Go duration)",
+    )
+    p.add_argument(
+        "--leader-elect-retry-period",
+        default="2s",
+        help="how often the lease is tried for or renewed (Go duration)",
+    )
+    p.add_argument(
         "--secure-port",
         type=int,
         default=6443,
@@ -305,6 +366,36 @@ def _add_serve_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]
         const=True,
         default=True,
         help="requests without credentials are system:anonymous (true) or refused with 401",
+    )
+    p.add_argument(
+        "--service-account-signing-key-file",
+        default="",
+        help="PEM private key (RSA or P-256) that signs service-account tokens (empty: "
+        "service-account.key in --data-dir, made on first start)",
+    )
+    p.add_argument(
+        "--service-account-key-file",
+        action="append",
+        default=[],
+        help="PEM file of keys that verify service-account tokens (may repeat; none: the "
+        "signing key)",
+    )
+    p.add_argument(
+        "--service-account-issuer",
+        action="append",
+        default=[],
+        help="issuer of service-account tokens (may repeat: the first issues, all are "
+        "accepted; none: https://kubernetes.default.svc.cluster.local)",
+    )
+    p.add_argument(
+        "--api-audiences",
+        default="",
+        help="comma-separated audiences service-account tokens must name (empty: the issuer)",
+    )
+    p.add_argument(
+        "--service-account-max-token-expiration",
+        default="0s",
+        help="longest lifetime a TokenRequest is granted (0s: no cap)",
     )
     p.add_argument(
         "--authorization-mode",

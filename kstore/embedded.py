@@ -41,6 +41,7 @@ from __future__ import annotations
 import builtins
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -52,7 +53,9 @@ from kstore.api.gvk import GroupVersion, Object, gvk_of
 from kstore.api.kinds import builtin_scheme
 from kstore.api.scheme import KindDefinition, Scheme
 from kstore.api.selectors import FieldSelector, LabelSelector
-from kstore.controllers import start_controllers
+from kstore.controllers import ControllerSettings, start_controllers
+from kstore.controllers.leader import LeaderElectionConfig
+from kstore.controllers.root_ca import read_root_ca
 from kstore.errors import BadRequest
 from kstore.registry.interface import (
     CreateOptions,
@@ -146,6 +149,9 @@ def open(
     conversions: CustomConversions | None = None,
     enable_admission_plugins: Sequence[str] = (),
     disable_admission_plugins: Sequence[str] = (),
+    controllers: Sequence[str] | str = ("*",),
+    root_ca_file: str | Path | None = None,
+    leader_election: LeaderElectionConfig | None = None,
 ) -> Client:
     """Open the store at ``url`` with ``scheme`` (the built-in kinds by default).
 
@@ -158,7 +164,17 @@ def open(
     CustomResourceDefinitions stored there are served too, as soon as they are established;
     ``conversions`` gives Python conversions for versions of their kinds, by
     ``(apiVersion, kind)``: ``(to_hub, from_hub)``; the hub has the shape of the versions not
-    named, which convert by rewriting ``apiVersion`` only, as ``conversion.strategy: None``."""
+    named, which convert by rewriting ``apiVersion`` only, as ``conversion.strategy: None``.
+
+    ``controllers`` says which API-only controllers run, as ``kstore serve --controllers``
+    (every one by default; ``()`` none); they run on the leader of the processes sharing the
+    store, elected on a Lease (``leader_election`` tunes its timings). ``root_ca_file`` is the
+    CA published in every namespace's ``kube-root-ca.crt`` ConfigMap (none without it)."""
+    settings = ControllerSettings(
+        controllers=controllers,
+        root_ca=read_root_ca(None if root_ca_file is None else Path(root_ca_file), None),
+        leader_election=leader_election,
+    )
     plugins = resolve_plugins(enable_admission_plugins, disable_admission_plugins)
     config = config or RegistryConfig()
     if not config.admission_plugins:
@@ -170,7 +186,13 @@ def open(
         backend.close()
         raise
     try:
-        return Client(registry, on_warning=on_warning, owns_backend=True, conversions=conversions)
+        return Client(
+            registry,
+            on_warning=on_warning,
+            owns_backend=True,
+            conversions=conversions,
+            controllers=settings,
+        )
     except BaseException:
         registry.close()
         backend.close()
@@ -525,13 +547,16 @@ class Client:
         on_warning: Callable[[str], None] | None = None,
         owns_backend: bool = False,
         conversions: CustomConversions | None = None,
+        controllers: ControllerSettings | None = None,
     ) -> None:
         self._registry = registry
         self._owns_backend = owns_backend
         self.on_warning = on_warning
         self._closed = False
         # CustomResourceDefinitions stored (or created through this client) are served here too.
-        self._controllers = start_controllers(registry, conversions=conversions)
+        self._controllers = start_controllers(
+            registry, conversions=conversions, settings=controllers
+        )
 
     @property
     def registry(self) -> StoreRegistry:

@@ -276,7 +276,9 @@ def to_status(error: BaseException) -> dict[str, Any]:
     }
     if message:
         status["message"] = message
-    status["reason"] = error.reason
+    if error.reason:
+        # Go's StatusReasonUnknown is "" and omitted (an error the API server did not convert).
+        status["reason"] = error.reason
     details = _details(error)
     if details is not None:
         status["details"] = details

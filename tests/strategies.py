@@ -1644,6 +1644,34 @@ def _ingress_class(version: str) -> st.SearchStrategy[Obj]:
     return _fields({"metadata": object_meta(namespaced=False)}, {"spec": spec})
 
 
+def _ip_address(version: str) -> st.SearchStrategy[Obj]:
+    parent = _fields(
+        {"resource": st.just("services"), "name": dns_label()},
+        {"group": st.just(""), "namespace": dns_label()},
+    )
+    return _fields(
+        {"metadata": object_meta(namespaced=False)}, {"spec": _fields({}, {"parentRef": parent})}
+    )
+
+
+def _service_cidr(version: str) -> st.SearchStrategy[Obj]:
+    condition = _fields(
+        {
+            "type": st.just("Ready"),
+            "status": st.sampled_from(["True", "False"]),
+            "lastTransitionTime": timestamp(),
+            "reason": st.sampled_from(["", "Terminating"]),
+            "message": st.text(max_size=20),
+        },
+        {"observedGeneration": st.integers(0, 100)},
+    )
+    spec = _fields(
+        {}, {"cidrs": st.sampled_from([["10.0.0.0/24"], ["10.96.0.0/16", "fd00::/108"]])}
+    )
+    status = _fields({}, {"conditions": st.lists(condition, max_size=2)})
+    return _fields({"metadata": object_meta(namespaced=False)}, {"spec": spec, "status": status})
+
+
 def _topology_term() -> st.SearchStrategy[Obj]:
     requirement = _fields(
         {
@@ -2274,6 +2302,36 @@ def _runtime_class(version: str) -> st.SearchStrategy[Obj]:
     )
 
 
+def _api_service(version: str) -> st.SearchStrategy[Obj]:
+    # The round trip does not validate, so the name need not be <version>.<group>.
+    service = _fields(
+        {"namespace": dns_label(), "name": dns_label()}, {"port": st.integers(1, 65535)}
+    )
+    spec = _fields(
+        {
+            "service": st.one_of(st.none(), service),
+            "groupPriorityMinimum": st.integers(0, 20000),
+            "versionPriority": st.integers(0, 1000),
+        },
+        {
+            "group": dns_subdomain(),
+            "version": dns_label(),
+            "insecureSkipTLSVerify": st.just(True),
+            "caBundle": st.just("Y2E="),
+        },
+    )
+    condition = _fields(
+        {"type": st.just("Available"), "status": st.sampled_from(["True", "False", "Unknown"])},
+        {
+            "lastTransitionTime": timestamp(),
+            "reason": st.sampled_from(["Local", "ServiceNotFound"]),
+            "message": st.text(max_size=20),
+        },
+    )
+    status = _fields({}, {"conditions": st.lists(condition, min_size=1, max_size=2)})
+    return _fields({"metadata": object_meta(namespaced=False), "spec": spec, "status": status}, {})
+
+
 # ------------------------------------------------------------------------------- dispatch
 
 _BY_KIND: dict[tuple[str, str], StrategyFor] = {
@@ -2315,6 +2373,8 @@ _BY_KIND: dict[tuple[str, str], StrategyFor] = {
         _validating_admission_policy_binding
     ),
     ("certificates.k8s.io", "CertificateSigningRequest"): _certificate_signing_request,
+    ("networking.k8s.io", "IPAddress"): _ip_address,
+    ("networking.k8s.io", "ServiceCIDR"): _service_cidr,
     ("storage.k8s.io", "StorageClass"): _storage_class,
     ("storage.k8s.io", "CSIDriver"): _csi_driver,
     ("storage.k8s.io", "CSINode"): _csi_node,
@@ -2324,6 +2384,7 @@ _BY_KIND: dict[tuple[str, str], StrategyFor] = {
     ("node.k8s.io", "RuntimeClass"): _runtime_class,
     ("scheduling.k8s.io", "PriorityClass"): _priority_class,
     ("apiextensions.k8s.io", "CustomResourceDefinition"): _custom_resource_definition,
+    ("apiregistration.k8s.io", "APIService"): _api_service,
     ("rbac.authorization.k8s.io", "Role"): _rbac_role(namespaced=True),
     ("rbac.authorization.k8s.io", "ClusterRole"): _rbac_role(namespaced=False),
     ("rbac.authorization.k8s.io", "RoleBinding"): _rbac_binding(namespaced=True),

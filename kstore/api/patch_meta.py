@@ -280,8 +280,9 @@ _TAGS: dict[str, dict[str, dict[str, _Tags]]] = {
     "k8s.io.api.coordination.v1": {},
     # EndpointSlice's endpoints and ports are atomic; an endpoint's addresses a set.
     "k8s.io.api.discovery.v1": {"Endpoint": {"addresses": _SET}},
-    # Every list of an Ingress, IngressClass or NetworkPolicy is atomic; no patch strategy.
-    "k8s.io.api.networking.v1": {},
+    # Every list of an Ingress, IngressClass, NetworkPolicy or IPAddress is atomic; no patch
+    # strategy. ServiceCIDR's conditions merge by type.
+    "k8s.io.api.networking.v1": {"ServiceCIDRStatus": _CONDITIONS},
     "k8s.io.api.admissionregistration.v1": {
         "ValidatingWebhookConfiguration": {"webhooks": _merge("name")},
         "MutatingWebhookConfiguration": {"webhooks": _merge("name")},
@@ -304,6 +305,7 @@ _TAGS: dict[str, dict[str, dict[str, _Tags]]] = {
         # +listType=map +listMapKey=type; everything else of the CRD types is atomic.
         "CustomResourceDefinitionStatus": {"conditions": _map_list("type")},
     },
+    "k8s.io.kube_aggregator.pkg.apis.apiregistration.v1": {"APIServiceStatus": _CONDITIONS},
     "k8s.io.api.policy.v1": {
         # A strategic merge patch replaces the selector whole rather than merging into it.
         "PodDisruptionBudgetSpec": {"selector": _Tags(patch_strategy="replace")},

@@ -22,6 +22,7 @@ from kstore.api.gvk import GroupVersionKind
 from kstore.api.pb import (
     admissionregistration_v1_pb2,
     apiextensions_v1_pb2,
+    apiregistration_v1_pb2,
     apps_v1_pb2,
     apps_v1beta1_pb2,
     apps_v1beta2_pb2,
@@ -148,6 +149,10 @@ _GROUP_VERSIONS: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {
         "k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1",
         ("CustomResourceDefinition", "CustomResourceDefinitionList"),
     ),
+    ("apiregistration.k8s.io", "v1"): (
+        "k8s.io.kube_aggregator.pkg.apis.apiregistration.v1",
+        ("APIService", "APIServiceList"),
+    ),
     ("apps", "v1beta2"): ("k8s.io.api.apps.v1beta2", ("Deployment", "DeploymentList")),
     ("apps", "v1beta1"): ("k8s.io.api.apps.v1beta1", ("Deployment", "DeploymentList")),
     ("autoscaling", "v1"): (
@@ -177,6 +182,10 @@ _GROUP_VERSIONS: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {
             "IngressClassList",
             "NetworkPolicy",
             "NetworkPolicyList",
+            "IPAddress",
+            "IPAddressList",
+            "ServiceCIDR",
+            "ServiceCIDRList",
         ),
     ),
     ("node.k8s.io", "v1"): ("k8s.io.api.node.v1", ("RuntimeClass", "RuntimeClassList")),
@@ -268,6 +277,7 @@ _FILES = (
     storage_v1_pb2,
     scheduling_v1_pb2,
     apiextensions_v1_pb2,
+    apiregistration_v1_pb2,
 )
 
 

@@ -4,7 +4,22 @@ Each controller talks to the registry through the same verbs an embedder uses (l
 update), never through ``kstore.server``; ``kstore serve`` and ``kstore.open`` start them.
 """
 
+from kstore.controllers.apiservice_controller import APIServiceAvailabilityController
 from kstore.controllers.crd_controller import CustomResourceDefinitionController
-from kstore.controllers.running import RunningControllers, start_controllers
+from kstore.controllers.running import (
+    CONTROLLERS,
+    ControllerSettings,
+    RunningControllers,
+    enabled_controllers,
+    start_controllers,
+)
 
-__all__ = ["CustomResourceDefinitionController", "RunningControllers", "start_controllers"]
+__all__ = [
+    "CONTROLLERS",
+    "APIServiceAvailabilityController",
+    "ControllerSettings",
+    "CustomResourceDefinitionController",
+    "RunningControllers",
+    "enabled_controllers",
+    "start_controllers",
+]

@@ -32,19 +32,42 @@ from kstore.cache.cacher import CacheConfig, Cacher
 from kstore.codec.json import MEDIA_TYPE_JSON
 from kstore.codec.protobuf import MEDIA_TYPE_PROTOBUF
 from kstore.codec.versioning import VersioningCodec, storage_codec
-from kstore.errors import BadRequest, NotFound
+from kstore.errors import AlreadyExists, BadRequest, NotFound
 from kstore.registry.admission import AdmissionChain
-from kstore.registry.interface import AdmissionHook, Registry, ResourceStore
+from kstore.registry.allocation import (
+    DEFAULT_NODE_PORT_RANGE,
+    DEFAULT_SERVICE_CIDR,
+    DEFAULT_SERVICE_CIDR_NAME,
+    ClusterIPAllocator,
+    NodePortAllocator,
+    ServiceAllocator,
+    parse_node_port_range,
+    parse_service_cidrs,
+    ranges_prefix,
+    record_attrs,
+    record_codec,
+)
+from kstore.registry.interface import (
+    AdmissionHook,
+    CreateOptions,
+    Registry,
+    RequestContext,
+    ResourceStore,
+    UpdateOptions,
+)
 from kstore.registry.namespaces import (
     NamespaceFinalizer,
     NamespaceLifecycle,
     NamespaceStore,
     ensure_system_namespaces,
 )
+from kstore.registry.patch.managed import current_time
 from kstore.registry.plugins import ORDERED_PLUGINS, install_plugins
 from kstore.registry.priorityclasses import PriorityClassStore, ensure_system_priority_classes
+from kstore.registry.services import ServiceStore
 from kstore.registry.store import GenericStore
 from kstore.registry.strategies import StrategyFactory, strategy_for
+from kstore.registry.strategies.core import ServiceStrategy
 from kstore.storage.encryption import RewriteTarget
 from kstore.storage.interface import (
     Backend,
@@ -65,12 +88,14 @@ __all__ = [
 DEFAULT_EVENT_TTL_SECONDS: Final = 3600
 #: Groups whose resources Kubernetes stores under the bare plural.
 _LEGACY_GROUPS: Final = frozenset({"", "apps", "batch", "autoscaling", "policy", "extensions"})
-#: Kubernetes' SpecialDefaultResourcePrefixes, and apiextensions-apiserver's prefix for CRDs
-#: (it stores them under their group, as it stores custom resources).
+#: Kubernetes' SpecialDefaultResourcePrefixes, and the prefixes of apiextensions-apiserver's
+#: CRDs and kube-aggregator's APIServices (each stores them under their group, as custom
+#: resources are stored).
 _SPECIAL_PREFIXES: Final = {
     ("apiextensions.k8s.io", "customresourcedefinitions"): (
         "/apiextensions.k8s.io/customresourcedefinitions"
     ),
+    ("apiregistration.k8s.io", "apiservices"): "/apiregistration.k8s.io/apiservices",
     ("", "replicationcontrollers"): "/controllers",
     ("", "endpoints"): "/services/endpoints",
     ("", "nodes"): "/minions",
@@ -120,6 +145,9 @@ class RegistryConfig:
     consistent GETs of objects that do not expire when the cache has already reached the
     backend's current revision and reading that revision is local (LMDB); off, consistent
     LISTs and GETs go to the backend.
+    ``service_cluster_ip_range`` / ``service_node_port_range``: where Services' cluster IPs
+    (one CIDR, or two of different families: ``a,b``) and node ports (``low-high``) come from
+    (kube-apiserver's flags of those names; :mod:`kstore.registry.allocation`).
     """
 
     watch_cache: bool = True
@@ -135,8 +163,12 @@ class RegistryConfig:
     namespace_rescan_seconds: float = 30.0
     reads_are_local: bool = False
     admission_plugins: tuple[str, ...] = ()
+    service_cluster_ip_range: str = DEFAULT_SERVICE_CIDR
+    service_node_port_range: str = DEFAULT_NODE_PORT_RANGE
 
     def __post_init__(self) -> None:
+        parse_service_cidrs(self.service_cluster_ip_range)
+        parse_node_port_range(self.service_node_port_range)
         if self.storage_media_type not in (MEDIA_TYPE_JSON, MEDIA_TYPE_PROTOBUF):
             raise BadRequest(
                 f"unsupported storage media type {self.storage_media_type!r} "
@@ -166,6 +198,51 @@ def _attrs_for(
         return (dict(labels) if isinstance(labels, dict) else {}), fields
 
     return attrs
+
+
+def _store_class(definition: KindDefinition) -> type[GenericStore]:
+    return ServiceStore if (definition.group, definition.kind) == ("", "Service") else GenericStore
+
+
+def ensure_default_service_cidr(store: GenericStore, cidrs: list[str]) -> None:
+    """Create the ServiceCIDR ``kubernetes`` holding the configured ranges, Ready, unless it
+    exists (another server or an earlier start made it)."""
+    ctx = RequestContext()
+    try:
+        store.create(
+            ctx,
+            {
+                "apiVersion": "networking.k8s.io/v1",
+                "kind": "ServiceCIDR",
+                "metadata": {"name": DEFAULT_SERVICE_CIDR_NAME},
+                "spec": {"cidrs": cidrs},
+            },
+            CreateOptions(field_manager="kube-apiserver"),
+        )
+    except AlreadyExists:
+        return
+
+    def ready(current: Object) -> Object:
+        obj = dict(current)
+        obj["status"] = {
+            "conditions": [
+                {
+                    "type": "Ready",
+                    "status": "True",
+                    "lastTransitionTime": current_time(),
+                    "reason": "",
+                    "message": "Kubernetes default Service CIDR is ready",
+                }
+            ]
+        }
+        return obj
+
+    store.update(
+        ctx,
+        DEFAULT_SERVICE_CIDR_NAME,
+        ready,
+        UpdateOptions(subresource="status", field_manager="kubernetes-service-cidr-controller"),
+    )
 
 
 class StoreRegistry(Registry):
@@ -262,7 +339,8 @@ class StoreRegistry(Registry):
                 if self._config.system_priority_classes:
                     ensure_system_priority_classes(scheme, classes)
             elif (d.group, d.kind) != ("", "Namespace"):
-                self._make_store(scheme, d, GenericStore, check)
+                self._make_store(scheme, d, _store_class(d), check)
+        self._wire_service_allocation()
         install_plugins(self, self._config.admission_plugins)
         if namespaces is None:
             return
@@ -307,6 +385,38 @@ class StoreRegistry(Registry):
         self._stores = {**self._stores, (definition.group, info.plural): store}
         return store
 
+    def _wire_service_allocation(self) -> None:
+        """Give the Service store its allocator, over the IPAddress store and the node port
+        record, and make sure the default ServiceCIDR exists (as kube-apiserver's controller
+        does at start)."""
+        services = self._stores.get(("", "services"))
+        addresses = self._stores.get(("networking.k8s.io", "ipaddresses"))
+        if not isinstance(services, ServiceStore) or addresses is None:
+            return
+        if services.allocator is not None:
+            return
+        networks = parse_service_cidrs(self._config.service_cluster_ip_range)
+        ranges = self._backend.storage_for(
+            ResourceStorageConfig(
+                resource_prefix=ranges_prefix(),
+                codec=record_codec(),
+                get_attrs=record_attrs,
+                transformer=self._config.transformer,
+                namespaced=False,
+            )
+        )
+        allocator = ServiceAllocator(
+            [ClusterIPAllocator(n, addresses) for n in networks],
+            NodePortAllocator(parse_node_port_range(self._config.service_node_port_range), ranges),
+        )
+        services.allocator = allocator
+        strategy = services.strategy
+        if isinstance(strategy, ServiceStrategy):
+            strategy.allocator = allocator
+        cidrs = self._stores.get(("networking.k8s.io", "servicecidrs"))
+        if cidrs is not None:
+            ensure_default_service_cidr(cidrs, [str(n) for n in networks])
+
     def _namespaced_stores(self) -> Sequence[GenericStore]:
         return [s for s in self._stores.values() if s.info.namespaced]
 
@@ -335,7 +445,10 @@ class StoreRegistry(Registry):
                     cacher.stop()
             for key, definition in wanted.items():
                 if key not in self._stores:
-                    self._make_store(scheme, definition, GenericStore, self._namespace_check)
+                    self._make_store(
+                        scheme, definition, _store_class(definition), self._namespace_check
+                    )
+            self._wire_service_allocation()
             self._scheme = scheme
             listeners = list(self._scheme_listeners)
         for listener in listeners:

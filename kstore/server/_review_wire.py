@@ -1,4 +1,4 @@
-"""Review request bodies on Kubernetes' protobuf wire, read into their JSON shape.
+"""Review and subresource request bodies on Kubernetes' protobuf wire, read into their JSON shape.
 
 kubectl (``auth can-i``, ``auth whoami``) sends its reviews as
 ``application/vnd.kubernetes.protobuf``: the ``k8s\\x00`` magic, then a ``runtime.Unknown``
@@ -262,6 +262,62 @@ def _token_review(data: bytes) -> dict[str, Any]:
     return out
 
 
+def _int64(value: int | bytes) -> int:
+    if not isinstance(value, int):
+        raise BadRequest("malformed protobuf body: a number was expected")
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+def _token_request(data: bytes) -> dict[str, Any]:
+    # TokenRequest: 1 metadata, 2 spec {1: audiences (repeated), 3: boundObjectRef {1: kind,
+    # 2: apiVersion, 3: name, 4: uid}, 4: expirationSeconds}.
+    out: dict[str, Any] = {}
+    for number, _, value in _fields(data):
+        if number == 1:
+            out["metadata"] = _metadata(_message(value))
+        elif number == 2:
+            spec: dict[str, Any] = {}
+            for field, _, item in _fields(_message(value)):
+                if field == 1:
+                    spec.setdefault("audiences", []).append(_text(item))
+                elif field == 3:
+                    names = {1: "kind", 2: "apiVersion", 3: "name", 4: "uid"}
+                    spec["boundObjectRef"] = _strings(_message(item), names)
+                elif field == 4:
+                    spec["expirationSeconds"] = _int64(item)
+            out["spec"] = spec
+    return out
+
+
+def _delete_options(data: bytes) -> dict[str, Any]:
+    # DeleteOptions: 1 gracePeriodSeconds, 2 preconditions {1: uid, 2: resourceVersion},
+    # 3 orphanDependents, 4 propagationPolicy, 5 dryRun (repeated).
+    out: dict[str, Any] = {}
+    for number, _, value in _fields(data):
+        if number == 1:
+            out["gracePeriodSeconds"] = _int64(value)
+        elif number == 2:
+            out["preconditions"] = _strings(_message(value), {1: "uid", 2: "resourceVersion"})
+        elif number == 3:
+            out["orphanDependents"] = bool(value)
+        elif number == 4 and _text(value):
+            out["propagationPolicy"] = _text(value)
+        elif number == 5:
+            out.setdefault("dryRun", []).append(_text(value))
+    return out
+
+
+def _eviction(data: bytes) -> dict[str, Any]:
+    # Eviction: 1 metadata, 2 deleteOptions.
+    out: dict[str, Any] = {}
+    for number, _, value in _fields(data):
+        if number == 1:
+            out["metadata"] = _metadata(_message(value))
+        elif number == 2:
+            out["deleteOptions"] = _delete_options(_message(value))
+    return out
+
+
 _READERS: Final[dict[str, Callable[[bytes], dict[str, Any]]]] = {
     "SelfSubjectAccessReview": _access_review,
     "SubjectAccessReview": _access_review,
@@ -269,6 +325,8 @@ _READERS: Final[dict[str, Callable[[bytes], dict[str, Any]]]] = {
     "SelfSubjectRulesReview": _rules_review,
     "SelfSubjectReview": _self_subject_review,
     "TokenReview": _token_review,
+    "TokenRequest": _token_request,
+    "Eviction": _eviction,
 }
 
 

@@ -37,9 +37,21 @@ from kstore.server.filters.rbac_escalation import escalation_check
 from kstore.server.handlers.scope import error_reply
 from kstore.server.metrics import FigureSource, Metrics
 from kstore.server.routes import build_routes
+from kstore.server.service_accounts import (
+    DEFAULT_ISSUER,
+    ServiceAccountAuthenticator,
+    ServiceAccountTokens,
+)
 from kstore.server.state import ServerState
+from kstore.tokens import generate_signing_key, load_signing_key, load_verifying_keys
 
-__all__ = ["build_app", "build_authenticator", "build_authorizer", "server_state"]
+__all__ = [
+    "build_app",
+    "build_authenticator",
+    "build_authorizer",
+    "build_service_account_tokens",
+    "server_state",
+]
 
 
 def _status_response(error: Exception) -> Response:
@@ -58,13 +70,35 @@ async def _not_found(request: Request, exc: Exception) -> Response:
 _RBAC_SYNC_SECONDS = 10.0
 
 
-def build_authenticator(config: FilterConfig) -> Authenticator | None:
-    """The authenticator ``config`` asks for (None when every request is anonymous);
-    BadRequest for an unreadable or malformed token file."""
-    if not config.authenticates:
-        return None
+def build_service_account_tokens(config: FilterConfig) -> ServiceAccountTokens:
+    """The issuer and verifier of service-account tokens the flags describe: the signing key
+    of ``--service-account-signing-key-file`` (else one made in memory), verified with the
+    keys of ``--service-account-key-file`` (else the signing key's own), as kube-apiserver
+    defaults them. BadRequest for a key file it cannot use."""
+    signing = (
+        load_signing_key(config.service_account_signing_key_file)
+        if config.service_account_signing_key_file
+        else generate_signing_key()
+    )
+    files = list(config.service_account_key_files)
+    verifying = load_verifying_keys(files, None if files else signing)
+    return ServiceAccountTokens(
+        signing_key=signing,
+        verifying_keys=verifying,
+        issuers=config.service_account_issuers or (DEFAULT_ISSUER,),
+        api_audiences=config.api_audiences,
+        max_expiration_seconds=config.service_account_max_token_expiration_seconds,
+    )
+
+
+def build_authenticator(
+    config: FilterConfig, service_accounts: ServiceAccountAuthenticator | None = None
+) -> Authenticator:
+    """The authenticator ``config`` asks for (the filter is installed only when
+    ``config.authenticates``; TokenReview asks it either way); BadRequest for an unreadable
+    or malformed token file."""
     tokens = load_token_file(config.token_auth_file) if config.token_auth_file else None
-    return Authenticator(tokens, anonymous=config.anonymous_auth)
+    return Authenticator(tokens, anonymous=config.anonymous_auth, service_accounts=service_accounts)
 
 
 def build_authorizer(config: FilterConfig, registry: Registry) -> Authorizer | None:
@@ -106,13 +140,22 @@ def build_app(
     request to ``audit_log`` when one is given (the caller closes it). BadRequest for a bad
     token file or authorization mode."""
     config = filters or FilterConfig()
-    authenticator = build_authenticator(config)
+    tokens = build_service_account_tokens(config)
+    authenticator = build_authenticator(config, ServiceAccountAuthenticator(tokens, registry))
     authorizer = build_authorizer(config, registry)
-    state = ServerState(registry=registry, metrics=Metrics(figure_sources))
+    state = ServerState(
+        registry=registry,
+        metrics=Metrics(figure_sources),
+        authenticator=authenticator,
+        service_account_tokens=tokens,
+    )
     app = Starlette(
         routes=build_routes(state),
         middleware=filter_middleware(
-            config, audit_log, authenticator=authenticator, authorizer=authorizer
+            config,
+            audit_log,
+            authenticator=authenticator if config.authenticates else None,
+            authorizer=authorizer,
         ),
         exception_handlers={404: _not_found, 405: _not_found},
     )

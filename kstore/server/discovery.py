@@ -52,6 +52,17 @@ SERVED_SUBRESOURCES = {
     "scale": ("get", "patch", "update"),
     "finalize": ("update",),
     "approval": ("get", "patch", "update"),
+    "token": ("create",),
+    "eviction": ("create",),
+    "binding": ("create",),
+    "ephemeralcontainers": ("get", "patch", "update"),
+    "resize": ("get", "patch", "update"),
+}
+#: The kinds of the subresources that answer with a kind of another group version.
+_SUBRESOURCE_KINDS = {
+    "token": GroupVersionKind("authentication.k8s.io", "v1", "TokenRequest"),
+    "eviction": GroupVersionKind("policy", "v1", "Eviction"),
+    "binding": GroupVersionKind("", "v1", "Binding"),
 }
 
 #: The groups whose beta versions have a Scale kind of their own (apps/v1 uses autoscaling/v1).
@@ -70,6 +81,8 @@ def subresource_gvk(r: RegisteredResource, subresource: str) -> GroupVersionKind
     """The kind a subresource reads and writes: ``Scale`` for ``scale``, else the resource's."""
     if subresource == "scale":
         return scale_gvk(r.group_version)
+    if subresource in _SUBRESOURCE_KINDS:
+        return _SUBRESOURCE_KINDS[subresource]
     return r.group_version.with_kind(r.definition.kind)
 
 

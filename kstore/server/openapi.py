@@ -164,6 +164,7 @@ def _paths(gv: GroupVersion, resources: list[RegisteredResource]) -> Object:
             ops = {"parameters": _path_params(ns, True)}
             for verb, method, action, prefix in (
                 ("get", "get", "get", "read"),
+                ("create", "post", "post", "create"),
                 ("update", "put", "put", "replace"),
                 ("patch", "patch", "patch", "patch"),
             ):

@@ -715,6 +715,21 @@ def _pod_disruption_budget(obj: Object, now: datetime) -> list[Any]:
     return [_name(obj), *limits, allowed if isinstance(allowed, int) else 0, _age(obj, now)]
 
 
+def _api_service(obj: Object, now: datetime) -> list[Any]:
+    # The aggregator's own table: "Local" or "<ns>/<name>"; "True", or "<status> (<reason>)".
+    service = _m(obj, "spec").get("service")
+    where = "Local"
+    if isinstance(service, Mapping):
+        where = f"{service.get('namespace') or ''}/{service.get('name') or ''}"
+    available = "Unknown"
+    for condition in _m(obj, "status").get("conditions") or []:
+        if isinstance(condition, Mapping) and condition.get("type") == "Available":
+            status, reason = str(condition.get("status") or ""), condition.get("reason")
+            available = f"{status} ({reason})" if status != "True" and reason else status
+            break
+    return [_name(obj), where, available, _age(obj, now)]
+
+
 def _col(name: str, kind: str, description: str, priority: int = 0) -> Column:
     return Column(name, kind, "", description, priority)
 
@@ -907,6 +922,24 @@ def _certificate_signing_request(obj: Object, now: datetime) -> list[Any]:
         requested,
         _csr_condition(obj),
     ]
+
+
+def _ip_address(obj: Object, now: datetime) -> list[Any]:
+    parent = _m(obj, "spec").get("parentRef")
+    parent_ref = "<none>"
+    if isinstance(parent, Mapping):
+        # resource[.group][/namespace]/name, lower case
+        group, resource = str(parent.get("group") or ""), str(parent.get("resource") or "")
+        parent_ref = (f"{resource}.{group}" if group else resource).lower()
+        if parent.get("namespace"):
+            parent_ref += f"/{parent['namespace']}"
+        parent_ref += f"/{parent.get('name') or ''}"
+    return [_name(obj), parent_ref, _age(obj, now)]
+
+
+def _service_cidr(obj: Object, now: datetime) -> list[Any]:
+    cidrs = _l(_m(obj, "spec"), "cidrs")
+    return [_name(obj), ",".join(str(c) for c in cidrs), _age(obj, now)]
 
 
 # ------------------------------------------------------------------- storage.k8s.io/v1
@@ -1470,6 +1503,33 @@ _PRINTERS: dict[tuple[str, str], Printer] = {
         ),
         _priority_class,
     ),
+    ("networking.k8s.io", "IPAddress"): Printer(
+        (
+            _NAME,
+            _col(
+                "ParentRef",
+                "string",
+                "ParentRef references the resource that an IPAddress is attached to. An IPAddress "
+                "must reference a parent object.",
+            ),
+            _AGE,
+        ),
+        _ip_address,
+    ),
+    ("networking.k8s.io", "ServiceCIDR"): Printer(
+        (
+            _NAME,
+            _col(
+                "CIDRs",
+                "string",
+                'CIDRs defines the IP blocks in CIDR notation (e.g. "192.168.0.0/24" or '
+                '"2001:db8::/64") from which to assign service cluster IPs. Max of two CIDRs '
+                "is allowed, one of each IP family. This field is immutable.",
+            ),
+            _AGE,
+        ),
+        _service_cidr,
+    ),
     ("rbac.authorization.k8s.io", "Role"): _ROLE,
     ("rbac.authorization.k8s.io", "ClusterRole"): _ROLE,
     ("rbac.authorization.k8s.io", "RoleBinding"): _ROLE_BINDING,
@@ -1520,6 +1580,15 @@ _PRINTERS: dict[tuple[str, str], Printer] = {
             _AGE,
         ),
         _csi_node,
+    ),
+    ("apiregistration.k8s.io", "APIService"): Printer(
+        (
+            _NAME,
+            _col("Service", "string", "The reference to the service that hosts this API endpoint."),
+            _col("Available", "string", "Whether this service is available."),
+            _AGE,
+        ),
+        _api_service,
     ),
 }
 

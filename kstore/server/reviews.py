@@ -553,7 +553,7 @@ def _token_review(
     out_spec: dict[str, Any] = {"token": token}
     if audiences:
         out_spec["audiences"] = list(audiences)
-    user, error = authenticator.review_token(token)
+    user, error = authenticator.review_token(token, tuple(audiences or ()))
     status: dict[str, Any] = {}
     if user is not None:
         status["authenticated"] = True

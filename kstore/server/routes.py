@@ -35,6 +35,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
+from typing import Any
 
 import anyio
 import orjson
@@ -83,6 +84,9 @@ from kstore.server.request_info import (
 )
 from kstore.server.reviews import ReviewResource, answer_review, review_resource
 from kstore.server.state import ServerState, path_not_found
+from kstore.server.subresource_creates import HANDLERS as SUBRESOURCE_CREATES
+from kstore.server.subresource_creates import KINDS as SUBRESOURCE_KINDS
+from kstore.server.subresource_creates import SubresourceCall
 
 __all__ = ["build_routes"]
 
@@ -357,6 +361,14 @@ class _Endpoints:
                     call = _call(scope, request, info, b"")
                     watch = await self._watch(scope, call, labels, path)
                     return _with_warning(watch, endpoint_warning)
+                created = SUBRESOURCE_CREATES.get((info.group, info.resource, info.subresource))
+                if created is not None:
+                    response = await self._create_subresource(request, info, created)
+                    self.state.metrics.observe(
+                        labels, response.status_code, time.perf_counter() - started
+                    )
+                    request.scope[VERB_KEY] = labels.verb
+                    return response
                 handlers = scale.HANDLERS if info.subresource == "scale" else _HANDLERS
                 handler = handlers.get(verb)
                 if handler is None:
@@ -428,12 +440,43 @@ class _Endpoints:
             user,
             request_authorizer(request.scope),
             info.namespace,
-            request_authenticator(request.scope),
+            request_authenticator(request.scope, self.state.authenticator),
         )
         body = fmt.serializer.encode(answer)
         if fmt.media_type == _JSON:
             body = with_newline(body)
         return Response(body, 201, media_type=fmt.content_type)
+
+    async def _create_subresource(
+        self,
+        request: Request,
+        info: RequestInfo,
+        handler: Callable[[SubresourceCall], tuple[int, dict[str, Any]]],
+    ) -> Response:
+        """A POST to a subresource that answers with a kind of its own
+        (:mod:`kstore.server.subresource_creates`); JSON or YAML out, as for reviews."""
+        fmt = _review_format(request.headers.get("accept"))
+        data = await request.body()
+        body: object = None
+        if data.strip():
+            serializer = body_serializer(request.headers.get("content-type"))
+            if serializer.media_type == MEDIA_TYPE_PROTOBUF:
+                body = decode_review_protobuf(data, SUBRESOURCE_KINDS[info.subresource])
+            else:
+                body = serializer.decode(data)
+        call = SubresourceCall(
+            registry=self.state.registry,
+            namespace=info.namespace,
+            name=info.name,
+            body=body,
+            dry_run=bool(request.query_params.getlist("dryRun")),
+            tokens=self.state.service_account_tokens,
+        )
+        status, answer = await anyio.to_thread.run_sync(handler, call)
+        out = fmt.serializer.encode(answer)
+        if fmt.media_type == _JSON:
+            out = with_newline(out)
+        return Response(out, status, media_type=fmt.content_type)
 
     async def _watch(
         self, scope: ResourceScope, call: Call, labels: RequestLabels, path: str

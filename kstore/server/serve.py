@@ -29,15 +29,18 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Generator, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import FrameType
 from typing import TextIO
 
 import uvicorn
 
-from kstore.controllers import RunningControllers, start_controllers
+from kstore.controllers import ControllerSettings, RunningControllers, start_controllers
+from kstore.controllers.leader import LeaderElectionConfig
+from kstore.controllers.root_ca import read_root_ca
 from kstore.errors import BadRequest
+from kstore.registry.allocation import DEFAULT_NODE_PORT_RANGE, DEFAULT_SERVICE_CIDR
 from kstore.registry.interface import Registry, RequestContext
 from kstore.registry.plugins import resolve_plugins
 from kstore.server.app import build_app, server_state
@@ -47,6 +50,7 @@ from kstore.server.http_protocol import KStoreHttpProtocol
 from kstore.server.metrics import Figure
 from kstore.server.state import ServerState
 from kstore.storage.interface import Backend, ListOptions
+from kstore.tokens import ensure_key_file
 
 __all__ = [
     "ServeConfig",
@@ -102,6 +106,20 @@ def parse_runtime_config(text: str) -> dict[str, bool]:
     return out
 
 
+#: The signing key of a server given no ``--service-account-signing-key-file``, in its data
+#: directory: tokens then survive restarts. Several servers sharing one etcd must be given
+#: one key file (and the same issuer), or each refuses the others' tokens.
+SERVICE_ACCOUNT_KEY_FILE = "service-account.key"
+
+
+def _with_signing_key(config: ServeConfig) -> FilterConfig:
+    filters = config.filters
+    if filters.service_account_signing_key_file is not None:
+        return filters
+    path = ensure_key_file(config.data_dir / SERVICE_ACCOUNT_KEY_FILE)
+    return replace(filters, service_account_signing_key_file=path)
+
+
 @dataclass(frozen=True, kw_only=True)
 class ServeConfig:
     """The flags of ``kstore serve`` (named as kube-apiserver's)."""
@@ -115,6 +133,10 @@ class ServeConfig:
     storage_media_type: str = "application/json"
     watch_cache: bool = True
     event_ttl_seconds: float = 3600.0
+    #: kube-apiserver's ``--service-cluster-ip-range`` (one CIDR, or two of different
+    #: families) and ``--service-node-port-range``.
+    service_cluster_ip_range: str = DEFAULT_SERVICE_CIDR
+    service_node_port_range: str = DEFAULT_NODE_PORT_RANGE
     #: kube-apiserver's ``--etcd-compaction-interval`` (5m; 0 turns compaction off), honoured
     #: by both backends: every interval, history older than one interval is dropped, so a
     #: watch or list from a revision older than that gets 410 Expired.
@@ -140,6 +162,15 @@ class ServeConfig:
     #: changes to its default-on set of admission plugins, by name.
     enable_admission_plugins: tuple[str, ...] = ()
     disable_admission_plugins: tuple[str, ...] = ()
+    #: kube-controller-manager's ``--controllers``: which API-only controllers run (on the
+    #: leader of the servers sharing the store); ``*`` is every one.
+    controllers: tuple[str, ...] = ("*",)
+    #: kube-controller-manager's ``--root-ca-file``: the CA published in every namespace's
+    #: ``kube-root-ca.crt`` ConfigMap (else the last certificate of ``tls_cert_file``; else
+    #: none is published).
+    root_ca_file: Path | None = None
+    #: kube-controller-manager's ``--leader-elect-*`` timings, in seconds.
+    leader_election: LeaderElectionConfig = field(default_factory=LeaderElectionConfig)
 
 
 #: Opens the registry a config describes, with the backend under it (closed after it).
@@ -199,6 +230,8 @@ def open_registry(config: ServeConfig) -> tuple[Registry, Backend]:
         storage_media_type=config.storage_media_type,
         event_ttl_seconds=int(config.event_ttl_seconds),
         transformer_for=transformer_for,
+        service_cluster_ip_range=config.service_cluster_ip_range,
+        service_node_port_range=config.service_node_port_range,
         # An LMDB read is a local read transaction: it never waits for a writer or a peer.
         reads_are_local=config.storage_backend == "lmdb",
         admission_plugins=resolve_plugins(
@@ -368,6 +401,11 @@ def serve(
         level=config.log_level.upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    settings = ControllerSettings(
+        controllers=config.controllers,
+        root_ca=read_root_ca(config.root_ca_file, config.tls_cert_file),
+        leader_election=config.leader_election,
+    )
     tls: ssl.SSLContext | None = None
     if (config.tls_cert_file is None) != (config.tls_private_key_file is None):
         raise BadRequest("--tls-cert-file and --tls-private-key-file must be given together")
@@ -383,13 +421,13 @@ def serve(
     audit_log: AuditLog | None = None
     controllers: RunningControllers | None = None
     try:
-        controllers = start_controllers(registry)
+        controllers = start_controllers(registry, settings=settings)
         if config.audit_log_path:
             audit_log = AuditLog(config.audit_log_path)
         app = build_app(
             registry,
             figure_sources=(storage_object_figures(registry),),
-            filters=config.filters,
+            filters=_with_signing_key(config),
             audit_log=audit_log,
         )
         state = server_state(app)

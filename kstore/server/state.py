@@ -22,12 +22,14 @@ from kstore.registry.interface import Registry
 from kstore.server.column_printer import columns_printer
 from kstore.server.discovery import SERVED_SUBRESOURCES, Discovery
 from kstore.server.encoding import ResponseEncoder
+from kstore.server.filters.authentication import Authenticator
 from kstore.server.handlers.scope import ResourceScope, selectable_fields
 from kstore.server.handlers.watch import WatchRegistry
 from kstore.server.metrics import Metrics
 from kstore.server.openapi import OpenAPIV2, OpenAPIV3
 from kstore.server.printers import Printer, printer_for
 from kstore.server.request_info import RequestInfo
+from kstore.server.service_accounts import ServiceAccountTokens
 
 __all__ = [
     "KUBERNETES_MINOR",
@@ -143,6 +145,10 @@ class ServerState:
     watches: WatchRegistry = field(default_factory=WatchRegistry)
     version: VersionInfo = field(default_factory=VersionInfo.current)
     max_body_bytes: int = 3 * 1024 * 1024
+    #: Who TokenReview asks when no authentication filter is installed (None: no tokens).
+    authenticator: Authenticator | None = None
+    #: What ``serviceaccounts/token`` issues tokens with (None: the subresource is 404).
+    service_account_tokens: ServiceAccountTokens | None = None
 
     def __post_init__(self) -> None:
         self._rebuild_lock = threading.Lock()
@@ -205,7 +211,7 @@ class ServerState:
             verbs = SERVED_SUBRESOURCES.get(info.subresource)
             if verbs is None or info.subresource not in scope.resource.info.subresources:
                 raise NotFound(_NOT_FOUND)
-            allowed = {"get": "GET", "update": "PUT", "patch": "PATCH"}
+            allowed = {"get": "GET", "update": "PUT", "patch": "PATCH", "create": "POST"}
             if method not in {allowed[v] for v in verbs} | ({"HEAD"} if "get" in verbs else set()):
                 raise MethodNotAllowed(
                     f"the server does not allow this method on the requested resource "

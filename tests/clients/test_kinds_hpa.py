@@ -319,8 +319,26 @@ revision: 3
 """
 
 
+OWNER_MANIFEST = """\
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: web
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: web, image: "nginx:1.27"}]}
+"""
+
+
 def test_controller_revisions_through_kubectl(k: Kubectl) -> None:
-    k.write("revision.yaml", REVISION_MANIFEST)
+    # The owner exists: the garbage collector deletes a revision whose owner does not.
+    k.write("owner.yaml", OWNER_MANIFEST)
+    k.ok("apply", "-f", "owner.yaml")
+    uid = k.ok("get", "statefulset", "web", "-o", "jsonpath={.metadata.uid}")
+    manifest = REVISION_MANIFEST.replace("9f0c2a8e-0000-4000-8000-000000000001", uid)
+    k.write("revision.yaml", manifest)
     applied = k.ok("apply", "--server-side", "-f", "revision.yaml")
     assert applied.strip() == "controllerrevision.apps/web-5d8c serverside-applied"
     revision = _get(k, "controllerrevision", "web-5d8c")
@@ -331,7 +349,7 @@ def test_controller_revisions_through_kubectl(k: Kubectl) -> None:
     assert rows[1][:3] == ["web-5d8c", "statefulset.apps/web", "3"]
     wide = [line.split() for line in k.ok("get", "controllerrevisions", "-o", "wide").splitlines()]
     assert wide[0] == rows[0]
-    changed = REVISION_MANIFEST.replace("app: web", "app: api")
+    changed = manifest.replace("app: web", "app: api")
     k.write("changed.yaml", changed)
     failed = k.fails("apply", "--server-side", "-f", "changed.yaml")
     assert "data: Invalid value" in failed.stderr and "field is immutable" in failed.stderr

@@ -3,6 +3,7 @@ changed by name, unknown names refused) and what each does to a pod, with its me
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,19 +12,25 @@ from typing import Any
 import pytest
 
 from kstore.embedded import Client, open
-from kstore.errors import BadRequest, Forbidden
+from kstore.errors import AlreadyExists, BadRequest, Forbidden
 from kstore.registry.plugins import DEFAULT_ON_PLUGINS, ORDERED_PLUGINS, resolve_plugins
 from kstore.registry.registry import RegistryConfig
 
 MOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
 
 
+def _default_account(client: Client, namespace: str) -> None:
+    """The namespace's ``default`` ServiceAccount, unless its controller made it already."""
+    with contextlib.suppress(AlreadyExists):
+        client.resource("v1", "serviceaccounts").namespace(namespace).create(
+            {"metadata": {"name": "default"}}
+        )
+
+
 @pytest.fixture
 def client(tmp_path: Path) -> Iterator[Client]:
     with open(f"lmdb://{tmp_path / 'store'}?durable=false") as c:
-        c.resource("v1", "serviceaccounts").namespace("default").create(
-            {"metadata": {"name": "default"}}
-        )
+        _default_account(c, "default")
         yield c
 
 
@@ -711,9 +718,7 @@ def test_pod_security_warns_without_refusing(tmp_path: Path) -> None:
                 }
             }
         )
-        c.resource("v1", "serviceaccounts").namespace("team").create(
-            {"metadata": {"name": "default"}}
-        )
+        _default_account(c, "team")
         pod = _pod(hostPID=True)
         c.resource("v1", "pods").namespace("team").create(pod)
         deployment = {

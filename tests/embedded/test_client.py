@@ -3,6 +3,7 @@ served version, every verb in-process."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import Any
 import pytest
 
 from kstore.embedded import Client, backend_for_url, open
-from kstore.errors import BadRequest, Conflict, Invalid, NotFound
+from kstore.errors import AlreadyExists, BadRequest, Conflict, Invalid, NotFound
 from kstore.registry.interface import AdmissionAttributes
 from kstore.registry.registry import RegistryConfig
 from kstore.storage.lmdb import LmdbBackend
@@ -281,7 +282,8 @@ def test_admission_hooks_and_warnings_reach_the_embedder(tmp_path: Path) -> None
         client.add_admission(mutating=stamp)
         # The account the ServiceAccount admission plugin wants (a cluster's controller makes it).
         accounts = client.resource("v1", "serviceaccounts", namespace="default")
-        accounts.create({"metadata": {"name": "default"}})
+        with contextlib.suppress(AlreadyExists):  # the service account controller was first
+            accounts.create({"metadata": {"name": "default"}})
         pods = client.resource("v1", "pods", namespace="default")
         created = pods.create(
             {"metadata": {"name": "web.v1"}, "spec": {"containers": [{"name": "c", "image": "x"}]}}

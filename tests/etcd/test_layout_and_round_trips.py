@@ -262,6 +262,7 @@ _CRDS = "apiextensions.k8s.io/customresourcedefinitions"
         ("", "replicationcontrollers", "/controllers"),
         ("networking.k8s.io", "ingresses", "/ingress"),
         ("apiextensions.k8s.io", "customresourcedefinitions", "/" + _CRDS),
+        ("apiregistration.k8s.io", "apiservices", "/apiregistration.k8s.io/apiservices"),
         ("example.com", "widgets", "/example.com/widgets"),
     ],
 )

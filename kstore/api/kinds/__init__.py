@@ -1,7 +1,7 @@
 """The built-in kinds kstore serves: core/v1, admissionregistration.k8s.io,
-apiextensions.k8s.io, apps, batch, certificates.k8s.io, coordination.k8s.io, networking.k8s.io,
-policy, rbac.authorization.k8s.io, and the meta kinds (one module per group, or per kind for the
-later ones).
+apiextensions.k8s.io, apiregistration.k8s.io, apps, batch, certificates.k8s.io,
+coordination.k8s.io, networking.k8s.io, policy, rbac.authorization.k8s.io, and the meta kinds
+(one module per group, or per kind for the later ones).
 
 Their structural schemas (which fields each version has, for ``fieldValidation``) come from the
 protobuf descriptors of the same kinds, so the wire format and the field checks cannot drift.
@@ -16,6 +16,7 @@ from kstore.api.gvk import GroupVersionKind
 from kstore.api.kinds import (
     admissionregistration,
     apiextensions,
+    apiregistration,
     apps,
     batch,
     certificates,
@@ -41,6 +42,7 @@ from kstore.api.kinds import (
     replicationcontroller,
     resourcequota,
     runtimeclass,
+    servicecidr,
     statefulset,
     storage,
 )
@@ -94,6 +96,7 @@ def _builtin_definitions() -> tuple[KindDefinition, ...]:
         *endpointslice.DEFINITIONS,
         *networking.DEFINITIONS,
         *networkpolicy.DEFINITIONS,
+        *servicecidr.DEFINITIONS,
         *poddisruptionbudget.DEFINITIONS,
         *admissionregistration.DEFINITIONS,
         *certificates.DEFINITIONS,
@@ -101,6 +104,7 @@ def _builtin_definitions() -> tuple[KindDefinition, ...]:
         *priorityclass.DEFINITIONS,
         *runtimeclass.DEFINITIONS,
         *apiextensions.DEFINITIONS,
+        *apiregistration.DEFINITIONS,
         *rbac.DEFINITIONS,
         *meta.DEFINITIONS,
         # WatchEvent and the option kinds of the RBAC group, as for every served group.

@@ -29,6 +29,7 @@ from collections.abc import Iterable, Sequence
 from kstore.api.kinds import (
     admissionregistration,
     apiextensions,
+    apiregistration,
     apps,
     batch,
     certificates,
@@ -41,6 +42,7 @@ from kstore.api.kinds import (
     poddisruptionbudget,
     priorityclass,
     runtimeclass,
+    servicecidr,
     storage,
 )
 from kstore.api.scheme import KindDefinition, KindVersion
@@ -99,6 +101,7 @@ def _builtin_group_versions() -> dict[str, list[str]]:
         *endpointslice.DEFINITIONS,
         *networking.DEFINITIONS,
         *networkpolicy.DEFINITIONS,
+        *servicecidr.DEFINITIONS,
         *poddisruptionbudget.DEFINITIONS,
         *admissionregistration.DEFINITIONS,
         *certificates.DEFINITIONS,
@@ -106,6 +109,7 @@ def _builtin_group_versions() -> dict[str, list[str]]:
         *priorityclass.DEFINITIONS,
         *runtimeclass.DEFINITIONS,
         *apiextensions.DEFINITIONS,
+        *apiregistration.DEFINITIONS,
     ):
         known = groups.setdefault(definition.group, [])
         for v in definition.versions:

@@ -5,8 +5,9 @@ On pod create (kube-apiserver's ``ServiceAccount`` plugin):
 - a mirror pod (annotation ``kubernetes.io/config.mirror``) is left as it is, and refused when
   it names a service account or mounts secrets, config maps or projected volumes;
 - ``spec.serviceAccountName`` (and its deprecated twin ``serviceAccount``) defaults to
-  ``default``; the account must exist: 403 ``error looking up service account <ns>/<name>:
-  serviceaccount "<name>" not found`` otherwise;
+  ``default``; the account must exist (the ``default`` one is waited for up to about a
+  second and a half, as its controller makes it after the namespace): 403 ``error looking
+  up service account <ns>/<name>: serviceaccount "<name>" not found`` otherwise;
 - unless ``automountServiceAccountToken`` is false on the pod (or, when the pod does not say,
   on the account), a projected volume ``kube-api-access-<5 random characters>`` (a bound token
   expiring after 3607 seconds at ``token``, ``ca.crt`` from the ``kube-root-ca.crt`` config
@@ -18,6 +19,8 @@ On pod create (kube-apiserver's ``ServiceAccount`` plugin):
 
 from __future__ import annotations
 
+import random
+import time
 from typing import Any, Final
 
 from kstore.registry.interface import AdmissionAttributes, AdmissionHook, Operation, Registry
@@ -27,6 +30,7 @@ from kstore.registry.plugins._common import forbidden, is_resource, read_object
 __all__ = ["MOUNT_PATH", "VOLUME_PREFIX", "hooks"]
 
 DEFAULT_ACCOUNT: Final = "default"
+_DEFAULT_TRIES: Final = 10
 MOUNT_PATH: Final = "/var/run/secrets/kubernetes.io/serviceaccount"
 VOLUME_PREFIX: Final = "kube-api-access-"
 _MIRROR: Final = "kubernetes.io/config.mirror"
@@ -130,6 +134,14 @@ def hooks(registry: Registry) -> tuple[AdmissionHook | None, AdmissionHook | Non
         spec["serviceAccount"] = account_name
         namespace = attributes.namespace
         account = read_object(registry, "", "serviceaccounts", namespace, account_name)
+        # The default account is made by the service account controller soon after its
+        # namespace: wait for it a little, as kube-apiserver does (10 tries, 100-200 ms apart).
+        tries = _DEFAULT_TRIES if account_name == DEFAULT_ACCOUNT else 1
+        for _ in range(tries - 1):
+            if account is not None:
+                break
+            time.sleep(0.1 + random.random() / 10)
+            account = read_object(registry, "", "serviceaccounts", namespace, account_name)
         if account is None:
             raise forbidden(
                 attributes,

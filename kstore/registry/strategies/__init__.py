@@ -15,6 +15,7 @@ from kstore.registry.strategies.admissionregistration import (
     ValidatingAdmissionPolicyStrategy,
 )
 from kstore.registry.strategies.apiextensions import CustomResourceDefinitionStrategy
+from kstore.registry.strategies.apiregistration import APIServiceStrategy
 from kstore.registry.strategies.apps import DeploymentStrategy
 from kstore.registry.strategies.base import BuiltinStrategy, Strategy
 from kstore.registry.strategies.batch import CronJobStrategy, JobStrategy
@@ -44,6 +45,7 @@ from kstore.registry.strategies.replicaset import ReplicaSetStrategy
 from kstore.registry.strategies.replicationcontroller import ReplicationControllerStrategy
 from kstore.registry.strategies.resourcequota import ResourceQuotaStrategy
 from kstore.registry.strategies.runtimeclass import RuntimeClassStrategy
+from kstore.registry.strategies.servicecidr import ServiceCIDRStrategy
 from kstore.registry.strategies.statefulset import StatefulSetStrategy
 from kstore.registry.strategies.storage import (
     CSIDriverStrategy,
@@ -103,6 +105,9 @@ _BUILTIN: dict[tuple[str, str], StrategyFactory] = {
     ("certificates.k8s.io", "CertificateSigningRequest"): (
         lambda d, ttl: CertificateSigningRequestStrategy(d)
     ),
+    # Kubernetes' IPAddress strategy changes nothing and keeps no generation.
+    ("networking.k8s.io", "IPAddress"): lambda d, ttl: BuiltinStrategy(d),
+    ("networking.k8s.io", "ServiceCIDR"): lambda d, ttl: ServiceCIDRStrategy(d),
     ("storage.k8s.io", "StorageClass"): lambda d, ttl: StorageClassStrategy(d),
     ("storage.k8s.io", "CSIDriver"): lambda d, ttl: CSIDriverStrategy(d),
     ("storage.k8s.io", "CSINode"): lambda d, ttl: CSINodeStrategy(d),
@@ -113,6 +118,7 @@ _BUILTIN: dict[tuple[str, str], StrategyFactory] = {
     ("apiextensions.k8s.io", "CustomResourceDefinition"): (
         lambda d, ttl: CustomResourceDefinitionStrategy(d)
     ),
+    ("apiregistration.k8s.io", "APIService"): lambda d, ttl: APIServiceStrategy(d),
     # RBAC objects carry no metadata.generation in Kubernetes.
     ("rbac.authorization.k8s.io", "Role"): lambda d, ttl: BuiltinStrategy(d),
     ("rbac.authorization.k8s.io", "ClusterRole"): lambda d, ttl: BuiltinStrategy(d),

@@ -11,7 +11,8 @@ update hooks):
   Deletion itself (mark Terminating, empty, remove) is :mod:`kstore.registry.namespaces`;
 - **Service**: ``status`` is a zero ``{loadBalancer: {}}`` on create; ``clusterIP`` and
   ``clusterIPs`` are kept in sync, and an update that omits them keeps the stored ones;
-  create on update is allowed. kstore allocates no cluster IPs;
+  create on update is allowed; a type change clears what the new type does not use;
+  cluster IPs and node ports come from :mod:`kstore.registry.allocation`;
 - **Secret**: ``stringData`` is merged into ``data`` (base64) and dropped, as Kubernetes'
   v1 conversion does;
 - **Event**: create on update is allowed; events expire after the registry's event TTL;
@@ -35,6 +36,7 @@ from kstore.api.validation.objectmeta import (
     validate_object_meta_update,
 )
 from kstore.errors import Cause
+from kstore.registry.allocation import ServiceAllocator, Transaction, current_transaction
 from kstore.registry.interface import RequestContext
 from kstore.registry.strategies.base import (
     STATUS,
@@ -198,12 +200,103 @@ def _patch_allocated_values(new: Object, old: Mapping[str, Any]) -> None:
         spec["clusterIPs"] = copy_value(old_spec["clusterIPs"])
 
 
+def _patch_node_ports(new: Object, old: Mapping[str, Any]) -> None:
+    """The node port half of Kubernetes' patchAllocatedValues: a port without one gets the
+    node port its namesake had, unless another port of the new object uses it; a missing
+    health check port is kept."""
+    node_port_types = ("NodePort", "LoadBalancer")
+    spec, old_spec = _spec(new), _map(old, "spec")
+    if spec.get("type") in node_port_types and old_spec.get("type") in node_port_types:
+        old_ports = [p for p in old_spec.get("ports") or [] if isinstance(p, Mapping)]
+        new_ports = [p for p in spec.get("ports") or [] if isinstance(p, dict)]
+        used = {p.get("nodePort") for p in old_ports} & {p.get("nodePort") for p in new_ports}
+        by_name = {p.get("name") or "": p.get("nodePort") for p in old_ports}
+        for port in new_ports:
+            if not port.get("nodePort"):
+                value = by_name.get(port.get("name") or "")
+                if value and value not in used:
+                    port["nodePort"] = value
+    if (
+        _needs_health_check(spec)
+        and _needs_health_check(old_spec)
+        and not spec.get("healthCheckNodePort")
+        and old_spec.get("healthCheckNodePort")
+    ):
+        spec["healthCheckNodePort"] = old_spec["healthCheckNodePort"]
+
+
+def _externally_accessible(spec: Mapping[str, Any]) -> bool:
+    kind = spec.get("type")
+    return kind in ("LoadBalancer", "NodePort") or (
+        kind == "ClusterIP" and bool(spec.get("externalIPs"))
+    )
+
+
+def _node_port_numbers(spec: Mapping[str, Any]) -> list[Any]:
+    ports = spec.get("ports")
+    return (
+        [p.get("nodePort") for p in ports if isinstance(p, dict)] if isinstance(ports, list) else []
+    )
+
+
+def _needs_health_check(spec: Mapping[str, Any]) -> bool:
+    return spec.get("type") == "LoadBalancer" and spec.get("externalTrafficPolicy") == "Local"
+
+
+def _drop_type_dependent_fields(new: Object, old: Mapping[str, Any]) -> None:
+    """Kubernetes' dropTypeDependentFields: a type change clears what the new type does not use,
+    when the user left it as it was."""
+    spec, old_spec = _spec(new), _map(old, "spec")
+    kind, old_kind = spec.get("type"), old_spec.get("type")
+    if old_kind != "ExternalName" and kind == "ExternalName":
+        if spec.get("clusterIPs") == old_spec.get("clusterIPs"):
+            spec.pop("clusterIP", None)
+            spec.pop("clusterIPs", None)
+        for key in ("ipFamilies", "ipFamilyPolicy"):
+            if spec.get(key) == old_spec.get(key):
+                spec.pop(key, None)
+    node_port_types = ("NodePort", "LoadBalancer")
+    if (
+        old_kind in node_port_types
+        and kind not in node_port_types
+        and _node_port_numbers(spec) == _node_port_numbers(old_spec)
+    ):
+        for port in spec.get("ports") or []:
+            if isinstance(port, dict):
+                port.pop("nodePort", None)
+    if (
+        _needs_health_check(old_spec)
+        and not _needs_health_check(spec)
+        and spec.get("healthCheckNodePort") == old_spec.get("healthCheckNodePort")
+    ):
+        spec.pop("healthCheckNodePort", None)
+    if old_kind == "LoadBalancer" and kind != "LoadBalancer":
+        for key in ("allocateLoadBalancerNodePorts", "loadBalancerClass"):
+            if key in spec and spec.get(key) == old_spec.get(key):
+                spec.pop(key, None)
+    if not _externally_accessible(spec) and spec.get("externalTrafficPolicy") == old_spec.get(
+        "externalTrafficPolicy"
+    ):
+        spec.pop("externalTrafficPolicy", None)
+
+
 class ServiceStrategy(BuiltinStrategy):
+    """``allocator``, when the registry sets one, gives Services their cluster IPs and node
+    ports (:mod:`kstore.registry.allocation`) inside the transaction of the write."""
+
     allow_create_on_update = True
+    allocator: ServiceAllocator | None = None
+
+    @staticmethod
+    def _transaction() -> Transaction:
+        txn = current_transaction().get()
+        return txn if txn is not None else Transaction()
 
     def prepare_for_create(self, ctx: RequestContext, obj: Object) -> list[str]:
         obj[STATUS] = {"loadBalancer": {}}
         _normalize_cluster_ips(obj, None)
+        if self.allocator is not None:
+            self.allocator.allocate_create(obj, self._transaction())
         return []
 
     def prepare_for_update(
@@ -211,7 +304,11 @@ class ServiceStrategy(BuiltinStrategy):
     ) -> None:
         if subresource != STATUS:
             _patch_allocated_values(obj, old)
+            _patch_node_ports(obj, old)
             _normalize_cluster_ips(obj, old)
+            _drop_type_dependent_fields(obj, old)
+            if self.allocator is not None:
+                self.allocator.allocate_update(obj, old, self._transaction())
         super().prepare_for_update(ctx, obj, old, subresource)
 
 

@@ -8,6 +8,13 @@
 - update: ``status`` kept, ``generation`` bumped when ``spec`` changes;
 - ``status`` writes: ``spec`` and ``ownerReferences`` kept, ``qosClass`` and the
   ``observedGeneration`` of the status and of its conditions back-filled when cleared;
+- ``binding`` writes (the ``pods/binding`` subresource sets ``spec.nodeName``, the
+  annotations and the ``PodScheduled`` condition): taken as written, without the update
+  validation or a generation bump, as kube-apiserver writes them straight to storage;
+- ``ephemeralcontainers`` writes: everything but ``spec.ephemeralContainers`` kept from the
+  stored pod; ``resize`` writes: everything but the ``resources`` and ``resizePolicy`` of its
+  containers (and of its restartable init containers) kept; both bump ``generation`` and are
+  validated as Kubernetes validates those subresources;
 - graceful deletion: the requested grace period, else ``spec.terminationGracePeriodSeconds``;
   0 (deleted at once, after a write that marks it) for a pod not scheduled to a node or
   already finished.
@@ -22,7 +29,12 @@ from typing import Any, Final
 
 from kstore.api.gvk import Object
 from kstore.api.quantity import nano_units
+from kstore.api.validation.core.pod_subresources import (
+    validate_pod_ephemeral_containers_update,
+    validate_pod_resize,
+)
 from kstore.api.validation.names import is_dns1123_label
+from kstore.errors import Cause
 from kstore.registry.interface import RequestContext
 from kstore.registry.strategies.base import (
     STATUS,
@@ -33,7 +45,7 @@ from kstore.registry.strategies.base import (
     read_meta,
 )
 
-__all__ = ["PodStrategy", "compute_pod_qos"]
+__all__ = ["BINDING", "EPHEMERAL_CONTAINERS", "RESIZE", "PodStrategy", "compute_pod_qos"]
 
 _QOS_RESOURCES: Final = ("cpu", "memory")
 _TERMINAL_PHASES: Final = ("Failed", "Succeeded")
@@ -104,11 +116,61 @@ def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+#: The ``pods/binding`` subresource's writes.
+BINDING: Final = "binding"
+#: The subresources that change one part of the spec.
+EPHEMERAL_CONTAINERS: Final = "ephemeralcontainers"
+RESIZE: Final = "resize"
+_RESIZABLE: Final = ("resources", "resizePolicy")
+
+
+def _kept_but(obj: Object, old: Object, spec: dict[str, Any]) -> None:
+    """``obj`` becomes ``old`` with ``spec``; its identity, resourceVersion and managed fields
+    as the request gave them."""
+    new_meta = read_meta(obj)
+    carried = {
+        k: new_meta[k]
+        for k in ("name", "namespace", "uid", "resourceVersion", "managedFields")
+        if k in new_meta
+    }
+    kept = copy_value(old)
+    kept_meta = meta(kept)
+    kept_meta.pop("managedFields", None)
+    kept_meta.update(carried)
+    kept["spec"] = spec
+    obj.clear()
+    obj.update(kept)
+
+
+def _resized_containers(new: list[Any], old: list[Any], restartable_only: bool) -> list[Any]:
+    by_name = {c.get("name"): c for c in new if isinstance(c, dict)}
+    out = []
+    for container in old:
+        container = copy_value(container)
+        wanted = by_name.get(container.get("name")) if isinstance(container, dict) else None
+        eligible = not restartable_only or container.get("restartPolicy") == "Always"
+        if wanted is not None and eligible:
+            for key in _RESIZABLE:
+                if key in wanted:
+                    container[key] = copy_value(wanted[key])
+                else:
+                    container.pop(key, None)
+        out.append(container)
+    return out
+
+
 class PodStrategy(BuiltinStrategy):
     tracks_generation = True
     supports_graceful_deletion = True
 
+    def subresources(self) -> tuple[str, ...]:
+        return (*super().subresources(), BINDING, EPHEMERAL_CONTAINERS, RESIZE)
+
     def reset_fields(self, subresource: str) -> frozenset[tuple[str, ...]]:
+        if subresource == BINDING:
+            return frozenset()
+        if subresource in (EPHEMERAL_CONTAINERS, RESIZE):
+            return frozenset({("status",), ("metadata",)})
         if subresource == STATUS:
             return frozenset(
                 {
@@ -153,9 +215,43 @@ class PodStrategy(BuiltinStrategy):
     def generation_changed(self, obj: Object, old: Object) -> bool:
         return obj.get("spec") != old.get("spec")
 
+    def validate_kind_update(
+        self, ctx: RequestContext, obj: Object, old: Object, subresource: str
+    ) -> list[Cause]:
+        if subresource == BINDING:
+            return []
+        if subresource == EPHEMERAL_CONTAINERS:
+            return validate_pod_ephemeral_containers_update(obj, old)
+        if subresource == RESIZE:
+            old_qos = _map(old, STATUS).get("qosClass") or compute_pod_qos(old)
+            return validate_pod_resize(obj, old, str(old_qos), compute_pod_qos(obj))
+        return super().validate_kind_update(ctx, obj, old, subresource)
+
     def prepare_for_update(
         self, ctx: RequestContext, obj: Object, old: Object, subresource: str
     ) -> None:
+        if subresource == BINDING:
+            return
+        if subresource in (EPHEMERAL_CONTAINERS, RESIZE):
+            new_spec, old_spec = _map(obj, "spec"), _map(old, "spec")
+            spec = copy_value(dict(old_spec))
+            if subresource == EPHEMERAL_CONTAINERS:
+                if "ephemeralContainers" in new_spec:
+                    spec["ephemeralContainers"] = copy_value(new_spec["ephemeralContainers"])
+                else:
+                    spec.pop("ephemeralContainers", None)
+            else:
+                for key, restartable_only in (("containers", False), ("initContainers", True)):
+                    if key in old_spec:
+                        spec[key] = _resized_containers(
+                            list(_items(new_spec, key)),
+                            list(_items(old_spec, key)),
+                            restartable_only,
+                        )
+            _kept_but(obj, old, spec)
+            if self.generation_changed(obj, old):
+                meta(obj)["generation"] = int(read_meta(old).get("generation") or 0) + 1
+            return
         if subresource != STATUS:
             super().prepare_for_update(ctx, obj, old, subresource)
             return

@@ -1,6 +1,6 @@
 """Authentication: who a request comes from, as kube-apiserver's ``WithAuthentication``.
 
-Two authenticators, tried as the API server tries them:
+Three authenticators, tried as the API server tries them:
 
 - ``--token-auth-file``: a CSV file of ``token,user,uid[,"group1,group2"]`` lines (Kubernetes'
   static token file, read once at start; a malformed file stops the server with the reason).
@@ -9,6 +9,11 @@ Two authenticators, tried as the API server tries them:
   401 ``Unauthorized``, even when anonymous requests are allowed (the bearer authenticator
   fails the request rather than passing it on). Without a token file a Bearer header is
   ignored, as no authenticator claims it.
+- service-account tokens (:mod:`kstore.server.service_accounts`): a JWT whose issuer is one
+  of ``--service-account-issuer`` is judged by that authenticator alone; a refusal is 401,
+  and TokenReview reports ``[invalid bearer token, <why>]``, the API server's union of token
+  authenticators' words. Checking one reads the registry (the ServiceAccount must still
+  exist), so the filter does it on a worker thread.
 - ``--anonymous-auth`` (true by default): a request no authenticator claims is
   ``system:anonymous`` in ``system:unauthenticated``; when false it is 401.
 
@@ -32,7 +37,9 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Protocol
+
+import anyio.to_thread
 
 from kstore.errors import BadRequest, Unauthorized
 from kstore.registry.interface import UserInfo
@@ -48,6 +55,7 @@ __all__ = [
     "USER_KEY",
     "Authentication",
     "Authenticator",
+    "TokenAuthenticator",
     "TokenFile",
     "acting_as",
     "current_user",
@@ -172,12 +180,45 @@ def _with_authenticated_group(user: UserInfo) -> UserInfo:
     return UserInfo(name=user.name, uid=user.uid, groups=(*user.groups, ALL_AUTHENTICATED))
 
 
-class Authenticator:
-    """The API server's authenticator chain: the token file, then anonymous."""
+class TokenAuthenticator(Protocol):
+    """A bearer-token authenticator that recognises its own tokens (service accounts)."""
 
-    def __init__(self, tokens: TokenFile | None = None, *, anonymous: bool = True) -> None:
+    def claims(self, token: str) -> bool:
+        """Whether ``token`` is one this authenticator judges (cheap: no I/O)."""
+        ...
+
+    def authenticate(
+        self, token: str, audiences: tuple[str, ...] = ()
+    ) -> tuple[UserInfo | None, str]:
+        """(the user, "") or (None, why the token is refused); the token must be meant for
+        one of ``audiences`` (none: the API server's). May block."""
+        ...
+
+
+class Authenticator:
+    """The API server's authenticator chain: the token file, service-account tokens, then
+    anonymous."""
+
+    def __init__(
+        self,
+        tokens: TokenFile | None = None,
+        *,
+        anonymous: bool = True,
+        service_accounts: TokenAuthenticator | None = None,
+    ) -> None:
         self._tokens = tokens
         self._anonymous = anonymous
+        self._service_accounts = service_accounts
+
+    def blocks(self, authorization: str) -> bool:
+        """Whether authenticating this header may block (it carries a service-account
+        token, whose ServiceAccount is read from the registry)."""
+        token = _bearer_token(authorization)
+        return (
+            bool(token)
+            and self._service_accounts is not None
+            and (self._service_accounts.claims(token))
+        )
 
     def authenticate(self, authorization: str) -> UserInfo:
         """The user an ``Authorization`` header value stands for; Unauthorized otherwise."""
@@ -186,16 +227,25 @@ class Authenticator:
             raise Unauthorized(UNAUTHORIZED_MESSAGE)
         return user
 
-    def review_token(self, token: str) -> tuple[UserInfo | None, str]:
+    def review_token(
+        self, token: str, audiences: tuple[str, ...] = ()
+    ) -> tuple[UserInfo | None, str]:
         """(the user a bearer ``token`` stands for, "") as the request authenticator decides
         (anonymous when nothing claims it and anonymous requests are allowed), or (None, the
         error the API server's TokenReview reports: ``invalid bearer token`` for a token the
         token file does not list, "" when no authenticator claims it at all)."""
         if self._tokens is not None and token:
             user = self._tokens.authenticate(token)
-            if user is None:
-                return None, INVALID_BEARER_TOKEN
-            return _with_authenticated_group(user), ""
+            if user is not None:
+                return _with_authenticated_group(user), ""
+        accounts = self._service_accounts
+        if accounts is not None and token and accounts.claims(token):
+            user, error = accounts.authenticate(token, audiences)
+            if user is not None:
+                return user, ""
+            return None, f"[{INVALID_BEARER_TOKEN}, {error}]"
+        if self._tokens is not None and token:
+            return None, INVALID_BEARER_TOKEN
         if self._anonymous:
             return ANONYMOUS, ""
         return None, ""
@@ -239,11 +289,14 @@ def user_info_fields(user: UserInfo) -> dict[str, Any]:
     return out
 
 
-def request_authenticator(scope: Scope) -> Authenticator:
+def request_authenticator(scope: Scope, default: Authenticator | None = None) -> Authenticator:
     """The authenticator the authentication filter used for this request; without the filter,
-    the one every request then meets (no tokens, anonymous allowed)."""
+    ``default`` (the server's, which TokenReview asks even when requests are not
+    authenticated), else the one every request then meets (no tokens, anonymous allowed)."""
     found = scope.get(AUTHENTICATOR_KEY)
-    return found if isinstance(found, Authenticator) else _NO_CREDENTIALS
+    if isinstance(found, Authenticator):
+        return found
+    return default or _NO_CREDENTIALS
 
 
 def request_user(scope: Scope) -> UserInfo | None:
@@ -263,8 +316,12 @@ class Authentication:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        header = _authorization_header(scope)
         try:
-            user = self.authenticator.authenticate(_authorization_header(scope))
+            if self.authenticator.blocks(header):
+                user = await anyio.to_thread.run_sync(self.authenticator.authenticate, header)
+            else:
+                user = self.authenticator.authenticate(header)
         except Unauthorized as exc:
             # Recorded as "no user" (audit writes an empty user for a refused request).
             scope[USER_KEY] = None

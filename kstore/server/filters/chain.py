@@ -57,6 +57,20 @@ class FilterConfig:
     token_auth_file: Path | None = None
     #: ``--anonymous-auth``: requests without credentials are ``system:anonymous`` (else 401).
     anonymous_auth: bool = True
+    #: ``--service-account-signing-key-file``: the PEM private key (RSA or P-256) that signs
+    #: service-account tokens; None: a key generated in memory (``kstore serve`` passes one
+    #: it keeps in its data directory).
+    service_account_signing_key_file: Path | None = None
+    #: ``--service-account-key-file`` (may repeat): the keys tokens are verified with; empty:
+    #: the signing key's own.
+    service_account_key_files: tuple[Path, ...] = ()
+    #: ``--service-account-issuer`` (may repeat): the first is written in new tokens, every
+    #: one is accepted; empty: ``https://kubernetes.default.svc.cluster.local``.
+    service_account_issuers: tuple[str, ...] = ()
+    #: ``--api-audiences``: the audiences tokens must name; empty: the first issuer.
+    api_audiences: tuple[str, ...] = ()
+    #: ``--service-account-max-token-expiration`` in seconds (0: no cap).
+    service_account_max_token_expiration_seconds: int = 0
     #: ``--authorization-mode``: the authorizers in order (``AlwaysAllow``, ``AlwaysDeny``,
     #: ``RBAC``).
     authorization_modes: tuple[str, ...] = ("AlwaysAllow",)

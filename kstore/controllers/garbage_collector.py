@@ -1,0 +1,326 @@
+"""The ``garbagecollector`` controller: what ``metadata.ownerReferences`` mean, for every kind.
+
+It follows every resource that can be listed, watched and deleted (custom resources too, as
+their CRDs are established) and keeps an index of owners to dependents by uid. Keys are
+``<group>/<resource>|<namespace>/<name>``. For each object it is told of:
+
+* **background** cascading: an object none of whose owners exists any more (no object of the
+  owner's kind, name and uid) is deleted; one that still has some owner loses the references to
+  the owners that are gone. Before deleting, the owner is looked up live, not in the cache.
+* **foreground**: an owner being deleted with the ``foregroundDeletion`` finalizer has its
+  dependents deleted (those that have dependents of their own in the foreground too); once no
+  dependent with ``blockOwnerDeletion`` is left, the finalizer is removed, which completes the
+  owner's deletion.
+* **orphan**: an owner being deleted with the ``orphan`` finalizer has its references removed
+  from its dependents, then the finalizer is removed.
+
+The registry's delete puts these finalizers on (from ``propagationPolicy``, the deprecated
+``orphanDependents``, or the kind's default policy, e.g. batch/v1 Job's ``orphan``); this
+controller takes them off again.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterable
+from typing import Any, ClassVar, Final
+
+from kstore.api.gvk import GroupVersion, Object
+from kstore.api.scheme import Scheme
+from kstore.controllers.base import Controller, Informer, object_key
+from kstore.errors import KStoreError, NotFound
+from kstore.registry.graceful import FOREGROUND_FINALIZER, ORPHAN_FINALIZER
+from kstore.registry.interface import DeleteOptions, RequestContext, ResourceStore, UpdateOptions
+from kstore.storage.interface import Preconditions
+
+__all__ = ["GarbageCollector"]
+
+_log = logging.getLogger("kstore.controllers.gc")
+
+_MANAGER: Final = "kstore-garbagecollector-controller"
+#: How soon an owner waiting on its dependents (foreground) is looked at again.
+_WAIT_SECONDS: Final = 0.2
+#: How long an owner's deletion is seen before its dependents are orphaned or its finalizer
+#: removed: each resource has its own watch, so a dependent created just before its owner was
+#: deleted may reach this controller after the owner's deletion does.
+_SETTLE_SECONDS: Final = 0.5
+
+
+def _map(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _meta(obj: Object) -> dict[str, Any]:
+    return _map(obj.get("metadata"))
+
+
+def _refs(obj: Object) -> list[dict[str, Any]]:
+    refs = _meta(obj).get("ownerReferences")
+    return [r for r in refs if isinstance(r, dict)] if isinstance(refs, list) else []
+
+
+def _finalizers(obj: Object) -> list[str]:
+    value = _meta(obj).get("finalizers")
+    return [f for f in value if isinstance(f, str)] if isinstance(value, list) else []
+
+
+def _with_refs(obj: Object, refs: list[dict[str, Any]]) -> Object:
+    """``obj`` with ``refs`` as its owner references (the field dropped when none is left,
+    as Kubernetes' encoding omits an empty list)."""
+    meta = {k: v for k, v in _meta(obj).items() if k != "ownerReferences"}
+    if refs:
+        meta["ownerReferences"] = refs
+    return {**obj, "metadata": meta}
+
+
+class _Unchanged(Exception):
+    pass
+
+
+class GarbageCollector(Controller):
+    name: ClassVar[str] = "garbagecollector"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._index_lock = threading.Lock()
+        #: uid -> key of every object seen.
+        self._by_uid: dict[str, str] = {}
+        #: owner uid -> keys of its dependents.
+        self._dependents: dict[str, set[str]] = {}
+        #: key -> the owner uids it names (to keep ``_dependents`` right on changes).
+        self._owners: dict[str, tuple[str, ...]] = {}
+        self._kinds: dict[tuple[str, str], ResourceStore] = {}
+        #: key -> when the deletion of an owner with a GC finalizer was first seen.
+        self._deleting_since: dict[str, float] = {}
+
+    # -- following every resource --------------------------------------------------------------
+
+    def start(self) -> None:
+        self._follow(self.registry.scheme)
+        self.registry.add_scheme_listener(self._scheme_changed)
+        super().start()
+
+    def _scheme_changed(self, scheme: Scheme) -> None:
+        if not self.stopped:
+            self._follow(scheme)
+
+    def _follow(self, scheme: Scheme) -> None:
+        """Informers for the resources not yet followed (started at once when running)."""
+        del scheme
+        for store in self.registry.stores():
+            verbs = set(store.info.verbs)
+            if not {"list", "watch", "delete"} <= verbs:
+                continue
+            watched = (store.definition.group, store.info.plural)
+            self._kinds[(store.definition.group, store.definition.kind)] = store
+            if watched in self.informers:
+                continue
+            informer = Informer(
+                store,
+                self._handler_for(watched),
+                stopping=self._stopping,
+                relist_pause_seconds=self.timings.relist_pause_seconds,
+            )
+            self.informers[watched] = informer
+            if self._threads:  # already running: a kind served since
+                informer.start()
+
+    def resync_keys(self) -> Iterable[str]:
+        keys: list[str] = []
+        for (group, plural), informer in list(self.informers.items()):
+            keys.extend(f"{group}/{plural}|{k}" for k in informer.keys())  # noqa: SIM118
+        return keys
+
+    def keys_for(self, watched: tuple[str, str], key: str, obj: Object | None) -> Iterable[str]:
+        full = f"{watched[0]}/{watched[1]}|{key}"
+        out = {full}
+        with self._index_lock:
+            for uid in self._owners.pop(full, ()):
+                self._dependents.get(uid, set()).discard(full)
+                if uid in self._by_uid:
+                    out.add(self._by_uid[uid])  # an owner waiting on its dependents
+            if obj is None:
+                gone = [u for u, k in self._by_uid.items() if k == full]
+                for uid in gone:
+                    del self._by_uid[uid]
+                    out |= self._dependents.get(uid, set())
+                return out
+            uid = str(_meta(obj).get("uid") or "")
+            if uid:
+                self._by_uid[uid] = full
+            owners = tuple(str(r.get("uid") or "") for r in _refs(obj))
+            if owners:
+                self._owners[full] = owners
+                for owner in owners:
+                    self._dependents.setdefault(owner, set()).add(full)
+                    if owner in self._by_uid:
+                        out.add(self._by_uid[owner])
+                    else:
+                        out.add(full)
+        return out
+
+    # -- reconciling one object ----------------------------------------------------------------
+
+    def _split(self, key: str) -> tuple[tuple[str, str], str, str]:
+        resource, _, object_part = key.partition("|")
+        group, _, plural = resource.partition("/")
+        namespace, _, name = object_part.rpartition("/")
+        return (group, plural), namespace, name
+
+    def reconcile(self, key: str) -> None:
+        watched, namespace, name = self._split(key)
+        informer = self.informers.get(watched)
+        if informer is None:
+            return
+        obj = informer.get(f"{namespace}/{name}" if namespace else name)
+        if obj is None:
+            self._deleting_since.pop(key, None)
+            return
+        store = informer.store
+        finalizers = _finalizers(obj)
+        if _meta(obj).get("deletionTimestamp") and {ORPHAN_FINALIZER, FOREGROUND_FINALIZER} & set(
+            finalizers
+        ):
+            since = self._deleting_since.setdefault(key, time.monotonic())
+            wait = since + _SETTLE_SECONDS - time.monotonic()
+            if wait > 0:
+                self.queue.add_after(key, wait)
+                return
+            if ORPHAN_FINALIZER in finalizers:
+                self._orphan(key, store, namespace, obj)
+                return
+            if FOREGROUND_FINALIZER in finalizers:
+                self._delete_dependents(key, store, namespace, obj)
+                return
+        if _refs(obj):
+            self._check_owners(store, namespace, obj)
+
+    def _dependents_of(self, obj: Object) -> list[tuple[str, Object]]:
+        uid = str(_meta(obj).get("uid") or "")
+        with self._index_lock:
+            keys = sorted(self._dependents.get(uid, set()))
+        out = []
+        for key in keys:
+            watched, namespace, name = self._split(key)
+            informer = self.informers.get(watched)
+            dependent = (
+                None
+                if informer is None
+                else informer.get(f"{namespace}/{name}" if namespace else name)
+            )
+            if dependent is not None and any(r.get("uid") == uid for r in _refs(dependent)):
+                out.append((key, dependent))
+        return out
+
+    def _orphan(self, key: str, store: ResourceStore, namespace: str, owner: Object) -> None:
+        uid = _meta(owner).get("uid")
+        for dep_key, _dependent in self._dependents_of(owner):
+            watched, dep_namespace, dep_name = self._split(dep_key)
+
+            def without_owner(current: Object) -> Object:
+                refs = _refs(current)
+                kept = [r for r in refs if r.get("uid") != uid]
+                if len(kept) == len(refs):
+                    raise _Unchanged
+                return _with_refs(current, kept)
+
+            self._update(self.informers[watched].store, dep_namespace, dep_name, without_owner)
+        self._remove_finalizer(store, namespace, owner, ORPHAN_FINALIZER)
+
+    def _delete_dependents(
+        self, key: str, store: ResourceStore, namespace: str, owner: Object
+    ) -> None:
+        uid = _meta(owner).get("uid")
+        blocking = 0
+        for dep_key, dependent in self._dependents_of(owner):
+            blocks = any(
+                r.get("uid") == uid and r.get("blockOwnerDeletion") for r in _refs(dependent)
+            )
+            blocking += blocks
+            if _meta(dependent).get("deletionTimestamp"):
+                continue
+            watched, dep_namespace, _ = self._split(dep_key)
+            has_own = bool(self._dependents.get(str(_meta(dependent).get("uid") or "")))
+            policy = "Foreground" if has_own else "Background"
+            self._delete(self.informers[watched].store, dep_namespace, dependent, policy)
+        if blocking:
+            self.queue.add_after(key, _WAIT_SECONDS)
+            return
+        self._remove_finalizer(store, namespace, owner, FOREGROUND_FINALIZER)
+
+    def _check_owners(self, store: ResourceStore, namespace: str, obj: Object) -> None:
+        refs = _refs(obj)
+        absent = [r for r in refs if not self._owner_exists(namespace, r)]
+        if not absent:
+            return
+        if len(absent) == len(refs):
+            if _meta(obj).get("deletionTimestamp"):
+                return
+            self._delete(store, namespace, obj, "Background")
+            return
+        gone = {str(r.get("uid")) for r in absent}
+
+        def without_dangling(current: Object) -> Object:
+            current_refs = _refs(current)
+            kept = [r for r in current_refs if str(r.get("uid")) not in gone]
+            if len(kept) == len(current_refs):
+                raise _Unchanged
+            return _with_refs(current, kept)
+
+        self._update(store, namespace, str(_meta(obj).get("name")), without_dangling)
+
+    def _owner_exists(self, namespace: str, ref: dict[str, Any]) -> bool:
+        """Whether the owner ``ref`` names exists (looked up live): same kind, name and uid.
+        An owner of a kind not served cannot be told gone, so it counts as there."""
+        group = GroupVersion.parse(str(ref.get("apiVersion") or "v1")).group
+        store = self._kinds.get((group, str(ref.get("kind") or "")))
+        if store is None:
+            return True
+        ctx = RequestContext(namespace=namespace if store.info.namespaced else "")
+        try:
+            owner = store.get(ctx, str(ref.get("name") or ""))
+        except NotFound:
+            return False
+        except KStoreError:
+            return True  # cannot be looked up (e.g. a bad name): not known to be gone
+        return bool(_meta(owner).get("uid") == ref.get("uid"))
+
+    # -- writes --------------------------------------------------------------------------------
+
+    def _delete(self, store: ResourceStore, namespace: str, obj: Object, policy: str) -> None:
+        meta = _meta(obj)
+        ctx = RequestContext(namespace=namespace)
+        opts = DeleteOptions(
+            propagation_policy=policy, preconditions=Preconditions(uid=str(meta.get("uid")))
+        )
+        try:
+            store.delete(ctx, str(meta.get("name")), opts)
+        except NotFound:
+            return
+
+    def _update(self, store: ResourceStore, namespace: str, name: str, fn: Any) -> None:
+        ctx = RequestContext(namespace=namespace)
+        try:
+            store.update(ctx, name, fn, UpdateOptions(field_manager=_MANAGER))
+        except (_Unchanged, NotFound):
+            return
+
+    def _remove_finalizer(
+        self, store: ResourceStore, namespace: str, obj: Object, finalizer: str
+    ) -> None:
+        uid = _meta(obj).get("uid")
+
+        def without(current: Object) -> Object:
+            meta = _meta(current)
+            if meta.get("uid") != uid or finalizer not in _finalizers(current):
+                raise _Unchanged
+            kept = [f for f in _finalizers(current) if f != finalizer]
+            return {**current, "metadata": {**meta, "finalizers": kept}}
+
+        try:
+            self._update(store, namespace, str(_meta(obj).get("name")), without)
+        except KStoreError:
+            _log.warning("removing %s from %s failed", finalizer, object_key(obj), exc_info=True)
+            raise
