@@ -25,6 +25,10 @@ def _eventually(check: Callable[[], bool], timeout: float = 10.0) -> None:
 def client(tmp_path: Path) -> Iterator[Client]:
     with open_store(f"lmdb://{tmp_path}/store", controllers="garbagecollector") as opened:
         _eventually(lambda: bool(opened._controllers.running))
+        # What the service account controller (not run here) gives the namespace: the
+        # ServiceAccount admission plugin wants the pods' account to exist.
+        accounts = opened.resource("v1", "serviceaccounts").namespace("default")
+        accounts.create({"metadata": {"name": "default"}})
         yield opened
 
 

@@ -29,6 +29,10 @@ def client(tmp_path: Path) -> Iterator[Client]:
         f"lmdb://{tmp_path}/store", controllers="ttl-after-finished,garbagecollector"
     ) as opened:
         _eventually(lambda: len(opened._controllers.running) == 2)
+        # What the service account controller (not run here) gives the namespace: the
+        # ServiceAccount admission plugin wants the pods' account to exist.
+        accounts = opened.resource("v1", "serviceaccounts").namespace("default")
+        accounts.create({"metadata": {"name": "default"}})
         yield opened
 
 
