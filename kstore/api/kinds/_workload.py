@@ -13,7 +13,9 @@
 - :func:`validate_selector_unchanged`: the strategies' immutable ``spec.selector`` (compared as
   Kubernetes compares the ``*LabelSelector``: an empty list is no list);
 - :func:`validate_collision_count_update`: a status write may not lower ``collisionCount``
-  (``apivalidation.IsDecremented``).
+  (``apivalidation.IsDecremented``);
+- :func:`validate_replica_counts`: the status counts ReplicaSets and ReplicationControllers
+  share (``ValidateReplicaSetStatus``, ``ValidateReplicationControllerStatus``).
 
 Validation expects a defaulted object, as Kubernetes validates after defaulting.
 """
@@ -27,7 +29,7 @@ from kstore.api.kinds._selector import Matcher, as_matcher, selector_value, vali
 from kstore.api.kinds.core import default_pod_spec
 from kstore.api.validation.core.pod import validate_pod_template_spec
 from kstore.api.validation.field import JSONValue, Path, forbidden, invalid, not_supported, required
-from kstore.api.validation.objectmeta import validate_immutable_field
+from kstore.api.validation.objectmeta import validate_immutable_field, validate_nonnegative_field
 from kstore.errors import Cause
 
 __all__ = [
@@ -179,3 +181,46 @@ def validate_collision_count_update(
             )
         ]
     return []
+
+
+def _count(status: Mapping[str, Any], key: str) -> int:
+    value = status.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+_REPLICA_COUNTS = ("replicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas")
+
+
+def validate_replica_counts(
+    status: Mapping[str, Any], path: Path, *, terminating: bool
+) -> list[Cause]:
+    """Every count non-negative (``terminatingReplicas`` too when the kind has it and it is
+    set), none above ``replicas``, ``availableReplicas`` not above ``readyReplicas``."""
+    counts = {key: _count(status, key) for key in _REPLICA_COUNTS}
+    causes: list[Cause] = []
+    for key, value in counts.items():
+        causes.extend(validate_nonnegative_field(value, path.child(key)))
+    causes.extend(
+        validate_nonnegative_field(
+            _count(status, "observedGeneration"), path.child("observedGeneration")
+        )
+    )
+    set_terminating = status.get("terminatingReplicas")
+    if terminating and isinstance(set_terminating, int) and not isinstance(set_terminating, bool):
+        causes.extend(
+            validate_nonnegative_field(set_terminating, path.child("terminatingReplicas"))
+        )
+    for key in _REPLICA_COUNTS[1:]:
+        if counts[key] > counts["replicas"]:
+            causes.append(
+                invalid(path.child(key), counts[key], "cannot be greater than status.replicas")
+            )
+    if counts["availableReplicas"] > counts["readyReplicas"]:
+        causes.append(
+            invalid(
+                path.child("availableReplicas"),
+                counts["availableReplicas"],
+                "cannot be greater than readyReplicas",
+            )
+        )
+    return causes

@@ -37,11 +37,12 @@ from kstore.api.gvk import Object
 from kstore.api.kinds._lists import list_definition
 from kstore.api.kinds._workload import (
     default_pod_template,
+    validate_replica_counts,
     validate_selector_and_template,
     validate_selector_unchanged,
 )
 from kstore.api.scheme import KindDefinition, KindVersion, ResourceInfo
-from kstore.api.validation.field import Path, invalid
+from kstore.api.validation.field import Path
 from kstore.api.validation.names import name_is_dns_subdomain
 from kstore.api.validation.objectmeta import (
     validate_nonnegative_field,
@@ -126,35 +127,7 @@ def validate_replica_set_update(
 
 def _validate_status(status: Mapping[str, Any]) -> list[Cause]:
     """``ValidateReplicaSetStatus``."""
-    counts = {
-        key: _int(status, key)
-        for key in ("replicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas")
-    }
-    causes: list[Cause] = []
-    for key, value in counts.items():
-        causes.extend(validate_nonnegative_field(value, _STATUS.child(key)))
-    causes.extend(
-        validate_nonnegative_field(
-            _int(status, "observedGeneration"), _STATUS.child("observedGeneration")
-        )
-    )
-    terminating = status.get("terminatingReplicas")
-    if isinstance(terminating, int) and not isinstance(terminating, bool):
-        causes.extend(validate_nonnegative_field(terminating, _STATUS.child("terminatingReplicas")))
-    for key in ("fullyLabeledReplicas", "readyReplicas", "availableReplicas"):
-        if counts[key] > counts["replicas"]:
-            causes.append(
-                invalid(_STATUS.child(key), counts[key], "cannot be greater than status.replicas")
-            )
-    if counts["availableReplicas"] > counts["readyReplicas"]:
-        causes.append(
-            invalid(
-                _STATUS.child("availableReplicas"),
-                counts["availableReplicas"],
-                "cannot be greater than readyReplicas",
-            )
-        )
-    return causes
+    return validate_replica_counts(status, _STATUS, terminating=True)
 
 
 def validate_replica_set_status_update(

@@ -33,6 +33,7 @@ from typing import Any, Final
 
 from kstore.api.gvk import Object
 from kstore.api.kinds._lists import list_definition
+from kstore.api.kinds._workload import validate_replica_counts
 from kstore.api.kinds.core import default_pod_spec
 from kstore.api.scheme import KindDefinition, KindVersion, ResourceInfo
 from kstore.api.validation.core.podspec import validate_pod_template_spec
@@ -185,32 +186,7 @@ def validate_replication_controller_update(
 
 def _validate_status(status: Mapping[str, Any]) -> list[Cause]:
     """``ValidateReplicationControllerStatus``."""
-    counts = {
-        key: _int(status, key)
-        for key in ("replicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas")
-    }
-    causes: list[Cause] = []
-    for key, value in counts.items():
-        causes.extend(validate_nonnegative_field(value, _STATUS.child(key)))
-    causes.extend(
-        validate_nonnegative_field(
-            _int(status, "observedGeneration"), _STATUS.child("observedGeneration")
-        )
-    )
-    for key in ("fullyLabeledReplicas", "readyReplicas", "availableReplicas"):
-        if counts[key] > counts["replicas"]:
-            causes.append(
-                invalid(_STATUS.child(key), counts[key], "cannot be greater than status.replicas")
-            )
-    if counts["availableReplicas"] > counts["readyReplicas"]:
-        causes.append(
-            invalid(
-                _STATUS.child("availableReplicas"),
-                counts["availableReplicas"],
-                "cannot be greater than readyReplicas",
-            )
-        )
-    return causes
+    return validate_replica_counts(status, _STATUS, terminating=False)
 
 
 def validate_replication_controller_status_update(
