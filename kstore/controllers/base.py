@@ -4,9 +4,8 @@
   added while queued is queued once; a key added while being processed is queued again when
   its processing is done, so one key is never handled by two workers at once. Failed keys
   come back after a per-key exponential backoff.
-* :class:`Informer` lists one resource and then watches it from the list's resourceVersion,
-  keeping a cache of the objects; a watch that expires (410 Gone) or fails is answered by
-  listing again (and the objects that vanished meanwhile are reported deleted).
+* :class:`~kstore.registry.informer.Informer` (in the registry layer, which admission shares)
+  lists one resource and then watches it, keeping a cache of the objects.
 * :class:`Controller` ties them together: its informers' events become keys
   (:meth:`Controller.keys_for`), one worker thread calls :meth:`Controller.reconcile` for each
   key, and every ``resync_seconds`` all keys are queued again. Handlers are idempotent: they
@@ -21,32 +20,20 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, ClassVar, Final
+from typing import ClassVar, Final
 
 from kstore.api.gvk import Object
-from kstore.errors import Conflict, Expired, NotFound
+from kstore.errors import Conflict, NotFound
+from kstore.registry.informer import Informer, InformerHandler, object_key
 from kstore.registry.interface import CreateOptions, Registry, RequestContext, ResourceStore
-from kstore.storage.interface import EventType, ListOptions
 
 __all__ = ["Controller", "ControllerTimings", "Informer", "WorkQueue", "object_key"]
 
 _log = logging.getLogger("kstore.controllers")
 
 _CONTEXT: Final = RequestContext()
-
-
-def _map(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def object_key(obj: Object) -> str:
-    """``namespace/name``, or ``name`` for a cluster-scoped object."""
-    meta = _map(obj.get("metadata"))
-    namespace = str(meta.get("namespace") or "")
-    name = str(meta.get("name") or "")
-    return f"{namespace}/{name}" if namespace else name
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -157,126 +144,6 @@ class WorkQueue:
     def __len__(self) -> int:
         with self._cond:
             return len(self._queue)
-
-
-#: Told of every change an informer sees: the key, and the object (None once it is gone).
-InformerHandler = Callable[[str, Object | None], None]
-
-
-class Informer:
-    """A cache of one resource's objects, kept by list + watch (see the module docstring)."""
-
-    def __init__(
-        self,
-        store: ResourceStore,
-        handler: InformerHandler,
-        *,
-        stopping: threading.Event,
-        relist_pause_seconds: float = 1.0,
-    ) -> None:
-        self.store = store
-        self._handler = handler
-        self._stopping = stopping
-        self._pause = relist_pause_seconds
-        self._lock = threading.Lock()
-        self._objects: dict[str, Object] = {}
-        self._resource_version = ""
-        self._thread: threading.Thread | None = None
-        self._watcher: Any = None
-        #: How many times the informer listed (the first list included).
-        self.lists = 0
-
-    def get(self, key: str) -> Object | None:
-        with self._lock:
-            return self._objects.get(key)
-
-    def items(self) -> list[Object]:
-        with self._lock:
-            return list(self._objects.values())
-
-    def keys(self) -> list[str]:
-        with self._lock:
-            return list(self._objects)
-
-    def start(self) -> None:
-        """List (before returning), then follow the watch on a thread."""
-        self.relist()
-        name = f"informer-{self.store.info.plural}"
-        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
-        self._thread.start()
-
-    def interrupt(self) -> None:
-        """End the current watch at once (its thread then sees the stop)."""
-        watcher = self._watcher
-        if watcher is not None:
-            watcher.stop()
-
-    def join(self, timeout: float) -> None:
-        if self._thread is not None:
-            self._thread.join(timeout)
-
-    def relist(self) -> None:
-        listing = self.store.list(_CONTEXT, ListOptions())
-        fresh = {object_key(obj): obj for obj in listing.items}
-        with self._lock:
-            gone = [k for k in self._objects if k not in fresh]
-            self._objects = fresh
-            self._resource_version = str(listing.resource_version)
-            self.lists += 1
-        for key in gone:
-            self._handler(key, None)
-        for key, obj in fresh.items():
-            self._handler(key, obj)
-
-    def _run(self) -> None:
-        while not self._stopping.is_set():
-            try:
-                self._follow()
-            except Expired:
-                if self._stopping.is_set():
-                    return  # the watch was ended by stop()
-                self._relist_safely(0.0)
-            except Exception:
-                _log.exception("watching %s failed; listing again", self.store.info.plural)
-                self._relist_safely(self._pause)
-
-    def _relist_safely(self, pause: float) -> None:
-        if pause and self._stopping.wait(pause):
-            return
-        try:
-            self.relist()
-        except Exception:
-            _log.exception("listing %s failed", self.store.info.plural)
-            self._stopping.wait(self._pause)
-
-    def _follow(self) -> None:
-        opts = ListOptions(resource_version=self._resource_version, allow_bookmarks=True)
-        watcher = self.store.watch(_CONTEXT, opts)
-        self._watcher = watcher
-        try:
-            while not self._stopping.is_set():
-                event = watcher.next(timeout=0.5)
-                if event is None:
-                    if watcher.stopped:
-                        raise Expired(f"the {self.store.info.plural} watch ended")
-                    continue
-                if event.type is EventType.ERROR:
-                    raise Expired(f"the {self.store.info.plural} watch ended with an error")
-                meta = _map(_map(event.object).get("metadata"))
-                if meta.get("resourceVersion"):
-                    self._resource_version = str(meta["resourceVersion"])
-                if event.type is EventType.BOOKMARK:
-                    continue
-                key = object_key(event.object)
-                with self._lock:
-                    if event.type is EventType.DELETED:
-                        self._objects.pop(key, None)
-                    else:
-                        self._objects[key] = event.object
-                self._handler(key, None if event.type is EventType.DELETED else event.object)
-        finally:
-            self._watcher = None
-            watcher.stop()
 
 
 class Controller:
