@@ -62,6 +62,8 @@ class RequestContext:
     namespace: str = ""
     request_version: GroupVersion | None = None
     user: UserInfo | None = None
+    #: Where admission leaves the request's audit annotations (None: nobody records them).
+    audit_annotations: dict[str, str] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -148,6 +150,8 @@ class AdmissionAttributes:
     dry_run: bool = False
     user: UserInfo | None = None
     warnings: list[str] = field(default_factory=list)
+    #: Audit annotations the hooks add (``key`` -> value), for the request's audit event.
+    audit_annotations: dict[str, str] = field(default_factory=dict)
 
 
 #: An admission hook raises a kstore error (Forbidden, Invalid, ...) to reject the request.
@@ -252,6 +256,11 @@ class Registry(Protocol):
     ) -> None:
         """Append hooks: all mutating hooks run before all validating hooks, in order.
         ``blocking=False`` promises they never block (no I/O, no waiting)."""
+        ...
+
+    def on_close(self, stop: Callable[[], None]) -> None:
+        """Call ``stop()`` when the registry closes, before its stores stop (admission
+        plugins end their informers there)."""
         ...
 
     def close(self) -> None: ...

@@ -257,6 +257,7 @@ class StoreRegistry(Registry):
         self._cachers: dict[tuple[str, str], Cacher] = {}
         self._namespace_check: Callable[[str, str, str], None] | None = None
         self._scheme_listeners: list[Callable[[Scheme], None]] = []
+        self._on_close: list[Callable[[], None]] = []
         self._closed = False
         self._lock = threading.Lock()
         self.namespace_finalizer: NamespaceFinalizer | None = None
@@ -521,11 +522,16 @@ class StoreRegistry(Registry):
     ) -> None:
         self._admission.add(mutating=mutating, validating=validating, blocking=blocking)
 
+    def on_close(self, stop: Callable[[], None]) -> None:
+        self._on_close.append(stop)
+
     def close(self) -> None:
         with self._lock:
             if self._closed:
                 return
             self._closed = True
+        for stop in self._on_close:
+            stop()
         if self.namespace_finalizer is not None:
             self.namespace_finalizer.stop()
         for cacher in self._cachers.values():

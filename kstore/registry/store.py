@@ -406,6 +406,7 @@ class GenericStore(ResourceStore):
             dry_run=dry_run,
             user=ctx.user,
             warnings=warnings,
+            audit_annotations={} if ctx.audit_annotations is None else ctx.audit_annotations,
         )
 
     def _invalid(self, obj: Object, causes: Sequence[Any]) -> Invalid:

@@ -19,13 +19,17 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 
+from kstore.api.cel.admission import AuthorizationCheck, AuthorizationDecision, Authorize
 from kstore.errors import NotFound
-from kstore.registry.interface import Registry
+from kstore.registry.admission.policy import set_authorizer as set_policy_authorizer
+from kstore.registry.interface import Registry, UserInfo
 from kstore.server.filters import AuditLog, FilterConfig, filter_middleware
 from kstore.server.filters.authentication import Authenticator, load_token_file
 from kstore.server.filters.authorization import (
+    SYSTEM_PRIVILEGED_GROUP,
     AlwaysAllow,
     AlwaysDeny,
+    Attributes,
     Authorizer,
     Union,
     parse_authorization_modes,
@@ -50,6 +54,7 @@ __all__ = [
     "build_authenticator",
     "build_authorizer",
     "build_service_account_tokens",
+    "policy_authorizer",
     "server_state",
 ]
 
@@ -128,6 +133,41 @@ def build_authorizer(config: FilterConfig, registry: Registry) -> Authorizer | N
     return authorizers[0] if len(authorizers) == 1 else Union(authorizers)
 
 
+def policy_authorizer(authorizer: Authorizer) -> Authorize:
+    """What admission policies' ``authorizer`` variable asks: ``authorizer``, a member of
+    ``system:masters`` allowed first, as the authorization filter does."""
+
+    def authorize(check: AuthorizationCheck) -> AuthorizationDecision:
+        user = check.user
+        groups = tuple(str(g) for g in user.get("groups") or ())
+        if SYSTEM_PRIVILEGED_GROUP in groups:
+            return AuthorizationDecision(True)
+        extra = user.get("extra") or {}
+        info = UserInfo(
+            name=str(user.get("username") or ""),
+            uid=str(user.get("uid") or ""),
+            groups=groups,
+            extra=tuple((str(k), tuple(str(x) for x in v)) for k, v in extra.items()),
+        )
+        decision = authorizer.authorize(
+            Attributes(
+                user=info,
+                verb=check.verb,
+                resource_request=check.resource_request,
+                path=check.path,
+                namespace=check.namespace,
+                api_group=check.api_group,
+                api_version=check.api_version,
+                resource=check.resource,
+                subresource=check.subresource,
+                name=check.name,
+            )
+        )
+        return AuthorizationDecision(decision.allowed, decision.reason)
+
+    return authorize
+
+
 def build_app(
     registry: Registry,
     *,
@@ -143,6 +183,8 @@ def build_app(
     tokens = build_service_account_tokens(config)
     authenticator = build_authenticator(config, ServiceAccountAuthenticator(tokens, registry))
     authorizer = build_authorizer(config, registry)
+    if authorizer is not None:
+        set_policy_authorizer(registry, policy_authorizer(authorizer))
     state = ServerState(
         registry=registry,
         metrics=Metrics(figure_sources),

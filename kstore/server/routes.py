@@ -281,6 +281,8 @@ def _call(scope: ResourceScope, request: Request, info: RequestInfo, body: bytes
         content_type=request.headers.get("content-type"),
         body=body,
         user_agent=request.headers.get("user-agent", ""),
+        user=request_user(request.scope),
+        audit_annotations=request.scope.setdefault(AUDIT_ANNOTATIONS_KEY, {}),
     )
     return call if scope.protobuf else _text_only(call)
 
@@ -411,7 +413,7 @@ class _Endpoints:
         annotations = {"k8s.io/deprecated": "true"}
         if removed_release:
             annotations["k8s.io/removed-release"] = removed_release
-        request.scope[AUDIT_ANNOTATIONS_KEY] = annotations
+        request.scope.setdefault(AUDIT_ANNOTATIONS_KEY, {}).update(annotations)
 
     async def _review(
         self, request: Request, info: RequestInfo, review: ReviewResource

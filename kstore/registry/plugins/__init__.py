@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable
 from typing import Final
 
 from kstore.errors import BadRequest
+from kstore.registry.admission import policy
 from kstore.registry.interface import AdmissionHook, Registry
 from kstore.registry.plugins import (
     ingressclass,
@@ -138,6 +139,7 @@ _INSTALLERS: Final[dict[str, Callable[[Registry], Hooks]]] = {
     "RuntimeClass": runtimeclass.hooks,
     "ServiceAccount": serviceaccount.hooks,
     "StorageObjectInUseProtection": inuseprotection.hooks,
+    "ValidatingAdmissionPolicy": policy.hooks,
 }
 
 

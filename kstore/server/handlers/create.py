@@ -65,7 +65,7 @@ class _CreateRequest:
             scope.scheme, call.body, body_serializer(call.content_type), scope.gvk, validation
         )
         ensure_namespace(scope, self.decoded.hub, call.info.namespace)
-        self.ctx = scope.context(call.info)
+        self.ctx = scope.context(call.info, call)
 
     def reply(self, result: WriteResult) -> Reply:
         body = self.scope.encoder.object(result.object, self.scope.gv, self.fmt)

@@ -34,7 +34,7 @@ def _options(call: Call) -> DeleteOptions:
 def delete(scope: ResourceScope, call: Call) -> Reply:
     fmt = negotiate(call.accept)
     options = _options(call)
-    ctx = scope.context(call.info)
+    ctx = scope.context(call.info, call)
     result = scope.store.delete(ctx, call.info.name, options)
     if result.deleted and not scope.returns_deleted_object:
         uid = str((result.object.get("metadata") or {}).get("uid") or "")
@@ -50,7 +50,7 @@ def delete_collection(scope: ResourceScope, call: Call) -> Reply:
         call.query, name="", watch=False, selectable_fields=scope.selectable_fields
     )
     options = _options(call)
-    ctx = scope.context(call.info)
+    ctx = scope.context(call.info, call)
     deleted = list(scope.store.delete_collection(ctx, request.options, options))
     result = ListResult(items=deleted, resource_version=0)
     body = scope.encoder.list(result, scope.gv, scope.list_kind, fmt, metadata={})

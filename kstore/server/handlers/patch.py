@@ -94,7 +94,7 @@ class _PatchRequest:
         )
         self.warnings: list[str] = []
         self.options = replace(options, apply=self.patch_type is PatchType.APPLY)
-        self.ctx = scope.context(call.info)
+        self.ctx = scope.context(call.info, call)
 
     def updated(self, current: Object) -> Object:
         scheme, version = self.scope.scheme, self.scope.gvk.version

@@ -23,7 +23,7 @@ from typing import Any
 from kstore.api.gvk import GroupVersion, GroupVersionKind, Object
 from kstore.api.scheme import KindDefinition, RegisteredResource, Scheme
 from kstore.errors import KStoreError, to_status
-from kstore.registry.interface import RequestContext, ResourceStore
+from kstore.registry.interface import RequestContext, ResourceStore, UserInfo
 from kstore.server.encoding import ResponseEncoder
 from kstore.server.json_body import status_json
 from kstore.server.negotiation import OutputFormat, json_format
@@ -121,9 +121,18 @@ class ResourceScope:
     def returns_deleted_object(self) -> bool:
         return (self.gv.group, self.plural) in _RETURNS_DELETED_OBJECT
 
-    def context(self, info: RequestInfo) -> RequestContext:
+    def context(self, info: RequestInfo, call: Call | None = None) -> RequestContext:
+        """The registry's context; a write's ``call`` adds who asks and where admission's
+        audit annotations go."""
+        if call is None:
+            return RequestContext(
+                namespace=info.namespace if self.namespaced else "", request_version=self.gv
+            )
         return RequestContext(
-            namespace=info.namespace if self.namespaced else "", request_version=self.gv
+            namespace=info.namespace if self.namespaced else "",
+            request_version=self.gv,
+            user=call.user,
+            audit_annotations=call.audit_annotations,
         )
 
 
@@ -140,6 +149,9 @@ class Call:
     content_type: str | None
     body: bytes = b""
     user_agent: str = ""
+    user: UserInfo | None = None
+    #: The request's audit annotations (the audit filter records them), None when unused.
+    audit_annotations: dict[str, str] | None = None
 
 
 @dataclass(slots=True)

@@ -87,7 +87,7 @@ class _UpdateRequest:
             # recreated under the same name is a Conflict, not an update of the new one.
             options = replace(options, preconditions=Preconditions(uid=uid))
         self.options = options
-        self.ctx = scope.context(call.info)
+        self.ctx = scope.context(call.info, call)
 
     def updated(self, current: Object) -> Object:
         # The registry may fill system fields into what this returns; each conflict retry

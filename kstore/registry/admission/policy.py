@@ -1,0 +1,1001 @@
+"""ValidatingAdmissionPolicy: CEL policies bound to requests by their bindings.
+
+kube-apiserver's ``ValidatingAdmissionPolicy`` plugin (``k8s.io/apiserver/pkg/admission/plugin/
+policy/validating``), run in the validating phase after the built-in validating plugins:
+
+- the policies and bindings in force are those two informers hold (list + watch of the
+  ``admissionregistration.k8s.io`` resources), so a policy written through any server of the
+  store takes effect on every server within the watch's delay; each policy is compiled once per
+  generation (its expressions, variables, match conditions, audit annotations);
+- a request is judged by each policy whose ``matchConstraints`` match it, for each binding of
+  that policy whose ``matchResources`` match it too; the objects are shown in the version the
+  policy's rules name (``matchPolicy: Equivalent``: another version of the same resource);
+- params: with a ``paramKind`` and a binding's ``paramRef``, the objects ``name`` or
+  ``selector`` picks (in ``namespace``, else the request's, for a namespaced kind), each
+  evaluated in turn; none found is ``parameterNotFoundAction`` (Allow: nothing to check; Deny:
+  an error); no ``paramRef``: ``params`` is null. Param objects are held by an informer per kind;
+  one missing from it is read from the store (as Kubernetes falls back to a direct read);
+- ``matchConditions`` all true (else the binding is skipped; an error is the failure policy),
+  then every validation: false → its ``messageExpression``, ``message`` or ``failed expression:
+  <expression>``, with its ``reason`` (Invalid when unset; Forbidden, Unauthorized,
+  RequestEntityTooLarge); an error, or a configuration error (unknown param kind, a param
+  required and missing), is denied unless ``failurePolicy: Ignore``;
+- the binding's ``validationActions``: Deny → the request is refused with the first denial
+  (``ValidatingAdmissionPolicy '<p>' with binding '<b>' denied request: <message>``, the status
+  code of its reason), Warn → a ``Warning`` (``Validation failed for ValidatingAdmissionPolicy
+  '<p>' with binding '<b>': <message>``), Audit → the audit annotation
+  ``validation.policy.admission.k8s.io/validation_failure``; ``auditAnnotations`` add
+  ``<policy>/<key>`` annotations.
+
+The ``authorizer`` variable asks what :func:`set_authorizer` gave (the server's authorization
+mode); without one (``kstore.open``) every check is allowed.
+
+Cost: a request none of whose resources any binding may match costs one dictionary read.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import weakref
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import orjson
+
+from kstore.api.cel.admission import (
+    MATCH_CONDITIONS_BUDGET,
+    RUNTIME_COST_BUDGET,
+    Activation,
+    AdmissionCelError,
+    Authorize,
+    CompiledExpression,
+    OutOfBudget,
+    allow_all,
+    compile_admission_expression,
+)
+from kstore.api.gvk import HUB_VERSION, GroupVersion, Object
+from kstore.api.scheme import KindDefinition, Scheme
+from kstore.errors import (
+    Cause,
+    Conflict,
+    Forbidden,
+    Invalid,
+    KStoreError,
+    NotFound,
+    RequestEntityTooLarge,
+    Unauthorized,
+)
+from kstore.registry.informer import Informer
+from kstore.registry.interface import (
+    AdmissionAttributes,
+    AdmissionHook,
+    Operation,
+    Registry,
+    RequestContext,
+    ResourceStore,
+    UpdateOptions,
+)
+
+__all__ = [
+    "VALIDATION_FAILURE_ANNOTATION",
+    "ValidatingPolicies",
+    "hooks",
+    "set_authorizer",
+]
+
+_log = logging.getLogger("kstore.admission.policy")
+
+_GROUP: Final = "admissionregistration.k8s.io"
+VALIDATION_FAILURE_ANNOTATION: Final = "validation.policy.admission.k8s.io/validation_failure"
+_MAX_MESSAGE_BYTES: Final = 5 * 1024
+_MAX_AUDIT_VALUE: Final = 10 * 1024
+_FIELD_MANAGER: Final = "validatingadmissionpolicy-status-controller"
+_REASONS: Final[dict[str, type[KStoreError]]] = {
+    "Forbidden": Forbidden,
+    "Unauthorized": Unauthorized,
+    "RequestEntityTooLarge": RequestEntityTooLarge,
+    "Invalid": Invalid,
+}
+
+
+def _map(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _name(obj: Mapping[str, Any]) -> str:
+    return str(_map(obj.get("metadata")).get("name") or "")
+
+
+# -- matching ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Request:
+    """What matching needs of a request."""
+
+    group: str
+    versions: tuple[str, ...]  # the kind's served versions, the request's first
+    resource: str
+    subresource: str
+    operation: str
+    namespace: str
+    name: str
+    namespaced: bool
+    kind: str
+
+
+def _one_of(values: Iterable[Any], wanted: str) -> bool:
+    return any(v == "*" or v == wanted for v in values)
+
+
+def _resource_matches(resources: Iterable[Any], resource: str, subresource: str) -> bool:
+    for pattern in resources:
+        if not isinstance(pattern, str):
+            continue
+        main, _, sub = pattern.partition("/")
+        if main not in ("*", resource):
+            continue
+        if not subresource:
+            if not sub:
+                return True
+        elif sub in ("*", subresource):
+            return True
+    return False
+
+
+def _rule_version(rule: Mapping[str, Any], request: _Request, exact: bool) -> str | None:
+    """The version at which ``rule`` matches ``request`` (None: it does not)."""
+    if not _one_of(_list(rule.get("operations")), request.operation):
+        return None
+    if not _one_of(_list(rule.get("apiGroups")), request.group):
+        return None
+    if not _resource_matches(_list(rule.get("resources")), request.resource, request.subresource):
+        return None
+    scope = rule.get("scope") or "*"
+    if scope == "Cluster" and request.namespaced:
+        return None
+    if scope == "Namespaced" and not request.namespaced:
+        return None
+    names = _list(rule.get("resourceNames"))
+    if names and request.name not in names:
+        return None
+    versions = _list(rule.get("apiVersions"))
+    candidates = request.versions[:1] if exact else request.versions
+    for version in candidates:
+        if _one_of(versions, version):
+            return version
+    return None
+
+
+def _rules_version(rules: Iterable[Any], request: _Request, exact: bool) -> str | None:
+    for rule in rules:
+        if isinstance(rule, dict):
+            version = _rule_version(rule, request, exact)
+            if version is not None:
+                return version
+    return None
+
+
+def _selector_matches(selector: Any, labels: Mapping[str, Any]) -> bool:
+    if not isinstance(selector, dict):
+        return True
+    for key, value in _map(selector.get("matchLabels")).items():
+        if labels.get(key) != value:
+            return False
+    for expression in _list(selector.get("matchExpressions")):
+        e = _map(expression)
+        key = str(e.get("key") or "")
+        operator = e.get("operator")
+        values = _list(e.get("values"))
+        if operator == "In" and labels.get(key) not in values:
+            return False
+        if operator == "NotIn" and key in labels and labels[key] in values:
+            return False
+        if operator == "Exists" and key not in labels:
+            return False
+        if operator == "DoesNotExist" and key in labels:
+            return False
+    return True
+
+
+def _labels(obj: Any) -> dict[str, Any]:
+    return _map(_map(_map(obj).get("metadata")).get("labels"))
+
+
+# -- compiled policies ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Validation:
+    expression: CompiledExpression
+    message: str
+    message_expression: CompiledExpression | None
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Policy:
+    name: str
+    generation: int
+    failure_policy: str
+    param_kind: tuple[str, str] | None  # (apiVersion, kind)
+    constraints: Mapping[str, Any]
+    match_conditions: tuple[tuple[str, CompiledExpression], ...]
+    variables: Mapping[str, CompiledExpression]
+    validations: tuple[_Validation, ...]
+    audit_annotations: tuple[tuple[str, CompiledExpression], ...]
+
+
+def _compile_policy(policy: Object) -> _Policy:
+    spec = _map(policy.get("spec"))
+    meta = _map(policy.get("metadata"))
+    param_kind = _map(spec.get("paramKind"))
+    has_params = bool(param_kind)
+    declared = [
+        _map(v) for v in _list(spec.get("variables")) if isinstance(_map(v).get("name"), str)
+    ]
+    names = frozenset(str(v["name"]) for v in declared) if declared else None
+
+    def compile_one(text: Any, *, authorizer: bool = True) -> CompiledExpression:
+        return compile_admission_expression(
+            str(text or ""), params=has_params, authorizer=authorizer, variables=names
+        )
+
+    variables = {str(v["name"]): compile_one(v.get("expression")) for v in declared}
+    validations = []
+    for v in _list(spec.get("validations")):
+        v = _map(v)
+        message_expression = v.get("messageExpression")
+        validations.append(
+            _Validation(
+                expression=compile_one(v.get("expression")),
+                message=str(v.get("message") or ""),
+                message_expression=compile_one(message_expression, authorizer=False)
+                if message_expression
+                else None,
+                reason=str(v.get("reason") or "Invalid"),
+            )
+        )
+    conditions = tuple(
+        (str(_map(c).get("name") or ""), compile_one(_map(c).get("expression")))
+        for c in _list(spec.get("matchConditions"))
+    )
+    audits = tuple(
+        (
+            str(_map(a).get("key") or ""),
+            compile_one(_map(a).get("valueExpression"), authorizer=False),
+        )
+        for a in _list(spec.get("auditAnnotations"))
+    )
+    return _Policy(
+        name=_name(policy),
+        generation=int(meta.get("generation") or 0),
+        failure_policy=str(spec.get("failurePolicy") or "Fail"),
+        param_kind=(str(param_kind.get("apiVersion") or ""), str(param_kind.get("kind") or ""))
+        if has_params
+        else None,
+        constraints=_map(spec.get("matchConstraints")),
+        match_conditions=conditions,
+        variables=variables,
+        validations=tuple(validations),
+        audit_annotations=audits,
+    )
+
+
+# -- one request ------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Denial:
+    policy: str
+    binding: str | None
+    message: str
+    reason: str = "Invalid"
+
+
+@dataclass(slots=True)
+class _Outcome:
+    denials: list[_Denial] = field(default_factory=list)
+    annotations: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+class _Stale(Exception):
+    """The policy changed or its status is already current: nothing to write."""
+
+
+class _ConfigError(Exception):
+    """A binding or policy that cannot be applied (the failure policy decides)."""
+
+
+class ValidatingPolicies:
+    """The policies, bindings and params in force for one registry, and the hook judging
+    requests by them (see the module docstring)."""
+
+    def __init__(self, registry: Registry) -> None:
+        self._registry = registry
+        self._stopping = threading.Event()
+        self._lock = threading.Lock()
+        self.authorize: Authorize | None = None
+        self._compiled: dict[str, _Policy] = {}
+        self._bindings: dict[str, Object] = {}
+        # policy name -> (policy, its bindings), replaced whole on every change.
+        self._active: dict[str, tuple[_Policy, tuple[Object, ...]]] = {}
+        # Every (group, resource) some policy's rules may match ("*" for any).
+        self._resources: frozenset[tuple[str, str]] = frozenset()
+        self._params: dict[tuple[str, str], Informer] = {}
+        self._policy_informer: Informer | None = None
+        self._binding_informer: Informer | None = None
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    def start(self) -> None:
+        try:
+            policies = self._registry.store(_GROUP, "validatingadmissionpolicies")
+            bindings = self._registry.store(_GROUP, "validatingadmissionpolicybindings")
+        except NotFound:
+            return  # the group is not served: nothing can be bound
+        self._policy_informer = Informer(policies, self._on_policy, stopping=self._stopping)
+        self._binding_informer = Informer(bindings, self._on_binding, stopping=self._stopping)
+        self._policy_informer.start()
+        self._binding_informer.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        informers = [self._policy_informer, self._binding_informer, *self._params.values()]
+        for informer in informers:
+            if informer is not None:
+                informer.interrupt()
+        for informer in informers:
+            if informer is not None:
+                informer.join(2.0)
+
+    def _on_policy(self, key: str, obj: Object | None) -> None:
+        with self._lock:
+            if obj is None:
+                self._compiled.pop(key, None)
+            else:
+                known = self._compiled.get(key)
+                generation = int(_map(obj.get("metadata")).get("generation") or 0)
+                if known is None or known.generation != generation or generation == 0:
+                    self._compiled[key] = _compile_policy(obj)
+            self._rebuild()
+        if obj is not None and self._policy_informer is not None:
+            observed = _map(obj.get("status")).get("observedGeneration")
+            if observed != _map(obj.get("metadata")).get("generation"):
+                self._write_status(self._policy_informer.store, obj)
+
+    def _write_status(self, store: ResourceStore, policy: Object) -> None:
+        """Kubernetes' type-checking controller: ``status.observedGeneration`` and
+        ``status.typeChecking`` (no expression warnings: expressions are compiled with their
+        variables declared ``dyn``, so no field of the matched kinds is checked)."""
+        generation = _map(policy.get("metadata")).get("generation")
+        uid = _map(policy.get("metadata")).get("uid")
+
+        def updated(current: Object) -> Object:
+            meta = _map(current.get("metadata"))
+            if meta.get("uid") != uid or meta.get("generation") != generation:
+                raise _Stale()
+            status = dict(_map(current.get("status")))
+            if status.get("observedGeneration") == generation:
+                raise _Stale()
+            status["observedGeneration"] = generation
+            status["typeChecking"] = {}
+            return {**current, "status": status}
+
+        options = UpdateOptions(subresource="status", field_manager=_FIELD_MANAGER)
+        try:
+            store.update(RequestContext(), _name(policy), updated, options)
+        except (_Stale, NotFound, Conflict):
+            pass  # a newer generation, another server or a deletion got there first
+        except KStoreError:
+            _log.exception("writing the status of policy %s failed", _name(policy))
+
+    def _on_binding(self, key: str, obj: Object | None) -> None:
+        with self._lock:
+            if obj is None:
+                self._bindings.pop(key, None)
+            else:
+                self._bindings[key] = obj
+            self._rebuild()
+
+    def _rebuild(self) -> None:
+        by_policy: dict[str, list[Object]] = {}
+        for binding in self._bindings.values():
+            name = str(_map(binding.get("spec")).get("policyName") or "")
+            by_policy.setdefault(name, []).append(binding)
+        active = {}
+        resources: set[tuple[str, str]] = set()
+        for name, bindings in by_policy.items():
+            policy = self._compiled.get(name)
+            if policy is None:
+                continue  # a binding of a policy that does not exist binds nothing
+            active[name] = (policy, tuple(sorted(bindings, key=_name)))
+            for rule in _list(policy.constraints.get("resourceRules")):
+                rule = _map(rule)
+                for group in _list(rule.get("apiGroups")):
+                    for resource in _list(rule.get("resources")):
+                        resources.add((str(group), str(resource).partition("/")[0]))
+        self._active = dict(sorted(active.items()))
+        self._resources = frozenset(resources)
+
+    def in_force(self) -> frozenset[tuple[str, str]]:
+        """The (policy, binding) names bound now (a binding of a missing policy binds
+        nothing)."""
+        return frozenset(
+            (name, _name(b)) for name, (_, bindings) in self._active.items() for b in bindings
+        )
+
+    # -- the hook --------------------------------------------------------------------------
+
+    def validate(self, attributes: AdmissionAttributes) -> None:
+        active = self._active
+        if not active:
+            return
+        definition = attributes.definition
+        if definition.resource is None:
+            return
+        resource = definition.resource.plural
+        resources = self._resources
+        group = definition.group
+        if not (
+            (group, resource) in resources
+            or (group, "*") in resources
+            or ("*", resource) in resources
+            or ("*", "*") in resources
+        ):
+            return
+        self._judge(attributes, active)
+
+    def _judge(
+        self,
+        attributes: AdmissionAttributes,
+        active: Mapping[str, tuple[_Policy, tuple[Object, ...]]],
+    ) -> None:
+        definition = attributes.definition
+        assert definition.resource is not None
+        scheme = self._registry.scheme
+        versions = _served_versions(scheme, definition)
+        request = _Request(
+            group=definition.group,
+            versions=versions,
+            resource=definition.resource.plural,
+            subresource=attributes.subresource,
+            operation=str(attributes.operation),
+            namespace=attributes.namespace,
+            name=attributes.name or _name(_map(attributes.object or attributes.old_object)),
+            namespaced=definition.resource.namespaced,
+            kind=definition.kind,
+        )
+        outcome = _Outcome()
+        namespace_cache: dict[str, Object | None] = {}
+        for policy, bindings in active.values():
+            version = self._policy_version(policy, request, attributes, namespace_cache)
+            if version is None:
+                continue
+            self._run_policy(
+                policy, bindings, version, request, attributes, scheme, namespace_cache, outcome
+            )
+        attributes.warnings.extend(w for w in outcome.warnings if w not in attributes.warnings)
+        attributes.audit_annotations.update(outcome.annotations)
+        if outcome.denials:
+            raise _denied(attributes, outcome.denials[0])
+
+    def _policy_version(
+        self,
+        policy: _Policy,
+        request: _Request,
+        attributes: AdmissionAttributes,
+        namespaces: dict[str, Object | None],
+    ) -> str | None:
+        return self._matches(policy.constraints, request, attributes, namespaces, required=True)
+
+    def _matches(
+        self,
+        match: Mapping[str, Any],
+        request: _Request,
+        attributes: AdmissionAttributes,
+        namespaces: dict[str, Object | None],
+        *,
+        required: bool,
+    ) -> str | None:
+        """The version at which ``match`` (MatchResources) takes the request, else None."""
+        exact = match.get("matchPolicy") == "Exact"
+        rules = _list(match.get("resourceRules"))
+        if rules:
+            version = _rules_version(rules, request, exact)
+            if version is None:
+                return None
+        elif required:
+            return None
+        else:
+            version = request.versions[0]
+        excluded = _list(match.get("excludeResourceRules"))
+        if excluded and _rules_version(excluded, request, exact) is not None:
+            return None
+        selector = match.get("namespaceSelector")
+        if isinstance(selector, dict) and selector:
+            if request.kind == "Namespace" and request.group == "":
+                labels = _labels(attributes.object or attributes.old_object)
+            elif not request.namespaced:
+                labels = None
+            else:
+                labels = _labels(self._namespace(request.namespace, namespaces))
+            if labels is not None and not _selector_matches(selector, labels):
+                return None
+        selector = match.get("objectSelector")
+        if isinstance(selector, dict) and selector:
+            candidates = [o for o in (attributes.object, attributes.old_object) if o is not None]
+            if not any(_selector_matches(selector, _labels(o)) for o in candidates):
+                return None
+        return version
+
+    def _namespace(self, name: str, cache: dict[str, Object | None]) -> Object | None:
+        if not name:
+            return None
+        if name not in cache:
+            try:
+                store = self._registry.store("", "namespaces")
+                cache[name] = store.get(RequestContext(), name)
+            except NotFound:
+                cache[name] = None
+        return cache[name]
+
+    def _run_policy(
+        self,
+        policy: _Policy,
+        bindings: Sequence[Object],
+        version: str,
+        request: _Request,
+        attributes: AdmissionAttributes,
+        scheme: Scheme,
+        namespaces: dict[str, Object | None],
+        outcome: _Outcome,
+    ) -> None:
+        annotations: dict[str, list[str]] = {}
+        versioned: tuple[Any, Any, dict[str, Any]] | None = None
+        for binding in bindings:
+            spec = _map(binding.get("spec"))
+            binding_name = _name(binding)
+            match = _map(spec.get("matchResources"))
+            if (
+                match
+                and self._matches(match, request, attributes, namespaces, required=False) is None
+            ):
+                continue
+            try:
+                params = self._params_for(policy, spec, request, scheme)
+            except _ConfigError as exc:
+                if policy.failure_policy != "Ignore":
+                    outcome.denials.append(
+                        _Denial(policy.name, binding_name, f"failed to configure binding: {exc}")
+                    )
+                continue
+            if versioned is None:
+                versioned = self._versioned(policy, version, request, attributes, scheme)
+            obj, old, request_value = versioned
+            namespace_object = None
+            if request.namespace and not (request.kind == "Namespace" and request.group == ""):
+                namespace_object = _namespace_object(self._namespace(request.namespace, namespaces))
+            actions = [str(a) for a in _list(spec.get("validationActions"))]
+            for param in params:
+                activation = Activation(
+                    object=obj,
+                    old_object=old,
+                    request=request_value,
+                    params=param,
+                    namespace_object=namespace_object,
+                    authorize=self.authorize or allow_all,
+                    variables=policy.variables,
+                )
+                self._evaluate(
+                    policy, binding, binding_name, actions, activation, outcome, annotations
+                )
+        for key, values in annotations.items():
+            outcome.annotations[f"{policy.name}/{key}"] = ", ".join(values)
+
+    def _evaluate(
+        self,
+        policy: _Policy,
+        binding: Object,
+        binding_name: str,
+        actions: list[str],
+        activation: Activation,
+        outcome: _Outcome,
+        annotations: dict[str, list[str]],
+    ) -> None:
+        fail = policy.failure_policy != "Ignore"
+
+        def error(message: str) -> None:
+            if fail:
+                outcome.denials.append(_Denial(policy.name, binding_name, message))
+
+        if policy.match_conditions:
+            matched = _match_conditions(policy.match_conditions, activation)
+            if isinstance(matched, str):
+                error(matched)
+                return
+            if not matched:
+                return
+        budget = RUNTIME_COST_BUDGET
+        failures: list[tuple[int, str, str]] = []
+        try:
+            for index, validation in enumerate(policy.validations):
+                try:
+                    value, budget = activation.evaluate(validation.expression, budget)
+                except OutOfBudget:
+                    raise
+                except AdmissionCelError as exc:
+                    error(str(exc))
+                    continue
+                if value is True:
+                    continue
+                message, budget = _message(validation, activation, budget)
+                failures.append((index, message, validation.reason))
+        except OutOfBudget as exc:
+            error(str(exc))
+            return
+        for index, message, reason in failures:
+            for action in actions:
+                if action == "Deny":
+                    outcome.denials.append(_Denial(policy.name, binding_name, message, reason))
+                elif action == "Warn":
+                    warning = (
+                        f"Validation failed for ValidatingAdmissionPolicy '{policy.name}' "
+                        f"with binding '{binding_name}': {message}"
+                    )
+                    if warning not in outcome.warnings:
+                        outcome.warnings.append(warning)
+                elif action == "Audit":
+                    value = [
+                        {
+                            "message": message,
+                            "policy": str(_map(binding.get("spec")).get("policyName") or ""),
+                            "binding": binding_name,
+                            "expressionIndex": index,
+                            "validationActions": actions,
+                        }
+                    ]
+                    outcome.annotations[VALIDATION_FAILURE_ANNOTATION] = orjson.dumps(
+                        value
+                    ).decode()
+        budget = RUNTIME_COST_BUDGET
+        for key, compiled in policy.audit_annotations:
+            try:
+                value, budget = activation.evaluate(compiled, budget)
+            except AdmissionCelError as exc:
+                error(str(exc))
+                continue
+            if value is None:
+                continue
+            if type(value) is not str:
+                error(
+                    f"valueExpression '{compiled.source}' resulted in unsupported return type: "
+                    f"{_cel_type_name(value)}. Return type must be either string or null."
+                )
+                continue
+            text = value.strip()[:_MAX_AUDIT_VALUE]
+            if text and text not in annotations.setdefault(key, []):
+                annotations[key].append(text)
+
+    def _versioned(
+        self,
+        policy: _Policy,
+        version: str,
+        request: _Request,
+        attributes: AdmissionAttributes,
+        scheme: Scheme,
+    ) -> tuple[Any, Any, dict[str, Any]]:
+        obj = _in_version(scheme, attributes.object, version)
+        old = _in_version(scheme, attributes.old_object, version)
+        resource = {"group": request.group, "version": version, "resource": request.resource}
+        kind = {"group": request.group, "version": version, "kind": request.kind}
+        value: dict[str, Any] = {
+            "uid": "",
+            "kind": kind,
+            "resource": resource,
+        }
+        if request.subresource:
+            value["subResource"] = request.subresource
+        value["requestKind"] = {**kind, "version": request.versions[0]}
+        value["requestResource"] = {**resource, "version": request.versions[0]}
+        if request.subresource:
+            value["requestSubResource"] = request.subresource
+        if request.name:
+            value["name"] = request.name
+        if request.namespace:
+            value["namespace"] = request.namespace
+        value["operation"] = request.operation
+        value["userInfo"] = _user_info(attributes)
+        value["dryRun"] = attributes.dry_run
+        value["options"] = _options(attributes.operation, attributes.dry_run)
+        return obj, old, value
+
+    def _params_for(
+        self, policy: _Policy, spec: Mapping[str, Any], request: _Request, scheme: Scheme
+    ) -> list[Any]:
+        if policy.param_kind is None:
+            return [None]
+        ref = spec.get("paramRef")
+        if not isinstance(ref, dict):
+            return [None]
+        api_version, kind = policy.param_kind
+        try:
+            gv = GroupVersion.parse(api_version)
+            definition = scheme.definition(gv.group, kind)
+        except KStoreError:
+            raise _ConfigError(f"paramKind kind `{api_version}, Kind={kind}` not known") from None
+        if definition.resource is None:
+            raise _ConfigError(f"paramKind kind `{api_version}, Kind={kind}` not known")
+        namespaced = definition.resource.namespaced
+        namespace = ""
+        ref_namespace = str(ref.get("namespace") or "")
+        if namespaced:
+            namespace = ref_namespace or request.namespace
+            if not namespace:
+                raise _ConfigError(
+                    "cannot use namespaced paramRef in policy binding that matches "
+                    "cluster-scoped resources"
+                )
+        elif ref_namespace:
+            raise _ConfigError(
+                "paramRef.namespace must not be provided for a cluster-scoped `paramKind`"
+            )
+        informer = self._param_informer(definition)
+        name = str(ref.get("name") or "")
+        found: list[Object] = []
+        if name:
+            key = f"{namespace}/{name}" if namespace else name
+            obj = informer.get(key) if informer is not None else None
+            if obj is None:
+                obj = _read(informer.store if informer is not None else None, namespace, name)
+            if obj is not None:
+                found.append(obj)
+        elif isinstance(ref.get("selector"), dict):
+            selector = ref["selector"]
+            items = informer.items() if informer is not None else []
+            for obj in sorted(
+                items, key=lambda o: (str(_map(o.get("metadata")).get("namespace") or ""), _name(o))
+            ):
+                obj_namespace = str(_map(obj.get("metadata")).get("namespace") or "")
+                if namespaced and obj_namespace != namespace:
+                    continue
+                if _selector_matches(selector, _labels(obj)):
+                    found.append(obj)
+        else:
+            raise _ConfigError("one of name or selector must be provided")
+        if not found:
+            if ref.get("parameterNotFoundAction") == "Deny":
+                raise _ConfigError(
+                    "no params found for policy binding with `Deny` parameterNotFoundAction"
+                )
+            return []
+        return [_param_value(scheme, obj, gv.version) for obj in found]
+
+    def _param_informer(self, definition: KindDefinition) -> Informer | None:
+        assert definition.resource is not None
+        key = (definition.group, definition.resource.plural)
+        try:
+            store = self._registry.store(*key)
+        except NotFound:
+            return None
+        with self._lock:
+            informer = self._params.get(key)
+            if informer is not None and informer.store is store:
+                return informer
+            if informer is not None:
+                informer.interrupt()
+            informer = Informer(store, _ignore, stopping=self._stopping)
+            self._params[key] = informer
+        informer.start()
+        return informer
+
+
+def _ignore(key: str, obj: Object | None) -> None:
+    return None
+
+
+def _read(store: ResourceStore | None, namespace: str, name: str) -> Object | None:
+    if store is None:
+        return None
+    try:
+        return store.get(RequestContext(namespace=namespace), name)
+    except NotFound:
+        return None
+
+
+def _served_versions(scheme: Scheme, definition: KindDefinition) -> tuple[str, ...]:
+    versions = [
+        v.version
+        for v in definition.versions
+        if scheme.is_served(GroupVersion(definition.group, v.version).with_kind(definition.kind))
+    ]
+    preferred = definition.storage_group_version.version
+    if preferred in versions:
+        versions.remove(preferred)
+        versions.insert(0, preferred)
+    return tuple(versions) or (preferred,)
+
+
+def _in_version(scheme: Scheme, obj: Object | None, version: str) -> Any:
+    if obj is None:
+        return None
+    api_version = str(obj.get("apiVersion") or "")
+    if api_version.rpartition("/")[2] != HUB_VERSION:
+        return obj
+    return scheme.from_hub(obj, version)
+
+
+def _param_value(scheme: Scheme, obj: Object, version: str) -> Any:
+    return _in_version(scheme, obj, version)
+
+
+def _namespace_object(namespace: Object | None) -> Any:
+    """The namespace as the policy sees it: its spec, status and the metadata Kubernetes
+    copies (no managedFields, no owner references), without apiVersion and kind."""
+    if namespace is None:
+        return None
+    meta = _map(namespace.get("metadata"))
+    kept = (
+        "name",
+        "generateName",
+        "namespace",
+        "uid",
+        "resourceVersion",
+        "generation",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "labels",
+        "annotations",
+        "finalizers",
+    )
+    out: dict[str, Any] = {"metadata": {k: meta[k] for k in kept if k in meta}}
+    for key in ("spec", "status"):
+        if key in namespace:
+            out[key] = namespace[key]
+    return out
+
+
+def _user_info(attributes: AdmissionAttributes) -> dict[str, Any]:
+    user = attributes.user
+    if user is None:
+        return {}
+    out: dict[str, Any] = {}
+    if user.name:
+        out["username"] = user.name
+    if user.uid:
+        out["uid"] = user.uid
+    if user.groups:
+        out["groups"] = list(user.groups)
+    if user.extra:
+        out["extra"] = {k: list(v) for k, v in user.extra}
+    return out
+
+
+def _options(operation: Operation, dry_run: bool) -> dict[str, Any]:
+    kind = {
+        Operation.CREATE: "CreateOptions",
+        Operation.UPDATE: "UpdateOptions",
+        Operation.DELETE: "DeleteOptions",
+    }[operation]
+    out: dict[str, Any] = {"kind": kind, "apiVersion": "meta.k8s.io/v1"}
+    if dry_run:
+        out["dryRun"] = ["All"]
+    return out
+
+
+def _match_conditions(
+    conditions: Sequence[tuple[str, CompiledExpression]], activation: Activation
+) -> bool | str:
+    """True when every condition holds, False when one is false, else the errors' text."""
+    budget = MATCH_CONDITIONS_BUDGET
+    errors: list[str] = []
+    for _, compiled in conditions:
+        try:
+            value, budget = activation.evaluate(compiled, budget)
+        except OutOfBudget as exc:
+            return str(exc)
+        except AdmissionCelError as exc:
+            errors.append(str(exc))
+            continue
+        if value is False:
+            return False
+    if errors:
+        return errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
+    return True
+
+
+def _message(validation: _Validation, activation: Activation, budget: int) -> tuple[str, int]:
+    text = ""
+    if validation.message_expression is not None:
+        try:
+            value, budget = activation.evaluate(validation.message_expression, budget)
+        except OutOfBudget:
+            raise
+        except AdmissionCelError:
+            value = None
+        if type(value) is str:
+            text = value.strip()
+            if len(text.encode()) > _MAX_MESSAGE_BYTES or "\n" in text:
+                text = ""
+    if not text:
+        text = validation.message.strip()
+    if not text:
+        text = f"failed expression: {validation.expression.source.strip()}"
+    return text, budget
+
+
+def _cel_type_name(value: Any) -> str:
+    t = type(value)
+    if t is bool:
+        return "bool"
+    if t is int:
+        return "int"
+    if t is float:
+        return "double"
+    if t is list:
+        return "list"
+    if t is dict:
+        return "map"
+    return t.__name__
+
+
+def _denied(attributes: AdmissionAttributes, denial: _Denial) -> KStoreError:
+    if denial.binding is not None:
+        text = (
+            f"ValidatingAdmissionPolicy '{denial.policy}' with binding '{denial.binding}' "
+            f"denied request: {denial.message}"
+        )
+    else:
+        text = f"ValidatingAdmissionPolicy '{denial.policy}' denied request: {denial.message}"
+    name = attributes.name
+    if not name and isinstance(attributes.object, dict):
+        meta = _map(attributes.object.get("metadata"))
+        name = str(meta.get("name") or meta.get("generateName") or "")
+    name = name or "Unknown"
+    definition = attributes.definition
+    resource = definition.resource.plural if definition.resource is not None else ""
+    qualified = f"{resource}.{definition.group}" if definition.group else resource
+    error_class = _REASONS.get(denial.reason, Invalid)
+    return error_class(
+        f'{qualified} "{name}" is forbidden: {text}',
+        name=name,
+        group=definition.group,
+        kind=resource,
+        causes=(Cause("", text),),
+        details=True,
+    )
+
+
+# -- installation -----------------------------------------------------------------------------
+
+_PLUGINS: Final[weakref.WeakKeyDictionary[Any, ValidatingPolicies]] = weakref.WeakKeyDictionary()
+
+
+def hooks(registry: Registry) -> tuple[AdmissionHook | None, AdmissionHook | None]:
+    """The plugin's validating hook for ``registry`` (its informers started, stopped when
+    the registry closes)."""
+    plugin = ValidatingPolicies(registry)
+    plugin.start()
+    registry.on_close(plugin.stop)
+    _PLUGINS[registry] = plugin
+
+    return None, plugin.validate
+
+
+def set_authorizer(registry: Registry, authorize: Authorize | None) -> None:
+    """What the ``authorizer`` variable asks on ``registry`` (None: everything allowed)."""
+    plugin = _PLUGINS.get(registry)
+    if plugin is not None:
+        plugin.authorize = authorize
+
+
+def plugin_of(registry: Registry) -> ValidatingPolicies | None:
+    return _PLUGINS.get(registry)
