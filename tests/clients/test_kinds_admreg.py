@@ -9,6 +9,7 @@ through the approval subresource); the Python client writes approval and status.
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import pytest
@@ -253,6 +254,13 @@ def test_python_client_policy_status_and_binding(
     created = admission.create_validating_admission_policy(policy)
     assert created.spec.failure_policy == "Fail"
     assert created.spec.match_constraints.match_policy == "Equivalent"
+    # The policy plugin's status writer records the generation it type-checked, as
+    # kube-apiserver's does; a status written over it starts from that version.
+    deadline = time.monotonic() + 5
+    while created.status is None or created.status.observed_generation != 1:
+        assert time.monotonic() < deadline, created.status
+        time.sleep(0.05)
+        created = admission.read_validating_admission_policy_status(name)
     created.status = client.V1ValidatingAdmissionPolicyStatus(
         observed_generation=1,
         type_checking=client.V1TypeChecking(
