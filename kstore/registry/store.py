@@ -407,6 +407,7 @@ class GenericStore(ResourceStore):
             user=ctx.user,
             warnings=warnings,
             audit_annotations={} if ctx.audit_annotations is None else ctx.audit_annotations,
+            request_version=ctx.request_version,
         )
 
     def _invalid(self, obj: Object, causes: Sequence[Any]) -> Invalid:
