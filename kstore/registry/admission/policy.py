@@ -38,7 +38,7 @@ from __future__ import annotations
 import logging
 import threading
 import weakref
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -57,6 +57,7 @@ from kstore.api.cel.admission import (
 )
 from kstore.api.gvk import HUB_VERSION, GroupVersion, Object
 from kstore.api.scheme import KindDefinition, Scheme
+from kstore.api.selectors import LabelSelector
 from kstore.errors import (
     Cause,
     Conflict,
@@ -66,6 +67,12 @@ from kstore.errors import (
     NotFound,
     RequestEntityTooLarge,
     Unauthorized,
+)
+from kstore.registry.admission.matching import (
+    MatchRequest,
+    NamespaceLabels,
+    constraints_match,
+    match_request,
 )
 from kstore.registry.informer import Informer
 from kstore.registry.interface import (
@@ -112,96 +119,21 @@ def _name(obj: Mapping[str, Any]) -> str:
     return str(_map(obj.get("metadata")).get("name") or "")
 
 
-# -- matching ---------------------------------------------------------------------------------
+# -- the request ------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
 class _Request:
-    """What matching needs of a request."""
+    """What the ``request`` variable is built from."""
 
     group: str
-    versions: tuple[str, ...]  # the kind's served versions, the request's first
+    version: str  # the version the client spoke
     resource: str
     subresource: str
     operation: str
     namespace: str
     name: str
-    namespaced: bool
     kind: str
-
-
-def _one_of(values: Iterable[Any], wanted: str) -> bool:
-    return any(v == "*" or v == wanted for v in values)
-
-
-def _resource_matches(resources: Iterable[Any], resource: str, subresource: str) -> bool:
-    for pattern in resources:
-        if not isinstance(pattern, str):
-            continue
-        main, _, sub = pattern.partition("/")
-        if main not in ("*", resource):
-            continue
-        if not subresource:
-            if not sub:
-                return True
-        elif sub in ("*", subresource):
-            return True
-    return False
-
-
-def _rule_version(rule: Mapping[str, Any], request: _Request, exact: bool) -> str | None:
-    """The version at which ``rule`` matches ``request`` (None: it does not)."""
-    if not _one_of(_list(rule.get("operations")), request.operation):
-        return None
-    if not _one_of(_list(rule.get("apiGroups")), request.group):
-        return None
-    if not _resource_matches(_list(rule.get("resources")), request.resource, request.subresource):
-        return None
-    scope = rule.get("scope") or "*"
-    if scope == "Cluster" and request.namespaced:
-        return None
-    if scope == "Namespaced" and not request.namespaced:
-        return None
-    names = _list(rule.get("resourceNames"))
-    if names and request.name not in names:
-        return None
-    versions = _list(rule.get("apiVersions"))
-    candidates = request.versions[:1] if exact else request.versions
-    for version in candidates:
-        if _one_of(versions, version):
-            return version
-    return None
-
-
-def _rules_version(rules: Iterable[Any], request: _Request, exact: bool) -> str | None:
-    for rule in rules:
-        if isinstance(rule, dict):
-            version = _rule_version(rule, request, exact)
-            if version is not None:
-                return version
-    return None
-
-
-def _selector_matches(selector: Any, labels: Mapping[str, Any]) -> bool:
-    if not isinstance(selector, dict):
-        return True
-    for key, value in _map(selector.get("matchLabels")).items():
-        if labels.get(key) != value:
-            return False
-    for expression in _list(selector.get("matchExpressions")):
-        e = _map(expression)
-        key = str(e.get("key") or "")
-        operator = e.get("operator")
-        values = _list(e.get("values"))
-        if operator == "In" and labels.get(key) not in values:
-            return False
-        if operator == "NotIn" and key in labels and labels[key] in values:
-            return False
-        if operator == "Exists" and key not in labels:
-            return False
-        if operator == "DoesNotExist" and key in labels:
-            return False
-    return True
 
 
 def _labels(obj: Any) -> dict[str, Any]:
@@ -461,80 +393,47 @@ class ValidatingPolicies:
         definition = attributes.definition
         assert definition.resource is not None
         scheme = self._registry.scheme
-        versions = _served_versions(scheme, definition)
+        matching = match_request(attributes, scheme.is_served)
         request = _Request(
             group=definition.group,
-            versions=versions,
+            version=matching.kind.version,
             resource=definition.resource.plural,
             subresource=attributes.subresource,
             operation=str(attributes.operation),
             namespace=attributes.namespace,
             name=attributes.name or _name(_map(attributes.object or attributes.old_object)),
-            namespaced=definition.resource.namespaced,
             kind=definition.kind,
         )
         outcome = _Outcome()
-        namespace_cache: dict[str, Object | None] = {}
+        namespaces: dict[str, Object | None] = {}
+
+        def labels(name: str) -> Mapping[str, str] | None:
+            namespace = self._namespace(name, namespaces)
+            return None if namespace is None else _labels(namespace)
+
         for policy, bindings in active.values():
-            version = self._policy_version(policy, request, attributes, namespace_cache)
-            if version is None:
+            try:
+                found = constraints_match(policy.constraints, matching, labels)
+            except KStoreError:
+                found = None  # as Kubernetes, a policy that cannot be matched is passed over
+            if found is None:
                 continue
             self._run_policy(
-                policy, bindings, version, request, attributes, scheme, namespace_cache, outcome
+                policy,
+                bindings,
+                found.kind.version,
+                request,
+                matching,
+                labels,
+                attributes,
+                scheme,
+                namespaces,
+                outcome,
             )
         attributes.warnings.extend(w for w in outcome.warnings if w not in attributes.warnings)
         attributes.audit_annotations.update(outcome.annotations)
         if outcome.denials:
             raise _denied(attributes, outcome.denials[0])
-
-    def _policy_version(
-        self,
-        policy: _Policy,
-        request: _Request,
-        attributes: AdmissionAttributes,
-        namespaces: dict[str, Object | None],
-    ) -> str | None:
-        return self._matches(policy.constraints, request, attributes, namespaces, required=True)
-
-    def _matches(
-        self,
-        match: Mapping[str, Any],
-        request: _Request,
-        attributes: AdmissionAttributes,
-        namespaces: dict[str, Object | None],
-        *,
-        required: bool,
-    ) -> str | None:
-        """The version at which ``match`` (MatchResources) takes the request, else None."""
-        exact = match.get("matchPolicy") == "Exact"
-        rules = _list(match.get("resourceRules"))
-        if rules:
-            version = _rules_version(rules, request, exact)
-            if version is None:
-                return None
-        elif required:
-            return None
-        else:
-            version = request.versions[0]
-        excluded = _list(match.get("excludeResourceRules"))
-        if excluded and _rules_version(excluded, request, exact) is not None:
-            return None
-        selector = match.get("namespaceSelector")
-        if isinstance(selector, dict) and selector:
-            if request.kind == "Namespace" and request.group == "":
-                labels = _labels(attributes.object or attributes.old_object)
-            elif not request.namespaced:
-                labels = None
-            else:
-                labels = _labels(self._namespace(request.namespace, namespaces))
-            if labels is not None and not _selector_matches(selector, labels):
-                return None
-        selector = match.get("objectSelector")
-        if isinstance(selector, dict) and selector:
-            candidates = [o for o in (attributes.object, attributes.old_object) if o is not None]
-            if not any(_selector_matches(selector, _labels(o)) for o in candidates):
-                return None
-        return version
 
     def _namespace(self, name: str, cache: dict[str, Object | None]) -> Object | None:
         if not name:
@@ -553,6 +452,8 @@ class ValidatingPolicies:
         bindings: Sequence[Object],
         version: str,
         request: _Request,
+        matching: MatchRequest,
+        labels: NamespaceLabels,
         attributes: AdmissionAttributes,
         scheme: Scheme,
         namespaces: dict[str, Object | None],
@@ -563,11 +464,18 @@ class ValidatingPolicies:
         for binding in bindings:
             spec = _map(binding.get("spec"))
             binding_name = _name(binding)
-            match = _map(spec.get("matchResources"))
-            if (
-                match
-                and self._matches(match, request, attributes, namespaces, required=False) is None
-            ):
+            match = spec.get("matchResources")
+            try:
+                matched = constraints_match(
+                    match if isinstance(match, dict) else None, matching, labels
+                )
+            except KStoreError as exc:
+                if policy.failure_policy != "Ignore":
+                    outcome.denials.append(
+                        _Denial(policy.name, binding_name, f"failed to configure binding: {exc}")
+                    )
+                continue
+            if matched is None:
                 continue
             try:
                 params = self._params_for(policy, spec, request, scheme)
@@ -703,8 +611,8 @@ class ValidatingPolicies:
         }
         if request.subresource:
             value["subResource"] = request.subresource
-        value["requestKind"] = {**kind, "version": request.versions[0]}
-        value["requestResource"] = {**resource, "version": request.versions[0]}
+        value["requestKind"] = {**kind, "version": request.version}
+        value["requestResource"] = {**resource, "version": request.version}
         if request.subresource:
             value["requestSubResource"] = request.subresource
         if request.name:
@@ -758,7 +666,10 @@ class ValidatingPolicies:
             if obj is not None:
                 found.append(obj)
         elif isinstance(ref.get("selector"), dict):
-            selector = ref["selector"]
+            try:
+                parsed = LabelSelector.from_dict(ref["selector"])
+            except KStoreError as exc:
+                raise _ConfigError(str(exc)) from None
             items = informer.items() if informer is not None else []
             for obj in sorted(
                 items, key=lambda o: (str(_map(o.get("metadata")).get("namespace") or ""), _name(o))
@@ -766,7 +677,7 @@ class ValidatingPolicies:
                 obj_namespace = str(_map(obj.get("metadata")).get("namespace") or "")
                 if namespaced and obj_namespace != namespace:
                     continue
-                if _selector_matches(selector, _labels(obj)):
+                if parsed.matches(_labels(obj)):
                     found.append(obj)
         else:
             raise _ConfigError("one of name or selector must be provided")
@@ -808,19 +719,6 @@ def _read(store: ResourceStore | None, namespace: str, name: str) -> Object | No
         return store.get(RequestContext(namespace=namespace), name)
     except NotFound:
         return None
-
-
-def _served_versions(scheme: Scheme, definition: KindDefinition) -> tuple[str, ...]:
-    versions = [
-        v.version
-        for v in definition.versions
-        if scheme.is_served(GroupVersion(definition.group, v.version).with_kind(definition.kind))
-    ]
-    preferred = definition.storage_group_version.version
-    if preferred in versions:
-        versions.remove(preferred)
-        versions.insert(0, preferred)
-    return tuple(versions) or (preferred,)
 
 
 def _in_version(scheme: Scheme, obj: Object | None, version: str) -> Any:
