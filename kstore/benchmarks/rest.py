@@ -23,6 +23,10 @@ CPU-bound.
   (goal: >= 0.4x the trivial rate, p99 <= 25 ms at 16 concurrent clients);
 - get: ``GET`` of one of the created objects (goal: >= 0.5x the trivial rate);
 - list: ``GET`` of a page of ``listed`` objects by label;
+- policy (``policy=True``, Pods and ConfigMaps): creates through one ValidatingAdmissionPolicy
+  with three validations and a Deny binding, measured in each round right after the plain
+  creates (the binding is created before and deleted after, each waited for by a probe the
+  policy refuses), and the ratio of the two creates' server CPU (goal: <= 1.3x);
 - watch: events per second delivered to ``watchers`` watch streams while another batch of
   creates runs, and the create rate with those watchers attached (every create is then also
   encoded and sent ``watchers`` times, so it is reported apart from the plain create rate).
@@ -92,6 +96,10 @@ class RestBenchResult:
     #: create's cost over theirs (median of the rounds' ratios of server CPU per create).
     configmap_create_rate: float | None = None
     custom_over_configmap: float | None = None
+    #: With ``policy``: creates through one policy of three validations, and their server CPU
+    #: over the plain creates' (median of the rounds' ratios).
+    policy_create_rate: float | None = None
+    policy_over_create: float | None = None
 
     def report(self) -> str:
         trivial_cpu = self.cpu_us.get("trivial")
@@ -174,6 +182,22 @@ class RestBenchResult:
                     "",
                     cpu("configmap_create"),
                 )
+            )
+        if self.policy_create_rate is not None:
+            lines.append(
+                row(
+                    "create through 1 VAP (3 rules)",
+                    self.policy_create_rate,
+                    "req/s",
+                    f"{self.policy_create_rate / t:.2f}x",
+                    "",
+                    cpu("policy_create"),
+                )
+            )
+        if self.policy_over_create is not None:
+            lines.append(
+                f"create through the policy / create, server CPU: "
+                f"{self.policy_over_create:.2f}x (goal <= 1.3x)"
             )
         if self.custom_over_configmap is not None:
             lines.append(
@@ -383,10 +407,13 @@ def run_rest_bench(
     listed: int = 100,
     kind: str = "pod",
     admission_plugins: bool = True,
+    policy: bool = False,
 ) -> RestBenchResult:
     """Start a server, measure, stop it; see the module docstring for the figures."""
     if kind not in _COLLECTIONS:
         raise ValueError(f"kind must be one of {sorted(_COLLECTIONS)}, not {kind!r}")
+    if policy and kind not in _POLICY_RESOURCES:
+        raise ValueError(f"policy needs kind pod or configmap, not {kind!r}")
     collection = _COLLECTIONS[kind]
     samples: dict[str, list[float]] = {}
     latencies: list[float] = []
@@ -441,6 +468,11 @@ def run_rest_bench(
             _parallel(server, 1, 1, _create_service_account)
             if kind == "custom":
                 _install_crd(server, collection)
+            if policy:
+                _install_policy(server, kind)
+                _bind_policy(server, kind, True)
+                _parallel(server, 2, min(requests, 100), creator("warm-p", False))
+                _bind_policy(server, kind, False)
             # Warm up every path: first requests import and compile lazily on the server.
             warm = min(requests, 100)
             _parallel(server, 2, warm, trivial)
@@ -453,6 +485,14 @@ def run_rest_bench(
                 label = f"r{rep}"
                 before = measure("trivial", requests, trivial)
                 measure("create", requests, creator(label, True))
+                if policy:
+                    _bind_policy(server, kind, True)
+                    measure("policy_create", requests, creator(f"p{rep}", False))
+                    _bind_policy(server, kind, False)
+                    add(
+                        "policy_over_create",
+                        samples["policy_create_cpu"][-1] / samples["create_cpu"][-1],
+                    )
                 if kind == "custom":
                     measure("configmap_create", requests, creator(label, False, "configmap"))
                     if "create_cpu" in samples and "configmap_create_cpu" in samples:
@@ -508,12 +548,24 @@ def run_rest_bench(
         load_after=_load(),
         cpu_us={
             name: value
-            for name in ("trivial", "create", "configmap_create", "get", "list", "watched_create")
+            for name in (
+                "trivial",
+                "create",
+                "policy_create",
+                "configmap_create",
+                "get",
+                "list",
+                "watched_create",
+            )
             if (value := cpu(name)) is not None
         },
         configmap_create_rate=median("configmap_create") if "configmap_create" in samples else None,
         custom_over_configmap=(
             median("custom_over_configmap") if "custom_over_configmap" in samples else None
+        ),
+        policy_create_rate=median("policy_create") if "policy_create" in samples else None,
+        policy_over_create=(
+            median("policy_over_create") if "policy_over_create" in samples else None
         ),
     )
 
@@ -535,6 +587,71 @@ def _install_crd(server: _Server, collection: str) -> None:
         while _request(c, "GET", collection)[0] != 200:
             if time.monotonic() > deadline:
                 raise RuntimeError("the bench CRD was not served within 30 s")
+            time.sleep(0.05)
+    finally:
+        c.close()
+
+
+_POLICY_RESOURCES = {"pod": "pods", "configmap": "configmaps"}
+_POLICY = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies"
+_BINDINGS = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings"
+
+
+def _install_policy(server: _Server, kind: str) -> None:
+    """The bench policy: three validations every bench object passes."""
+    rule = {
+        "apiGroups": [""],
+        "apiVersions": ["v1"],
+        "operations": ["CREATE", "UPDATE"],
+        "resources": [_POLICY_RESOURCES[kind]],
+    }
+    policy = {
+        "metadata": {"name": "bench"},
+        "spec": {
+            "matchConstraints": {"resourceRules": [rule]},
+            "validations": [
+                {"expression": "size(object.metadata.name) <= 63"},
+                {"expression": "has(object.metadata.labels) && 'run' in object.metadata.labels"},
+                {
+                    "expression": "!('forbidden' in object.metadata.labels)",
+                    "message": "forbidden label",
+                },
+            ],
+        },
+    }
+    c = server.connection()
+    try:
+        _expect(*_request(c, "POST", _POLICY, orjson.dumps(policy)), 201)
+    finally:
+        c.close()
+
+
+def _bind_policy(server: _Server, kind: str, bound: bool) -> None:
+    """Create (or delete) the bench policy's Deny binding and wait, 10 s at most, until a
+    probe object carrying the forbidden label is refused (or admitted)."""
+    c = server.connection()
+    collection = _COLLECTIONS[kind]
+    probe = orjson.loads(_new_object(kind, "probe", "probe", 0))
+    probe["metadata"]["labels"]["forbidden"] = "yes"
+    try:
+        if bound:
+            binding = {
+                "metadata": {"name": "bench"},
+                "spec": {"policyName": "bench", "validationActions": ["Deny"]},
+            }
+            _expect(*_request(c, "POST", _BINDINGS, orjson.dumps(binding)), 201)
+        else:
+            _expect(*_request(c, "DELETE", f"{_BINDINGS}/bench"), 200)
+        deadline = time.monotonic() + 10
+        body = orjson.dumps(probe)
+        while True:
+            status, data = _request(c, "POST", f"{collection}?dryRun=All", body)
+            if (status == 422) == bound:
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"the bench binding did not take effect: {status} {data[:200]!r}"
+                )
             time.sleep(0.05)
     finally:
         c.close()

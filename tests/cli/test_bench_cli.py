@@ -72,6 +72,9 @@ def test_rest_bench_takes_the_kind_and_client_count(
     assert recorder.calls[1][1]["admission_plugins"] is True
     assert _run(["bench", "rest", "--no-admission-plugins"], capsys) == 0
     assert recorder.calls[2][1]["admission_plugins"] is False
+    assert recorder.calls[2][1]["policy"] is False
+    assert _run(["bench", "rest", "--policy"], capsys) == 0
+    assert recorder.calls[3][1]["policy"] is True
 
 
 @pytest.mark.parametrize("argv", [["--writers", "0"], ["--kind", "secret"]])
@@ -93,3 +96,15 @@ def test_the_custom_kind_rest_bench_runs_beside_configmap_creates() -> None:
     report = result.report()
     assert "custom resource, 20 CEL rules" in report
     assert "create (POST configmap), same run" in report
+
+
+def test_the_policy_rest_bench_creates_through_a_bound_policy() -> None:
+    from kstore.benchmarks.rest import run_rest_bench
+
+    result = run_rest_bench(
+        kind="configmap", requests=40, repeats=1, clients=2, watchers=1, policy=True
+    )
+    assert result.policy_create_rate is not None and result.policy_create_rate > 0
+    report = result.report()
+    assert "create through 1 VAP (3 rules)" in report
+    assert "create through the policy / create, server CPU:" in report
