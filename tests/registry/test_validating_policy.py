@@ -595,3 +595,70 @@ def test_equivalent_versions_see_the_object_in_the_rules_version(client: Client)
     hpas.create({"metadata": {"name": "small"}, "spec": {**spec, "maxReplicas": 3}})
     error = refused(hpas.create, {"metadata": {"name": "big"}, "spec": {**spec, "maxReplicas": 9}})
     assert error.message.endswith("denied request: too many")
+
+
+def test_status_type_checking_warns_of_undefined_fields_of_the_matched_kinds(
+    client: Client,
+) -> None:
+    policies = client.resource(GROUP_VERSION, "validatingadmissionpolicies")
+    rules = [
+        {
+            "apiGroups": ["apps"],
+            "apiVersions": ["v1"],
+            "operations": ["CREATE"],
+            "resources": ["deployments", "replicasets"],
+        },
+        {
+            "apiGroups": ["*"],
+            "apiVersions": ["*"],
+            "operations": ["CREATE"],
+            "resources": ["*"],
+        },
+    ]
+    policies.create(
+        {
+            "metadata": {"name": "typos"},
+            "spec": {
+                "matchConstraints": {"resourceRules": rules},
+                "validations": [
+                    {"expression": "object.spec.replicas >= 0"},
+                    {
+                        "expression": "object.spec.replicsa > 1",
+                        "messageExpression": "'x' + object.spec.template.spec.containers"
+                        ".map(c, c.imag).join(',')",
+                    },
+                ],
+            },
+        }
+    )
+
+    def checked() -> dict[str, Any] | None:
+        status = policies.get("typos").get("status") or {}
+        return status if status.get("observedGeneration") == 1 else None
+
+    assert wait_for(lambda: checked() is not None, timeout=2.0)
+    status = checked()
+    assert status is not None
+    replicsa = (
+        "ERROR: <input>:1:12: undefined field 'replicsa'\n"
+        " | object.spec.replicsa > 1\n"
+        " | ...........^\n"
+    )
+    imag = (
+        "ERROR: <input>:1:52: undefined field 'imag'\n"
+        " | 'x' + object.spec.template.spec.containers.map(c, c.imag).join(',')\n"
+        " | ...................................................^\n"
+    )
+    assert status["typeChecking"] == {
+        "expressionWarnings": [
+            {
+                "fieldRef": "spec.validations[1].expression",
+                "warning": f"apps/v1, Kind=Deployment: {replicsa}\n"
+                f"apps/v1, Kind=ReplicaSet: {replicsa}",
+            },
+            {
+                "fieldRef": "spec.validations[1].messageExpression",
+                "warning": f"apps/v1, Kind=Deployment: {imag}\napps/v1, Kind=ReplicaSet: {imag}",
+            },
+        ]
+    }

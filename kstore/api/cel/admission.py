@@ -25,15 +25,26 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from kstore.api.cel._ast import (
+    Call,
+    Comprehension,
+    CreateList,
+    CreateMap,
+    Expr,
+    Ident,
+    Select,
+)
 from kstore.api.cel._environment import (
     CompileError,
     check_with_variables,
     compile_with_variables,
 )
-from kstore.api.cel._interpreter import Evaluator, State, build
+from kstore.api.cel._fields import error_at
+from kstore.api.cel._interpreter import Evaluator, State, build, unescape
 from kstore.api.cel._k8s_library import FUNCTIONS as K8S_FUNCTIONS
 from kstore.api.cel._values import CostExceeded, ErrorValue, EvalError, NoOverload
 from kstore.api.cel.rules import PER_CALL_LIMIT, RUNTIME_COST_BUDGET
+from kstore.api.schema import ANY, SCALAR, FieldSchema, SchemaType
 
 __all__ = [
     "AUTHZ_FUNCTIONS",
@@ -52,6 +63,8 @@ __all__ = [
     "admission_compile_error",
     "allow_all",
     "compile_admission_expression",
+    "openapi_field_schema",
+    "undefined_field_error",
 ]
 
 _ALWAYS: Final = frozenset(("object", "oldObject", "request", "namespaceObject"))
@@ -447,3 +460,135 @@ def _request_check(request: Mapping[str, Any]) -> dict[str, str]:
         "namespace": str(request.get("namespace") or ""),
         "name": str(request.get("name") or ""),
     }
+
+
+# -- type checking ----------------------------------------------------------------------------
+#
+# Kubernetes' policy type checker compiles each validation against every kind the policy's
+# rules name, ``object`` and ``oldObject`` typed by the kind's schema, and reports what does
+# not check as ``status.typeChecking.expressionWarnings``. What kstore checks this way: fields
+# selected on ``object``/``oldObject`` (and below, through lists, maps and comprehensions)
+# must be fields of the kind.
+
+
+def undefined_field_error(
+    expression: str,
+    schema: FieldSchema,
+    *,
+    params: bool,
+    variables: frozenset[str] | None = None,
+) -> str:
+    """cel-go's error for the first field ``expression`` selects on ``object`` or
+    ``oldObject`` that ``schema`` (the kind's structural schema) does not have; "" when none
+    (or when the expression does not compile: that is reported when it is written)."""
+    names = set(_ALWAYS) | {"authorizer"}
+    if params:
+        names.add("params")
+    if variables is not None:
+        names.add("variables")
+    try:
+        ast, _ = compile_with_variables(expression, frozenset(names), authorizer=True)
+    except CompileError:
+        return ""
+    found: list[str] = []
+
+    def visit(e: Expr, scope: Mapping[str, FieldSchema | None]) -> None:
+        if found:
+            return
+        if isinstance(e, Select):
+            parent = _schema_of(e.operand, scope)
+            undefined = (
+                parent is not None
+                and parent.type is SchemaType.OBJECT
+                and _field(parent, e.field) is None
+            )
+            if undefined:
+                position = ast.positions.get(e.id, 0)
+                found.append(error_at(expression, position, f"undefined field '{e.field}'"))
+                return
+            visit(e.operand, scope)
+        elif isinstance(e, Call):
+            for part in ([e.target] if e.target is not None else []) + list(e.args):
+                visit(part, scope)
+        elif isinstance(e, CreateList):
+            for x in e.elements:
+                visit(x, scope)
+        elif isinstance(e, CreateMap):
+            for k, v, _ in e.entries:
+                visit(k, scope)
+                visit(v, scope)
+        elif isinstance(e, Comprehension):
+            visit(e.iter_range, scope)
+            over = _schema_of(e.iter_range, scope)
+            inner = dict(scope)
+            inner[e.iter_var] = None
+            if over is not None and over.type is SchemaType.LIST and not e.iter_var2:
+                inner[e.iter_var] = over.items
+            if e.iter_var2:
+                inner[e.iter_var2] = None
+            inner[e.accu_var] = None
+            for step in (e.accu_init, e.loop_condition, e.loop_step, e.result):
+                visit(step, inner)
+
+    visit(ast.expr, {"object": schema, "oldObject": schema})
+    return found[0] if found else ""
+
+
+def _field(schema: FieldSchema, name: str) -> FieldSchema | None:
+    found = schema.fields.get(name)
+    if found is None:
+        plain = unescape(name)
+        if plain is not None:
+            found = schema.fields.get(plain)
+    return found
+
+
+def _schema_of(e: Expr, scope: Mapping[str, FieldSchema | None]) -> FieldSchema | None:
+    if isinstance(e, Ident):
+        return scope.get(e.name)
+    if isinstance(e, Select) and not e.test_only:
+        parent = _schema_of(e.operand, scope)
+        if parent is None:
+            return None
+        if parent.type is SchemaType.OBJECT:
+            return _field(parent, e.field)
+        if parent.type is SchemaType.MAP:
+            return parent.items
+        return None
+    if isinstance(e, Call) and e.function == "_[_]" and len(e.args) == 2:
+        parent = _schema_of(e.args[0], scope)
+        if parent is not None and parent.type in (SchemaType.LIST, SchemaType.MAP):
+            return parent.items
+    return None
+
+
+def openapi_field_schema(schema: Mapping[str, Any], *, root: bool = True) -> FieldSchema:
+    """A custom kind's OpenAPI v3 schema as a structural :class:`FieldSchema` (at a
+    resource root, or an embedded resource, with ``apiVersion``, ``kind`` and an open
+    ``metadata``)."""
+    kind = schema.get("type")
+    if kind == "array":
+        items = schema.get("items")
+        inner = openapi_field_schema(items, root=False) if isinstance(items, Mapping) else ANY
+        return FieldSchema.list_of(inner)
+    embedded = root or bool(schema.get("x-kubernetes-embedded-resource"))
+    if kind != "object" and not embedded:
+        return SCALAR
+    properties = schema.get("properties")
+    additional = schema.get("additionalProperties")
+    if isinstance(additional, Mapping) and not properties:
+        return FieldSchema.map_of(openapi_field_schema(additional, root=False))
+    if not isinstance(properties, Mapping):
+        if schema.get("x-kubernetes-preserve-unknown-fields"):
+            return ANY
+        properties = {}
+    fields = {
+        str(name): openapi_field_schema(sub, root=False)
+        for name, sub in properties.items()
+        if isinstance(sub, Mapping)
+    }
+    if embedded:
+        fields.setdefault("apiVersion", SCALAR)
+        fields.setdefault("kind", SCALAR)
+        fields["metadata"] = ANY
+    return FieldSchema.object(fields)

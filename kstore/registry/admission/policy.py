@@ -54,8 +54,12 @@ from kstore.api.cel.admission import (
     OutOfBudget,
     allow_all,
     compile_admission_expression,
+    openapi_field_schema,
+    undefined_field_error,
 )
-from kstore.api.gvk import HUB_VERSION, GroupVersion, Object
+from kstore.api.gvk import HUB_VERSION, GroupVersion, GroupVersionKind, Object
+from kstore.api.proto_schema import schema_for_gvk
+from kstore.api.schema import FieldSchema
 from kstore.api.scheme import KindDefinition, Scheme
 from kstore.api.selectors import LabelSelector
 from kstore.errors import (
@@ -90,6 +94,7 @@ __all__ = [
     "ValidatingPolicies",
     "hooks",
     "set_authorizer",
+    "type_warnings",
 ]
 
 _log = logging.getLogger("kstore.admission.policy")
@@ -117,6 +122,84 @@ def _list(value: Any) -> list[Any]:
 
 def _name(obj: Mapping[str, Any]) -> str:
     return str(_map(obj.get("metadata")).get("name") or "")
+
+
+# -- type checking ----------------------------------------------------------------------------
+
+
+def _matched_kinds(
+    policy: Mapping[str, Any], scheme: Scheme
+) -> list[tuple[GroupVersionKind, FieldSchema]]:
+    """The kinds the policy's rules name exactly (no wildcard, no subresource) that are
+    served, with their schemas, sorted by group, version and kind."""
+    constraints = _map(_map(policy.get("spec")).get("matchConstraints"))
+    found: dict[GroupVersionKind, FieldSchema] = {}
+    for rule in _list(constraints.get("resourceRules")):
+        rule = _map(rule)
+        for group in _list(rule.get("apiGroups")):
+            for version in _list(rule.get("apiVersions")):
+                for resource in _list(rule.get("resources")):
+                    names = (group, version, resource)
+                    if not all(isinstance(n, str) and n != "*" for n in names):
+                        continue
+                    if "/" in resource:
+                        continue
+                    try:
+                        registered = scheme.resource(GroupVersion(group, version), resource)
+                    except KStoreError:
+                        continue
+                    gvk = registered.gvk
+                    schema = _kind_schema(registered.definition, gvk)
+                    if schema is not None:
+                        found[gvk] = schema
+    return sorted(found.items(), key=lambda item: (item[0].group, item[0].version, item[0].kind))
+
+
+def _kind_schema(definition: KindDefinition, gvk: GroupVersionKind) -> FieldSchema | None:
+    try:
+        kind_version = definition.version(gvk.version)
+    except KStoreError:
+        return None
+    if kind_version.openapi_schema is not None:
+        return openapi_field_schema(kind_version.openapi_schema)
+    return schema_for_gvk(gvk)
+
+
+def _gvk_text(gvk: GroupVersionKind) -> str:
+    # Go's GroupVersionKind.String().
+    return f"{gvk.group}/{gvk.version}, Kind={gvk.kind}"
+
+
+def type_warnings(policy: Mapping[str, Any], scheme: Scheme) -> list[dict[str, str]]:
+    """``status.typeChecking.expressionWarnings`` of a policy: for each validation's
+    ``expression`` and ``messageExpression``, the matched kinds whose schema lacks a field it
+    selects on ``object`` or ``oldObject``, worded as Kubernetes words them."""
+    kinds = _matched_kinds(policy, scheme)
+    if not kinds:
+        return []
+    spec = _map(policy.get("spec"))
+    params = bool(_map(spec.get("paramKind")))
+    declared = [_map(v).get("name") for v in _list(spec.get("variables"))]
+    variables = frozenset(str(n) for n in declared if isinstance(n, str)) if declared else None
+    warnings = []
+    for i, validation in enumerate(_list(spec.get("validations"))):
+        validation = _map(validation)
+        for key in ("expression", "messageExpression"):
+            expression = validation.get(key)
+            if not isinstance(expression, str) or not expression:
+                continue
+            issues = []
+            for gvk, schema in kinds:
+                error = undefined_field_error(
+                    expression, schema, params=params, variables=variables
+                )
+                if error:
+                    issues.append(f"{_gvk_text(gvk)}: {error}\n")
+            if issues:
+                warnings.append(
+                    {"fieldRef": f"spec.validations[{i}].{key}", "warning": "\n".join(issues)}
+                )
+    return warnings
 
 
 # -- the request ------------------------------------------------------------------------------
@@ -305,10 +388,14 @@ class ValidatingPolicies:
 
     def _write_status(self, store: ResourceStore, policy: Object) -> None:
         """Kubernetes' type-checking controller: ``status.observedGeneration`` and
-        ``status.typeChecking`` (no expression warnings: expressions are compiled with their
-        variables declared ``dyn``, so no field of the matched kinds is checked)."""
+        ``status.typeChecking`` with a warning for each validation expression or message
+        expression selecting a field the matched kinds do not have (:func:`type_warnings`)."""
         generation = _map(policy.get("metadata")).get("generation")
         uid = _map(policy.get("metadata")).get("uid")
+        checking: dict[str, Any] = {}
+        warnings = type_warnings(policy, self._registry.scheme)
+        if warnings:
+            checking["expressionWarnings"] = warnings
 
         def updated(current: Object) -> Object:
             meta = _map(current.get("metadata"))
@@ -318,7 +405,7 @@ class ValidatingPolicies:
             if status.get("observedGeneration") == generation:
                 raise _Stale()
             status["observedGeneration"] = generation
-            status["typeChecking"] = {}
+            status["typeChecking"] = checking
             return {**current, "status": status}
 
         options = UpdateOptions(subresource="status", field_manager=_FIELD_MANAGER)
