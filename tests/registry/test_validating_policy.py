@@ -662,3 +662,18 @@ def test_status_type_checking_warns_of_undefined_fields_of_the_matched_kinds(
             },
         ]
     }
+
+
+def test_evaluation_errors_follow_the_bindings_actions(client: Client) -> None:
+    bind(
+        client,
+        "warn-errors",
+        {"validations": [{"expression": "object.data.missing == 'x'"}]},
+        binding={"validationActions": ["Warn"]},
+    )
+    configmaps(client).create(cm("admitted"))
+    assert _warnings(client) == [
+        "Validation failed for ValidatingAdmissionPolicy 'warn-errors' with binding "
+        "'warn-errors-binding': expression 'object.data.missing == 'x'' resulted in error: "
+        "no such key: missing"
+    ]

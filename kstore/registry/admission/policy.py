@@ -337,6 +337,7 @@ class ValidatingPolicies:
         self._registry = registry
         self._stopping = threading.Event()
         self._lock = threading.Lock()
+        self._params_lock = threading.Lock()
         self.authorize: Authorize | None = None
         self._compiled: dict[str, _Policy] = {}
         self._bindings: dict[str, Object] = {}
@@ -611,32 +612,10 @@ class ValidatingPolicies:
             if fail:
                 outcome.denials.append(_Denial(policy.name, binding_name, message))
 
-        if policy.match_conditions:
-            matched = _match_conditions(policy.match_conditions, activation)
-            if isinstance(matched, str):
-                error(matched)
-                return
-            if not matched:
-                return
-        budget = RUNTIME_COST_BUDGET
-        failures: list[tuple[int, str, str]] = []
-        try:
-            for index, validation in enumerate(policy.validations):
-                try:
-                    value, budget = activation.evaluate(validation.expression, budget)
-                except OutOfBudget:
-                    raise
-                except AdmissionCelError as exc:
-                    error(str(exc))
-                    continue
-                if value is True:
-                    continue
-                message, budget = _message(validation, activation, budget)
-                failures.append((index, message, validation.reason))
-        except OutOfBudget as exc:
-            error(str(exc))
-            return
-        for index, message, reason in failures:
+        decisions = self._decisions(policy, activation, fail)
+        if decisions is None:
+            return  # a match condition is false: the binding does not apply
+        for index, message, reason in decisions:
             for action in actions:
                 if action == "Deny":
                     outcome.denials.append(_Denial(policy.name, binding_name, message, reason))
@@ -653,13 +632,16 @@ class ValidatingPolicies:
                             "message": message,
                             "policy": str(_map(binding.get("spec")).get("policyName") or ""),
                             "binding": binding_name,
-                            "expressionIndex": index,
+                            "expressionIndex": max(index, 0),
                             "validationActions": actions,
                         }
                     ]
-                    outcome.annotations[VALIDATION_FAILURE_ANNOTATION] = orjson.dumps(
-                        value
-                    ).decode()
+                    # As Kubernetes' AddAnnotation: the first value of a key stays.
+                    outcome.annotations.setdefault(
+                        VALIDATION_FAILURE_ANNOTATION, orjson.dumps(value).decode()
+                    )
+        if decisions and decisions[0][0] < 0:
+            return  # the validations did not run to their end: no audit annotations
         budget = RUNTIME_COST_BUDGET
         for key, compiled in policy.audit_annotations:
             try:
@@ -678,6 +660,51 @@ class ValidatingPolicies:
             text = value.strip()[:_MAX_AUDIT_VALUE]
             if text and text not in annotations.setdefault(key, []):
                 annotations[key].append(text)
+
+    def _decisions(
+        self, policy: _Policy, activation: Activation, fail: bool
+    ) -> list[tuple[int, str, str]] | None:
+        """The failed validations as (index, message, reason), in order; an evaluation error
+        is one (reason Invalid) unless the failure policy is Ignore. None when a match
+        condition is false; a single decision of index -1 when evaluation stopped (a match
+        condition's error, the budget spent)."""
+        if policy.match_conditions:
+            matched = _match_conditions(policy.match_conditions, activation)
+            if isinstance(matched, str):
+                return [(-1, matched, "Invalid")] if fail else []
+            if not matched:
+                return None
+        budget = RUNTIME_COST_BUDGET
+        results: list[tuple[int, str | None, str]] = []  # message None: failed, unworded
+        try:
+            for index, validation in enumerate(policy.validations):
+                try:
+                    value, budget = activation.evaluate(validation.expression, budget)
+                except OutOfBudget:
+                    raise
+                except AdmissionCelError as exc:
+                    if fail:
+                        results.append((index, str(exc), "Invalid"))
+                    continue
+                if value is not True:
+                    results.append((index, None, validation.reason))
+        except OutOfBudget as exc:
+            return [(-1, str(exc), "Invalid")] if fail else []
+        decisions: list[tuple[int, str, str]] = []
+        for index, message, reason in results:
+            if message is None:
+                try:
+                    message, budget = _message(policy.validations[index], activation, budget)
+                except OutOfBudget as exc:
+                    # Kubernetes: every validation is then an error of its message.
+                    gone = f"failed messageExpression: {exc}"
+                    return (
+                        [(i, gone, "Invalid") for i in range(len(policy.validations))]
+                        if (fail)
+                        else []
+                    )
+            decisions.append((index, message, reason))
+        return decisions
 
     def _versioned(
         self,
@@ -783,15 +810,16 @@ class ValidatingPolicies:
             store = self._registry.store(*key)
         except NotFound:
             return None
-        with self._lock:
+        with self._params_lock:
             informer = self._params.get(key)
             if informer is not None and informer.store is store:
                 return informer
             if informer is not None:
-                informer.interrupt()
+                informer.interrupt()  # the kind's store was replaced (its CRD changed)
             informer = Informer(store, _ignore, stopping=self._stopping)
+            # Listed before any request reads it (under the lock: others wait for the list).
+            informer.start()
             self._params[key] = informer
-        informer.start()
         return informer
 
 
