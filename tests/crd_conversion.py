@@ -1,6 +1,6 @@
 """A CRD with three versions of different shapes, and the conversion its webhook does.
 
-``Endpoint`` of ``conversion.example.com``:
+``Backend`` of ``conversion.example.com``:
 
 - ``v1alpha1``: ``spec.hostPort: "host:port"``;
 - ``v1beta1``: ``spec.host`` and ``spec.port`` (an integer);
@@ -15,8 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 GROUP = "conversion.example.com"
-PLURAL = "endpoints"
-KIND = "Endpoint"
+PLURAL = "backends"
+KIND = "Backend"
 CRD_NAME = f"{PLURAL}.{GROUP}"
 VERSIONS = ("v1alpha1", "v1beta1", "v1")
 
@@ -33,19 +33,22 @@ def _schema(spec_properties: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def endpoint_crd(
-    client_config: dict[str, Any], *, review_versions: list[str] | None = None
+def backend_crd(
+    client_config: dict[str, Any],
+    *,
+    group: str = GROUP,
+    review_versions: list[str] | None = None,
 ) -> dict[str, Any]:
-    """The CRD, converting through a webhook at ``client_config``."""
+    """The CRD (in ``group``), converting through a webhook at ``client_config``."""
     port = {"type": "integer", "maximum": 65535}
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
-        "metadata": {"name": CRD_NAME},
+        "metadata": {"name": f"{PLURAL}.{group}"},
         "spec": {
-            "group": GROUP,
+            "group": group,
             "scope": "Namespaced",
-            "names": {"plural": PLURAL, "singular": "endpoint", "kind": KIND},
+            "names": {"plural": PLURAL, "singular": "backend", "kind": KIND},
             "versions": [
                 {
                     "name": "v1alpha1",
@@ -101,7 +104,7 @@ def _from_parts(version: str, host: str | None, port: int | None) -> dict[str, A
 
 
 def convert_object(obj: dict[str, Any], api_version: str) -> dict[str, Any]:
-    """``obj`` (an Endpoint of any version) in ``api_version``."""
+    """``obj`` (a Backend of any version) in ``api_version``."""
     source = obj["apiVersion"].rpartition("/")[2]
     target = api_version.rpartition("/")[2]
     out = {**obj, "apiVersion": api_version}

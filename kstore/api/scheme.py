@@ -459,7 +459,7 @@ class Scheme:
             return [self.from_hub(hub, version) for hub in hubs]
         target = GroupVersionKind(gvk.group, version, gvk.kind)
         batch = self._entry(target).version.from_hub_many
-        if batch is None or len(hubs) == 1:
+        if batch is None:
             return [self.from_hub(hub, version) for hub in hubs]
         out = batch(hubs)
         for obj in out:

@@ -41,6 +41,7 @@ from kstore.registry.conversion_webhook import (
     crd_kind_definitions,
 )
 from kstore.registry.interface import Registry
+from kstore.registry.registry import StoreRegistry
 
 __all__ = [
     "CONTROLLERS",
@@ -197,7 +198,8 @@ def start_controllers(
     """Start what the registry's Scheme asks for: the CustomResourceDefinition controller when
     CRDs are served (it serves the stored CRDs' kinds before this returns, converting the
     versions named in ``conversions`` with the functions given there, and those of CRDs with
-    a conversion webhook through ``webhook_client``, giving each call
+    a conversion webhook through ``webhook_client`` (the registry's own by default), giving
+    each call
     ``conversion_timeout`` seconds), the APIService
     availability controller when APIServices are, and the election that runs the API-only
     controllers ``settings`` enables (all by default) on the leader."""
@@ -209,6 +211,8 @@ def start_controllers(
     except NotFound:
         pass
     else:
+        if webhook_client is None and isinstance(registry, StoreRegistry):
+            webhook_client = registry.webhook_client
         crds = CustomResourceDefinitionController(
             registry,
             definition_for=crd_kind_definitions(webhook_client, conversions, conversion_timeout),

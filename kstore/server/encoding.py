@@ -71,7 +71,7 @@ class ResponseEncoder:
     ) -> Mapping[int, Object]:
         """The items at ``pending`` converted together, when their kind converts in batches
         (else nothing: each is converted as it is encoded)."""
-        if len(pending) < 2:
+        if not pending:
             return {}
         gvk = GroupVersionKind(gv.group, gv.version, str(hubs[pending[0]].get("kind") or ""))
         try:

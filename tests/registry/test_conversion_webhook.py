@@ -1,30 +1,34 @@
 """CRD conversion through a webhook, in process: the ConversionReview sent, the checks of the
 answer (with Kubernetes' messages), the kind definition built from a ``Webhook`` CRD, and a
 registry storing and reading objects across versions. The webhook here is a Python function
-standing where the HTTPS call is made (the call itself: tests/clients/test_crd_conversion_
-webhook.py)."""
+standing where the HTTPS call is made, but for ``kstore.open``'s test, which calls a real HTTPS
+webhook (the served API: tests/clients/test_crd_conversion_webhook.py)."""
 
 from __future__ import annotations
 
 import copy
+import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 
+import kstore
 from kstore.api.custom_kinds import kind_definition_for
 from kstore.api.gvk import Object
 from kstore.api.kinds import builtin_scheme
 from kstore.api.scheme import KindDefinition, Scheme
-from kstore.errors import InternalError, Invalid
+from kstore.errors import InternalError, Invalid, NotFound
 from kstore.registry.conversion_webhook import crd_kind_definitions, review_post_for
 from kstore.registry.interface import CreateOptions
 from kstore.storage.lmdb import LmdbBackend
-from tests.crd_conversion import GROUP, KIND, PLURAL, convert_review, endpoint_crd
+from tests.crd_conversion import GROUP, KIND, PLURAL, backend_crd, convert_review
 from tests.registry.conftest import make_registry
 from tests.registry.objects import ctx
 from tests.registry.test_storage_layout import _raw
+from tests.webhook_server import WebhookServer
 
 Answer = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -42,11 +46,11 @@ class Hook:
 
 
 def _crd(**kwargs: Any) -> dict[str, Any]:
-    crd = endpoint_crd({"url": "https://127.0.0.1:1/convert"}, **kwargs)
+    crd = backend_crd({"url": "https://127.0.0.1:1/convert"}, **kwargs)
     crd["status"] = {
         "acceptedNames": {
             "plural": PLURAL,
-            "singular": "endpoint",
+            "singular": "backend",
             "kind": KIND,
             "listKind": f"{KIND}List",
         }
@@ -64,7 +68,7 @@ def _scheme(hook: Hook) -> Scheme:
     return builtin_scheme().with_definitions(add=[_definition(hook)])
 
 
-def _endpoint(version: str, spec: dict[str, Any], name: str = "a") -> dict[str, Any]:
+def _backend(version: str, spec: dict[str, Any], name: str = "a") -> dict[str, Any]:
     return {
         "apiVersion": f"{GROUP}/{version}",
         "kind": KIND,
@@ -76,24 +80,24 @@ def _endpoint(version: str, spec: dict[str, Any], name: str = "a") -> dict[str, 
 def test_objects_convert_across_three_versions_through_the_storage_version() -> None:
     hook = Hook()
     scheme = _scheme(hook)
-    hub = scheme.to_hub(_endpoint("v1alpha1", {"hostPort": "db:5432"}))
+    hub = scheme.to_hub(_backend("v1alpha1", {"hostPort": "db:5432"}))
     assert hub["spec"] == {"hostname": "db", "port": 5432}  # the storage version's shape
     assert scheme.from_hub(hub, "v1beta1")["spec"] == {"host": "db", "port": 5432}
-    back = scheme.convert(_endpoint("v1beta1", {"host": "db", "port": 5432}), f"{GROUP}/v1alpha1")
+    back = scheme.convert(_backend("v1beta1", {"host": "db", "port": 5432}), f"{GROUP}/v1alpha1")
     assert back["spec"] == {"hostPort": "db:5432"}
     assert back["apiVersion"] == f"{GROUP}/v1alpha1"
     first = hook.reviews[0]
     assert first["apiVersion"] == "apiextensions.k8s.io/v1"
     assert first["kind"] == "ConversionReview"
     assert first["request"]["desiredAPIVersion"] == f"{GROUP}/v1"
-    assert first["request"]["objects"] == [_endpoint("v1alpha1", {"hostPort": "db:5432"})]
+    assert first["request"]["objects"] == [_backend("v1alpha1", {"hostPort": "db:5432"})]
     assert len({r["request"]["uid"] for r in hook.reviews}) == len(hook.reviews)
 
 
 def test_the_storage_version_is_never_sent_to_the_webhook() -> None:
     hook = Hook()
     scheme = _scheme(hook)
-    hub = scheme.to_hub(_endpoint("v1", {"hostname": "db", "port": 1}))
+    hub = scheme.to_hub(_backend("v1", {"hostname": "db", "port": 1}))
     assert scheme.from_hub(hub, "v1")["spec"] == {"hostname": "db", "port": 1}
     assert hook.reviews == []
     definition = scheme.definition(GROUP, KIND)
@@ -104,7 +108,7 @@ def test_a_page_of_objects_is_converted_in_one_review() -> None:
     hook = Hook()
     scheme = _scheme(hook)
     hubs = [
-        scheme.to_hub(_endpoint("v1", {"hostname": f"h{i}", "port": i}, name=f"e{i}"))
+        scheme.to_hub(_backend("v1", {"hostname": f"h{i}", "port": i}, name=f"e{i}"))
         for i in range(3)
     ]
     out = scheme.from_hub_many(hubs, "v1alpha1")
@@ -125,7 +129,7 @@ def test_a_crd_without_the_webhook_strategy_only_rewrites_the_api_version() -> N
     definition = _definition(hook, crd)
     assert not definition.conversion_blocks
     scheme = builtin_scheme().with_definitions(add=[definition])
-    out = scheme.convert(_endpoint("v1alpha1", {"hostPort": "x:1"}), f"{GROUP}/v1")
+    out = scheme.convert(_backend("v1alpha1", {"hostPort": "x:1"}), f"{GROUP}/v1")
     assert out["spec"] == {"hostPort": "x:1"}
     assert hook.reviews == []
 
@@ -209,7 +213,7 @@ _BAD_ANSWERS: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
         "kind",
         _converted(_set(("kind",), "Other")),
         f"{_V1} returned invalid object at index 0: invalid kind "
-        "(expected Endpoint, received Other)",
+        "(expected Backend, received Other)",
     ),
     (
         "name",
@@ -246,7 +250,7 @@ def test_a_bad_answer_fails_the_conversion_with_kubernetes_message(
 ) -> None:
     hook = Hook(_answer_with(change))
     scheme = _scheme(hook)
-    hub = scheme.to_hub(_endpoint("v1", {"hostname": "db", "port": 1}))
+    hub = scheme.to_hub(_backend("v1", {"hostname": "db", "port": 1}))
     with pytest.raises(InternalError) as failed:
         scheme.from_hub(hub, "v1beta1")
     uid = hook.reviews[0]["request"]["uid"]
@@ -261,7 +265,7 @@ def test_a_failed_call_names_the_kind_converted_from() -> None:
 
     scheme = builtin_scheme().with_definitions(add=[_definition(Hook(unreachable))])
     with pytest.raises(InternalError) as failed:
-        scheme.to_hub(_endpoint("v1alpha1", {"hostPort": "db:1"}))
+        scheme.to_hub(_backend("v1alpha1", {"hostPort": "db:1"}))
     assert failed.value.message == (
         f"Internal error occurred: conversion webhook for {GROUP}/v1alpha1, Kind={KIND} "
         'failed: Post "https://127.0.0.1:1/convert?timeout=30s": context deadline exceeded'
@@ -274,7 +278,7 @@ def test_a_bad_item_of_a_page_is_named_by_the_list_kind_and_its_index() -> None:
 
     scheme = _scheme(Hook(_answer_with(second_wrong)))
     hubs = [
-        scheme.to_hub(_endpoint("v1", {"hostname": "h", "port": i}, name=f"e{i}")) for i in range(2)
+        scheme.to_hub(_backend("v1", {"hostname": "h", "port": i}, name=f"e{i}")) for i in range(2)
     ]
     with pytest.raises(InternalError) as failed:
         scheme.from_hub_many(hubs, "v1beta1")
@@ -295,7 +299,7 @@ def test_only_labels_and_annotations_of_the_answer_are_kept_in_metadata() -> Non
         meta["garbage"] = "x"
 
     scheme = _scheme(Hook(_answer_with(_converted(mutate))))
-    stored = _endpoint("v1", {"hostname": "db", "port": 1})
+    stored = _backend("v1", {"hostname": "db", "port": 1})
     stored["metadata"]["labels"] = {"from": "v1"}
     stored["metadata"]["generation"] = 3
     out = scheme.from_hub(scheme.to_hub(stored), "v1beta1")
@@ -315,7 +319,7 @@ def test_no_supported_review_version_fails_every_conversion() -> None:
         add=[_definition(hook, _crd(review_versions=["v2"]))]
     )
     with pytest.raises(InternalError, match="no supported conversion review versions"):
-        scheme.to_hub(_endpoint("v1alpha1", {"hostPort": "db:1"}))
+        scheme.to_hub(_backend("v1alpha1", {"hostPort": "db:1"}))
     assert hook.reviews == []
 
 
@@ -329,7 +333,7 @@ def test_the_registry_stores_the_storage_version_and_validates_by_its_schema(
     registry = make_registry(scheme, backend, watch_cache=True)
     try:
         store = registry.store(GROUP, PLURAL)
-        alpha = _endpoint("v1alpha1", {"hostPort": "db:5432"})
+        alpha = _backend("v1alpha1", {"hostPort": "db:5432"})
         del alpha["metadata"]["uid"]
         created = store.create(
             ctx(api_version=f"{GROUP}/v1alpha1"), scheme.to_hub(alpha), CreateOptions()
@@ -341,7 +345,7 @@ def test_the_registry_stores_the_storage_version_and_validates_by_its_schema(
         read = scheme.from_hub(store.get(ctx(api_version=f"{GROUP}/v1beta1"), "a"), "v1beta1")
         assert read["spec"] == {"host": "db", "port": 5432}
         # The object validated is the hub (the storage version's shape), by v1's schema.
-        too_far = _endpoint("v1alpha1", {"hostPort": "db:70000"}, name="b")
+        too_far = _backend("v1alpha1", {"hostPort": "db:70000"}, name="b")
         del too_far["metadata"]["uid"]
         with pytest.raises(Invalid) as refused:
             store.create(
@@ -350,3 +354,37 @@ def test_the_registry_stores_the_storage_version_and_validates_by_its_schema(
         assert [c.field for c in refused.value.causes] == ["spec.port"]
     finally:
         registry.close()
+
+
+def test_kstore_open_converts_through_a_real_https_webhook(tmp_path: Path) -> None:
+    with WebhookServer() as webhook, kstore.open(f"lmdb://{tmp_path / 'store'}") as client:
+        webhook.route("/convert", convert_review)
+        config = {"url": webhook.url("/convert"), "caBundle": webhook.ca_bundle}
+        crds = client.resource("apiextensions.k8s.io/v1", "customresourcedefinitions")
+        crds.create(backend_crd(config))
+        deadline = time.monotonic() + 5
+        while True:
+            try:
+                alpha = client.resource(f"{GROUP}/v1alpha1", PLURAL, namespace="default")
+                break
+            except NotFound:
+                assert time.monotonic() < deadline, "the CRD was not served in time"
+                time.sleep(0.02)
+        beta = client.resource(f"{GROUP}/v1beta1", PLURAL, namespace="default")
+        with beta.watch() as events:
+            alpha.create({"metadata": {"name": "a"}, "spec": {"hostPort": "db:5432"}})
+            alpha.create({"metadata": {"name": "b"}, "spec": {"hostPort": "mq:5672"}})
+            assert beta.get("a")["spec"] == {"host": "db", "port": 5432}
+            seen = [events.next(timeout=5) for _ in range(2)]
+        assert [(e.type, e.object["spec"]) for e in seen if e is not None] == [
+            ("ADDED", {"host": "db", "port": 5432}),
+            ("ADDED", {"host": "mq", "port": 5672}),
+        ]
+        before = len(webhook.bodies("/convert"))
+        listed = alpha.list()
+        assert [i["spec"] for i in listed["items"]] == [
+            {"hostPort": "db:5432"},
+            {"hostPort": "mq:5672"},
+        ]
+        reviews = webhook.bodies("/convert")[before:]
+        assert [len(r["request"]["objects"]) for r in reviews] == [2]
