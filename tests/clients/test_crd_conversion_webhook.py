@@ -181,6 +181,17 @@ def test_created_in_one_version_read_listed_and_patched_in_the_others(
     reviews = _reviews(webhook, f"{group}/v1alpha1")[before:]
     assert [len(r["request"]["objects"]) for r in reviews] == [3]
 
+    # Server-side apply in v1alpha1, then in v1beta1 by another manager, owning their fields.
+    applied = json.dumps(_body(group, "v1alpha1", "ssa", {"hostPort": "s:1"}))
+    k.ok("apply", "--server-side", "--field-manager", "alpha", "-f", "-", stdin=applied)
+    reapplied = json.dumps(_body(group, "v1beta1", "ssa", {"port": 2}))
+    k.ok("apply", "--server-side", "--field-manager", "beta", "-f", "-", stdin=reapplied)
+    ssa = objects.get_namespaced_custom_object(group, "v1alpha1", namespace, PLURAL, "ssa")
+    assert ssa["spec"] == {"hostPort": "s:2"}
+    managers = {m["manager"]: m["apiVersion"] for m in ssa["metadata"]["managedFields"]}
+    assert managers == {"alpha": f"{group}/v1alpha1", "beta": f"{group}/v1beta1"}
+    objects.delete_namespaced_custom_object(group, "v1beta1", namespace, PLURAL, "ssa")
+
     # kubectl's table, in the version asked for.
     rows = k.ok("get", f"{PLURAL}.v1alpha1.{group}").split()
     assert rows[:2] == ["NAME", "AGE"] and {"cache", "db", "web"} <= set(rows)

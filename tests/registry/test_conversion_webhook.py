@@ -388,3 +388,19 @@ def test_kstore_open_converts_through_a_real_https_webhook(tmp_path: Path) -> No
         ]
         reviews = webhook.bodies("/convert")[before:]
         assert [len(r["request"]["objects"]) for r in reviews] == [2]
+
+
+def test_objects_stored_in_an_older_version_are_converted_to_the_new_storage_version() -> None:
+    hook = Hook()
+    crd = _crd()
+    for version in crd["spec"]["versions"]:
+        version["storage"] = version["name"] == "v1beta1"
+    definition = _definition(hook, crd)
+    assert definition.storage_version == "v1beta1"
+    scheme = builtin_scheme().with_definitions(add=[definition])
+    # Read from storage as written before the change (v1): the hub is v1beta1's shape now.
+    hub = scheme.to_hub(_backend("v1", {"hostname": "db", "port": 1}))
+    assert hub["spec"] == {"host": "db", "port": 1}
+    assert [r["request"]["desiredAPIVersion"] for r in hook.reviews] == [f"{GROUP}/v1beta1"]
+    assert scheme.from_hub(hub, "v1beta1")["spec"] == {"host": "db", "port": 1}
+    assert len(hook.reviews) == 1
