@@ -404,3 +404,18 @@ def test_objects_stored_in_an_older_version_are_converted_to_the_new_storage_ver
     assert [r["request"]["desiredAPIVersion"] for r in hook.reviews] == [f"{GROUP}/v1beta1"]
     assert scheme.from_hub(hub, "v1beta1")["spec"] == {"host": "db", "port": 1}
     assert len(hook.reviews) == 1
+
+
+def test_a_crd_preferring_v1beta1_reviews_gets_them_without_uid_checks() -> None:
+    def v1beta1_answer(review: dict[str, Any]) -> dict[str, Any]:
+        out = convert_review(review)
+        out["apiVersion"] = "apiextensions.k8s.io/v1beta1"
+        out["response"]["uid"] = ""  # v1beta1 answers are taken without their uid
+        return out
+
+    hook = Hook(v1beta1_answer)
+    crd = _crd(review_versions=["v1beta1", "v1"])
+    scheme = builtin_scheme().with_definitions(add=[_definition(hook, crd)])
+    hub = scheme.to_hub(_backend("v1alpha1", {"hostPort": "db:1"}))
+    assert hub["spec"] == {"hostname": "db", "port": 1}
+    assert hook.reviews[0]["apiVersion"] == "apiextensions.k8s.io/v1beta1"
