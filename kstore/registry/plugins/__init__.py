@@ -9,8 +9,8 @@ Each plugin is a small module here with one job; :func:`install_plugins` adds th
 that run to a registry's admission chain, mutating hooks then validating hooks, each in order.
 Names kube-apiserver knows but kstore has no work for (the webhook plugins and
 MutatingAdmissionPolicy, the node plugins, plugins behind feature gates that are off) are
-accepted and do nothing. ValidatingAdmissionPolicy is :mod:`kstore.registry.admission.policy`. Namespace
-lifecycle is the stores' own check and always on.
+accepted and do nothing. ValidatingAdmissionPolicy is :mod:`kstore.registry.admission.policy`.
+Namespace lifecycle is the stores' own check and always on.
 """
 
 from __future__ import annotations
