@@ -463,3 +463,46 @@ def test_published_policies_admit_and_refuse_their_objects(k: Kubectl) -> None:
         k.ok("create", "-f", good.name)
         k.ok("delete", "-f", good.name)
         k.ok("delete", "-f", f"{case}.yaml")
+
+
+@pytest.mark.etcd
+def test_a_policy_written_through_one_server_judges_on_another(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """Two ``kstore serve`` on one etcd, as two kube-apiservers: a policy and binding created
+    through one refuse requests made to the other within a second, and stop when deleted."""
+    with storage_args(request.config, "etcd") as args:
+        one = start_server(tmp_path / "one", *args)
+        two = start_server(tmp_path / "two", *args)
+        try:
+            with one.client() as a, two.client() as b:
+                policy = _policy("across", "default", {"validations": [{"expression": "false"}]})
+                binding = _binding("across", "across", "default", ["Deny"])
+                base = "/apis/admissionregistration.k8s.io/v1"
+                assert a.post(f"{base}/validatingadmissionpolicies", json=policy).status_code == 201
+                assert (
+                    a.post(f"{base}/validatingadmissionpolicybindings", json=binding).status_code
+                    == 201
+                )
+                started = time.monotonic()
+                n = 0
+
+                def create() -> int:
+                    nonlocal n
+                    n += 1
+                    path = "/api/v1/namespaces/default/configmaps"
+                    return int(b.post(path, json=_cm(f"probe-{n}")).status_code)
+
+                while create() != 422:
+                    assert time.monotonic() - started < 1.0, "the policy did not reach two"
+                    time.sleep(0.02)
+                assert (
+                    a.delete(f"{base}/validatingadmissionpolicybindings/across").status_code == 200
+                )
+                started = time.monotonic()
+                while create() != 201:
+                    assert time.monotonic() - started < 1.0, "the deletion did not reach two"
+                    time.sleep(0.02)
+        finally:
+            assert one.stop() == 0, one.log()
+            assert two.stop() == 0, two.log()
