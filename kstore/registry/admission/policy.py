@@ -103,6 +103,7 @@ _GROUP: Final = "admissionregistration.k8s.io"
 VALIDATION_FAILURE_ANNOTATION: Final = "validation.policy.admission.k8s.io/validation_failure"
 _MAX_MESSAGE_BYTES: Final = 5 * 1024
 _MAX_AUDIT_VALUE: Final = 10 * 1024
+_CONTEXT: Final = RequestContext()
 _FIELD_MANAGER: Final = "validatingadmissionpolicy-status-controller"
 _REASONS: Final[dict[str, type[KStoreError]]] = {
     "Forbidden": Forbidden,
@@ -527,11 +528,18 @@ class ValidatingPolicies:
         if not name:
             return None
         if name not in cache:
+            # From the watch cache (as Kubernetes reads its namespace informer), then, for a
+            # namespace the cache does not have yet, from storage.
+            found: Object | None = None
             try:
                 store = self._registry.store("", "namespaces")
-                cache[name] = store.get(RequestContext(), name)
+                try:
+                    found = store.get(_CONTEXT, name, resource_version="0")
+                except NotFound:
+                    found = store.get(_CONTEXT, name)
             except NotFound:
-                cache[name] = None
+                found = None
+            cache[name] = found
         return cache[name]
 
     def _run_policy(
