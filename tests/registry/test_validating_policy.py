@@ -677,3 +677,47 @@ def test_evaluation_errors_follow_the_bindings_actions(client: Client) -> None:
         "'warn-errors-binding': expression 'object.data.missing == 'x'' resulted in error: "
         "no such key: missing"
     ]
+
+
+def test_the_servers_authorizer_answers_the_authorizer_variable() -> None:
+    from kstore.server.app import policy_authorizer
+    from kstore.server.filters.authorization import AlwaysDeny, Attributes, Decision
+
+    asked: list[Attributes] = []
+
+    class Recording(AlwaysDeny):
+        def authorize(self, attributes: Attributes) -> Decision:
+            asked.append(attributes)
+            return super().authorize(attributes)
+
+    authorize = policy_authorizer(Recording())
+    check = AuthorizationCheck(
+        user={"username": "alice", "groups": ["dev"], "extra": {"k": ["v"]}},
+        verb="create",
+        resource_request=True,
+        api_group="apps",
+        api_version="*",
+        resource="deployments",
+        subresource="scale",
+        namespace="ns",
+        name="web",
+    )
+    assert authorize(check) == AuthorizationDecision(False, "Everything is forbidden.")
+    seen = asked[0]
+    assert (seen.user.name, seen.user.groups, seen.user.extra) == (
+        "alice",
+        ("dev",),
+        (("k", ("v",)),),
+    )
+    assert (seen.verb, seen.api_group, seen.resource, seen.subresource, seen.namespace) == (
+        "create",
+        "apps",
+        "deployments",
+        "scale",
+        "ns",
+    )
+    masters = AuthorizationCheck(
+        user={"username": "root", "groups": ["system:masters"]}, verb="get", resource_request=False
+    )
+    assert authorize(masters).allowed
+    assert len(asked) == 1
