@@ -721,3 +721,85 @@ def test_the_servers_authorizer_answers_the_authorizer_variable() -> None:
     )
     assert authorize(masters).allowed
     assert len(asked) == 1
+
+
+def test_type_checking_reads_a_custom_kinds_schema(client: Client) -> None:
+    group = "vap.example.com"
+    crds = client.resource("apiextensions.k8s.io/v1", "customresourcedefinitions")
+    schema = {
+        "type": "object",
+        "properties": {
+            "spec": {
+                "type": "object",
+                "properties": {
+                    "size": {"type": "integer"},
+                    "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+                },
+            }
+        },
+    }
+    crds.create(
+        {
+            "metadata": {"name": f"widgets.{group}"},
+            "spec": {
+                "group": group,
+                "scope": "Namespaced",
+                "names": {"plural": "widgets", "kind": "Widget"},
+                "versions": [
+                    {
+                        "name": "v1",
+                        "served": True,
+                        "storage": True,
+                        "schema": {"openAPIV3Schema": schema},
+                    }
+                ],
+            },
+        }
+    )
+    assert wait_for(lambda: _serves(client, f"{group}/v1", "widgets"), timeout=5.0)
+    rule = {
+        "apiGroups": [group],
+        "apiVersions": ["v1"],
+        "operations": ["CREATE"],
+        "resources": ["widgets"],
+    }
+    bind(
+        client,
+        "widgets",
+        {
+            "matchConstraints": {"resourceRules": [rule]},
+            "validations": [
+                {"expression": "object.spec.size < 10 && object.spec.labels.any == 'x'"},
+                {"expression": "object.metadata.name != 'x' && object.spec.sise < 10"},
+            ],
+        },
+    )
+    policies = client.resource(GROUP_VERSION, "validatingadmissionpolicies")
+    assert wait_for(
+        lambda: (policies.get("widgets").get("status") or {}).get("observedGeneration") == 1,
+        timeout=2.0,
+    )
+    assert policies.get("widgets")["status"]["typeChecking"] == {
+        "expressionWarnings": [
+            {
+                "fieldRef": "spec.validations[1].expression",
+                "warning": f"{group}/v1, Kind=Widget: ERROR: <input>:1:43: undefined field "
+                "'sise'\n | object.metadata.name != 'x' && object.spec.sise < 10\n"
+                f" | {'.' * 42}^\n",
+            }
+        ]
+    }
+    widgets = client.resource(f"{group}/v1", "widgets", namespace="default")
+    body = {"metadata": {"name": "w"}, "spec": {"size": 20, "labels": {"any": "x"}}}
+    error = refused(widgets.create, body)
+    assert error.message.endswith(
+        "failed expression: object.spec.size < 10 && object.spec.labels.any == 'x'"
+    )
+
+
+def _serves(client: Client, api_version: str, plural: str) -> bool:
+    try:
+        client.resource(api_version, plural, namespace="default")
+    except KStoreError:
+        return False
+    return True

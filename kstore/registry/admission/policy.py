@@ -18,12 +18,14 @@ policy/validating``), run in the validating phase after the built-in validating 
 - ``matchConditions`` all true (else the binding is skipped; an error is the failure policy),
   then every validation: false → its ``messageExpression``, ``message`` or ``failed expression:
   <expression>``, with its ``reason`` (Invalid when unset; Forbidden, Unauthorized,
-  RequestEntityTooLarge); an error, or a configuration error (unknown param kind, a param
-  required and missing), is denied unless ``failurePolicy: Ignore``;
-- the binding's ``validationActions``: Deny → the request is refused with the first denial
-  (``ValidatingAdmissionPolicy '<p>' with binding '<b>' denied request: <message>``, the status
-  code of its reason), Warn → a ``Warning`` (``Validation failed for ValidatingAdmissionPolicy
-  '<p>' with binding '<b>': <message>``), Audit → the audit annotation
+  RequestEntityTooLarge); an evaluation error (a match condition's, a validation's, the cost
+  budget spent) is a failure too, worded as Kubernetes words it, unless ``failurePolicy:
+  Ignore``; a configuration error (unknown param kind, a param required and missing) or an
+  audit annotation's error refuses the request unless ``failurePolicy: Ignore``;
+- the binding's ``validationActions`` act on each failure: Deny → the request is refused with
+  the first denial (``ValidatingAdmissionPolicy '<p>' with binding '<b>' denied request:
+  <message>``, the status code of its reason), Warn → a ``Warning`` (``Validation failed for
+  ValidatingAdmissionPolicy '<p>' with binding '<b>': <message>``), Audit → the audit annotation
   ``validation.policy.admission.k8s.io/validation_failure``; ``auditAnnotations`` add
   ``<policy>/<key>`` annotations.
 
