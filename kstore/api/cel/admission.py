@@ -21,7 +21,7 @@ error texts; ValidatingAdmissionPolicy and webhook ``matchConditions`` share it.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -63,6 +63,7 @@ __all__ = [
     "admission_compile_error",
     "allow_all",
     "compile_admission_expression",
+    "match_conditions",
     "openapi_field_schema",
     "undefined_field_error",
 ]
@@ -448,6 +449,30 @@ class Activation:
         if error is not None:
             raise AdmissionCelError(f"expression '{compiled.source}' resulted in error: {error}")
         return value, budget
+
+
+def match_conditions(
+    conditions: Sequence[tuple[str, CompiledExpression]],
+    activation: Activation,
+    budget: int = MATCH_CONDITIONS_BUDGET,
+) -> bool | str:
+    """Kubernetes' match-condition matcher (policies and webhooks): True when every condition
+    (name, expression) holds, False as soon as one is false, else the errors' text (one error,
+    or several in brackets), which the failure policy decides on."""
+    errors: list[str] = []
+    for _, compiled in conditions:
+        try:
+            value, budget = activation.evaluate(compiled, budget)
+        except OutOfBudget as exc:
+            return str(exc)
+        except AdmissionCelError as exc:
+            errors.append(str(exc))
+            continue
+        if value is False:
+            return False
+    if errors:
+        return errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
+    return True
 
 
 def _request_check(request: Mapping[str, Any]) -> dict[str, str]:

@@ -47,7 +47,6 @@ from typing import Any, Final
 import orjson
 
 from kstore.api.cel.admission import (
-    MATCH_CONDITIONS_BUDGET,
     RUNTIME_COST_BUDGET,
     Activation,
     AdmissionCelError,
@@ -56,6 +55,7 @@ from kstore.api.cel.admission import (
     OutOfBudget,
     allow_all,
     compile_admission_expression,
+    match_conditions,
     openapi_field_schema,
     undefined_field_error,
 )
@@ -679,7 +679,7 @@ class ValidatingPolicies:
         condition is false; a single decision of index -1 when evaluation stopped (a match
         condition's error, the budget spent)."""
         if policy.match_conditions:
-            matched = _match_conditions(policy.match_conditions, activation)
+            matched = match_conditions(policy.match_conditions, activation)
             if isinstance(matched, str):
                 return [(-1, matched, "Invalid")] if fail else []
             if not matched:
@@ -912,27 +912,6 @@ def _options(operation: Operation, dry_run: bool) -> dict[str, Any]:
     if dry_run:
         out["dryRun"] = ["All"]
     return out
-
-
-def _match_conditions(
-    conditions: Sequence[tuple[str, CompiledExpression]], activation: Activation
-) -> bool | str:
-    """True when every condition holds, False when one is false, else the errors' text."""
-    budget = MATCH_CONDITIONS_BUDGET
-    errors: list[str] = []
-    for _, compiled in conditions:
-        try:
-            value, budget = activation.evaluate(compiled, budget)
-        except OutOfBudget as exc:
-            return str(exc)
-        except AdmissionCelError as exc:
-            errors.append(str(exc))
-            continue
-        if value is False:
-            return False
-    if errors:
-        return errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
-    return True
 
 
 def _message(validation: _Validation, activation: Activation, budget: int) -> tuple[str, int]:
