@@ -84,6 +84,10 @@ class EtcdSnapshotSource(_Prefixed):
 
     name = "etcd"
 
+    def __init__(self, config: EtcdConfig, *, page_size: int = _PAGE) -> None:
+        super().__init__(config)
+        self._page_size = page_size
+
     def __enter__(self) -> EtcdSnapshotSource:
         return self
 
@@ -95,7 +99,7 @@ class EtcdSnapshotSource(_Prefixed):
         request = etcdrpc.RangeRequest(
             key=start,
             range_end=prefix_range_end(self._raw_prefix),
-            limit=_PAGE,
+            limit=self._page_size,
             revision=revision,
             sort_order=etcdrpc.RangeRequest.ASCEND,
             sort_target=etcdrpc.RangeRequest.KEY,
