@@ -34,6 +34,7 @@ from kstore.storage.snapshot import (
     save_snapshot,
     verify_snapshot,
 )
+from tests.encryption.configs import KEY1, provider, secrets_with
 from tests.server.harness import start_server
 from tests.storage.conftest import JsonCodec, pod, pod_attrs, pod_config
 
@@ -399,3 +400,28 @@ def test_status_prints_counts_per_resource(snapshot_file: Path) -> None:
     assert any(line.split() == ["pods", "4"] for line in lines)
     assert any(line.split() == ["configmaps", "1"] for line in lines)
     assert f"size:           {os.path.getsize(snapshot_file)} bytes" in lines
+
+
+def test_encrypted_values_stay_encrypted_and_decrypt_after_a_restore(tmp_path: Path) -> None:
+    encryption = secrets_with(provider("aesgcm", ("gcm1", KEY1)))
+    secrets_config = ResourceStorageConfig(
+        resource_prefix="/secrets",
+        codec=JsonCodec(),
+        get_attrs=pod_attrs,
+        transformer=encryption.transformer_for("", "secrets"),
+    )
+    source = tmp_path / "source"
+    secret = {"kind": "Secret", "metadata": {"name": "s"}, "data": {"password": "aHVudGVyMg=="}}
+    with LmdbBackend(LmdbConfig(path=source)) as backend:
+        backend.storage_for(secrets_config).create("/secrets/ns/s", secret)
+    snapshot = tmp_path / "snap"
+    save_snapshot(snapshot, LmdbSnapshotSource(source))
+    raw = snapshot.read_bytes()
+    assert b"aHVudGVyMg==" not in raw
+    assert [e.value[:23] for e in read_entries(snapshot)] == [b"k8s:enc:aesgcm:v1:gcm1:"]
+    target = tmp_path / "restored"
+    with LmdbSnapshotTarget(target) as lmdb_target:
+        restore_snapshot(snapshot, lmdb_target)
+    with LmdbBackend(LmdbConfig(path=target)) as backend:
+        got = backend.storage_for(secrets_config).get("/secrets/ns/s")
+    assert got["data"] == secret["data"]
