@@ -76,12 +76,15 @@ FORMAT_VERSION = 1
 
 _HEADER = struct.Struct(">IQI")  # version, revision, info length (after the magic)
 _ENTRY = struct.Struct(">BQQqII")  # tag, mod rev, create rev, ttl ms, key len, value len
+_ENTRY_FIELDS = struct.Struct(">QQqII")  # the same after the tag
 _TAG_ENTRY = 1
 _TAG_END = 0
 #: The longest info JSON a reader accepts: a guard against a corrupt length.
 _MAX_INFO = 1 << 20
 #: Bytes gathered before one write to the file (and one hash update).
 _WRITE_CHUNK = 1 << 20
+#: Bytes read from the file at a time (and hashed at once).
+_READ_CHUNK = 1 << 20
 
 
 class InvalidSnapshot(BadRequest):
@@ -116,6 +119,9 @@ class SnapshotInfo:
     sha256: str
     with_ttl: int = 0
     resources: dict[str, int] = field(default_factory=dict)
+    #: Keys whose value is bound to its full storage key (see restore_snapshot), the first.
+    key_bound: int = 0
+    first_key_bound: bytes = b""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -287,6 +293,10 @@ def _fsync_directory(directory: Path) -> None:
 
 # -- reading -------------------------------------------------------------------------------
 
+#: Encrypted values whose storage key is authenticated (Kubernetes' ``aesgcm`` provider):
+#: they only decrypt under the exact key they were written at.
+_KEY_BOUND_PREFIX = b"k8s:enc:aesgcm:"
+
 
 @dataclass(slots=True)
 class _Header:
@@ -298,43 +308,68 @@ class _Header:
 
 
 class _Reader:
-    """Reads a snapshot sequentially, hashing what it reads, refusing what does not parse."""
+    """Reads a snapshot sequentially, refusing what does not parse.
+
+    The file is read in chunks of ``_READ_CHUNK`` bytes, each hashed as it is read, up to the
+    trailer's last 40 bytes (the checksum and the end marker, which the checksum does not
+    cover): one hash update per chunk rather than per field."""
 
     def __init__(self, f: IO[bytes], path: Path, size: int) -> None:
         self._f = f
         self._path = path
         self._size = size
         self._hash = hashlib.sha256()
+        # The bytes the checksum covers, and how many of them were read from the file.
+        self._covered = max(size - 40, 0)
+        self._read = 0
+        self._buffer = b""
+        self._offset = 0
         self.position = 0
+        self.digest = b""
 
     def _fail(self, reason: str) -> InvalidSnapshot:
         return InvalidSnapshot(f"{self._path} is not a valid kstore snapshot: {reason}")
 
     def read(self, n: int, what: str) -> bytes:
-        if n > self._size - self.position:
+        """The next ``n`` bytes covered by the checksum."""
+        end = self._offset + n
+        if end <= len(self._buffer):
+            data = self._buffer[self._offset : end]
+            self._offset = end
+            self.position += n
+            return data
+        if n > self._covered - self.position:
             raise self._fail(f"truncated (the file ends inside {what}, at byte {self._size})")
-        data = self._f.read(n)
-        if len(data) != n:
-            raise self._fail(f"truncated (the file ends inside {what})")
-        self._hash.update(data)
+        parts = [self._buffer[self._offset :]]
+        have = len(parts[0])
+        while have < n:
+            chunk = self._f.read(min(max(_READ_CHUNK, n - have), self._covered - self._read))
+            if not chunk:
+                raise self._fail(f"truncated (the file ends inside {what})")
+            self._hash.update(chunk)
+            self._read += len(chunk)
+            parts.append(chunk)
+            have += len(chunk)
+        joined = b"".join(parts)
+        self._buffer, self._offset = joined, n
         self.position += n
-        return data
+        return joined[:n]
 
     def header(self) -> _Header:
         magic = self._f.read(len(MAGIC))
         if magic != MAGIC:
             raise self._fail("it does not start with the snapshot magic")
+        if self._covered < len(MAGIC):
+            raise self._fail("truncated (the file ends inside the header)")
         self._hash.update(magic)
-        self.position = len(MAGIC)
-        raw = self.read(4, "the header")
-        version = int.from_bytes(raw, "big")
+        self._read = self.position = len(MAGIC)
+        version = int.from_bytes(self.read(4, "the header"), "big")
         if version != FORMAT_VERSION:
             raise InvalidSnapshot(
                 f"{self._path} has snapshot format version {version}; this kstore reads "
                 f"version {FORMAT_VERSION}"
             )
-        rest = self.read(_HEADER.size - 4, "the header")
-        revision, info_len = struct.unpack(">QI", rest)
+        revision, info_len = struct.unpack(">QI", self.read(_HEADER.size - 4, "the header"))
         if info_len > _MAX_INFO:
             raise self._fail(f"its header claims {info_len} bytes of info")
         try:
@@ -352,34 +387,35 @@ class _Reader:
     def entries(self) -> Iterator[SnapshotEntry]:
         """Every entry, then the trailer is checked (the generator raises there)."""
         count = value_bytes = 0
-        unpack = _ENTRY.unpack
+        unpack = _ENTRY_FIELDS.unpack
+        read = self.read
         while True:
-            tag = self.read(1, "an entry")[0]
+            tag = read(1, "an entry")[0]
             if tag == _TAG_END:
                 break
             if tag != _TAG_ENTRY:
                 raise self._fail(f"unknown entry tag {tag} at byte {self.position - 1}")
-            _tag, mod_rev, create_rev, ttl_ms, key_len, value_len = unpack(
-                bytes([tag]) + self.read(_ENTRY.size - 1, "an entry")
+            mod_rev, create_rev, ttl_ms, key_len, value_len = unpack(
+                read(_ENTRY_FIELDS.size, "an entry")
             )
-            key = self.read(key_len, "an entry's key")
-            value = self.read(value_len, "an entry's value")
+            key = read(key_len, "an entry's key")
+            value = read(value_len, "an entry's value")
             count += 1
             value_bytes += value_len
             yield SnapshotEntry(key, value, mod_rev, create_rev, ttl_ms)
-        counts = self.read(16, "the trailer")
-        digest = self._hash.digest()
+        counts = read(16, "the trailer")
+        if self.position != self._covered:
+            raise self._fail("bytes follow its trailer")
         stored = self._f.read(40)
         if len(stored) != 40:
             raise self._fail("truncated (the file ends inside the trailer)")
         if stored[32:] != END_MAGIC:
             raise self._fail("the trailer's end marker is missing")
+        digest = self._hash.digest()
         if stored[:32] != digest:
             raise self._fail("its SHA-256 checksum does not match its content (corrupt)")
         if struct.unpack(">QQ", counts) != (count, value_bytes):
             raise self._fail("its trailer's counts do not match its entries")
-        if self._f.read(1):
-            raise self._fail("bytes follow its trailer")
         self.digest = digest
 
 
@@ -409,7 +445,8 @@ def verify_snapshot(path: str | os.PathLike[str]) -> SnapshotInfo:
     p = Path(path)
     f, size = _open(p)
     resources: Counter[str] = Counter()
-    count = value_bytes = with_ttl = 0
+    count = value_bytes = with_ttl = key_bound = 0
+    first_key_bound = b""
     with f:
         reader = _Reader(f, p, size)
         header = reader.header()
@@ -418,6 +455,9 @@ def verify_snapshot(path: str | os.PathLike[str]) -> SnapshotInfo:
             value_bytes += len(entry.value)
             if entry.ttl_ms:
                 with_ttl += 1
+            if entry.value.startswith(_KEY_BOUND_PREFIX):
+                key_bound += 1
+                first_key_bound = first_key_bound or entry.key
             resources[resource_of_key(entry.key)] += 1
     return SnapshotInfo(
         path=p,
@@ -432,28 +472,24 @@ def verify_snapshot(path: str | os.PathLike[str]) -> SnapshotInfo:
         sha256=reader.digest.hex(),
         with_ttl=with_ttl,
         resources=dict(resources),
+        key_bound=key_bound,
+        first_key_bound=first_key_bound,
     )
 
 
 # -- restoring -----------------------------------------------------------------------------
 
-#: Encrypted values whose storage key is authenticated (Kubernetes' ``aesgcm`` provider):
-#: they only decrypt under the exact key they were written at.
-_KEY_BOUND_PREFIX = b"k8s:enc:aesgcm:"
 
-
-def _check_key_bound_values(path: Path, info: SnapshotInfo, target: SnapshotTarget) -> None:
-    if info.key_prefix == target.key_prefix:
+def _check_key_bound_values(info: SnapshotInfo, target: SnapshotTarget) -> None:
+    if info.key_prefix == target.key_prefix or not info.key_bound:
         return
-    bound = [e.key for e in read_entries(path) if e.value.startswith(_KEY_BOUND_PREFIX)]
-    if bound:
-        first = bound[0].decode("utf-8", "replace")
-        raise InvalidSnapshot(
-            f"{len(bound)} values of {path} are encrypted with aesgcm, which authenticates "
-            f'their full storage key ("{info.key_prefix}{first}", ...); restored under the '
-            f'key prefix "{target.key_prefix}" they could not be decrypted. Restore into a '
-            f'store with the key prefix "{info.key_prefix}"'
-        )
+    first = info.first_key_bound.decode("utf-8", "replace")
+    raise InvalidSnapshot(
+        f"{info.key_bound} values of {info.path} are encrypted with aesgcm, which "
+        f'authenticates their full storage key ("{info.key_prefix}{first}", ...); restored '
+        f'under the key prefix "{target.key_prefix}" they could not be decrypted. Restore '
+        f'into a store with the key prefix "{info.key_prefix}"'
+    )
 
 
 def restore_snapshot(
@@ -465,7 +501,7 @@ def restore_snapshot(
     afterwards."""
     p = Path(path)
     info = verify_snapshot(p)
-    _check_key_bound_values(p, info, target)
+    _check_key_bound_values(info, target)
     target.check(read_entries(p), force=force)
     revision = target.load(read_entries(p), info.revision, force=force)
     return info, revision

@@ -425,3 +425,14 @@ def test_encrypted_values_stay_encrypted_and_decrypt_after_a_restore(tmp_path: P
     with LmdbBackend(LmdbConfig(path=target)) as backend:
         got = backend.storage_for(secrets_config).get("/secrets/ns/s")
     assert got["data"] == secret["data"]
+
+
+def test_the_snapshot_bench_runs_on_a_small_store(tmp_path: Path) -> None:
+    from bench.bench_snapshot import run
+
+    lines = run(200, None, tmp_path)
+    assert lines[0].startswith("200 Pods")
+    names = ["snapshot save (LMDB)", "raw LMDB env.copy", "snapshot status", "snapshot restore"]
+    assert len(lines) == 1 + len(names)
+    for line, name in zip(lines[1:], names, strict=True):
+        assert line.startswith(name) and line.endswith("MB/s"), line
