@@ -40,8 +40,12 @@ from kstore.storage.snapshot import SnapshotEntry
 
 __all__ = ["EtcdSnapshotSource", "EtcdSnapshotTarget"]
 
-#: Keys per range page of a save.
+#: Keys in the first range page of a save, and the most a page grows to (doubling each page,
+#: Kubernetes' ``maxLimit``). etcd counts every key from a page's start to the range's end for
+#: each page, so the count of pages matters: 100,000 ~5 KiB Pods in pages of 500 took 48 s to
+#: read (2,076 keys/s; raw etcd snapshot 5.7 s), most of it etcd counting.
 _PAGE = 500
+_MAX_PAGE = 10_000
 #: etcd's default ``--max-txn-ops``, and a request size well below its 1.5 MiB limit.
 _TXN_OPS = 128
 _TXN_BYTES = 1 << 20
@@ -84,9 +88,12 @@ class EtcdSnapshotSource(_Prefixed):
 
     name = "etcd"
 
-    def __init__(self, config: EtcdConfig, *, page_size: int = _PAGE) -> None:
+    def __init__(
+        self, config: EtcdConfig, *, page_size: int = _PAGE, max_page_size: int = _MAX_PAGE
+    ) -> None:
         super().__init__(config)
         self._page_size = page_size
+        self._max_page_size = max(max_page_size, page_size)
 
     def __enter__(self) -> EtcdSnapshotSource:
         return self
@@ -95,11 +102,11 @@ class EtcdSnapshotSource(_Prefixed):
         first = self._range(self._raw_prefix, 0)
         return int(first.header.revision), self._entries(first)
 
-    def _range(self, start: bytes, revision: int) -> Any:
+    def _range(self, start: bytes, revision: int, limit: int = 0) -> Any:
         request = etcdrpc.RangeRequest(
             key=start,
             range_end=prefix_range_end(self._raw_prefix),
-            limit=self._page_size,
+            limit=limit or self._page_size,
             revision=revision,
             sort_order=etcdrpc.RangeRequest.ASCEND,
             sort_target=etcdrpc.RangeRequest.KEY,
@@ -115,6 +122,7 @@ class EtcdSnapshotSource(_Prefixed):
         revision = int(page.header.revision)
         strip = len(self.key_prefix)
         ttls: dict[int, int] = {}
+        limit = self._page_size
         while True:
             for kv in page.kvs:
                 ttl_ms = 0
@@ -132,7 +140,8 @@ class EtcdSnapshotSource(_Prefixed):
                 )
             if not page.more or not page.kvs:
                 return
-            page = self._range(bytes(page.kvs[-1].key) + b"\x00", revision)
+            limit = min(limit * 2, self._max_page_size)
+            page = self._range(bytes(page.kvs[-1].key) + b"\x00", revision, limit)
 
 
 class EtcdSnapshotTarget(_Prefixed):

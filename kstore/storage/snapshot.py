@@ -237,25 +237,31 @@ def save_snapshot(path: str | os.PathLike[str], source: SnapshotSource) -> Snaps
             ).encode()
             out.write(MAGIC + _HEADER.pack(FORMAT_VERSION, revision, len(info)) + info)
             pack = _ENTRY.pack
-            for entry in entries:
-                key, value = entry.key, entry.value
-                out.write(
-                    pack(
-                        _TAG_ENTRY,
-                        entry.mod_revision,
-                        entry.create_revision,
-                        entry.ttl_ms,
-                        len(key),
-                        len(value),
+            try:
+                for entry in entries:
+                    key, value = entry.key, entry.value
+                    out.write(
+                        pack(
+                            _TAG_ENTRY,
+                            entry.mod_revision,
+                            entry.create_revision,
+                            entry.ttl_ms,
+                            len(key),
+                            len(value),
+                        )
                     )
-                )
-                out.write(key)
-                out.write(value)
-                count += 1
-                value_bytes += len(value)
-                if entry.ttl_ms:
-                    with_ttl += 1
-                resources[resource_of_key(key)] += 1
+                    out.write(key)
+                    out.write(value)
+                    count += 1
+                    value_bytes += len(value)
+                    if entry.ttl_ms:
+                        with_ttl += 1
+                    resources[resource_of_key(key)] += 1
+            finally:
+                # Ends the source's point in time (its read transaction) even on an error.
+                close = getattr(entries, "close", None)
+                if close is not None:
+                    close()
             out.write(bytes([_TAG_END]))
             out.write(struct.pack(">QQ", count, value_bytes))
             digest = out.digest()
