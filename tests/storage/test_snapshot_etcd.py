@@ -127,7 +127,7 @@ def test_save_under_writes_is_the_prefix_at_one_revision(
     writer.start()
     assert may_save.wait(60)
     snapshot = tmp_path / "snap"
-    with EtcdSnapshotSource(_config(backend), page_size=7, max_page_size=7) as source:
+    with EtcdSnapshotSource(_config(backend), page_size=7) as source:
         info = save_snapshot(snapshot, source)
     done_at = len(log) // 2
     save_done.set()
