@@ -149,13 +149,22 @@ class EtcdSnapshotTarget(_Prefixed):
     def __enter__(self) -> EtcdSnapshotTarget:
         return self
 
-    def check(self, entries: Iterable[SnapshotEntry], *, force: bool) -> None:
-        for entry in entries:
-            if len(entry.key) + len(entry.value) + len(self._raw_prefix) > _TXN_BYTES:
-                raise BadRequest(
-                    f"the key {entry.key.decode('utf-8', 'replace')} holds "
-                    f"{len(entry.value)} bytes, more than one etcd request may carry"
-                )
+    def __init__(self, config: EtcdConfig) -> None:
+        super().__init__(config)
+        self._too_large: SnapshotEntry | None = None
+
+    def inspect(self, entry: SnapshotEntry) -> None:
+        size = len(entry.key) + len(entry.value) + len(self._raw_prefix)
+        if self._too_large is None and size > _TXN_BYTES:
+            self._too_large = entry
+
+    def check(self, *, force: bool) -> None:
+        entry = self._too_large
+        if entry is not None:
+            raise BadRequest(
+                f"the key {entry.key.decode('utf-8', 'replace')} holds "
+                f"{len(entry.value)} bytes, more than one etcd request may carry"
+            )
         count = self._count()
         if count and not force:
             raise BadRequest(

@@ -123,6 +123,10 @@ class LmdbSnapshotTarget:
         self._env: Any = None
         self._renumbered: dict[bytes, int] = {}
         self._map_size = 1 << 30
+        # What inspect noted: the first reason to refuse, every (revision, key), the size.
+        self._refusal: str | None = None
+        self._revisions: list[tuple[int, bytes]] = []
+        self._total = 0
 
     def __enter__(self) -> LmdbSnapshotTarget:
         return self
@@ -156,23 +160,26 @@ class LmdbSnapshotTarget:
             self._map_size = int(self._env.info()["map_size"])
         return self._env
 
-    def check(self, entries: Iterable[SnapshotEntry], *, force: bool) -> None:
-        revisions: list[tuple[int, bytes]] = []
-        total = 0
-        for entry in entries:
-            key = entry.key
+    def inspect(self, entry: SnapshotEntry) -> None:
+        key = entry.key
+        if self._refusal is None:
             if len(key) > rec.MAX_KEY_BYTES or b"\x00" in key or not key.startswith(b"/"):
-                raise InvalidSnapshot(
+                self._refusal = (
                     f"the key {key[:80]!r} cannot be stored in LMDB (keys are at most "
                     f"{rec.MAX_KEY_BYTES} bytes, start with / and hold no NUL)"
                 )
-            if entry.mod_revision < 1 or not 0 < entry.create_revision <= entry.mod_revision:
-                raise InvalidSnapshot(
+            elif entry.mod_revision < 1 or not 0 < entry.create_revision <= entry.mod_revision:
+                self._refusal = (
                     f"the key {key.decode('utf-8', 'replace')} has revisions "
                     f"{entry.create_revision}/{entry.mod_revision}"
                 )
-            revisions.append((entry.mod_revision, key))
-            total += len(key) * 2 + len(entry.value) + 64
+        self._revisions.append((entry.mod_revision, key))
+        self._total += len(key) * 2 + len(entry.value) + 64
+
+    def check(self, *, force: bool) -> None:
+        if self._refusal is not None:
+            raise InvalidSnapshot(self._refusal)
+        revisions, total = self._revisions, self._total
         self._renumbered = _renumber(revisions)
         # Room for everything written plus LMDB's page overhead, so that the restore does not
         # stop to grow the map.

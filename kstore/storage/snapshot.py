@@ -48,7 +48,7 @@ import os
 import struct
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
@@ -160,9 +160,13 @@ class SnapshotTarget(Protocol):
     name: str
     key_prefix: str
 
-    def check(self, entries: Iterable[SnapshotEntry], *, force: bool) -> None:
-        """Raise (InvalidSnapshot, or the store's own error) when the entries cannot all be
-        written, or the store is not empty and ``force`` is not set; writes nothing."""
+    def inspect(self, entry: SnapshotEntry) -> None:
+        """Note what :meth:`check` needs to know of ``entry``; never raises."""
+        ...
+
+    def check(self, *, force: bool) -> None:
+        """Raise (InvalidSnapshot, or the store's own error) when the entries inspected cannot
+        all be written, or the store is not empty and ``force`` is not set; writes nothing."""
         ...
 
     def load(self, entries: Iterable[SnapshotEntry], revision: int, *, force: bool) -> int:
@@ -445,9 +449,13 @@ def read_entries(path: str | os.PathLike[str]) -> Iterator[SnapshotEntry]:
         yield from reader.entries()
 
 
-def verify_snapshot(path: str | os.PathLike[str]) -> SnapshotInfo:
+def verify_snapshot(
+    path: str | os.PathLike[str], inspect: Callable[[SnapshotEntry], None] | None = None
+) -> SnapshotInfo:
     """Read the whole snapshot at ``path`` and check it; what it holds. InvalidSnapshot when
-    it is not a snapshot, has another format version, is truncated or corrupt."""
+    it is not a snapshot, has another format version, is truncated or corrupt. ``inspect``
+    sees every entry on the way (it must not act on them: the file is only known good once
+    this returns)."""
     p = Path(path)
     f, size = _open(p)
     resources: Counter[str] = Counter()
@@ -457,6 +465,8 @@ def verify_snapshot(path: str | os.PathLike[str]) -> SnapshotInfo:
         reader = _Reader(f, p, size)
         header = reader.header()
         for entry in reader.entries():
+            if inspect is not None:
+                inspect(entry)
             count += 1
             value_bytes += len(entry.value)
             if entry.ttl_ms:
@@ -502,12 +512,12 @@ def restore_snapshot(
     path: str | os.PathLike[str], target: SnapshotTarget, *, force: bool = False
 ) -> tuple[SnapshotInfo, int]:
     """Restore the snapshot at ``path`` into ``target``: the file is checked whole (format,
-    checksum, truncation), then whether the target can take every entry and is empty (unless
-    ``force``), and only then written. Returns the snapshot's info and the target's revision
-    afterwards."""
+    checksum, truncation) while the target inspects every entry, then whether the target can
+    take them all and is empty (unless ``force``), and only then written (a second read).
+    Returns the snapshot's info and the target's revision afterwards."""
     p = Path(path)
-    info = verify_snapshot(p)
+    info = verify_snapshot(p, target.inspect)
     _check_key_bound_values(info, target)
-    target.check(read_entries(p), force=force)
+    target.check(force=force)
     revision = target.load(read_entries(p), info.revision, force=force)
     return info, revision

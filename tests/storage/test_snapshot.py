@@ -236,7 +236,9 @@ def test_an_interrupted_restore_is_refused_until_restored_again(
             yield entry
 
     with LmdbSnapshotTarget(target) as lmdb_target:
-        lmdb_target.check(read_entries(snapshot_file), force=False)
+        for entry in read_entries(snapshot_file):
+            lmdb_target.inspect(entry)
+        lmdb_target.check(force=False)
         with pytest.raises(OSError, match="disk gone"):
             lmdb_target.load(failing_entries(), 9, force=False)
     with pytest.raises(Exception, match="did not finish"):
@@ -436,3 +438,21 @@ def test_the_snapshot_bench_runs_on_a_small_store(tmp_path: Path) -> None:
     assert len(lines) == 1 + len(names)
     for line, name in zip(lines[1:], names, strict=True):
         assert line.startswith(name) and line.endswith("MB/s"), line
+
+
+def test_a_key_lmdb_cannot_hold_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    class Entries:
+        name = "etcd"
+        key_prefix = ""
+
+        def read(self) -> tuple[int, Iterator[SnapshotEntry]]:
+            return 9, iter(
+                [
+                    SnapshotEntry(b"/pods/ns/a", b"{}", 4, 4),
+                    SnapshotEntry(b"/pods/ns/" + b"x" * 600, b"{}", 5, 5),
+                ]
+            )
+
+    snapshot = tmp_path / "snap"
+    save_snapshot(snapshot, Entries())
+    _refused(snapshot, tmp_path / "target", "cannot be stored in LMDB")
