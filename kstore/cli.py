@@ -222,6 +222,21 @@ def _print_snapshot(info: Any, output: str, stdout: BinaryIO) -> None:
     stdout.write(("\n".join(lines) + "\n").encode())
 
 
+def _file_errors(run: Any) -> Any:
+    """``run`` with the operating system's errors (a missing directory, no permission) as a
+    one-line BadRequest."""
+
+    def wrapped(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> None:
+        try:
+            run(args, stdin, stdout)
+        except OSError as exc:
+            where = f"{exc.filename}: " if exc.filename else ""
+            raise BadRequest(f"{where}{exc.strerror or exc}") from None
+
+    return wrapped
+
+
+@_file_errors
 def snapshot_save(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> None:
     """Save every key of a store at one revision to a snapshot file."""
     from kstore.storage.snapshot import save_snapshot
@@ -242,6 +257,7 @@ def snapshot_save(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -
     )
 
 
+@_file_errors
 def snapshot_status(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> None:
     """Check a snapshot file whole and print what it holds."""
     from kstore.storage.snapshot import verify_snapshot
@@ -249,6 +265,7 @@ def snapshot_status(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO)
     _print_snapshot(verify_snapshot(args.file), args.output, stdout)
 
 
+@_file_errors
 def snapshot_restore(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> None:
     """Restore a snapshot file into an empty store (any store with --force)."""
     from kstore.storage.snapshot import restore_snapshot

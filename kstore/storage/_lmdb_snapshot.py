@@ -65,16 +65,19 @@ class LmdbSnapshotSource:
         data = self._path / "data.mdb"
         if not data.is_file():
             raise BadRequest(f"{self._path} holds no kstore LMDB store (no data.mdb)")
-        env = lmdb.open(
-            str(self._path),
-            readonly=True,
-            lock=True,
-            subdir=True,
-            max_dbs=0,
-            max_readers=_MAX_READERS,
-            # At least the pages in use; a map grown since by the server is adopted below.
-            map_size=max(data.stat().st_size, 1 << 20),
-        )
+        try:
+            env = lmdb.open(
+                str(self._path),
+                readonly=True,
+                lock=True,
+                subdir=True,
+                max_dbs=0,
+                max_readers=_MAX_READERS,
+                # At least the pages in use; a map grown since by the server is adopted below.
+                map_size=max(data.stat().st_size, 1 << 20),
+            )
+        except lmdb.Error as exc:
+            raise BadRequest(f"cannot open the LMDB store at {self._path}: {exc}") from None
         try:
             try:
                 txn = env.begin()
@@ -146,16 +149,20 @@ class LmdbSnapshotTarget:
         if self._env is None:
             self._path.mkdir(parents=True, exist_ok=True)
             self._lock = DirectoryLock(self._path)
-            self._env = lmdb.open(
-                str(self._path),
-                map_size=map_size,
-                subdir=True,
-                max_dbs=1,
-                sync=self._durable,
-                metasync=self._durable,
-                max_readers=_MAX_READERS,
-                lock=True,
-            )
+            try:
+                self._env = lmdb.open(
+                    str(self._path),
+                    map_size=map_size,
+                    subdir=True,
+                    max_dbs=1,
+                    sync=self._durable,
+                    metasync=self._durable,
+                    max_readers=_MAX_READERS,
+                    lock=True,
+                )
+            except lmdb.Error as exc:
+                self.close()
+                raise BadRequest(f"cannot open the LMDB store at {self._path}: {exc}") from None
             self._env.reader_check()
             self._map_size = int(self._env.info()["map_size"])
         return self._env

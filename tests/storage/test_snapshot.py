@@ -456,3 +456,11 @@ def test_a_key_lmdb_cannot_hold_is_refused_before_anything_is_written(tmp_path: 
     snapshot = tmp_path / "snap"
     save_snapshot(snapshot, Entries())
     _refused(snapshot, tmp_path / "target", "cannot be stored in LMDB")
+
+
+def test_the_cli_names_a_file_it_cannot_write(small_store: Path, tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-dir" / "snap"
+    result = kstore_cli("snapshot", "save", missing, "--data-dir", small_store)
+    assert result.returncode == 1
+    assert result.stderr.startswith("error: ") and "No such file or directory" in result.stderr
+    assert not missing.parent.exists()
