@@ -803,3 +803,21 @@ def _serves(client: Client, api_version: str, plural: str) -> bool:
     except KStoreError:
         return False
     return True
+
+
+def test_an_unknown_param_kind_is_a_configuration_error(client: Client) -> None:
+    bind(
+        client,
+        "unknown-kind",
+        {
+            "paramKind": {"apiVersion": "example.com/v1", "kind": "Limits"},
+            "validations": [{"expression": "true"}],
+        },
+        binding={"paramRef": {"name": "x", "parameterNotFoundAction": "Allow"}},
+    )
+    error = refused(configmaps(client).create, cm("any"))
+    assert error.message.endswith(
+        "ValidatingAdmissionPolicy 'unknown-kind' with binding 'unknown-kind-binding' denied "
+        "request: failed to configure binding: paramKind kind "
+        "`&ParamKind{APIVersion:example.com/v1,Kind:Limits,}` not known"
+    )

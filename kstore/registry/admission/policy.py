@@ -762,9 +762,9 @@ class ValidatingPolicies:
             gv = GroupVersion.parse(api_version)
             definition = scheme.definition(gv.group, kind)
         except KStoreError:
-            raise _ConfigError(f"paramKind kind `{api_version}, Kind={kind}` not known") from None
+            raise _ConfigError(_unknown_param_kind(api_version, kind)) from None
         if definition.resource is None:
-            raise _ConfigError(f"paramKind kind `{api_version}, Kind={kind}` not known")
+            raise _ConfigError(_unknown_param_kind(api_version, kind))
         namespaced = definition.resource.namespaced
         namespace = ""
         ref_namespace = str(ref.get("namespace") or "")
@@ -835,6 +835,11 @@ class ValidatingPolicies:
 
 def _ignore(key: str, obj: Object | None) -> None:
     return None
+
+
+def _unknown_param_kind(api_version: str, kind: str) -> str:
+    # The ParamKind as Go's generated String() prints it.
+    return f"paramKind kind `&ParamKind{{APIVersion:{api_version},Kind:{kind},}}` not known"
 
 
 def _read(store: ResourceStore | None, namespace: str, name: str) -> Object | None:
