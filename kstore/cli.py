@@ -146,6 +146,9 @@ def _serve_config(args: argparse.Namespace, **overrides: Any) -> Any:
             secure_port=args.secure_port,
             enable_admission_plugins=_names(args.enable_admission_plugins),
             disable_admission_plugins=_names(args.disable_admission_plugins),
+            webhook_service_resolver=tuple(
+                rule for value in args.webhook_service_resolver for rule in _names(value)
+            ),
             controllers=tuple(c for c in args.controllers.split(",") if c),
             root_ca_file=Path(args.root_ca_file) if args.root_ca_file else None,
             leader_election=LeaderElectionConfig(
@@ -412,6 +415,14 @@ def _add_serve_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]
         "--disable-admission-plugins",
         default="",
         help="comma-separated admission plugins not to run, default-on ones included",
+    )
+    p.add_argument(
+        "--webhook-service-resolver",
+        action="append",
+        default=[],
+        metavar="NAMESPACE/NAME=HOST:PORT",
+        help="where to reach a service that a webhook configuration names (repeatable or "
+        "comma-separated); without a rule a service is reached at its clusterIP",
     )
     p.set_defaults(run=serve)
 

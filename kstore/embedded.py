@@ -152,6 +152,7 @@ def open(
     controllers: Sequence[str] | str = ("*",),
     root_ca_file: str | Path | None = None,
     leader_election: LeaderElectionConfig | None = None,
+    webhook_service_resolver: Sequence[str] = (),
 ) -> Client:
     """Open the store at ``url`` with ``scheme`` (the built-in kinds by default).
 
@@ -169,7 +170,11 @@ def open(
     ``controllers`` says which API-only controllers run, as ``kstore serve --controllers``
     (every one by default; ``()`` none); they run on the leader of the processes sharing the
     store, elected on a Lease (``leader_election`` tunes its timings). ``root_ca_file`` is the
-    CA published in every namespace's ``kube-root-ca.crt`` ConfigMap (none without it)."""
+    CA published in every namespace's ``kube-root-ca.crt`` ConfigMap (none without it).
+
+    ``webhook_service_resolver`` takes ``namespace/name=host:port`` rules for the services
+    that admission and conversion webhooks name, as ``kstore serve
+    --webhook-service-resolver`` (added to those of ``config``)."""
     settings = ControllerSettings(
         controllers=controllers,
         root_ca=read_root_ca(None if root_ca_file is None else Path(root_ca_file), None),
@@ -179,6 +184,9 @@ def open(
     config = config or RegistryConfig()
     if not config.admission_plugins:
         config = replace(config, admission_plugins=plugins)
+    if webhook_service_resolver:
+        rules = (*config.webhook_service_resolver, *webhook_service_resolver)
+        config = replace(config, webhook_service_resolver=rules)
     backend = backend_for_url(url)
     try:
         registry = build_registry(scheme or builtin_scheme(), backend, config)

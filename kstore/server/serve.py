@@ -162,6 +162,9 @@ class ServeConfig:
     #: changes to its default-on set of admission plugins, by name.
     enable_admission_plugins: tuple[str, ...] = ()
     disable_admission_plugins: tuple[str, ...] = ()
+    #: ``--webhook-service-resolver``: ``namespace/name=host:port`` rules for the services
+    #: that webhook configurations name (kstore runs no service proxy).
+    webhook_service_resolver: tuple[str, ...] = ()
     #: kube-controller-manager's ``--controllers``: which API-only controllers run (on the
     #: leader of the servers sharing the store); ``*`` is every one.
     controllers: tuple[str, ...] = ("*",)
@@ -237,6 +240,7 @@ def open_registry(config: ServeConfig) -> tuple[Registry, Backend]:
         admission_plugins=resolve_plugins(
             config.enable_admission_plugins, config.disable_admission_plugins
         ),
+        webhook_service_resolver=config.webhook_service_resolver,
     )
     backend = open_backend(config)
     try:
