@@ -251,10 +251,16 @@ class Registry(Protocol):
         *,
         mutating: AdmissionHook | None = None,
         validating: AdmissionHook | None = None,
-        blocking: bool = True,
+        blocking: bool | Callable[[], bool] = True,
     ) -> None:
         """Append hooks: all mutating hooks run before all validating hooks, in order.
-        ``blocking=False`` promises they never block (no I/O, no waiting)."""
+        ``blocking=False`` promises they never block (no I/O, no waiting); a callable is
+        asked, per request, whether they may block now."""
+        ...
+
+    def on_close(self, stop: Callable[[], None]) -> None:
+        """Call ``stop()`` when the registry closes, before its stores stop (admission
+        plugins end their informers there)."""
         ...
 
     def close(self) -> None: ...

@@ -267,6 +267,7 @@ class StoreRegistry(Registry):
         self._cachers: dict[tuple[str, str], Cacher] = {}
         self._namespace_check: Callable[[str, str, str], None] | None = None
         self._scheme_listeners: list[Callable[[Scheme], None]] = []
+        self._on_close: list[Callable[[], None]] = []
         self._closed = False
         self._lock = threading.Lock()
         self.namespace_finalizer: NamespaceFinalizer | None = None
@@ -535,9 +536,12 @@ class StoreRegistry(Registry):
         *,
         mutating: AdmissionHook | None = None,
         validating: AdmissionHook | None = None,
-        blocking: bool = True,
+        blocking: bool | Callable[[], bool] = True,
     ) -> None:
         self._admission.add(mutating=mutating, validating=validating, blocking=blocking)
+
+    def on_close(self, stop: Callable[[], None]) -> None:
+        self._on_close.append(stop)
 
     def _service_address(self, namespace: str, name: str, port: int) -> tuple[str, int]:
         """A service port's clusterIP address (kube-apiserver's cluster-IP service resolver)."""
@@ -560,6 +564,8 @@ class StoreRegistry(Registry):
             if self._closed:
                 return
             self._closed = True
+        for stop in self._on_close:
+            stop()
         self.webhook_client.close()
         if self.namespace_finalizer is not None:
             self.namespace_finalizer.stop()

@@ -13,14 +13,17 @@ and the stored object as ``old_object``, inside the storage transaction (so they
 per conflict retry). Dry-run requests run every hook with ``dry_run=True``.
 
 Adding hooks is thread-safe and takes effect for requests that start afterwards. A hook is
-taken to block (to do I/O or wait) unless it is added with ``blocking=False``; while every
-hook is non-blocking, a server on local storage runs creates, updates and patches on its event
-loop, hooks included (see :attr:`kstore.registry.interface.Registry.writes_on_loop`).
+taken to block (to do I/O or wait) unless it is added with ``blocking=False``, or with a probe
+(``blocking=callable``) saying whether it may block now (the webhook plugins: while any webhook
+is configured); while no hook may block, a server on local storage runs creates, updates and
+patches on its event loop, hooks included (see
+:attr:`kstore.registry.interface.Registry.writes_on_loop`).
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 from kstore.errors import InternalError, KStoreError
 from kstore.registry.interface import AdmissionAttributes, AdmissionHook
@@ -37,17 +40,21 @@ class AdmissionChain:
         self._mutating: tuple[AdmissionHook, ...] = ()
         self._validating: tuple[AdmissionHook, ...] = ()
         self._may_block = False
+        self._probes: tuple[Callable[[], bool], ...] = ()
 
     def add(
         self,
         *,
         mutating: AdmissionHook | None = None,
         validating: AdmissionHook | None = None,
-        blocking: bool = True,
+        blocking: bool | Callable[[], bool] = True,
     ) -> None:
         with self._lock:
-            if blocking and (mutating is not None or validating is not None):
-                self._may_block = True
+            if mutating is not None or validating is not None:
+                if callable(blocking):
+                    self._probes = (*self._probes, blocking)
+                elif blocking:
+                    self._may_block = True
             if mutating is not None:
                 self._mutating = (*self._mutating, mutating)
             if validating is not None:
@@ -59,8 +66,8 @@ class AdmissionChain:
 
     @property
     def may_block(self) -> bool:
-        """Whether any hook was added without ``blocking=False``."""
-        return self._may_block
+        """Whether any hook was added as blocking, or a probe says its hook may block now."""
+        return self._may_block or any(probe() for probe in self._probes)
 
     @property
     def has_validating(self) -> bool:
