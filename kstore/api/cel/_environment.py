@@ -40,6 +40,7 @@ __all__ = [
     "CompileError",
     "check_with_variables",
     "compile_expression",
+    "compile_with_variables",
 ]
 
 OPAQUE_TYPE_NAMES: Final = (
@@ -341,6 +342,19 @@ def check_with_variables(source: str, names: frozenset[str], *, authorizer: bool
         env.compile(source)
     except RuntimeError as exc:
         _expand_unchecked(env, source, _clean(str(exc)))
+
+
+def compile_with_variables(
+    source: str, names: frozenset[str], *, authorizer: bool
+) -> tuple[CheckedAst, str]:
+    """As :func:`check_with_variables`, returning the checked AST and its result type's name
+    (``DYN`` for the two-variable macros cel-cpp cannot check)."""
+    env = _variables_env(names, authorizer)
+    try:
+        compiled = env.compile(source)
+    except RuntimeError as exc:
+        return _expand_unchecked(env, source, _clean(str(exc))), "DYN"
+    return decode_checked(compiled.serialize()), compiled.return_type().name()
 
 
 def compile_expression(

@@ -1,6 +1,6 @@
 """Compile checks of the CEL expressions that admission objects store (webhook match
 conditions, ValidatingAdmissionPolicy validations, message expressions, audit annotations and
-variables), as Kubernetes makes them when such an object is written. Evaluation is not here.
+variables), as Kubernetes makes them when such an object is written, and their evaluation.
 
 Each expression is parsed and type-checked with the variables Kubernetes declares for it:
 ``object``, ``oldObject``, ``request`` and ``namespaceObject`` always, ``authorizer`` (with
@@ -12,16 +12,47 @@ fields of these variables are not checked.
 cel-cpp names a whole undeclared select chain (``'params.x'``, at its last dot) where cel-go
 names its root identifier (``'params'``, where it starts); the message is rewritten to
 cel-go's, caret line included.
+
+Evaluation (further down) compiles each expression once (:func:`compile_admission_expression`)
+and evaluates it against one :class:`Activation` per request, with Kubernetes' cost limits and
+error texts; ValidatingAdmissionPolicy and webhook ``matchConditions`` share it.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Final
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
 
-from kstore.api.cel._environment import CompileError, check_with_variables
+from kstore.api.cel._environment import (
+    CompileError,
+    check_with_variables,
+    compile_with_variables,
+)
+from kstore.api.cel._interpreter import Evaluator, State, build
+from kstore.api.cel._k8s_library import FUNCTIONS as K8S_FUNCTIONS
+from kstore.api.cel._values import CostExceeded, ErrorValue, EvalError, NoOverload
+from kstore.api.cel.rules import PER_CALL_LIMIT, RUNTIME_COST_BUDGET
 
-__all__ = ["admission_compile_error"]
+__all__ = [
+    "AUTHZ_FUNCTIONS",
+    "MATCH_CONDITIONS_BUDGET",
+    "OUT_OF_BUDGET",
+    "PER_CALL_LIMIT",
+    "RUNTIME_COST_BUDGET",
+    "Activation",
+    "AdmissionCelError",
+    "AuthorizationCheck",
+    "AuthorizationDecision",
+    "Authorize",
+    "CompiledExpression",
+    "OutOfBudget",
+    "Variables",
+    "admission_compile_error",
+    "allow_all",
+    "compile_admission_expression",
+]
 
 _ALWAYS: Final = frozenset(("object", "oldObject", "request", "namespaceObject"))
 _UNDECLARED: Final = re.compile(
@@ -71,3 +102,348 @@ def admission_compile_error(
     except CompileError as exc:
         return f"compilation failed: {_root_reference(str(exc))}"
     return None
+
+
+# -- evaluation -------------------------------------------------------------------------------
+#
+# Kubernetes' admission CEL (k8s.io/apiserver/pkg/admission/plugin/cel): every expression of a
+# policy (or a webhook's matchConditions) is compiled once, with the variables it may read
+# declared; a request evaluates them against one activation holding ``object``, ``oldObject``,
+# ``request``, ``params``, ``namespaceObject``, ``authorizer`` and ``variables``. Each
+# evaluation may spend ``PER_CALL_LIMIT``; what it spent (the lazily evaluated variables it
+# read included) comes off the budget of the policy binding (``RUNTIME_COST_BUDGET``) or of
+# the match conditions (``MATCH_CONDITIONS_BUDGET``).
+
+#: k8s.io/apiserver/pkg/apis/cel: RuntimeCELCostBudgetMatchConditions.
+MATCH_CONDITIONS_BUDGET: Final = 2_500_000
+OUT_OF_BUDGET: Final = (
+    "validation failed due to running out of cost budget, no further validation rules will be run"
+)
+
+
+class AdmissionCelError(Exception):
+    """An expression that could not be evaluated; ``str()`` is Kubernetes' text for it."""
+
+
+class OutOfBudget(AdmissionCelError):
+    """The budget is spent: no further expression of the policy runs."""
+
+    def __init__(self) -> None:
+        super().__init__(OUT_OF_BUDGET)
+
+
+@dataclass(frozen=True, slots=True)
+class AuthorizationCheck:
+    """What an ``authorizer`` check asks: Kubernetes' ``authorizer.AttributesRecord`` for the
+    user the check is about (``user`` in ``UserInfo``'s JSON shape: username, uid, groups,
+    extra)."""
+
+    user: Mapping[str, Any]
+    verb: str
+    resource_request: bool
+    path: str = ""
+    api_group: str = ""
+    api_version: str = ""
+    resource: str = ""
+    subresource: str = ""
+    namespace: str = ""
+    name: str = ""
+    field_selector: str = ""
+    label_selector: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class AuthorizationDecision:
+    """``allowed`` (Kubernetes' DecisionAllow), its reason, and an error when the authorizer
+    failed."""
+
+    allowed: bool
+    reason: str = ""
+    error: str = ""
+
+
+#: Decides one check; what the server's authorization filter would answer.
+Authorize = Callable[[AuthorizationCheck], AuthorizationDecision]
+
+
+def allow_all(check: AuthorizationCheck) -> AuthorizationDecision:
+    """The authorizer of a store with no authorization (``kstore.open``): everything allowed."""
+    return AuthorizationDecision(True)
+
+
+class _Decision:
+    __slots__ = ("decision",)
+
+    def __init__(self, decision: AuthorizationDecision) -> None:
+        self.decision = decision
+
+
+class _Authorizer:
+    """The ``authorizer`` variable: checks are asked for ``user`` (the requester, or the
+    service account :func:`serviceAccount` names)."""
+
+    __slots__ = ("authorize", "request_check", "user")
+
+    def __init__(
+        self,
+        user: Mapping[str, Any],
+        authorize: Authorize,
+        request_check: dict[str, str] | None = None,
+    ) -> None:
+        self.user = user
+        self.authorize = authorize
+        self.request_check = request_check
+
+    def cel_field(self, name: str) -> Any:
+        if name == "requestResource" and self.request_check is not None:
+            return _Check(self, {**self.request_check, "kind": "resource"})
+        raise AdmissionCelError(f"no such key: {name}")
+
+
+class _Check:
+    """A path, group or resource check being built (``kind`` says which)."""
+
+    __slots__ = ("authorizer", "fields")
+
+    def __init__(self, authorizer: _Authorizer, fields: dict[str, str]) -> None:
+        self.authorizer = authorizer
+        self.fields = fields
+
+    def with_field(self, kind: str, name: str, value: Any) -> _Check:
+        if type(value) is not str:
+            raise NoOverload()
+        return _Check(self.authorizer, {**self.fields, "kind": kind, name: value})
+
+    def check(self, verb: Any) -> _Decision:
+        if type(verb) is not str:
+            raise NoOverload()
+        f = self.fields
+        if f["kind"] == "path":
+            request = AuthorizationCheck(
+                user=self.authorizer.user, verb=verb, resource_request=False, path=f["path"]
+            )
+        else:
+            request = AuthorizationCheck(
+                user=self.authorizer.user,
+                verb=verb,
+                resource_request=True,
+                api_group=f.get("group", ""),
+                api_version=f.get("version", "*"),
+                resource=f.get("resource", ""),
+                subresource=f.get("subresource", ""),
+                namespace=f.get("namespace", ""),
+                name=f.get("name", ""),
+                field_selector=f.get("fieldSelector", ""),
+                label_selector=f.get("labelSelector", ""),
+            )
+        try:
+            return _Decision(self.authorizer.authorize(request))
+        except Exception as exc:
+            return _Decision(AuthorizationDecision(False, "", str(exc) or type(exc).__name__))
+
+
+def _service_account_user(namespace: str, name: str) -> dict[str, Any]:
+    return {
+        "username": f"system:serviceaccount:{namespace}:{name}",
+        "groups": ["system:serviceaccounts", f"system:serviceaccounts:{namespace}"],
+    }
+
+
+def _member(kinds: tuple[type, ...], fn: Callable[..., Any]) -> Callable[..., Any]:
+    def call(receiver: Any, *args: Any) -> Any:
+        if type(receiver) not in kinds:
+            raise NoOverload()
+        return fn(receiver, *args)
+
+    return call
+
+
+def _service_account(a: _Authorizer, namespace: Any, name: Any) -> _Authorizer:
+    if type(namespace) is not str or type(name) is not str:
+        raise NoOverload()
+    return _Authorizer(_service_account_user(namespace, name), a.authorize)
+
+
+def _path(a: _Authorizer, path: Any) -> _Check:
+    return _Check(a, {}).with_field("path", "path", path)
+
+
+def _group(a: _Authorizer, group: Any) -> _Check:
+    return _Check(a, {}).with_field("group", "group", group)
+
+
+def _resource_field(name: str) -> Callable[[_Check, Any], _Check]:
+    def step(c: _Check, value: Any) -> _Check:
+        if c.fields["kind"] == "path" or (name == "resource") != (c.fields["kind"] == "group"):
+            raise NoOverload()
+        return c.with_field("resource", name, value)
+
+    return step
+
+
+def _decision_error(d: _Decision) -> str:
+    return d.decision.error
+
+
+#: The authorizer library's functions (``k8s.io/apiserver/pkg/cel/library/authz.go``).
+AUTHZ_FUNCTIONS: Final[dict[str, Callable[..., Any]]] = {
+    "path": _member((_Authorizer,), _path),
+    "group": _member((_Authorizer,), _group),
+    "serviceAccount": _member((_Authorizer,), _service_account),
+    "resource": _member((_Check,), _resource_field("resource")),
+    "subresource": _member((_Check,), _resource_field("subresource")),
+    "namespace": _member((_Check,), _resource_field("namespace")),
+    "name": _member((_Check,), _resource_field("name")),
+    "fieldSelector": _member((_Check,), _resource_field("fieldSelector")),
+    "labelSelector": _member((_Check,), _resource_field("labelSelector")),
+    "check": _member((_Check,), _Check.check),
+    "allowed": _member((_Decision,), lambda d: d.decision.allowed),
+    "reason": _member((_Decision,), lambda d: d.decision.reason),
+    "errored": _member((_Decision,), lambda d: bool(d.decision.error)),
+    "error": _member((_Decision,), _decision_error),
+}
+_FUNCTIONS: Final = {**K8S_FUNCTIONS, **AUTHZ_FUNCTIONS}
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledExpression:
+    """One expression, compiled (``program``) or not (``error``: Kubernetes' compile error)."""
+
+    source: str
+    program: Evaluator | None
+    error: str = ""
+    result_type: str = "DYN"
+
+
+def compile_admission_expression(
+    expression: str,
+    *,
+    params: bool,
+    authorizer: bool,
+    variables: frozenset[str] | None = None,
+) -> CompiledExpression:
+    """Compile ``expression`` with the variables Kubernetes declares for it (see
+    :func:`admission_compile_error`); compile once, evaluate per request."""
+    names = set(_ALWAYS)
+    if params:
+        names.add("params")
+    if authorizer:
+        names.add("authorizer")
+    if variables is not None:
+        names.add("variables")
+    try:
+        ast, result_type = compile_with_variables(
+            expression, frozenset(names), authorizer=authorizer
+        )
+    except CompileError as exc:
+        return CompiledExpression(
+            expression, None, f"compilation failed: {_root_reference(str(exc))}"
+        )
+    return CompiledExpression(expression, build(ast.expr, _FUNCTIONS), "", result_type)
+
+
+class Variables:
+    """The ``variables`` of one activation: each evaluated when first read, in the policy's
+    order of declaration, then kept; its cost is charged to the expression that read it."""
+
+    __slots__ = ("_activation", "_compiled", "_values")
+
+    def __init__(self, compiled: Mapping[str, CompiledExpression], activation: Activation) -> None:
+        self._compiled = compiled
+        self._activation = activation
+        self._values: dict[str, Any] = {}
+
+    def cel_field(self, name: str) -> Any:
+        try:
+            value = self._values[name]
+        except KeyError:
+            value = self._values[name] = self._evaluate(name)
+        if type(value) is ErrorValue:
+            raise value.error
+        return value
+
+    def _evaluate(self, name: str) -> Any:
+        compiled = self._compiled.get(name)
+        if compiled is None:
+            return ErrorValue(EvalError(f"no such key: {name}"))
+        if compiled.program is None:
+            return ErrorValue(
+                EvalError(f'composited variable "{name}" fails to compile: {compiled.error}')
+            )
+        st = State(PER_CALL_LIMIT)
+        try:
+            return compiled.program(self._activation.bindings, st)
+        except (EvalError, AdmissionCelError, CostExceeded) as exc:
+            return ErrorValue(EvalError(f'composited variable "{name}" fails to evaluate: {exc}'))
+        finally:
+            self._activation.variable_cost += st.cost
+
+
+class Activation:
+    """The variables one request's evaluations read (see the module's evaluation notes)."""
+
+    __slots__ = ("bindings", "variable_cost")
+
+    def __init__(
+        self,
+        *,
+        object: Any,
+        old_object: Any,
+        request: Mapping[str, Any],
+        params: Any = None,
+        namespace_object: Any = None,
+        authorize: Authorize | None = None,
+        variables: Mapping[str, CompiledExpression] | None = None,
+    ) -> None:
+        self.variable_cost = 0
+        bindings: dict[str, Any] = {
+            "object": object,
+            "oldObject": old_object,
+            "request": request,
+            "params": params,
+            "namespaceObject": namespace_object,
+        }
+        if authorize is not None:
+            user = request.get("userInfo") or {}
+            bindings["authorizer"] = _Authorizer(user, authorize, _request_check(request))
+        if variables is not None:
+            bindings["variables"] = Variables(variables, self)
+        self.bindings = bindings
+
+    def evaluate(self, compiled: CompiledExpression, budget: int) -> tuple[Any, int]:
+        """The value of ``compiled`` and the budget left. Raises :class:`AdmissionCelError`
+        with Kubernetes' text when it cannot be evaluated, :class:`OutOfBudget` when the
+        budget is spent."""
+        if compiled.program is None:
+            raise AdmissionCelError(f"compilation error: {compiled.error}")
+        st = State(PER_CALL_LIMIT)
+        self.variable_cost = 0
+        error: str | None = None
+        value: Any = None
+        try:
+            value = compiled.program(self.bindings, st)
+        except (EvalError, AdmissionCelError, CostExceeded) as exc:
+            error = str(exc)
+        # The variables read were evaluated apart; their cost is charged first, as in
+        # Kubernetes, then the expression's own.
+        if self.variable_cost > budget:
+            raise OutOfBudget()
+        budget -= self.variable_cost
+        if st.cost > budget:
+            raise OutOfBudget()
+        budget -= st.cost
+        if error is not None:
+            raise AdmissionCelError(f"expression '{compiled.source}' resulted in error: {error}")
+        return value, budget
+
+
+def _request_check(request: Mapping[str, Any]) -> dict[str, str]:
+    resource = request.get("resource") or {}
+    return {
+        "group": str(resource.get("group") or ""),
+        "version": str(resource.get("version") or ""),
+        "resource": str(resource.get("resource") or ""),
+        "subresource": str(request.get("subResource") or ""),
+        "namespace": str(request.get("namespace") or ""),
+        "name": str(request.get("name") or ""),
+    }
