@@ -623,3 +623,98 @@ def test_a_patch_on_delete_is_refused(
     assert review["object"] is None
     assert review["oldObject"]["metadata"]["name"] == "doomed"
     assert review["options"]["kind"] == "DeleteOptions"
+
+
+def test_match_conditions_choose_the_requests_and_their_errors_follow_the_failure_policy(
+    core: client.CoreV1Api,
+    namespace: str,
+    hooks: WebhookServer,
+    admission: Callable[..., None],
+) -> None:
+    path = f"/conditions/{namespace}"
+    hooks.route(path, _allow)
+    conditions = [
+        {"name": "named", "expression": 'object.metadata.name.startsWith("match-")'},
+        {"name": "creates", "expression": 'request.operation == "CREATE"'},
+        {"name": "user", "expression": '!request.userInfo.username.startsWith("system:node:")'},
+    ]
+    broken = [{"name": "broken", "expression": 'object.data.missing == "x"'}]
+    admission(
+        _validating(
+            f"conditions-{namespace}",
+            _webhook("conditions", namespace, _url(hooks, path), matchConditions=conditions),
+            _webhook(
+                "broken",
+                namespace,
+                _url(hooks, path),
+                matchConditions=broken,
+                objectSelector={"matchLabels": {"broken": "fail"}},
+            ),
+            _webhook(
+                "broken-ignored",
+                namespace,
+                _url(hooks, path),
+                matchConditions=broken,
+                failurePolicy="Ignore",
+                objectSelector={"matchLabels": {"broken": "ignore"}},
+            ),
+        )
+    )
+
+    def called() -> None:
+        core.create_namespaced_config_map(namespace, _cm("match-probe"), dry_run="All")
+        assert hooks.bodies(path)
+
+    _until(called)
+    before = len(hooks.bodies(path))
+    core.create_namespaced_config_map(namespace, _cm("other"))
+    core.create_namespaced_config_map(namespace, _cm("match-me"))
+    names = [b["request"]["name"] for b in hooks.bodies(path)[before:]]
+    assert names == ["match-me"]
+    with pytest.raises(ApiException) as info:
+        core.create_namespaced_config_map(namespace, _cm("bad", {"broken": "fail"}))
+    assert info.value.status == 403
+    status = _status(info.value)
+    assert status["reason"] == "Forbidden"
+    assert status["message"].startswith(
+        'configmaps "bad" is forbidden: expression \'object.data.missing == "x"\' resulted in '
+        "error: "
+    )
+    core.create_namespaced_config_map(namespace, _cm("fine", {"broken": "ignore"}))
+    assert len(hooks.bodies(path)) == before + 1
+
+
+def test_webhook_configurations_are_never_sent_to_webhooks(
+    api_client: client.ApiClient,
+    core: client.CoreV1Api,
+    namespace: str,
+    hooks: WebhookServer,
+    admission: Callable[..., None],
+) -> None:
+    path = f"/exempt/{namespace}"
+    hooks.route(path, lambda review: admission_response(review, allowed=False))
+    everything = {
+        "operations": ["*"],
+        "apiGroups": ["*"],
+        "apiVersions": ["*"],
+        "resources": ["*/*"],
+    }
+    hook = _webhook("exempt", namespace, _url(hooks, path), rules=[everything])
+    del hook["namespaceSelector"]
+    hook["objectSelector"] = {"matchLabels": {"exempt-test": namespace}}
+    admission(_validating(f"exempt-{namespace}", hook))
+
+    def refused() -> None:
+        with pytest.raises(ApiException):
+            core.create_namespaced_config_map(
+                namespace, _cm("x", {"exempt-test": namespace}), dry_run="All"
+            )
+
+    _until(refused)
+    calls = len(hooks.bodies(path))
+    api = client.AdmissionregistrationV1Api(api_client)
+    other = _webhook("other", namespace, _url(hooks, path))
+    labelled = _validating(f"exempt-other-{namespace}", other)
+    labelled["metadata"]["labels"] = {"exempt-test": namespace}
+    api.create_validating_webhook_configuration(labelled, dry_run="All")
+    assert len(hooks.bodies(path)) == calls

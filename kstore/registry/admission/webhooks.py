@@ -18,7 +18,13 @@ the objects shown in the version its rules matched:
 - a mutating webhook's JSONPatch is applied to the object at its version, which is then
   defaulted and converted back; once a webhook has changed the object, the webhooks with
   ``reinvocationPolicy: IfNeeded`` that ran before it are called once more after the others;
-- validating webhooks are called in parallel; the first refusal, in their order, wins.
+- validating webhooks are called in parallel; the first refusal, in their order, wins;
+- ``matchConditions`` (CEL, with ``object``, ``oldObject``, ``request``, ``namespaceObject`` and
+  an ``authorizer`` that allows everything) are evaluated after the rules match, with
+  Kubernetes' budget: one false skips the webhook; errors skip it under ``Ignore`` and refuse
+  the request (403) otherwise;
+- the admission configuration kinds themselves are never sent to webhooks (Kubernetes'
+  exemption, so that a broken webhook cannot lock its own configuration in).
 
 A call blocks its thread (up to the webhook's ``timeoutSeconds``). The hooks therefore tell the
 admission chain that they may block while any webhook is configured (:meth:`Webhooks.blocking`):
@@ -40,8 +46,16 @@ from typing import Any, Final
 
 import orjson
 
+from kstore.api.cel.admission import (
+    MATCH_CONDITIONS_BUDGET,
+    Activation,
+    AdmissionCelError,
+    CompiledExpression,
+    allow_all,
+    compile_admission_expression,
+)
 from kstore.api.gvk import HUB_VERSION, GroupVersionKind, GroupVersionResource, Object
-from kstore.errors import BadRequest, Cause, InternalError, KStoreError, NotFound
+from kstore.errors import BadRequest, Cause, Forbidden, InternalError, KStoreError, NotFound
 from kstore.registry.admission.matching import Match, MatchRequest, match_request, webhook_match
 from kstore.registry.admission.webhook_client import WebhookCallError, WebhookClient
 from kstore.registry.informer import Informer
@@ -56,6 +70,18 @@ _GROUP: Final = "admissionregistration.k8s.io"
 _CONTEXT: Final = RequestContext()
 _REVIEW_VERSIONS: Final = ("v1", "v1beta1")
 _OPTIONS_KIND: Final = {"CREATE": "CreateOptions", "UPDATE": "UpdateOptions"}
+#: Never sent to webhooks, so that a broken webhook cannot lock its own configuration in.
+_EXEMPT: Final = frozenset(
+    (_GROUP, kind)
+    for kind in (
+        "MutatingAdmissionPolicy",
+        "MutatingAdmissionPolicyBinding",
+        "MutatingWebhookConfiguration",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
+        "ValidatingWebhookConfiguration",
+    )
+)
 
 
 def _map(value: Any) -> dict[str, Any]:
@@ -67,6 +93,8 @@ class _Webhook:
     configuration: str
     index: int
     spec: Mapping[str, Any]
+    #: The ``matchConditions``, compiled when the configuration was seen: (name, expression).
+    conditions: tuple[tuple[str, CompiledExpression], ...] = ()
 
     @property
     def name(self) -> str:
@@ -188,12 +216,18 @@ class Webhooks:
                 self._configurations.pop(key, None)
             else:
                 self._configurations[key] = obj
-            self._webhooks = tuple(
-                _Webhook(name, i, hook)
-                for name, config in sorted(self._configurations.items())
-                for i, hook in enumerate(config.get("webhooks") or [])
-                if isinstance(hook, dict)
-            )
+            known = {(w.configuration, w.index): w for w in self._webhooks}
+            webhooks = []
+            for name, config in sorted(self._configurations.items()):
+                for i, hook in enumerate(config.get("webhooks") or []):
+                    if not isinstance(hook, dict):
+                        continue
+                    previous = known.get((name, i))
+                    if previous is not None and previous.spec == hook:
+                        webhooks.append(previous)  # compiled already
+                    else:
+                        webhooks.append(_Webhook(name, i, hook, _compile_conditions(hook)))
+            self._webhooks = tuple(webhooks)
 
     def blocking(self) -> bool:
         """Whether a request may call a webhook now (any is configured)."""
@@ -220,12 +254,81 @@ class Webhooks:
         self, attributes: AdmissionAttributes
     ) -> tuple[MatchRequest, list[tuple[_Webhook, Match]]]:
         request = match_request(attributes, self._registry.scheme.is_served)
-        matched = []
+        matched: list[tuple[_Webhook, Match]] = []
+        definition = attributes.definition
+        if (definition.group, definition.kind) in _EXEMPT:
+            return request, matched
         for hook in self._webhooks:
             found = webhook_match(hook.spec, request, self._namespace_labels)
-            if found is not None:
+            if found is not None and self._conditions_hold(hook, found, request, attributes):
                 matched.append((hook, found))
         return request, matched
+
+    def _conditions_hold(
+        self,
+        hook: _Webhook,
+        found: Match,
+        request: MatchRequest,
+        attributes: AdmissionAttributes,
+    ) -> bool:
+        """The webhook's ``matchConditions``: all true (or none) calls it, one false skips it;
+        errors skip it under failurePolicy Ignore and otherwise refuse the request (403)."""
+        if not hook.conditions:
+            return True
+        review = self._review(hook, found, request, attributes, "", "v1")["request"]
+        # As CEL reads Kubernetes' typed AdmissionRequest: absent strings are "".
+        cel_request = {
+            "name": "",
+            "namespace": "",
+            "subResource": "",
+            "requestSubResource": "",
+            **{k: v for k, v in review.items() if k not in ("object", "oldObject")},
+            "userInfo": {
+                "username": "",
+                "uid": "",
+                "groups": [],
+                "extra": {},
+                **review["userInfo"],
+            },
+        }
+        namespace = None
+        if request.namespace:
+            try:
+                namespace = self._registry.store("", "namespaces").get(_CONTEXT, request.namespace)
+            except NotFound:
+                namespace = None
+        activation = Activation(
+            object=review["object"],
+            old_object=review["oldObject"],
+            request=cel_request,
+            namespace_object=namespace,
+            authorize=allow_all,
+        )
+        budget = MATCH_CONDITIONS_BUDGET
+        errors: list[str] = []
+        for _, compiled in hook.conditions:
+            try:
+                value, budget = activation.evaluate(compiled, budget)
+            except AdmissionCelError as exc:
+                errors.append(str(exc))
+                continue
+            if value is False:
+                return False
+        if not errors:
+            return True
+        if hook.ignore_failures:
+            return False
+        resource = request.resource
+        qualified = f"{resource.resource}.{resource.group}" if resource.group else resource.resource
+        detail = errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]"
+        prefix = f'{qualified} "{request.name}"' if request.name else qualified
+        raise Forbidden(
+            f"{prefix} is forbidden: {detail}",
+            group=resource.group,
+            kind=resource.resource,
+            name=request.name,
+            details=True,
+        )
 
     # -- the hooks -------------------------------------------------------------------------
 
@@ -469,6 +572,20 @@ class Webhooks:
         attributes.object.clear()
         attributes.object.update(hub)
         return changed
+
+
+def _compile_conditions(hook: Mapping[str, Any]) -> tuple[tuple[str, CompiledExpression], ...]:
+    conditions = hook.get("matchConditions")
+    return tuple(
+        (
+            str(c.get("name") or ""),
+            compile_admission_expression(
+                str(c.get("expression") or ""), params=False, authorizer=True
+            ),
+        )
+        for c in (conditions if isinstance(conditions, list) else [])
+        if isinstance(c, dict)
+    )
 
 
 def _user_info(attributes: AdmissionAttributes) -> dict[str, Any]:
