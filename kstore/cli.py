@@ -456,6 +456,7 @@ def bench(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> None:
             repeats=args.repeats,
             kind=args.kind,
             admission_plugins=not args.no_admission_plugins,
+            webhook=args.webhook,
         )
         report = result.report()
     elif args.subject == "watch":
@@ -548,6 +549,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     bench_parser.add_argument(
         "--requests", type=int, default=2000, help="requests per figure and round (rest)"
+    )
+    bench_parser.add_argument(
+        "--webhook",
+        action="store_true",
+        help="also create through one no-op mutating admission webhook and compare "
+        "(rest; pod or configmap)",
     )
     bench_parser.add_argument(
         "--kind",

@@ -23,6 +23,11 @@ CPU-bound.
   (goal: >= 0.4x the trivial rate, p99 <= 25 ms at 16 concurrent clients);
 - get: ``GET`` of one of the created objects (goal: >= 0.5x the trivial rate);
 - list: ``GET`` of a page of ``listed`` objects by label;
+- webhook (``webhook=True``, Pods and ConfigMaps): creates through one no-op mutating
+  admission webhook (HTTPS, in a process of its own: :mod:`kstore.benchmarks.webhook`),
+  measured in each round right after the plain creates (its configuration created before and
+  deleted after, each waited for by a probe the webhook refuses), and the ratios of the two
+  creates' rates and server CPU (goal: <= 2x);
 - watch: events per second delivered to ``watchers`` watch streams while another batch of
   creates runs, and the create rate with those watchers attached (every create is then also
   encoded and sent ``watchers`` times, so it is reported apart from the plain create rate).
@@ -32,6 +37,7 @@ The report is a plain-text table with the load average at the start and the end 
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import os
 import queue
@@ -51,6 +57,7 @@ import orjson
 
 from kstore.benchmarks.custom_kind import BENCH_CRD, BENCH_GROUP, BENCH_PLURAL, bench_object
 from kstore.benchmarks.storage import sample_pod
+from kstore.benchmarks.webhook import NoopWebhook
 from kstore.registry.plugins import DEFAULT_ON_PLUGINS
 
 __all__ = ["RestBenchResult", "run_rest_bench"]
@@ -92,6 +99,11 @@ class RestBenchResult:
     #: create's cost over theirs (median of the rounds' ratios of server CPU per create).
     configmap_create_rate: float | None = None
     custom_over_configmap: float | None = None
+    #: With ``webhook``: creates through one no-op mutating webhook, and their rate and
+    #: server CPU against the plain creates' (medians of the rounds' ratios).
+    webhook_create_rate: float | None = None
+    webhook_rate_ratio: float | None = None
+    webhook_cpu_ratio: float | None = None
 
     def report(self) -> str:
         trivial_cpu = self.cpu_us.get("trivial")
@@ -174,6 +186,22 @@ class RestBenchResult:
                     "",
                     cpu("configmap_create"),
                 )
+            )
+        if self.webhook_create_rate is not None:
+            lines.append(
+                row(
+                    "create through 1 no-op webhook",
+                    self.webhook_create_rate,
+                    "req/s",
+                    f"{self.webhook_create_rate / t:.2f}x",
+                    "",
+                    cpu("webhook_create"),
+                )
+            )
+        if self.webhook_rate_ratio is not None and self.webhook_cpu_ratio is not None:
+            lines.append(
+                f"create / create through the webhook: rate {self.webhook_rate_ratio:.2f}x, "
+                f"server CPU {self.webhook_cpu_ratio:.2f}x (goal <= 2x)"
             )
         if self.custom_over_configmap is not None:
             lines.append(
@@ -383,10 +411,13 @@ def run_rest_bench(
     listed: int = 100,
     kind: str = "pod",
     admission_plugins: bool = True,
+    webhook: bool = False,
 ) -> RestBenchResult:
     """Start a server, measure, stop it; see the module docstring for the figures."""
     if kind not in _COLLECTIONS:
         raise ValueError(f"kind must be one of {sorted(_COLLECTIONS)}, not {kind!r}")
+    if webhook and kind not in _WEBHOOK_RESOURCES:
+        raise ValueError(f"webhook needs kind pod or configmap, not {kind!r}")
     collection = _COLLECTIONS[kind]
     samples: dict[str, list[float]] = {}
     latencies: list[float] = []
@@ -434,13 +465,19 @@ def run_rest_bench(
 
         return list_page
 
-    with tempfile.TemporaryDirectory(prefix="kstore-bench-rest-") as tmp:
+    with contextlib.ExitStack() as stack:
+        tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="kstore-bench-rest-"))
+        noop = stack.enter_context(NoopWebhook()) if webhook else None
         server = _Server(Path(tmp) / "data", admission_plugins=admission_plugins)
         try:
             # The pods' service account, which the ServiceAccount admission plugin looks up.
             _parallel(server, 1, 1, _create_service_account)
             if kind == "custom":
                 _install_crd(server, collection)
+            if noop is not None:
+                _configure_webhook(server, kind, noop.client_config())
+                _parallel(server, 2, min(requests, 100), creator("warm-w", False))
+                _configure_webhook(server, kind, None)
             # Warm up every path: first requests import and compile lazily on the server.
             warm = min(requests, 100)
             _parallel(server, 2, warm, trivial)
@@ -453,6 +490,16 @@ def run_rest_bench(
                 label = f"r{rep}"
                 before = measure("trivial", requests, trivial)
                 measure("create", requests, creator(label, True))
+                if noop is not None:
+                    _configure_webhook(server, kind, noop.client_config())
+                    measure("webhook_create", requests, creator(f"h{rep}", False))
+                    _configure_webhook(server, kind, None)
+                    add("webhook_rate", samples["create"][-1] / samples["webhook_create"][-1])
+                    if "create_cpu" in samples and "webhook_create_cpu" in samples:
+                        add(
+                            "webhook_cpu",
+                            samples["webhook_create_cpu"][-1] / samples["create_cpu"][-1],
+                        )
                 if kind == "custom":
                     measure("configmap_create", requests, creator(label, False, "configmap"))
                     if "create_cpu" in samples and "configmap_create_cpu" in samples:
@@ -508,13 +555,24 @@ def run_rest_bench(
         load_after=_load(),
         cpu_us={
             name: value
-            for name in ("trivial", "create", "configmap_create", "get", "list", "watched_create")
+            for name in (
+                "trivial",
+                "create",
+                "webhook_create",
+                "configmap_create",
+                "get",
+                "list",
+                "watched_create",
+            )
             if (value := cpu(name)) is not None
         },
         configmap_create_rate=median("configmap_create") if "configmap_create" in samples else None,
         custom_over_configmap=(
             median("custom_over_configmap") if "custom_over_configmap" in samples else None
         ),
+        webhook_create_rate=median("webhook_create") if "webhook_create" in samples else None,
+        webhook_rate_ratio=median("webhook_rate") if "webhook_rate" in samples else None,
+        webhook_cpu_ratio=median("webhook_cpu") if "webhook_cpu" in samples else None,
     )
 
 
@@ -535,6 +593,54 @@ def _install_crd(server: _Server, collection: str) -> None:
         while _request(c, "GET", collection)[0] != 200:
             if time.monotonic() > deadline:
                 raise RuntimeError("the bench CRD was not served within 30 s")
+            time.sleep(0.05)
+    finally:
+        c.close()
+
+
+_WEBHOOK_RESOURCES = {"pod": "pods", "configmap": "configmaps"}
+_WEBHOOKS = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
+
+
+def _configure_webhook(server: _Server, kind: str, client_config: dict[str, Any] | None) -> None:
+    """Create the bench's mutating webhook configuration (``client_config`` given) or delete
+    it (None), and wait, 10 s at most, until a probe object carrying the label the webhook
+    refuses is refused (or admitted)."""
+    c = server.connection()
+    collection = _COLLECTIONS[kind]
+    probe = orjson.loads(_new_object(kind, "probe", "probe", 0))
+    probe["metadata"]["labels"]["forbidden"] = "yes"
+    on = client_config is not None
+    try:
+        if client_config is not None:
+            hook = {
+                "name": "noop.bench.kstore.dev",
+                "clientConfig": client_config,
+                "rules": [
+                    {
+                        "apiGroups": [""],
+                        "apiVersions": ["v1"],
+                        "operations": ["CREATE"],
+                        "resources": [_WEBHOOK_RESOURCES[kind]],
+                    }
+                ],
+                "sideEffects": "None",
+                "admissionReviewVersions": ["v1"],
+            }
+            config = {"metadata": {"name": "bench"}, "webhooks": [hook]}
+            _expect(*_request(c, "POST", _WEBHOOKS, orjson.dumps(config)), 201)
+        else:
+            _expect(*_request(c, "DELETE", f"{_WEBHOOKS}/bench"), 200)
+        deadline = time.monotonic() + 10
+        body = orjson.dumps(probe)
+        while True:
+            status, data = _request(c, "POST", f"{collection}?dryRun=All", body)
+            if (status == 400) == on:
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"the bench webhook configuration did not take effect: {status} {data[:200]!r}"
+                )
             time.sleep(0.05)
     finally:
         c.close()

@@ -35,6 +35,7 @@ def ca() -> CertificateAuthority:
 def server(ca: CertificateAuthority) -> Iterator[WebhookServer]:
     with WebhookServer(ca, names=("hooks.tests.svc",)) as srv:
         srv.route("/echo", lambda body: {"echo": body})
+        srv.route("/chunked", lambda body: Reply(json={"echo": body}, chunked=True))
         srv.route("/hang", hang)
         srv.route("/garbage", garbage)
         srv.route("/boom", lambda body: Reply(status=500, body=b"boom", content_type="text/plain"))
@@ -244,3 +245,12 @@ def test_a_registry_resolves_services_by_rule_then_by_cluster_ip(
             client.target({"service": {"namespace": "default", "name": "nothere", "port": 443}})
     finally:
         registry.close()
+
+
+def test_a_chunked_answer_is_read_and_the_connection_kept(server: WebhookServer) -> None:
+    client = _new()
+    config = {"url": server.url("/chunked"), "caBundle": server.ca_bundle}
+    for i in range(3):
+        assert client.post(config, {"n": i}, timeout=5) == {"echo": {"n": i}}
+    idle: Any = client._idle
+    assert [len(v) for v in idle.values()] == [1]
