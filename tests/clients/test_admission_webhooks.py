@@ -718,3 +718,52 @@ def test_webhook_configurations_are_never_sent_to_webhooks(
     labelled["metadata"]["labels"] = {"exempt-test": namespace}
     api.create_validating_webhook_configuration(labelled, dry_run="All")
     assert len(hooks.bodies(path)) == calls
+
+
+def test_a_patch_at_an_equivalent_version_is_converted_back(
+    api_client: client.ApiClient,
+    namespace: str,
+    hooks: WebhookServer,
+    admission: Callable[..., None],
+) -> None:
+    path = f"/convert/{namespace}"
+    patch = [{"op": "replace", "path": "/spec/targetCPUUtilizationPercentage", "value": 42}]
+    hooks.route(path, lambda review: admission_response(review, patch=patch))
+    rule = {
+        "operations": ["CREATE"],
+        "apiGroups": ["autoscaling"],
+        "apiVersions": ["v1"],
+        "resources": ["horizontalpodautoscalers"],
+    }
+    admission(
+        _mutating(
+            f"convert-{namespace}", _webhook("convert", namespace, _url(hooks, path), rules=[rule])
+        )
+    )
+    scaling = client.AutoscalingV2Api(api_client)
+
+    def hpa(name: str) -> dict[str, Any]:
+        return {
+            "apiVersion": "autoscaling/v2",
+            "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": name},
+            "spec": {
+                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                "maxReplicas": 3,
+            },
+        }
+
+    def patched() -> None:
+        created = scaling.create_namespaced_horizontal_pod_autoscaler(
+            namespace, hpa("probe"), dry_run="All"
+        )
+        assert created.spec.metrics
+
+    _until(patched)
+    created = scaling.create_namespaced_horizontal_pod_autoscaler(namespace, hpa("scaler"))
+    [metric] = created.spec.metrics
+    assert metric.resource.name == "cpu"
+    assert metric.resource.target.average_utilization == 42
+    review = hooks.bodies(path)[-1]["request"]
+    assert review["object"]["apiVersion"] == "autoscaling/v1"
+    assert review["requestKind"]["version"] == "v2"
