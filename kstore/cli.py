@@ -149,6 +149,7 @@ def _serve_config(args: argparse.Namespace, **overrides: Any) -> Any:
             webhook_service_resolver=tuple(
                 rule for value in args.webhook_service_resolver for rule in _names(value)
             ),
+            conversion_webhook_timeout_seconds=parse_duration(args.conversion_webhook_timeout),
             controllers=tuple(c for c in args.controllers.split(",") if c),
             root_ca_file=Path(args.root_ca_file) if args.root_ca_file else None,
             leader_election=LeaderElectionConfig(
@@ -423,6 +424,12 @@ def _add_serve_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]
         metavar="NAMESPACE/NAME=HOST:PORT",
         help="where to reach a service that a webhook configuration names (repeatable or "
         "comma-separated); without a rule a service is reached at its clusterIP",
+    )
+    p.add_argument(
+        "--conversion-webhook-timeout",
+        default="30s",
+        help="how long a CRD conversion webhook call may take (Go duration; kube-apiserver "
+        "gives 30s)",
     )
     p.set_defaults(run=serve)
 

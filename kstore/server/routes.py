@@ -14,7 +14,9 @@ the registry's writes may run on the loop too
 (:attr:`~kstore.registry.interface.Registry.writes_on_loop`: local reads, no admission hook
 that blocks), a create, update or patch runs its registry work on the loop and awaits the
 storage's commits there, with no worker thread at all; deletes (graceful deletion,
-finalizers, collections) keep the worker thread.
+finalizers, collections) keep the worker thread. Neither holds for a kind whose conversions
+call a webhook (:attr:`~kstore.api.scheme.KindDefinition.conversion_blocks`): its requests
+always take the worker thread.
 Every error answers with a ``Status``, routing errors as go-restful and the API server's
 service-error handler answer them: a path no route serves is 404, a method the path has no
 route for (``POST`` with a name, ``PUT``/``PATCH`` on a collection, ``TRACE``...) is 405
@@ -380,13 +382,16 @@ class _Endpoints:
                     _check_patch_route(request.headers.get("content-type"), body)
                 call = _call(scope, request, info, body)
                 on_loop = _ON_LOOP.get(handler)
-                if on_loop is not None and self.state.registry.writes_on_loop:
+                # A kind converted by a webhook waits on it: never on the loop.
+                blocks = scope.definition.conversion_blocks
+                if on_loop is not None and self.state.registry.writes_on_loop and not blocks:
                     reply = await run_write_on_loop(on_loop, scope, call)
                 elif verb in _WRITES:
                     reply = await run_write(handler, scope, call)
                 elif (
                     verb == "get"
                     and self._local_reads
+                    and not blocks
                     and call.query.get("resourceVersion", "") in _UNWAITED_VERSIONS
                 ):
                     reply = handler(scope, call)
