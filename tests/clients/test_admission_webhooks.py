@@ -771,3 +771,24 @@ def test_a_patch_at_an_equivalent_version_is_converted_back(
     review = hooks.bodies(path)[-1]["request"]
     assert review["object"]["apiVersion"] == "autoscaling/v1"
     assert review["requestKind"]["version"] == "v2"
+
+
+def test_a_webhook_accepting_only_v1beta1_gets_a_v1beta1_review(
+    core: client.CoreV1Api,
+    namespace: str,
+    hooks: WebhookServer,
+    admission: Callable[..., None],
+) -> None:
+    path = f"/beta/{namespace}"
+
+    def answer(review: Any) -> dict[str, Any]:
+        reply = admission_response(review)
+        reply["apiVersion"] = review["apiVersion"]
+        return reply
+
+    hooks.route(path, answer)
+    webhook = _webhook("beta", namespace, _url(hooks, path), admissionReviewVersions=["v1beta1"])
+    admission(_validating(f"beta-{namespace}", webhook))
+    _await_calls(core, namespace, hooks, path)
+    assert hooks.bodies(path)[-1]["apiVersion"] == "admission.k8s.io/v1beta1"
+    assert core.create_namespaced_config_map(namespace, _cm("beta")).metadata.name == "beta"
