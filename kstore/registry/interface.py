@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from kstore.api.gvk import GroupVersion, Object
 from kstore.api.scheme import KindDefinition, ResourceInfo, Scheme
@@ -151,6 +151,13 @@ class AdmissionAttributes:
     #: The group/version the client spoke (:attr:`RequestContext.request_version`); None for
     #: a caller that did not say (the kind's storage version is then taken).
     request_version: GroupVersion | None = None
+    #: Kubernetes' reinvocation context: a mutating hook sets ``reinvoke`` to have every
+    #: mutating hook run once more after the first pass (a webhook changed the object);
+    #: ``reinvoking`` is true during that pass; ``plugin_state`` keeps plugins' notes on the
+    #: request between the passes, by plugin name.
+    reinvoke: bool = False
+    reinvoking: bool = False
+    plugin_state: dict[str, Any] = field(default_factory=dict)
 
 
 #: An admission hook raises a kstore error (Forbidden, Invalid, ...) to reject the request.

@@ -153,7 +153,7 @@ def _until(check: Callable[[], None], timeout: float = 10.0) -> None:
         try:
             check()
             return
-        except (AssertionError, ApiException):
+        except (AssertionError, ApiException, pytest.fail.Exception):
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.1)
@@ -792,3 +792,52 @@ def test_a_webhook_accepting_only_v1beta1_gets_a_v1beta1_review(
     _await_calls(core, namespace, hooks, path)
     assert hooks.bodies(path)[-1]["apiVersion"] == "admission.k8s.io/v1beta1"
     assert core.create_namespaced_config_map(namespace, _cm("beta")).metadata.name == "beta"
+
+
+def test_a_container_a_webhook_injects_gets_what_the_built_in_plugins_give_on_reinvocation(
+    core: client.CoreV1Api,
+    namespace: str,
+    hooks: WebhookServer,
+    admission: Callable[..., None],
+) -> None:
+    path = f"/sidecar/{namespace}"
+    sidecar = {"name": "sidecar", "image": "busybox:1.36"}
+
+    def inject(review: Any) -> dict[str, Any]:
+        containers = review["request"]["object"]["spec"]["containers"]
+        if any(c["name"] == "sidecar" for c in containers):
+            return admission_response(review)
+        op = {"op": "add", "path": "/spec/containers/-", "value": sidecar}
+        return admission_response(review, patch=[op])
+
+    hooks.route(path, inject)
+    rule = {
+        "operations": ["CREATE"],
+        "apiGroups": [""],
+        "apiVersions": ["v1"],
+        "resources": ["pods"],
+    }
+    admission(
+        _mutating(
+            f"sidecar-{namespace}", _webhook("sidecar", namespace, _url(hooks, path), rules=[rule])
+        )
+    )
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "app"},
+        "spec": {"containers": [{"name": "app", "image": "nginx:1.27"}]},
+    }
+
+    def injected() -> None:
+        created = core.create_namespaced_pod(namespace, pod, dry_run="All")
+        assert len(created.spec.containers) == 2
+
+    _until(injected)
+    created = core.create_namespaced_pod(namespace, pod)
+    assert [c.name for c in created.spec.containers] == ["app", "sidecar"]
+    injected_container = created.spec.containers[1]
+    # The ServiceAccount plugin ran again after the webhook: the sidecar has the token too.
+    mounts = [m.mount_path for m in injected_container.volume_mounts or []]
+    assert mounts == ["/var/run/secrets/kubernetes.io/serviceaccount"]
+    assert injected_container.image_pull_policy == "IfNotPresent"

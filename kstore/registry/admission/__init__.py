@@ -1,10 +1,11 @@
 """The admission chain: hooks embedders register, run around every write.
 
-Mutating hooks run first, in the order they were added, and may change the object in place;
-validating hooks run after them (and after the kind's own validation), in order, on a copy, and
-may only reject. A hook rejects by raising a kstore error (``Forbidden``, ``Invalid``, ...);
-anything else it raises becomes a 500. Warnings a hook appends to ``attributes.warnings`` are
-returned with the response.
+Mutating hooks run first, in the order they were added, and may change the object in place
+(all of them once more when one asks for it: Kubernetes' reinvocation, after a webhook changed
+the object); validating hooks run after them (and after the kind's own validation), in order,
+on a copy, and may only reject. A hook rejects by raising a kstore error (``Forbidden``,
+``Invalid``, ...); anything else it raises becomes a 500. Warnings a hook appends to
+``attributes.warnings`` are returned with the response.
 
 Where each phase runs follows Kubernetes: on create, mutating hooks see the request object
 before the server fills system fields and validating hooks the final object; on update both
@@ -74,8 +75,15 @@ class AdmissionChain:
         return bool(self._validating)
 
     def mutate(self, attributes: AdmissionAttributes) -> None:
-        for hook in self._mutating:
+        """Every mutating hook in order; once more, all of them, when one asked for it
+        (``attributes.reinvoke``: Kubernetes' reinvocation, at most one extra pass)."""
+        hooks = self._mutating
+        for hook in hooks:
             _run(hook, attributes)
+        if attributes.reinvoke and not attributes.reinvoking:
+            attributes.reinvoking = True
+            for hook in hooks:
+                _run(hook, attributes)
 
     def validate(self, attributes: AdmissionAttributes) -> None:
         for hook in self._validating:

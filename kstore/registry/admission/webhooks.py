@@ -16,8 +16,9 @@ the objects shown in the version its rules matched:
 - a denial is the webhook's Status (``admission webhook "<name>" denied the request: <message>``,
   its code, 400 when it gives none below 400); ``warnings`` become ``Warning`` headers;
 - a mutating webhook's JSONPatch is applied to the object at its version, which is then
-  defaulted and converted back; once a webhook has changed the object, the webhooks with
-  ``reinvocationPolicy: IfNeeded`` that ran before it are called once more after the others;
+  defaulted and converted back; once a webhook has changed the object, every mutating plugin
+  runs once more (the chain's reinvocation), and of the webhooks only those with
+  ``reinvocationPolicy: IfNeeded`` that ran before the change are called again;
 - validating webhooks are called in parallel; the first refusal, in their order, wins;
 - ``matchConditions`` (CEL, with ``object``, ``oldObject``, ``request``, ``namespaceObject`` and
   an ``authorizer`` that allows everything) are evaluated after the rules match, with
@@ -41,7 +42,7 @@ import threading
 import uuid
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 import orjson
@@ -107,6 +108,29 @@ class _Webhook:
     @property
     def ignore_failures(self) -> bool:
         return self.spec.get("failurePolicy") == "Ignore"
+
+
+_PLUGIN: Final = "MutatingAdmissionWebhook"
+
+
+@dataclass(slots=True)
+class _Reinvocation:
+    """The mutating webhooks' notes on one request between the chain's passes."""
+
+    #: IfNeeded webhooks called since the object last changed.
+    invoked: set[tuple[str, int]] = field(default_factory=set)
+    #: Webhooks to call again on the second pass.
+    reinvoke: set[tuple[str, int]] = field(default_factory=set)
+    #: The object as the webhooks left it on the last pass (JSON).
+    last: bytes | None = None
+
+    def require_reinvoking(self) -> None:
+        self.reinvoke |= self.invoked
+        self.invoked = set()
+
+
+def _snapshot(attributes: AdmissionAttributes) -> bytes:
+    return orjson.dumps(attributes.object, option=orjson.OPT_SORT_KEYS)
 
 
 class _Failure(Exception):
@@ -333,27 +357,29 @@ class Webhooks:
     # -- the hooks -------------------------------------------------------------------------
 
     def admit(self, attributes: AdmissionAttributes) -> None:
-        """The mutating phase: each matching webhook in order, then the reinvocations."""
+        """The mutating phase (Kubernetes' reinvocation rules): on the first pass each
+        matching webhook in order; a change to the object asks the chain for a second pass
+        and marks the IfNeeded webhooks called before it for reinvocation (all of them when
+        the other plugins changed the object since). On the second pass only those marked
+        are called again; a webhook is reinvoked, never called first then."""
         if not self._webhooks:
             return
-        request, matched = self._matching(attributes)
-        if not matched:
-            return
-        invoked: list[tuple[str, int]] = []  # reinvocable webhooks called so far
-        reinvoke: set[tuple[str, int]] = set()
-        for hook, found in matched:
-            changed = self._mutate(hook, found, request, attributes)
-            if changed:
-                reinvoke.update(invoked)
-            if hook.spec.get("reinvocationPolicy") == "IfNeeded":
-                invoked.append(hook.key)
-        if not reinvoke:
-            return
-        # Matched again on the object as it is now; a webhook is reinvoked, never called first.
-        request, matched = self._matching(attributes)
-        for hook, found in matched:
-            if hook.key in reinvoke:
-                self._mutate(hook, found, request, attributes)
+        state = attributes.plugin_state.setdefault(_PLUGIN, _Reinvocation())
+        if attributes.reinvoking and state.last is not None and state.last != _snapshot(attributes):
+            state.require_reinvoking()
+        try:
+            request, matched = self._matching(attributes)
+            for hook, found in matched:
+                if attributes.reinvoking and hook.key not in state.reinvoke:
+                    continue
+                if self._mutate(hook, found, request, attributes):
+                    state.require_reinvoking()
+                    attributes.reinvoke = True
+                if hook.spec.get("reinvocationPolicy") == "IfNeeded":
+                    state.invoked.add(hook.key)
+        finally:
+            if attributes.reinvoke and not attributes.reinvoking:
+                state.last = _snapshot(attributes)  # to tell the other plugins' changes
 
     def validate(self, attributes: AdmissionAttributes) -> None:
         """The validating phase: every matching webhook, in parallel."""
