@@ -620,6 +620,7 @@ def bench(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> None:
             kind=args.kind,
             admission_plugins=not args.no_admission_plugins,
             policy=args.policy,
+            webhook=args.webhook,
         )
         report = result.report()
     elif args.subject == "watch":
@@ -718,6 +719,12 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also create through one ValidatingAdmissionPolicy of three validations and "
         "compare (rest; pod or configmap)",
+    )
+    bench_parser.add_argument(
+        "--webhook",
+        action="store_true",
+        help="also create through one no-op mutating admission webhook and compare "
+        "(rest; pod or configmap)",
     )
     bench_parser.add_argument(
         "--kind",

@@ -19,6 +19,7 @@ import base64
 import datetime
 import ipaddress
 import secrets
+import socket
 import ssl
 import tempfile
 import threading
@@ -131,6 +132,8 @@ class Reply:
     body: bytes | None = None
     content_type: str = "application/json"
     hang: bool = False
+    #: Send the body with chunked transfer encoding instead of a Content-Length.
+    chunked: bool = False
 
 
 def hang(_: Any) -> Reply:
@@ -174,6 +177,12 @@ class _State:
 
 class _RequestHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+
+    def setup(self) -> None:
+        super().setup()
+        # As Go's net/http: no Nagle delay between the headers and the body it writes apart.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
     state: _State  # set on the per-server subclass
 
     def log_message(self, format: str, *args: Any) -> None:
@@ -206,6 +215,13 @@ class _RequestHandler(BaseHTTPRequestHandler):
         data = reply.body if reply.body is not None else orjson.dumps(reply.json)
         self.send_response(reply.status)
         self.send_header("Content-Type", reply.content_type)
+        if reply.chunked:
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            half = len(data) // 2
+            for piece in (data[:half], data[half:], b""):
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+            return
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)

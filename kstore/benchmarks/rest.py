@@ -27,6 +27,11 @@ CPU-bound.
   with three validations and a Deny binding, measured in each round right after the plain
   creates (the binding is created before and deleted after, each waited for by a probe the
   policy refuses), and the ratio of the two creates' server CPU (goal: <= 1.3x);
+- webhook (``webhook=True``, Pods and ConfigMaps): creates through one no-op mutating
+  admission webhook (HTTPS, in a process of its own: :mod:`kstore.benchmarks.webhook`),
+  measured in each round right after the plain creates (its configuration created before and
+  deleted after, each waited for by a probe the webhook refuses), and the ratios of the two
+  creates' rates and server CPU (goal: <= 2x);
 - watch: events per second delivered to ``watchers`` watch streams while another batch of
   creates runs, and the create rate with those watchers attached (every create is then also
   encoded and sent ``watchers`` times, so it is reported apart from the plain create rate).
@@ -36,6 +41,7 @@ The report is a plain-text table with the load average at the start and the end 
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import os
 import queue
@@ -55,6 +61,7 @@ import orjson
 
 from kstore.benchmarks.custom_kind import BENCH_CRD, BENCH_GROUP, BENCH_PLURAL, bench_object
 from kstore.benchmarks.storage import sample_pod
+from kstore.benchmarks.webhook import NoopWebhook
 from kstore.registry.plugins import DEFAULT_ON_PLUGINS
 
 __all__ = ["RestBenchResult", "run_rest_bench"]
@@ -100,6 +107,11 @@ class RestBenchResult:
     #: over the plain creates' (median of the rounds' ratios).
     policy_create_rate: float | None = None
     policy_over_create: float | None = None
+    #: With ``webhook``: creates through one no-op mutating webhook, and their rate and
+    #: server CPU against the plain creates' (medians of the rounds' ratios).
+    webhook_create_rate: float | None = None
+    webhook_rate_ratio: float | None = None
+    webhook_cpu_ratio: float | None = None
 
     def report(self) -> str:
         trivial_cpu = self.cpu_us.get("trivial")
@@ -198,6 +210,22 @@ class RestBenchResult:
             lines.append(
                 f"create through the policy / create, server CPU: "
                 f"{self.policy_over_create:.2f}x (goal <= 1.3x)"
+            )
+        if self.webhook_create_rate is not None:
+            lines.append(
+                row(
+                    "create through 1 no-op webhook",
+                    self.webhook_create_rate,
+                    "req/s",
+                    f"{self.webhook_create_rate / t:.2f}x",
+                    "",
+                    cpu("webhook_create"),
+                )
+            )
+        if self.webhook_rate_ratio is not None and self.webhook_cpu_ratio is not None:
+            lines.append(
+                f"create / create through the webhook: rate {self.webhook_rate_ratio:.2f}x, "
+                f"server CPU {self.webhook_cpu_ratio:.2f}x (goal <= 2x)"
             )
         if self.custom_over_configmap is not None:
             lines.append(
@@ -408,12 +436,15 @@ def run_rest_bench(
     kind: str = "pod",
     admission_plugins: bool = True,
     policy: bool = False,
+    webhook: bool = False,
 ) -> RestBenchResult:
     """Start a server, measure, stop it; see the module docstring for the figures."""
     if kind not in _COLLECTIONS:
         raise ValueError(f"kind must be one of {sorted(_COLLECTIONS)}, not {kind!r}")
     if policy and kind not in _POLICY_RESOURCES:
         raise ValueError(f"policy needs kind pod or configmap, not {kind!r}")
+    if webhook and kind not in _WEBHOOK_RESOURCES:
+        raise ValueError(f"webhook needs kind pod or configmap, not {kind!r}")
     collection = _COLLECTIONS[kind]
     samples: dict[str, list[float]] = {}
     latencies: list[float] = []
@@ -461,7 +492,9 @@ def run_rest_bench(
 
         return list_page
 
-    with tempfile.TemporaryDirectory(prefix="kstore-bench-rest-") as tmp:
+    with contextlib.ExitStack() as stack:
+        tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="kstore-bench-rest-"))
+        noop = stack.enter_context(NoopWebhook()) if webhook else None
         server = _Server(Path(tmp) / "data", admission_plugins=admission_plugins)
         try:
             # The pods' service account, which the ServiceAccount admission plugin looks up.
@@ -473,6 +506,10 @@ def run_rest_bench(
                 _bind_policy(server, kind, True)
                 _parallel(server, 2, min(requests, 100), creator("warm-p", False))
                 _bind_policy(server, kind, False)
+            if noop is not None:
+                _configure_webhook(server, kind, noop.client_config())
+                _parallel(server, 2, min(requests, 100), creator("warm-w", False))
+                _configure_webhook(server, kind, None)
             # Warm up every path: first requests import and compile lazily on the server.
             warm = min(requests, 100)
             _parallel(server, 2, warm, trivial)
@@ -493,6 +530,16 @@ def run_rest_bench(
                         "policy_over_create",
                         samples["policy_create_cpu"][-1] / samples["create_cpu"][-1],
                     )
+                if noop is not None:
+                    _configure_webhook(server, kind, noop.client_config())
+                    measure("webhook_create", requests, creator(f"h{rep}", False))
+                    _configure_webhook(server, kind, None)
+                    add("webhook_rate", samples["create"][-1] / samples["webhook_create"][-1])
+                    if "create_cpu" in samples and "webhook_create_cpu" in samples:
+                        add(
+                            "webhook_cpu",
+                            samples["webhook_create_cpu"][-1] / samples["create_cpu"][-1],
+                        )
                 if kind == "custom":
                     measure("configmap_create", requests, creator(label, False, "configmap"))
                     if "create_cpu" in samples and "configmap_create_cpu" in samples:
@@ -552,6 +599,7 @@ def run_rest_bench(
                 "trivial",
                 "create",
                 "policy_create",
+                "webhook_create",
                 "configmap_create",
                 "get",
                 "list",
@@ -567,6 +615,9 @@ def run_rest_bench(
         policy_over_create=(
             median("policy_over_create") if "policy_over_create" in samples else None
         ),
+        webhook_create_rate=median("webhook_create") if "webhook_create" in samples else None,
+        webhook_rate_ratio=median("webhook_rate") if "webhook_rate" in samples else None,
+        webhook_cpu_ratio=median("webhook_cpu") if "webhook_cpu" in samples else None,
     )
 
 
@@ -651,6 +702,54 @@ def _bind_policy(server: _Server, kind: str, bound: bool) -> None:
             if time.monotonic() > deadline:
                 raise RuntimeError(
                     f"the bench binding did not take effect: {status} {data[:200]!r}"
+                )
+            time.sleep(0.05)
+    finally:
+        c.close()
+
+
+_WEBHOOK_RESOURCES = {"pod": "pods", "configmap": "configmaps"}
+_WEBHOOKS = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
+
+
+def _configure_webhook(server: _Server, kind: str, client_config: dict[str, Any] | None) -> None:
+    """Create the bench's mutating webhook configuration (``client_config`` given) or delete
+    it (None), and wait, 10 s at most, until a probe object carrying the label the webhook
+    refuses is refused (or admitted)."""
+    c = server.connection()
+    collection = _COLLECTIONS[kind]
+    probe = orjson.loads(_new_object(kind, "probe", "probe", 0))
+    probe["metadata"]["labels"]["forbidden"] = "yes"
+    on = client_config is not None
+    try:
+        if client_config is not None:
+            hook = {
+                "name": "noop.bench.kstore.dev",
+                "clientConfig": client_config,
+                "rules": [
+                    {
+                        "apiGroups": [""],
+                        "apiVersions": ["v1"],
+                        "operations": ["CREATE"],
+                        "resources": [_WEBHOOK_RESOURCES[kind]],
+                    }
+                ],
+                "sideEffects": "None",
+                "admissionReviewVersions": ["v1"],
+            }
+            config = {"metadata": {"name": "bench"}, "webhooks": [hook]}
+            _expect(*_request(c, "POST", _WEBHOOKS, orjson.dumps(config)), 201)
+        else:
+            _expect(*_request(c, "DELETE", f"{_WEBHOOKS}/bench"), 200)
+        deadline = time.monotonic() + 10
+        body = orjson.dumps(probe)
+        while True:
+            status, data = _request(c, "POST", f"{collection}?dryRun=All", body)
+            if (status == 400) == on:
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"the bench webhook configuration did not take effect: {status} {data[:200]!r}"
                 )
             time.sleep(0.05)
     finally:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from kstore.api.gvk import GroupVersion, Object
 from kstore.api.scheme import KindDefinition, ResourceInfo, Scheme
@@ -155,6 +155,13 @@ class AdmissionAttributes:
     #: The group/version the client spoke (:attr:`RequestContext.request_version`); None for
     #: a caller that did not say (the kind's storage version is then taken).
     request_version: GroupVersion | None = None
+    #: Kubernetes' reinvocation context: a mutating hook sets ``reinvoke`` to have every
+    #: mutating hook run once more after the first pass (a webhook changed the object);
+    #: ``reinvoking`` is true during that pass; ``plugin_state`` keeps plugins' notes on the
+    #: request between the passes, by plugin name.
+    reinvoke: bool = False
+    reinvoking: bool = False
+    plugin_state: dict[str, Any] = field(default_factory=dict)
 
 
 #: An admission hook raises a kstore error (Forbidden, Invalid, ...) to reject the request.
@@ -255,10 +262,11 @@ class Registry(Protocol):
         *,
         mutating: AdmissionHook | None = None,
         validating: AdmissionHook | None = None,
-        blocking: bool = True,
+        blocking: bool | Callable[[], bool] = True,
     ) -> None:
         """Append hooks: all mutating hooks run before all validating hooks, in order.
-        ``blocking=False`` promises they never block (no I/O, no waiting)."""
+        ``blocking=False`` promises they never block (no I/O, no waiting); a callable is
+        asked, per request, whether they may block now."""
         ...
 
     def on_close(self, stop: Callable[[], None]) -> None:

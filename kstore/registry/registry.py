@@ -536,7 +536,7 @@ class StoreRegistry(Registry):
         *,
         mutating: AdmissionHook | None = None,
         validating: AdmissionHook | None = None,
-        blocking: bool = True,
+        blocking: bool | Callable[[], bool] = True,
     ) -> None:
         self._admission.add(mutating=mutating, validating=validating, blocking=blocking)
 

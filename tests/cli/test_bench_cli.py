@@ -75,6 +75,16 @@ def test_rest_bench_takes_the_kind_and_client_count(
     assert recorder.calls[2][1]["policy"] is False
     assert _run(["bench", "rest", "--policy"], capsys) == 0
     assert recorder.calls[3][1]["policy"] is True
+    assert recorder.calls[2][1]["webhook"] is False
+
+
+def test_rest_bench_takes_the_webhook_flag(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    recorder = _Recorder(_Report())
+    monkeypatch.setattr(rest_bench, "run_rest_bench", recorder)
+    assert _run(["bench", "rest", "--kind", "configmap", "--webhook"], capsys) == 0
+    assert recorder.calls[0][1]["webhook"] is True
 
 
 @pytest.mark.parametrize("argv", [["--writers", "0"], ["--kind", "secret"]])

@@ -1,10 +1,11 @@
 """The admission chain: hooks embedders register, run around every write.
 
-Mutating hooks run first, in the order they were added, and may change the object in place;
-validating hooks run after them (and after the kind's own validation), in order, on a copy, and
-may only reject. A hook rejects by raising a kstore error (``Forbidden``, ``Invalid``, ...);
-anything else it raises becomes a 500. Warnings a hook appends to ``attributes.warnings`` are
-returned with the response.
+Mutating hooks run first, in the order they were added, and may change the object in place
+(all of them once more when one asks for it: Kubernetes' reinvocation, after a webhook changed
+the object); validating hooks run after them (and after the kind's own validation), in order,
+on a copy, and may only reject. A hook rejects by raising a kstore error (``Forbidden``,
+``Invalid``, ...); anything else it raises becomes a 500. Warnings a hook appends to
+``attributes.warnings`` are returned with the response.
 
 Where each phase runs follows Kubernetes: on create, mutating hooks see the request object
 before the server fills system fields and validating hooks the final object; on update both
@@ -13,14 +14,17 @@ and the stored object as ``old_object``, inside the storage transaction (so they
 per conflict retry). Dry-run requests run every hook with ``dry_run=True``.
 
 Adding hooks is thread-safe and takes effect for requests that start afterwards. A hook is
-taken to block (to do I/O or wait) unless it is added with ``blocking=False``; while every
-hook is non-blocking, a server on local storage runs creates, updates and patches on its event
-loop, hooks included (see :attr:`kstore.registry.interface.Registry.writes_on_loop`).
+taken to block (to do I/O or wait) unless it is added with ``blocking=False``, or with a probe
+(``blocking=callable``) saying whether it may block now (the webhook plugins: while any webhook
+is configured); while no hook may block, a server on local storage runs creates, updates and
+patches on its event loop, hooks included (see
+:attr:`kstore.registry.interface.Registry.writes_on_loop`).
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 from kstore.errors import InternalError, KStoreError
 from kstore.registry.interface import AdmissionAttributes, AdmissionHook
@@ -37,17 +41,21 @@ class AdmissionChain:
         self._mutating: tuple[AdmissionHook, ...] = ()
         self._validating: tuple[AdmissionHook, ...] = ()
         self._may_block = False
+        self._probes: tuple[Callable[[], bool], ...] = ()
 
     def add(
         self,
         *,
         mutating: AdmissionHook | None = None,
         validating: AdmissionHook | None = None,
-        blocking: bool = True,
+        blocking: bool | Callable[[], bool] = True,
     ) -> None:
         with self._lock:
-            if blocking and (mutating is not None or validating is not None):
-                self._may_block = True
+            if mutating is not None or validating is not None:
+                if callable(blocking):
+                    self._probes = (*self._probes, blocking)
+                elif blocking:
+                    self._may_block = True
             if mutating is not None:
                 self._mutating = (*self._mutating, mutating)
             if validating is not None:
@@ -59,16 +67,23 @@ class AdmissionChain:
 
     @property
     def may_block(self) -> bool:
-        """Whether any hook was added without ``blocking=False``."""
-        return self._may_block
+        """Whether any hook was added as blocking, or a probe says its hook may block now."""
+        return self._may_block or any(probe() for probe in self._probes)
 
     @property
     def has_validating(self) -> bool:
         return bool(self._validating)
 
     def mutate(self, attributes: AdmissionAttributes) -> None:
-        for hook in self._mutating:
+        """Every mutating hook in order; once more, all of them, when one asked for it
+        (``attributes.reinvoke``: Kubernetes' reinvocation, at most one extra pass)."""
+        hooks = self._mutating
+        for hook in hooks:
             _run(hook, attributes)
+        if attributes.reinvoke and not attributes.reinvoking:
+            attributes.reinvoking = True
+            for hook in hooks:
+                _run(hook, attributes)
 
     def validate(self, attributes: AdmissionAttributes) -> None:
         for hook in self._validating:

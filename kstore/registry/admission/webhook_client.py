@@ -14,10 +14,10 @@ Every failure is a :class:`WebhookCallError` whose text is what Go's HTTP client
 ``status`` is the error kube-apiserver keeps beside it. The caller words the rest
 (``failed calling webhook "<name>": failed to call webhook: ...``).
 
-Only the standard library speaks HTTP here (``http.client`` and ``ssl``): nothing below the
-server imports an HTTP library. Connections are kept open per target and reused, so that a
-call costs one round trip rather than a TLS handshake. The client is thread-safe; each call
-blocks its thread for at most about ``timeout`` seconds.
+Nothing below the server imports an HTTP library: a call is a small HTTP/1.1 exchange over
+an ``ssl`` socket (``http.client`` lends only its exception types). Connections are kept open
+per target and reused, so that a call costs one round trip rather than a TLS handshake. The
+client is thread-safe; each call blocks its thread for at most about ``timeout`` seconds.
 """
 
 from __future__ import annotations
@@ -175,22 +175,89 @@ def _generic_response(code: int, body: bytes) -> KStoreError:
     )
 
 
-class _Connection(http.client.HTTPSConnection):
-    """An HTTPS connection to an address whose certificate is verified for another name."""
+class _Connection:
+    """One HTTP/1.1 keep-alive connection over TLS to an address whose certificate is verified
+    for another name. Requests go out in one write (headers and body together: no Nagle
+    delay), and responses are read by a small parser of the status line, the headers and a
+    Content-Length or chunked body (a webhook's answer is one small JSON document)."""
 
     def __init__(self, target: WebhookTarget, context: ssl.SSLContext, timeout: float) -> None:
-        super().__init__(target.host, target.port, timeout=timeout, context=context)
-        self._server_name = target.server_name
+        self._target = target
         self._context = context
+        self._timeout = timeout
+        self._sock: ssl.SSLSocket | None = None
+        self._reader: Any = None
 
-    def connect(self) -> None:
-        sock = socket.create_connection((self.host, self.port), self.timeout)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    def set_timeout(self, timeout: float) -> None:
+        self._timeout = timeout
+        if self._sock is not None:
+            self._sock.settimeout(timeout)
+
+    def _connect(self) -> ssl.SSLSocket:
+        target = self._target
+        sock = socket.create_connection((target.host, target.port), self._timeout)
         try:
-            self.sock = self._context.wrap_socket(sock, server_hostname=self._server_name)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            tls = self._context.wrap_socket(sock, server_hostname=target.server_name)
         except BaseException:
             sock.close()
             raise
+        self._sock = tls
+        self._reader = tls.makefile("rb")
+        return tls
+
+    def exchange(self, request: bytes) -> tuple[int, bytes, bool]:
+        """Send ``request``; (status, body, whether the connection may be kept)."""
+        sock = self._sock if self._sock is not None else self._connect()
+        sock.sendall(request)
+        reader = self._reader
+        line = reader.readline(_MAX_LINE)
+        if not line:
+            raise http.client.RemoteDisconnected("Remote end closed connection without response")
+        parts = line.split(None, 2)
+        if len(parts) < 2 or not parts[0].startswith(b"HTTP/") or not parts[1].isdigit():
+            raise http.client.BadStatusLine(line.decode("latin-1").strip())
+        code = int(parts[1])
+        headers: dict[bytes, bytes] = {}
+        while True:
+            header = reader.readline(_MAX_LINE)
+            if header in (b"\r\n", b"\n", b""):
+                break
+            name, _, value = header.partition(b":")
+            headers[name.strip().lower()] = value.strip()
+        keep = parts[0] == b"HTTP/1.1" and headers.get(b"connection", b"").lower() != b"close"
+        if headers.get(b"transfer-encoding", b"").lower() == b"chunked":
+            body = self._chunked(reader)
+        elif b"content-length" in headers:
+            length = int(headers[b"content-length"])
+            body = reader.read(length)
+            if len(body) != length:
+                raise http.client.IncompleteRead(body, length - len(body))
+        else:
+            body, keep = reader.read(), False
+        return code, body, keep
+
+    @staticmethod
+    def _chunked(reader: Any) -> bytes:
+        chunks: list[bytes] = []
+        while True:
+            size = int(reader.readline(_MAX_LINE).split(b";", 1)[0].strip() or b"0", 16)
+            if size == 0:
+                while reader.readline(_MAX_LINE) not in (b"\r\n", b"\n", b""):
+                    pass  # trailers
+                return b"".join(chunks)
+            chunks.append(reader.read(size))
+            reader.readline(_MAX_LINE)
+
+    def close(self) -> None:
+        if self._reader is not None:
+            self._reader.close()
+        if self._sock is not None:
+            self._sock.close()
+        self._sock = self._reader = None
+
+
+_MAX_LINE: Final = 65536
 
 
 class WebhookClient:
@@ -307,11 +374,9 @@ class WebhookClient:
             if conn is None:
                 conn = _Connection(target, context, timeout)
             else:
-                conn.timeout = timeout
-                if conn.sock is not None:
-                    conn.sock.settimeout(timeout)
+                conn.set_timeout(timeout)
             try:
-                code, data, keep = _round_trip(conn, target, path, payload)
+                code, data, keep = conn.exchange(_request_bytes(target, path, payload))
             except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
                 conn.close()
                 if reused:  # a kept connection the webhook closed meanwhile: dial again
@@ -348,19 +413,13 @@ class WebhookClient:
         return code, data
 
 
-def _round_trip(
-    conn: _Connection, target: WebhookTarget, path: str, payload: bytes
-) -> tuple[int, bytes, bool]:
+def _request_bytes(target: WebhookTarget, path: str, payload: bytes) -> bytes:
     host = target.server_name if target.port == 443 else f"{target.server_name}:{target.port}"
-    conn.putrequest("POST", path, skip_host=True, skip_accept_encoding=True)
-    conn.putheader("Host", host)
-    conn.putheader("Content-Type", "application/json")
-    conn.putheader("Accept", "application/json, */*")
-    conn.putheader("Content-Length", str(len(payload)))
-    conn.endheaders(payload)
-    response = conn.getresponse()
-    data = response.read()
-    return response.status, data, not response.will_close
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+        f"Accept: application/json, */*\r\nContent-Length: {len(payload)}\r\n\r\n"
+    )
+    return head.encode("latin-1") + payload
 
 
 def _tls_reason(exc: ssl.SSLCertVerificationError, target: WebhookTarget) -> str:

@@ -7,10 +7,11 @@ one of kube-apiserver's is refused, as is a name both enabled and disabled.
 
 Each plugin is a small module here with one job; :func:`install_plugins` adds the hooks of those
 that run to a registry's admission chain, mutating hooks then validating hooks, each in order.
-Names kube-apiserver knows but kstore has no work for (the webhook plugins and
-MutatingAdmissionPolicy, the node plugins, plugins behind feature gates that are off) are
-accepted and do nothing. ValidatingAdmissionPolicy is :mod:`kstore.registry.admission.policy`.
-Namespace lifecycle is the stores' own check and always on.
+The webhook plugins call the webhook configurations in force
+(:mod:`kstore.registry.admission.webhooks`); ValidatingAdmissionPolicy is
+:mod:`kstore.registry.admission.policy`. Names kube-apiserver knows but kstore has no work for
+(MutatingAdmissionPolicy, the node plugins, plugins behind feature gates that are off) are
+accepted and do nothing. Namespace lifecycle is the stores' own check and always on.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Callable, Iterable
 from typing import Final
 
 from kstore.errors import BadRequest
-from kstore.registry.admission import policy
+from kstore.registry.admission import policy, webhooks
 from kstore.registry.interface import AdmissionHook, Registry
 from kstore.registry.plugins import (
     ingressclass,
@@ -133,6 +134,7 @@ _INSTALLERS: Final[dict[str, Callable[[Registry], Hooks]]] = {
     "DefaultStorageClass": storageclass.default_hooks,
     "DefaultTolerationSeconds": tolerationseconds.hooks,
     "LimitRanger": limitranger.hooks,
+    "MutatingAdmissionWebhook": webhooks.mutating_hooks,
     "PersistentVolumeClaimResize": storageclass.resize_hooks,
     "PodSecurity": podsecurity.hooks,
     "Priority": priority.hooks,
@@ -141,6 +143,7 @@ _INSTALLERS: Final[dict[str, Callable[[Registry], Hooks]]] = {
     "ServiceAccount": serviceaccount.hooks,
     "StorageObjectInUseProtection": inuseprotection.hooks,
     "ValidatingAdmissionPolicy": policy.hooks,
+    "ValidatingAdmissionWebhook": webhooks.validating_hooks,
 }
 
 
@@ -169,13 +172,21 @@ def install_plugins(registry: Registry, names: Iterable[str]) -> None:
     mutating hook before every validating one, as kube-apiserver's chain runs them. The
     plugins only read through the stores (consistent reads the watch cache answers), which
     is local where writes may run on the event loop (LMDB), so they are added as
-    non-blocking. (ServiceAccount may wait up to about 1.5 s for a namespace's default account
-    in the moment between the namespace's creation and its controller's making the account;
-    on the loop that wait holds the loop: the price of keeping every other write there.)"""
+    non-blocking, except the webhook plugins, which block while any webhook is configured.
+    (ServiceAccount may wait up to about 1.5 s for a namespace's default account in the
+    moment between the namespace's creation and its controller's making the account; on the
+    loop that wait holds the loop: the price of keeping every other write there.)"""
     hooks = [_INSTALLERS[n](registry) for n in names if n in _INSTALLERS]
     for mutating, _ in hooks:
         if mutating is not None:
-            registry.add_admission(mutating=mutating, blocking=False)
+            registry.add_admission(mutating=mutating, blocking=_blocking(mutating))
     for _, validating in hooks:
         if validating is not None:
-            registry.add_admission(validating=validating, blocking=False)
+            registry.add_admission(validating=validating, blocking=_blocking(validating))
+
+
+def _blocking(hook: AdmissionHook) -> bool | Callable[[], bool]:
+    """A hook bound to an object with a ``blocking()`` probe (the webhook plugins) may block
+    while the probe says so; the other plugins' hooks never block."""
+    probe = getattr(getattr(hook, "__self__", None), "blocking", None)
+    return probe if callable(probe) else False
