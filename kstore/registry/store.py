@@ -64,6 +64,7 @@ from kstore.errors import (
 from kstore.registry.admission import AdmissionChain
 from kstore.registry.deletion import Deleter
 from kstore.registry.interface import (
+    WRITING_ON_LOOP,
     AdmissionAttributes,
     CreateOptions,
     DeleteOptions,
@@ -506,7 +507,20 @@ class GenericStore(ResourceStore):
         """:meth:`create` on an event loop: the registry's work runs on the loop's thread and
         the storage write is awaited (natively where the storage can: LMDB), so no thread is
         held while the commit waits. For registries whose reads are local and whose admission
-        hooks do not block (:attr:`~kstore.registry.interface.Registry.writes_on_loop`)."""
+        hooks do not block (:attr:`~kstore.registry.interface.Registry.writes_on_loop`).
+        A hook that would have to wait raises
+        :class:`~kstore.registry.interface.NeedsWorkerThread` before anything is stored: the
+        caller then runs :meth:`create` on a worker thread instead."""
+        # Task-local: other requests running on the loop meanwhile do not see it.
+        on_loop = WRITING_ON_LOOP.set(True)
+        try:
+            return await self._create_async(ctx, obj, opts)
+        finally:
+            WRITING_ON_LOOP.reset(on_loop)
+
+    async def _create_async(
+        self, ctx: RequestContext, obj: Object, opts: CreateOptions
+    ) -> WriteResult:
         request = _Request()
         obj = self._admitted_for_create(ctx, obj, opts, request)
         for candidate, last in self._create_candidates(obj):
@@ -620,7 +634,18 @@ class GenericStore(ResourceStore):
         self, ctx: RequestContext, name: str, updated: UpdatedObject, opts: UpdateOptions
     ) -> WriteResult:
         """:meth:`update` on an event loop, as :meth:`create_async`: ``updated`` and the
-        registry's work run on the loop's thread, the storage's writes are awaited."""
+        registry's work run on the loop's thread, the storage's writes are awaited (a hook
+        that would wait raises :class:`~kstore.registry.interface.NeedsWorkerThread`, as in
+        :meth:`create_async`)."""
+        on_loop = WRITING_ON_LOOP.set(True)
+        try:
+            return await self._update_async(ctx, name, updated, opts)
+        finally:
+            WRITING_ON_LOOP.reset(on_loop)
+
+    async def _update_async(
+        self, ctx: RequestContext, name: str, updated: UpdatedObject, opts: UpdateOptions
+    ) -> WriteResult:
         plan = self._update_plan(ctx, name, updated, opts)
         try:
             if opts.dry_run:
