@@ -445,6 +445,7 @@ def bench(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> None:
             repeats=args.repeats,
             kind=args.kind,
             admission_plugins=not args.no_admission_plugins,
+            controllers=args.controllers,
         )
         report = result.report()
     elif args.subject == "watch":
@@ -537,6 +538,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     bench_parser.add_argument(
         "--requests", type=int, default=2000, help="requests per figure and round (rest)"
+    )
+    bench_parser.add_argument(
+        "--controllers",
+        default="*",
+        help="the served controllers, as kstore serve's --controllers (rest): e.g. "
+        "'*,-garbagecollector' for the figure without the garbage collector",
     )
     bench_parser.add_argument(
         "--kind",

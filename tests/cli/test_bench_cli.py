@@ -72,6 +72,9 @@ def test_rest_bench_takes_the_kind_and_client_count(
     assert recorder.calls[1][1]["admission_plugins"] is True
     assert _run(["bench", "rest", "--no-admission-plugins"], capsys) == 0
     assert recorder.calls[2][1]["admission_plugins"] is False
+    assert recorder.calls[2][1]["controllers"] == "*"
+    assert _run(["bench", "rest", "--controllers=*,-garbagecollector"], capsys) == 0
+    assert recorder.calls[3][1]["controllers"] == "*,-garbagecollector"
 
 
 @pytest.mark.parametrize("argv", [["--writers", "0"], ["--kind", "secret"]])
