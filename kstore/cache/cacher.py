@@ -41,7 +41,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from kstore.api.gvk import Object
 from kstore.cache.caching_object import CachedListResult
@@ -435,8 +435,27 @@ class Cacher(Storage):
         such as admission): from memory when the cache provably holds the current state
         without waiting, as for a consistent GET (see :meth:`_fresh_now`); else from the
         backend."""
-        if opts.resource_version == "" and self._ready.is_set() and self._fresh_now():
-            return self.list(key, replace(opts, resource_version="0"))
+        if (
+            opts.resource_version == ""
+            and not opts.continue_token
+            and opts.resource_version_match == ResourceVersionMatch.UNSET
+            and self._ready.is_set()
+            and self._fresh_now()
+        ):
+            # As a list at "0" (the whole range, any limit ignored), straight from memory:
+            # this runs several times per admitted write.
+            found = self._cache.list(
+                prepare_key(key, self._prefix, recursive=opts.recursive),
+                recursive=opts.recursive,
+                label_selector=opts.label_selector,
+                field_selector=opts.field_selector,
+                namespaced_keys=self._namespaced,
+            )
+            return CachedListResult(
+                items=found.objects,
+                resource_version=found.resource_version,
+                item_encodings=found.encodings,
+            )
         return self._storage.list(key, opts)
 
     def _fresh_now(self) -> bool:
