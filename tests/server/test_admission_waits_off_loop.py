@@ -4,6 +4,7 @@ while every other request (on LMDB, where writes run on the loop) is answered me
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -94,3 +95,33 @@ def test_a_pod_whose_account_never_comes_is_refused_after_the_wait(
         assert waited > 0.8  # the plugin's tries, 100-200 ms apart
         # Nothing of the first attempt (on the loop) was stored.
         assert c.get("/api/v1/namespaces/never/pods/first").status_code == 404
+
+
+def test_a_pod_made_by_server_side_apply_waits_off_the_loop_too(server: RunningServer) -> None:
+    with server.client() as c:
+        _new_namespace(c, "applied")
+        answered: dict[str, httpx.Response] = {}
+
+        def apply_pod() -> None:
+            with server.client() as own:
+                answered["pod"] = own.patch(
+                    "/api/v1/namespaces/applied/pods/first",
+                    params={"fieldManager": "test"},
+                    content=json.dumps(_POD),
+                    headers={"Content-Type": "application/apply-patch+yaml"},
+                )
+
+        waiting = threading.Thread(target=apply_pod)
+        waiting.start()
+        time.sleep(0.2)
+        before = time.monotonic()
+        assert c.get("/version").status_code == 200
+        r = c.post(
+            "/api/v1/namespaces/applied/serviceaccounts", json={"metadata": {"name": "default"}}
+        )
+        assert r.status_code == 201, r.text
+        assert time.monotonic() - before < 0.5
+        waiting.join(30)
+        pod = answered["pod"]
+        assert pod.status_code == 201, pod.text
+        assert pod.json()["spec"]["serviceAccountName"] == "default"
