@@ -1,6 +1,7 @@
-"""What admission and the garbage collector read, through the Python client on LMDB and on
-etcd: the plugins answer from the watch cache where it is provably current, and an object
-written just before a pod still applies to it while other writes keep the store busy."""
+"""What the admission plugins read, through the Python client on LMDB and on etcd: they answer
+from the watch cache where it is provably current, and an object written just before a pod
+(a LimitRange, the ServiceAccount, a PriorityClass, a RuntimeClass, a ResourceQuota) still
+applies to it while other writes keep the store busy."""
 
 from __future__ import annotations
 
