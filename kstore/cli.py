@@ -146,6 +146,10 @@ def _serve_config(args: argparse.Namespace, **overrides: Any) -> Any:
             secure_port=args.secure_port,
             enable_admission_plugins=_names(args.enable_admission_plugins),
             disable_admission_plugins=_names(args.disable_admission_plugins),
+            webhook_service_resolver=tuple(
+                rule for value in args.webhook_service_resolver for rule in _names(value)
+            ),
+            conversion_webhook_timeout_seconds=parse_duration(args.conversion_webhook_timeout),
             controllers=tuple(c for c in args.controllers.split(",") if c),
             root_ca_file=Path(args.root_ca_file) if args.root_ca_file else None,
             leader_election=LeaderElectionConfig(
@@ -183,6 +187,162 @@ def encryption_rewrite(args: argparse.Namespace, stdin: BinaryIO, stdout: Binary
     finally:
         registry.close()
         backend.close()
+
+
+def _snapshot_store(args: argparse.Namespace) -> tuple[str, Any]:
+    """("lmdb", data directory) or ("etcd", EtcdConfig) from the snapshot verbs' flags."""
+    from pathlib import Path
+
+    from kstore.storage.etcd import EtcdConfig
+
+    backend = args.storage_backend or ("etcd" if args.etcd_servers else "lmdb")
+    if backend == "lmdb":
+        return backend, Path(args.data_dir)
+    servers = tuple(s for s in args.etcd_servers.split(",") if s)
+    if not servers:
+        raise BadRequest("--etcd-servers must be given with --storage-backend etcd")
+    return backend, EtcdConfig(endpoints=servers, prefix=args.etcd_prefix, compaction_interval=0)
+
+
+def _print_snapshot(info: Any, output: str, stdout: BinaryIO) -> None:
+    if output == "json":
+        stdout.write(orjson.dumps(info.as_dict(), option=orjson.OPT_INDENT_2) + b"\n")
+        return
+    lines = [
+        f"file:           {info.path}",
+        f"format version: {info.version}",
+        f"revision:       {info.revision}",
+        f"source:         {info.source}"
+        + (f" (key prefix {info.key_prefix})" if info.key_prefix else ""),
+        f"created:        {info.created}",
+        f"size:           {info.size} bytes",
+        f"keys:           {info.entries} ({info.value_bytes} bytes of values, "
+        f"{info.with_ttl} with a TTL)",
+        f"sha256:         {info.sha256}",
+        "",
+        f"{'RESOURCE':<40} KEYS",
+    ]
+    lines += [f"{name:<40} {count}" for name, count in sorted(info.resources.items())]
+    stdout.write(("\n".join(lines) + "\n").encode())
+
+
+def _file_errors(run: Any) -> Any:
+    """``run`` with the operating system's errors (a missing directory, no permission) as a
+    one-line BadRequest."""
+
+    def wrapped(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> None:
+        try:
+            run(args, stdin, stdout)
+        except OSError as exc:
+            where = f"{exc.filename}: " if exc.filename else ""
+            raise BadRequest(f"{where}{exc.strerror or exc}") from None
+
+    return wrapped
+
+
+@_file_errors
+def snapshot_save(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> None:
+    """Save every key of a store at one revision to a snapshot file."""
+    from kstore.storage.snapshot import save_snapshot
+
+    backend, where = _snapshot_store(args)
+    if backend == "lmdb":
+        from kstore.storage.lmdb import LmdbSnapshotSource
+
+        info = save_snapshot(args.file, LmdbSnapshotSource(where))
+    else:
+        from kstore.storage.etcd import EtcdSnapshotSource
+
+        with EtcdSnapshotSource(where) as source:
+            info = save_snapshot(args.file, source)
+    stdout.write(
+        f"saved {info.entries} keys at revision {info.revision} to {info.path} "
+        f"({info.size} bytes)\n".encode()
+    )
+
+
+@_file_errors
+def snapshot_status(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> None:
+    """Check a snapshot file whole and print what it holds."""
+    from kstore.storage.snapshot import verify_snapshot
+
+    _print_snapshot(verify_snapshot(args.file), args.output, stdout)
+
+
+@_file_errors
+def snapshot_restore(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> None:
+    """Restore a snapshot file into an empty store (any store with --force)."""
+    from kstore.storage.snapshot import restore_snapshot
+
+    backend, where = _snapshot_store(args)
+    target: Any
+    if backend == "lmdb":
+        from kstore.storage.lmdb import LmdbSnapshotTarget
+
+        target = LmdbSnapshotTarget(where)
+    else:
+        from kstore.storage.etcd import EtcdSnapshotTarget
+
+        target = EtcdSnapshotTarget(where)
+    with target:
+        info, revision = restore_snapshot(args.file, target, force=args.force)
+    stdout.write(
+        f"restored {info.entries} keys from {info.path} (revision {info.revision}) into "
+        f"{backend}; the store is at revision {revision}\n".encode()
+    )
+
+
+def _add_snapshot_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    snap = verbs.add_parser("snapshot", help="save, check and restore snapshots of a store")
+    actions = snap.add_subparsers(dest="action", required=True, metavar="ACTION")
+
+    def store_flags(p: argparse.ArgumentParser) -> None:
+        p.add_argument("file", metavar="FILE", help="the snapshot file")
+        p.add_argument("--data-dir", default="kstore-data", help="LMDB directory (lmdb backend)")
+        p.add_argument(
+            "--storage-backend",
+            choices=["lmdb", "etcd"],
+            default="",
+            help="the store's backend (default: etcd when --etcd-servers is given, else lmdb)",
+        )
+        p.add_argument(
+            "--etcd-servers", default="", help="comma-separated etcd URLs (etcd backend)"
+        )
+        p.add_argument("--etcd-prefix", default="/registry", help="key prefix in etcd")
+
+    p = actions.add_parser(
+        "save",
+        help="save every key of a store at one revision to FILE",
+        description=(
+            "Copy every key of the store, as stored (encrypted values stay encrypted), with "
+            "its TTL left, at one revision, into FILE. On LMDB it runs beside a kstore serve "
+            "on the same directory without stopping its writes; on etcd it reads the prefix "
+            "at one revision."
+        ),
+    )
+    store_flags(p)
+    p.set_defaults(run=snapshot_save)
+    p = actions.add_parser(
+        "status",
+        help="check FILE and print its revision, size and keys per resource",
+        description="Read FILE whole, check its checksum, and print what it holds.",
+    )
+    p.add_argument("file", metavar="FILE", help="the snapshot file")
+    p.add_argument("-o", "--output", choices=["text", "json"], default="text")
+    p.set_defaults(run=snapshot_status)
+    p = actions.add_parser(
+        "restore",
+        help="restore FILE into an empty store",
+        description=(
+            "Check FILE whole, then write its keys into an empty LMDB directory (stop kstore "
+            "serve first: the store is locked) or an empty etcd prefix. On LMDB the "
+            "resourceVersions are kept; on etcd they are etcd's new revisions, and etcd is "
+            "compacted at the end so that older resourceVersions get 410 and clients re-list."
+        ),
+    )
+    store_flags(p)
+    p.add_argument("--force", action="store_true", help="replace what the target store holds")
+    p.set_defaults(run=snapshot_restore)
 
 
 def _add_storage_flags(p: argparse.ArgumentParser) -> None:
@@ -413,6 +573,20 @@ def _add_serve_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]
         default="",
         help="comma-separated admission plugins not to run, default-on ones included",
     )
+    p.add_argument(
+        "--webhook-service-resolver",
+        action="append",
+        default=[],
+        metavar="NAMESPACE/NAME=HOST:PORT",
+        help="where to reach a service that a webhook configuration names (repeatable or "
+        "comma-separated); without a rule a service is reached at its clusterIP",
+    )
+    p.add_argument(
+        "--conversion-webhook-timeout",
+        default="30s",
+        help="how long a CRD conversion webhook call may take (Go duration; kube-apiserver "
+        "gives 30s)",
+    )
     p.set_defaults(run=serve)
 
 
@@ -566,6 +740,7 @@ def _parser() -> argparse.ArgumentParser:
     bench_parser.set_defaults(run=bench)
     _add_serve_parser(verbs)
     _add_encryption_parser(verbs)
+    _add_snapshot_parser(verbs)
     return parser
 
 

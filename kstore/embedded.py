@@ -152,6 +152,7 @@ def open(
     controllers: Sequence[str] | str = ("*",),
     root_ca_file: str | Path | None = None,
     leader_election: LeaderElectionConfig | None = None,
+    webhook_service_resolver: Sequence[str] = (),
 ) -> Client:
     """Open the store at ``url`` with ``scheme`` (the built-in kinds by default).
 
@@ -164,12 +165,17 @@ def open(
     CustomResourceDefinitions stored there are served too, as soon as they are established;
     ``conversions`` gives Python conversions for versions of their kinds, by
     ``(apiVersion, kind)``: ``(to_hub, from_hub)``; the hub has the shape of the versions not
-    named, which convert by rewriting ``apiVersion`` only, as ``conversion.strategy: None``.
+    named, which convert by rewriting ``apiVersion`` only, as ``conversion.strategy: None``,
+    or through the CRD's conversion webhook with ``strategy: Webhook``.
 
     ``controllers`` says which API-only controllers run, as ``kstore serve --controllers``
     (every one by default; ``()`` none); they run on the leader of the processes sharing the
     store, elected on a Lease (``leader_election`` tunes its timings). ``root_ca_file`` is the
-    CA published in every namespace's ``kube-root-ca.crt`` ConfigMap (none without it)."""
+    CA published in every namespace's ``kube-root-ca.crt`` ConfigMap (none without it).
+
+    ``webhook_service_resolver`` takes ``namespace/name=host:port`` rules for the services
+    that admission and conversion webhooks name, as ``kstore serve
+    --webhook-service-resolver`` (added to those of ``config``)."""
     settings = ControllerSettings(
         controllers=controllers,
         root_ca=read_root_ca(None if root_ca_file is None else Path(root_ca_file), None),
@@ -179,6 +185,9 @@ def open(
     config = config or RegistryConfig()
     if not config.admission_plugins:
         config = replace(config, admission_plugins=plugins)
+    if webhook_service_resolver:
+        rules = (*config.webhook_service_resolver, *webhook_service_resolver)
+        config = replace(config, webhook_service_resolver=rules)
     backend = backend_for_url(url)
     try:
         registry = build_registry(scheme or builtin_scheme(), backend, config)
@@ -310,6 +319,14 @@ class ResourceClient:
         scheme.default(external)
         return scheme.to_hub(external)
 
+    def _from_hub_many(self, objs: Sequence[Object]) -> list[Object]:
+        """:meth:`_from_hub` of a list's items, converted in one call where the kind converts
+        in batches (a conversion webhook's one review)."""
+        hub_version = self._definition.hub_api_version
+        if any(o.get("apiVersion") != hub_version for o in objs):
+            return [self._from_hub(o) for o in objs]
+        return [copy_value(o) for o in self._client.scheme.from_hub_many(objs, self._gv.version)]
+
     def _from_hub(self, obj: Object) -> Object:
         if obj.get("apiVersion") == self._definition.hub_api_version:
             out = self._client.scheme.from_hub(obj, self._gv.version)
@@ -375,7 +392,7 @@ class ResourceClient:
             "apiVersion": self._gv.api_version,
             "kind": self._definition.list_kind or f"{self._definition.kind}List",
             "metadata": metadata,
-            "items": [self._from_hub(item) for item in result.items],
+            "items": self._from_hub_many(result.items),
         }
 
     def _update(

@@ -8,7 +8,10 @@ serves them:
   spec directly: a CRD whose names are not accepted yet serves nothing;
 - one :class:`KindVersion` per version, served as ``spec.versions[].served`` says, with the
   storage version marked; conversion strategy ``None``: the versions share one shape and only
-  ``apiVersion`` changes (the hub is that shape too);
+  ``apiVersion`` changes (the hub is that shape too); strategy ``Webhook``, when the caller
+  hands over the function that posts a review (:class:`~kstore.api.conversion_review.
+  ConversionWebhook`): the hub has the storage version's shape, and every other version is
+  converted to and from it by one review per object, or per list page;
 - scope, subresources (``status``, ``scale``) and ``selectableFields`` as field-selector fields;
 - each version's ``additionalPrinterColumns`` (an Age column where it has none).
 
@@ -17,12 +20,14 @@ Pure functions over dicts; nothing here knows HTTP or storage.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from kstore.api.conversion_review import ConversionWebhook, ReviewPost
 from kstore.api.custom_schema import VersionSchema
 from kstore.api.gvk import Object, version_priority
 from kstore.api.scheme import (
+    BatchConverter,
     Converter,
     KindDefinition,
     KindVersion,
@@ -41,6 +46,7 @@ __all__ = [
     "TERMINATING",
     "CustomConversions",
     "condition_true",
+    "conversion_strategy",
     "kind_definition_for",
     "printer_columns",
     "selectable_field_values",
@@ -149,12 +155,43 @@ def _lifecycle(spec: Mapping[str, Any], version: Mapping[str, Any]) -> Lifecycle
     return Lifecycle(warning=text)
 
 
+def conversion_strategy(crd: Object) -> str:
+    """The CRD's ``spec.conversion.strategy`` (``None`` when unset)."""
+    return str(_map(_map(crd.get("spec")).get("conversion")).get("strategy") or "None")
+
+
+_Converters = tuple[Converter | None, Converter | None, BatchConverter | None]
+
+
+def _webhook_converters(
+    webhook: ConversionWebhook, api_version: str, storage_api_version: str
+) -> _Converters:
+    """A non-storage version's converters through the webhook: the hub is the storage
+    version's shape, so each direction is one review."""
+
+    def to_hub(obj: Object) -> Object:
+        return webhook.convert([obj], storage_api_version)[0]
+
+    def from_hub(hub: Object) -> Object:
+        return webhook.convert([{**hub, "apiVersion": storage_api_version}], api_version)[0]
+
+    def from_hub_many(hubs: Sequence[Object]) -> list[Object]:
+        stored = [{**hub, "apiVersion": storage_api_version} for hub in hubs]
+        return webhook.convert(stored, api_version, as_list=True)
+
+    return to_hub, from_hub, from_hub_many
+
+
 def kind_definition_for(
-    crd: Object, conversions: CustomConversions | None = None
+    crd: Object,
+    conversions: CustomConversions | None = None,
+    review_post: ReviewPost | None = None,
 ) -> KindDefinition | None:
     """The kind ``crd`` serves, or None while it serves nothing (its names not accepted yet,
     or no version served). A version named in ``conversions`` converts with the functions
-    given there (the embedder's stand-in for a conversion webhook); the others by rewriting
+    given there (the embedder's stand-in for a conversion webhook); with ``conversion.
+    strategy: Webhook`` and a ``review_post`` (which calls the CRD's webhook: given by the
+    layer that may do I/O), the others convert through the webhook; else by rewriting
     ``apiVersion`` only, as ``conversion.strategy: None``."""
     spec = _map(crd.get("spec"))
     accepted = _map(_map(crd.get("status")).get("acceptedNames"))
@@ -169,6 +206,12 @@ def kind_definition_for(
     subresources: set[str] = set()
     selectable: tuple[str, ...] = ()
     scale: ScalePaths | None = None
+    webhook = _webhook(crd, spec, review_post, kind, accepted)
+    stored_name = next(
+        (str(_map(v).get("name")) for v in _list(spec.get("versions")) if _map(v).get("storage")),
+        "",
+    )
+    blocks = False
     for v in _list(spec.get("versions")):
         v = _map(v)
         name = v.get("name")
@@ -176,12 +219,19 @@ def kind_definition_for(
             continue
         schema = _map(v.get("schema")).get("openAPIV3Schema")
         rules = VersionSchema(schema) if schema is not None else None
-        to_hub, from_hub = (conversions or {}).get((f"{group}/{name}", kind), (None, None))
+        converters: _Converters = (None, None, None)
+        given = (conversions or {}).get((f"{group}/{name}", kind))
+        if given is not None:
+            converters = (given[0], given[1], None)
+        elif webhook is not None and stored_name and name != stored_name:
+            converters = _webhook_converters(webhook, f"{group}/{name}", f"{group}/{stored_name}")
+            blocks = True
         versions.append(
             KindVersion(
                 version=name,
-                to_hub=to_hub,
-                from_hub=from_hub,
+                to_hub=converters[0],
+                from_hub=converters[1],
+                from_hub_many=converters[2],
                 enabled=bool(v.get("served")),
                 printer_columns=printer_columns(v.get("additionalPrinterColumns")),
                 openapi_schema=schema,
@@ -234,6 +284,25 @@ def kind_definition_for(
             ),
         ),
         field_labels=field_labels if selectable else None,
+        list_kind=str(accepted.get("listKind") or f"{kind}List"),
+        conversion_blocks=blocks,
+    )
+
+
+def _webhook(
+    crd: Object,
+    spec: Mapping[str, Any],
+    review_post: ReviewPost | None,
+    kind: str,
+    accepted: Mapping[str, Any],
+) -> ConversionWebhook | None:
+    """The CRD's conversion webhook, when it has one and the caller can call it."""
+    if review_post is None or conversion_strategy(crd) != "Webhook":
+        return None
+    webhook = _map(_map(spec.get("conversion")).get("webhook"))
+    return ConversionWebhook(
+        review_post,
+        review_versions=[str(v) for v in _list(webhook.get("conversionReviewVersions"))],
         list_kind=str(accepted.get("listKind") or f"{kind}List"),
     )
 

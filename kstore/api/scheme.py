@@ -13,7 +13,10 @@ Invariants the Scheme keeps:
   object that passes through the Scheme is treated as read-only unless the caller owns it;
 - defaulting runs on an external object the caller owns (freshly decoded), in place;
 - ``hub -> v -> hub`` is the identity for every version ``v`` (fields a version cannot express
-  are kept by its converter, e.g. in an annotation), which tests check for every kind.
+  are kept by its converter, e.g. in an annotation), which tests check for every kind;
+- a kind whose conversions call out (a CRD's conversion webhook: :attr:`KindDefinition.
+  conversion_blocks`) is converted only off the event loop; its versions may convert many
+  objects in one call (:meth:`Scheme.from_hub_many`), as a list answer does.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from kstore.api.schema import FieldSchema
 from kstore.errors import BadRequest, Cause, Invalid, NotFound
 
 __all__ = [
+    "BatchConverter",
     "Converter",
     "Defaulter",
     "KindDefinition",
@@ -46,6 +50,8 @@ __all__ = [
 
 #: Turns an object of one version into another; must not mutate its argument.
 Converter = Callable[[Object], Object]
+#: Converts many objects of one version at once (in order); must not mutate its arguments.
+BatchConverter = Callable[[Sequence[Object]], list[Object]]
 #: Fills defaults into an external object the caller owns, in place.
 Defaulter = Callable[[Object], None]
 #: Validates a hub object; returns one cause per problem (empty when valid).
@@ -199,6 +205,8 @@ class KindVersion:
     version: str
     to_hub: Converter | None = None
     from_hub: Converter | None = None
+    #: ``from_hub`` for many objects in one call (None: ``from_hub`` one by one).
+    from_hub_many: BatchConverter | None = None
     default: Defaulter | None = None
     schema: FieldSchema | None = None
     enabled: bool | None = None
@@ -227,6 +235,9 @@ class KindDefinition:
     #: Extra field-selector fields beyond metadata.name/metadata.namespace (e.g. Pod spec.nodeName).
     field_labels: Callable[[Object], Mapping[str, str]] | None = None
     list_kind: str = ""
+    #: Whether converting between its versions may block (calls a conversion webhook): the
+    #: server then converts its objects on worker threads, never on the event loop.
+    conversion_blocks: bool = False
 
     def version(self, version: str) -> KindVersion:
         for v in self.versions:
@@ -436,6 +447,23 @@ class Scheme:
         else:
             out = entry.version.from_hub(hub)
         out["apiVersion"] = target.api_version
+        return out
+
+    def from_hub_many(self, hubs: Sequence[Object], version: str) -> list[Object]:
+        """:meth:`from_hub` of every object of ``hubs`` (all of one kind), in one call of the
+        version's batch converter where it has one (a conversion webhook's one review)."""
+        if not hubs:
+            return []
+        gvk = gvk_of(hubs[0])
+        if version == HUB_VERSION or gvk.version != HUB_VERSION:
+            return [self.from_hub(hub, version) for hub in hubs]
+        target = GroupVersionKind(gvk.group, version, gvk.kind)
+        batch = self._entry(target).version.from_hub_many
+        if batch is None:
+            return [self.from_hub(hub, version) for hub in hubs]
+        out = batch(hubs)
+        for obj in out:
+            obj["apiVersion"] = target.api_version
         return out
 
     def convert(self, obj: Object, api_version: str) -> Object:

@@ -70,6 +70,10 @@ class Encodings:
                 self._forms = updated
             return data
 
+    def has(self, encoding: Hashable) -> bool:
+        """Whether the bytes for ``encoding`` have been produced."""
+        return encoding in self._forms
+
     def __len__(self) -> int:
         return len(self._forms)
 

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Final
 
-from kstore.api.custom_kinds import CRD_GROUP, CRD_RESOURCE, CustomConversions, kind_definition_for
+from kstore.api.custom_kinds import CRD_GROUP, CRD_RESOURCE, CustomConversions
 from kstore.api.gvk import GroupVersion
 from kstore.api.kinds.apiregistration import GROUP as APIREGISTRATION_GROUP
 from kstore.controllers.apiservice_controller import APIServiceAvailabilityController
@@ -35,7 +35,13 @@ from kstore.controllers.root_ca import RootCAPublisher
 from kstore.controllers.serviceaccounts import ServiceAccountsController
 from kstore.controllers.ttl_after_finished import TTLAfterFinishedController
 from kstore.errors import BadRequest, NotFound
+from kstore.registry.conversion_webhook import (
+    CONVERSION_TIMEOUT,
+    JsonPoster,
+    crd_kind_definitions,
+)
 from kstore.registry.interface import Registry
+from kstore.registry.registry import StoreRegistry
 
 __all__ = [
     "CONTROLLERS",
@@ -186,10 +192,15 @@ def start_controllers(
     *,
     conversions: CustomConversions | None = None,
     settings: ControllerSettings | None = None,
+    webhook_client: JsonPoster | None = None,
+    conversion_timeout: float = CONVERSION_TIMEOUT,
 ) -> RunningControllers:
     """Start what the registry's Scheme asks for: the CustomResourceDefinition controller when
     CRDs are served (it serves the stored CRDs' kinds before this returns, converting the
-    versions named in ``conversions`` with the functions given there), the APIService
+    versions named in ``conversions`` with the functions given there, and those of CRDs with
+    a conversion webhook through ``webhook_client`` (the registry's own by default), giving
+    each call
+    ``conversion_timeout`` seconds), the APIService
     availability controller when APIServices are, and the election that runs the API-only
     controllers ``settings`` enables (all by default) on the leader."""
     settings = settings or ControllerSettings()
@@ -200,8 +211,11 @@ def start_controllers(
     except NotFound:
         pass
     else:
+        if webhook_client is None and isinstance(registry, StoreRegistry):
+            webhook_client = registry.webhook_client
         crds = CustomResourceDefinitionController(
-            registry, definition_for=partial(kind_definition_for, conversions=conversions)
+            registry,
+            definition_for=crd_kind_definitions(webhook_client, conversions, conversion_timeout),
         )
         crds.start()
     api_services = None

@@ -152,6 +152,9 @@ class AdmissionAttributes:
     dry_run: bool = False
     user: UserInfo | None = None
     warnings: list[str] = field(default_factory=list)
+    #: The group/version the client spoke (:attr:`RequestContext.request_version`); None for
+    #: a caller that did not say (the kind's storage version is then taken).
+    request_version: GroupVersion | None = None
 
 
 #: An admission hook raises a kstore error (Forbidden, Invalid, ...) to reject the request.

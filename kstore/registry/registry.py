@@ -32,8 +32,13 @@ from kstore.cache.cacher import CacheConfig, Cacher
 from kstore.codec.json import MEDIA_TYPE_JSON
 from kstore.codec.protobuf import MEDIA_TYPE_PROTOBUF
 from kstore.codec.versioning import VersioningCodec, storage_codec
-from kstore.errors import AlreadyExists, BadRequest, NotFound
+from kstore.errors import AlreadyExists, BadRequest, NotFound, Unavailable
 from kstore.registry.admission import AdmissionChain
+from kstore.registry.admission.webhook_client import (
+    WebhookClient,
+    parse_service_resolver_rules,
+    rule_resolver,
+)
 from kstore.registry.allocation import (
     DEFAULT_NODE_PORT_RANGE,
     DEFAULT_SERVICE_CIDR,
@@ -148,6 +153,9 @@ class RegistryConfig:
     ``service_cluster_ip_range`` / ``service_node_port_range``: where Services' cluster IPs
     (one CIDR, or two of different families: ``a,b``) and node ports (``low-high``) come from
     (kube-apiserver's flags of those names; :mod:`kstore.registry.allocation`).
+    ``webhook_service_resolver``: ``namespace/name=host:port`` rules for the services webhooks
+    name (``--webhook-service-resolver``); a service without a rule is reached at its
+    clusterIP, which needs a proxy kstore does not run.
     """
 
     watch_cache: bool = True
@@ -165,8 +173,10 @@ class RegistryConfig:
     admission_plugins: tuple[str, ...] = ()
     service_cluster_ip_range: str = DEFAULT_SERVICE_CIDR
     service_node_port_range: str = DEFAULT_NODE_PORT_RANGE
+    webhook_service_resolver: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        parse_service_resolver_rules(self.webhook_service_resolver)
         parse_service_cidrs(self.service_cluster_ip_range)
         parse_node_port_range(self.service_node_port_range)
         if self.storage_media_type not in (MEDIA_TYPE_JSON, MEDIA_TYPE_PROTOBUF):
@@ -260,6 +270,14 @@ class StoreRegistry(Registry):
         self._closed = False
         self._lock = threading.Lock()
         self.namespace_finalizer: NamespaceFinalizer | None = None
+        #: What webhooks (admission, CRD conversion) are called with: services resolved by
+        #: the configured rules, else to their clusterIP.
+        self.webhook_client = WebhookClient(
+            rule_resolver(
+                parse_service_resolver_rules(config.webhook_service_resolver),
+                self._service_address,
+            )
+        )
         try:
             self._build()
         except BaseException:
@@ -521,11 +539,28 @@ class StoreRegistry(Registry):
     ) -> None:
         self._admission.add(mutating=mutating, validating=validating, blocking=blocking)
 
+    def _service_address(self, namespace: str, name: str, port: int) -> tuple[str, int]:
+        """A service port's clusterIP address (kube-apiserver's cluster-IP service resolver)."""
+        service = self.store("", "services").get(RequestContext(namespace=namespace), name)
+        spec = service.get("spec")
+        spec = spec if isinstance(spec, dict) else {}
+        if spec.get("type") == "ExternalName":
+            return str(spec.get("externalName") or ""), port
+        cluster_ip = str(spec.get("clusterIP") or "")
+        if not cluster_ip or cluster_ip == "None":
+            raise Unavailable(f'cannot route to service with ClusterIP "{cluster_ip}"')
+        ports = spec.get("ports")
+        for entry in ports if isinstance(ports, list) else []:
+            if isinstance(entry, dict) and entry.get("port") == port:
+                return cluster_ip, port
+        raise Unavailable(f'no service port {port} found for service "{name}"')
+
     def close(self) -> None:
         with self._lock:
             if self._closed:
                 return
             self._closed = True
+        self.webhook_client.close()
         if self.namespace_finalizer is not None:
             self.namespace_finalizer.stop()
         for cacher in self._cachers.values():

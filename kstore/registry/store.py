@@ -405,6 +405,7 @@ class GenericStore(ResourceStore):
             dry_run=dry_run,
             user=ctx.user,
             warnings=warnings,
+            request_version=ctx.request_version,
         )
 
     def _invalid(self, obj: Object, causes: Sequence[Any]) -> Invalid:

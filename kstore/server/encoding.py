@@ -4,7 +4,8 @@ An object is converted from its hub form to the version of the request path, the
 as the client asked. Objects from the watch cache carry a memo of their encodings
 (:mod:`kstore.cache.caching_object`); every encoding here goes through it when present, keyed
 by (what is encoded, apiVersion, media type), so an object version is converted and serialized
-once however many lists and watchers send it.
+once however many lists and watchers send it. The items of a list whose kind converts in
+batches (a CRD's conversion webhook) that are not memoized yet are converted in one call.
 
 Shapes, as the API server writes them:
 
@@ -20,16 +21,17 @@ Shapes, as the API server writes them:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import orjson
 
-from kstore.api.gvk import GroupVersion, Object
+from kstore.api.gvk import GroupVersion, GroupVersionKind, Object
 from kstore.api.scheme import Scheme
 from kstore.cache.caching_object import CachedListResult, encoded_frame, encoded_object
 from kstore.codec.protobuf import encode_list as encode_protobuf_list
 from kstore.codec.protobuf import encode_watch_event
+from kstore.errors import KStoreError
 from kstore.server.json_body import json_line
 from kstore.server.negotiation import OutputFormat, Target
 from kstore.storage.interface import EventType, ListResult, WatchEvent
@@ -58,6 +60,28 @@ class ResponseEncoder:
     def external(self, hub: Object, gv: GroupVersion) -> Object:
         """``hub`` converted to ``gv`` (shared structure: never mutate the result)."""
         return self._scheme.from_hub(hub, gv.version)
+
+    def external_many(self, hubs: Sequence[Object], gv: GroupVersion) -> list[Object]:
+        """:meth:`external` of each of ``hubs`` (one kind), in one call where it converts in
+        batches."""
+        return self._scheme.from_hub_many(hubs, gv.version)
+
+    def _batched(
+        self, hubs: Sequence[Object], gv: GroupVersion, pending: Sequence[int]
+    ) -> Mapping[int, Object]:
+        """The items at ``pending`` converted together, when their kind converts in batches
+        (else nothing: each is converted as it is encoded)."""
+        if not pending:
+            return {}
+        gvk = GroupVersionKind(gv.group, gv.version, str(hubs[pending[0]].get("kind") or ""))
+        try:
+            batch = self._scheme.kind_version(gvk).from_hub_many
+        except KStoreError:
+            return {}
+        if batch is None:
+            return {}
+        converted = self.external_many([hubs[i] for i in pending], gv)
+        return dict(zip(pending, converted, strict=True))
 
     # --------------------------------------------------------------- single objects
 
@@ -107,37 +131,43 @@ class ResponseEncoder:
             head = orjson.dumps({"kind": list_kind, "apiVersion": gv.api_version, "metadata": meta})
             # Ended by a newline, as Go's encoder ends every JSON answer.
             return b"".join((head[:-1], b',"items":[', b",".join(items), b"]}\n"))
+        hubs = result.items
+        ready = self._batched(hubs, gv, range(len(hubs)))
         body = {
             "kind": list_kind,
             "apiVersion": gv.api_version,
             "metadata": meta,
-            "items": [self._item(hub, gv) for hub in result.items],
+            "items": [
+                self._item(ready.get(i) or self.external(hub, gv)) for i, hub in enumerate(hubs)
+            ],
         }
         return fmt.serializer.encode(body)
 
-    def _item(self, hub: Object, gv: GroupVersion) -> Object:
-        ext = self.external(hub, gv)
+    @staticmethod
+    def _item(ext: Object) -> Object:
         return {k: v for k, v in ext.items() if k not in _TYPE_KEYS}
 
     def _item_encodings(
         self, result: ListResult, gv: GroupVersion, fmt: OutputFormat, what: str
     ) -> Sequence[bytes]:
-        if what == "item":
+        items = result.items
+        memos = None
+        key = (what, gv.api_version, fmt.media_type)
+        if isinstance(result, CachedListResult) and len(result.item_encodings) == len(items):
+            memos = result.item_encodings
+        pending = [i for i in range(len(items)) if memos is None or not memos[i].has(key)]
+        ready = self._batched(items, gv, pending)
 
-            def produce(hub: Object) -> bytes:
-                return fmt.serializer.encode(self._item(hub, gv))
-        else:
+        def produce(i: int) -> bytes:
+            ext = ready.get(i) or self.external(items[i], gv)
+            return fmt.serializer.encode(self._item(ext) if what == "item" else ext)
 
-            def produce(hub: Object) -> bytes:
-                return fmt.serializer.encode(self.external(hub, gv))
-
-        if isinstance(result, CachedListResult) and len(result.item_encodings) == len(result.items):
-            key = (what, gv.api_version, fmt.media_type)
+        if memos is not None:
             return [
-                memo.get(key, lambda hub=hub: produce(hub))  # type: ignore[misc]
-                for hub, memo in zip(result.items, result.item_encodings, strict=True)
+                memo.get(key, lambda i=i: produce(i))  # type: ignore[misc]
+                for i, memo in enumerate(memos)
             ]
-        return [produce(hub) for hub in result.items]
+        return [produce(i) for i in range(len(items))]
 
     # ------------------------------------------------------------------- watch frames
 

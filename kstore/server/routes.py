@@ -16,7 +16,9 @@ that blocks), a create, update or patch runs its registry work on the loop and a
 storage's commits there, with no worker thread at all (unless an admission hook finds it
 has to wait, as for a new namespace's default ServiceAccount: it says so before anything is
 stored, and the request runs again on a worker thread); deletes (graceful deletion,
-finalizers, collections) keep the worker thread.
+finalizers, collections) keep the worker thread. Neither holds for a kind whose conversions
+call a webhook (:attr:`~kstore.api.scheme.KindDefinition.conversion_blocks`): its requests
+always take the worker thread.
 Every error answers with a ``Status``, routing errors as go-restful and the API server's
 service-error handler answer them: a path no route serves is 404, a method the path has no
 route for (``POST`` with a name, ``PUT``/``PATCH`` on a collection, ``TRACE``...) is 405
@@ -383,7 +385,9 @@ class _Endpoints:
                     _check_patch_route(request.headers.get("content-type"), body)
                 call = _call(scope, request, info, body)
                 on_loop = _ON_LOOP.get(handler)
-                if on_loop is not None and self.state.registry.writes_on_loop:
+                # A kind converted by a webhook waits on it: never on the loop.
+                blocks = scope.definition.conversion_blocks
+                if on_loop is not None and self.state.registry.writes_on_loop and not blocks:
                     try:
                         reply = await run_write_on_loop(on_loop, scope, call)
                     except NeedsWorkerThread:
@@ -395,6 +399,7 @@ class _Endpoints:
                 elif (
                     verb == "get"
                     and self._local_reads
+                    and not blocks
                     and call.query.get("resourceVersion", "") in _UNWAITED_VERSIONS
                 ):
                     reply = handler(scope, call)

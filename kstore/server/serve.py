@@ -162,6 +162,11 @@ class ServeConfig:
     #: changes to its default-on set of admission plugins, by name.
     enable_admission_plugins: tuple[str, ...] = ()
     disable_admission_plugins: tuple[str, ...] = ()
+    #: ``--webhook-service-resolver``: ``namespace/name=host:port`` rules for the services
+    #: that webhook configurations name (kstore runs no service proxy).
+    webhook_service_resolver: tuple[str, ...] = ()
+    #: How long a CRD conversion webhook may take to answer (kube-apiserver: 30 s, fixed).
+    conversion_webhook_timeout_seconds: float = 30.0
     #: kube-controller-manager's ``--controllers``: which API-only controllers run (on the
     #: leader of the servers sharing the store); ``*`` is every one.
     controllers: tuple[str, ...] = ("*",)
@@ -237,6 +242,7 @@ def open_registry(config: ServeConfig) -> tuple[Registry, Backend]:
         admission_plugins=resolve_plugins(
             config.enable_admission_plugins, config.disable_admission_plugins
         ),
+        webhook_service_resolver=config.webhook_service_resolver,
     )
     backend = open_backend(config)
     try:
@@ -421,7 +427,11 @@ def serve(
     audit_log: AuditLog | None = None
     controllers: RunningControllers | None = None
     try:
-        controllers = start_controllers(registry, settings=settings)
+        controllers = start_controllers(
+            registry,
+            settings=settings,
+            conversion_timeout=config.conversion_webhook_timeout_seconds,
+        )
         if config.audit_log_path:
             audit_log = AuditLog(config.audit_log_path)
         app = build_app(

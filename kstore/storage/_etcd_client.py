@@ -412,6 +412,17 @@ class EtcdClient:
             raise InternalError(f"etcd: lease grant failed: {response.error}")
         return int(response.ID)
 
+    def lease_time_to_live(self, lease_id: int) -> int:
+        """The seconds ``lease_id`` has left (-1: it expired or was revoked). A read."""
+        request = etcdrpc.LeaseTimeToLiveRequest(ID=lease_id)
+        response = self._call(
+            lambda ep, timeout: ep.lease.LeaseTimeToLive(
+                request, timeout=timeout, metadata=REQUIRE_LEADER
+            ),
+            mutating=False,
+        )
+        return int(response.TTL)
+
     def compact(self, revision: int) -> None:
         """Compact the key-value history up to ``revision`` (not waiting for the physical
         compaction); CompactedError when it already is."""

@@ -59,6 +59,7 @@ __all__ = [
     "META_FORMAT",
     "META_PURGED",
     "META_REVISION",
+    "RESTORING",
     "TTL",
     "VERSION",
     "count_at",
@@ -68,6 +69,7 @@ __all__ = [
     "get_current",
     "hist_key",
     "hist_value",
+    "iter_current",
     "key_start",
     "meta_int",
     "prefix_end",
@@ -82,6 +84,9 @@ __all__ = [
 
 #: The layout this module reads and writes; a store in any other layout is refused.
 FORMAT = b"kstore-lmdb-2"
+#: The format marker while a snapshot is restored (:mod:`._lmdb_snapshot`): every open
+#: refuses such a store until a restore completes.
+RESTORING = FORMAT + b":restoring"
 
 META_FORMAT = b"mformat"
 META_REVISION = b"mrevision"
@@ -245,6 +250,16 @@ def _versions(
             return
         if not cursor.set_range(reseek):
             return
+
+
+def iter_current(txn: Any, now_ms: int) -> Iterator[tuple[bytes, int, int, int, bytes]]:
+    """Every live key now, lazily, in key order: ``(key, mod_revision, create_revision,
+    expiry_ms, stored bytes)`` (expiry 0: none). What a snapshot copies."""
+    for key, mod_rev, record in _versions(txn, b"", None, None):
+        kind, create_rev, expiry, _size = VERSION.unpack(record)
+        if kind != KIND_PUT or (expiry and expiry <= now_ms):
+            continue
+        yield key, mod_rev, create_rev, expiry, hist_value(txn, mod_rev)
 
 
 def _scan(

@@ -67,6 +67,7 @@ from kstore.storage._etcd_config import EtcdConfig
 from kstore.storage._etcd_layout import kubernetes_resource_prefix
 from kstore.storage._etcd_leases import LeaseManager
 from kstore.storage._etcd_list import read_list
+from kstore.storage._etcd_snapshot import EtcdSnapshotSource, EtcdSnapshotTarget
 from kstore.storage._etcd_steps import Lease, Range, Step, Steps, Txn, run_async, run_blocking
 from kstore.storage._etcd_watch import EtcdWatcher, WatchStart
 from kstore.storage._etcd_wire import delete_txn, put_txn
@@ -101,6 +102,8 @@ __all__ = [
     "EtcdAsyncStorage",
     "EtcdBackend",
     "EtcdConfig",
+    "EtcdSnapshotSource",
+    "EtcdSnapshotTarget",
     "EtcdStorage",
     "RawEtcdBaseline",
     "kubernetes_resource_prefix",

@@ -1,6 +1,7 @@
 """The embedded LMDB backend: one directory, one process, durable group commit.
 
-Structure (the only module that imports ``lmdb``):
+Structure (the only module that imports ``lmdb``, with :mod:`kstore.storage._lmdb_snapshot`,
+which copies a store's keys to and from a snapshot file):
 
 - :class:`LmdbBackend` owns the environment, a ``kstore.lock`` file (``flock``: a second
   process, or a second open in this one, gets a clear Unavailable instead of a corrupt store),
@@ -61,10 +62,12 @@ from kstore.storage._lmdb_records import (
     META_FORMAT,
     META_PURGED,
     META_REVISION,
+    RESTORING,
     meta_int,
     revision_of,
 )
 from kstore.storage._lmdb_runway import Runway
+from kstore.storage._lmdb_snapshot import LmdbSnapshotSource, LmdbSnapshotTarget
 from kstore.storage._lmdb_storage import LmdbStorage
 from kstore.storage._lmdb_sync import DirectoryLock, Gate
 from kstore.storage._lmdb_writes import (
@@ -81,7 +84,13 @@ from kstore.storage._lmdb_writes import (
 from kstore.storage._watch_hub import WatchHub
 from kstore.storage.interface import Backend, ResourceStorageConfig, Storage
 
-__all__ = ["LmdbBackend", "LmdbConfig", "RawLmdbBaseline"]
+__all__ = [
+    "LmdbBackend",
+    "LmdbConfig",
+    "LmdbSnapshotSource",
+    "LmdbSnapshotTarget",
+    "RawLmdbBaseline",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -358,6 +367,11 @@ class LmdbBackend(Backend):
         found = txn.get(META_FORMAT)
         if found == FORMAT:
             return
+        if found == RESTORING:
+            raise InternalError(
+                f"the LMDB store at {self._path} is a snapshot restore that did not finish; "
+                "run kstore snapshot restore --force into it again"
+            )
         if found is None:
             found = self._legacy_format(txn)
         if found is not None:

@@ -134,14 +134,20 @@ class Strategy:
 
     def _schema_rules(self, ctx: RequestContext) -> SchemaRules | None:
         """The schema rules of the version the request speaks (the storage version's when it
-        speaks none of this kind's): Kubernetes validates a custom object by its version."""
+        speaks none of this kind's): Kubernetes validates a custom object by its version.
+        The object validated here is the hub, though: when the request version has a shape of
+        its own (converted by a webhook) and the storage version has the hub's, the storage
+        version's rules are the ones that fit it."""
         d = self.definition
         gv = ctx.request_version
         version = gv.version if gv is not None and gv.group == d.group else ""
+        stored = d.version(d.storage_group_version.version)
         for v in d.versions:
             if v.version == version:
+                if v.to_hub is not None and stored.to_hub is None:
+                    return stored.schema_rules
                 return v.schema_rules
-        return d.version(d.storage_group_version.version).schema_rules
+        return stored.schema_rules
 
     def kind_validates_object_meta(self) -> bool:
         """Whether :meth:`validate` already applies ObjectMeta validation with a name rule at

@@ -51,7 +51,7 @@ def list_collection(scope: ResourceScope, call: Call) -> Reply:
     result = scope.store.list(scope.context(call.info), request.options)
     if fmt.target is Target.TABLE:
         table = build_table(
-            [scope.encoder.external(hub, scope.gv) for hub in result.items],
+            scope.encoder.external_many(result.items, scope.gv),
             kind=scope.kind,
             group=scope.gv.group,
             printer=scope.printer,

@@ -186,9 +186,12 @@ class WatchResponse(Response):
     async def _chunks(self) -> AsyncIterator[bytes]:
         plan = self._plan
         deadline = time.monotonic() + plan.timeout_seconds
+        # Events of a kind converted by a webhook are encoded by the pump thread: the
+        # conversion waits on the webhook, which must not hold up the loop.
         source = (
             self._awaited(deadline)
             if isinstance(plan.watcher, _AsyncWatcher)
+            and not plan.scope.definition.conversion_blocks
             else self._pumped(deadline)
         )
         async for batch, done in source:
