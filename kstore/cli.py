@@ -621,6 +621,7 @@ def bench(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> None:
             admission_plugins=not args.no_admission_plugins,
             policy=args.policy,
             webhook=args.webhook,
+            controllers=args.controllers,
         )
         report = result.report()
     elif args.subject == "watch":
@@ -725,6 +726,12 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also create through one no-op mutating admission webhook and compare "
         "(rest; pod or configmap)",
+    )
+    bench_parser.add_argument(
+        "--controllers",
+        default="*",
+        help="the served controllers, as kstore serve's --controllers (rest): e.g. "
+        "'*,-garbagecollector' for the figure without the garbage collector",
     )
     bench_parser.add_argument(
         "--kind",

@@ -264,7 +264,9 @@ def _new_object(kind: str, name: str, label: str, index: int) -> bytes:
 class _Server:
     """A ``kstore serve`` child process on a free port."""
 
-    def __init__(self, data_dir: Path, *, admission_plugins: bool = True) -> None:
+    def __init__(
+        self, data_dir: Path, *, admission_plugins: bool = True, controllers: str = "*"
+    ) -> None:
         off = () if admission_plugins else ("--disable-admission-plugins", ",".join(_PLUGINS))
         self.process = subprocess.Popen(
             [
@@ -278,6 +280,7 @@ class _Server:
                 str(data_dir),
                 "--log-level",
                 "warning",
+                f"--controllers={controllers}",
                 *off,
             ],
             stdout=subprocess.PIPE,
@@ -437,6 +440,7 @@ def run_rest_bench(
     admission_plugins: bool = True,
     policy: bool = False,
     webhook: bool = False,
+    controllers: str = "*",
 ) -> RestBenchResult:
     """Start a server, measure, stop it; see the module docstring for the figures."""
     if kind not in _COLLECTIONS:
@@ -495,7 +499,9 @@ def run_rest_bench(
     with contextlib.ExitStack() as stack:
         tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="kstore-bench-rest-"))
         noop = stack.enter_context(NoopWebhook()) if webhook else None
-        server = _Server(Path(tmp) / "data", admission_plugins=admission_plugins)
+        server = _Server(
+            Path(tmp) / "data", admission_plugins=admission_plugins, controllers=controllers
+        )
         try:
             # The pods' service account, which the ServiceAccount admission plugin looks up.
             _parallel(server, 1, 1, _create_service_account)

@@ -41,12 +41,12 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from kstore.api.gvk import Object
 from kstore.cache.caching_object import CachedListResult
 from kstore.cache.dispatcher import Dispatcher
-from kstore.cache.freshness import UnchangedProbe
+from kstore.cache.freshness import LocalChangeClock, UnchangedProbe
 from kstore.cache.history import DEFAULT_EVENT_WINDOW, LOWER_BOUND_CAPACITY, EventHistory
 from kstore.cache.reflector import Reflector
 from kstore.cache.watch_cache import CacheUnavailable, WatchCache
@@ -114,11 +114,13 @@ class CacheConfig:
     as Kubernetes does when etcd cannot answer progress requests: use it for a backend whose
     watch reports progress only rarely and that is no
     :class:`~kstore.cache.freshness.UnchangedProbe`. ``consistent_gets_from_cache`` answers a
-    GET without resourceVersion from memory when the cache has already reached the backend's
+    GET without resourceVersion from memory when the cache has already reached the revision
+    of the resource's last acknowledged change, where the backend knows it locally
+    (:class:`~kstore.cache.freshness.LocalChangeClock`: the LMDB store), else the backend's
     current revision, read after the request began (so the answer is as linearizable as the
-    backend's own); only for a backend whose current revision is a local read (no probe: the
-    LMDB store), and not for objects that expire (the backend hides an expired object at
-    once, the cache only on its DELETED event). When the cache lags, the GET reads the
+    backend's own); only for a backend that answers either without I/O (no probe), and not
+    for objects that expire (the backend hides an expired object at once, the cache only on
+    its DELETED event). When the cache lags, the GET reads the
     backend, as Kubernetes' does for every such GET. ``freshness_probe_interval_seconds`` is
     how often a consistent read that found changes in flight probes such a backend again.
     ``consistency_check_interval_seconds`` runs the consistency checker periodically (None:
@@ -192,6 +194,7 @@ class Cacher(Storage):
         )
         self._ready = self._reflector.ready
         self._probe = self._storage if isinstance(self._storage, UnchangedProbe) else None
+        self._changes = self._storage if isinstance(self._storage, LocalChangeClock) else None
         # One re-probe at a time: readers waiting together share it (its result wakes them
         # all), so a crowd of waiters does not multiply range reads of the whole prefix.
         self._reprobe = threading.Lock()
@@ -429,22 +432,45 @@ class Cacher(Storage):
 
     def list_now(self, key: str, opts: ListOptions = _LIST_DEFAULTS) -> ListResult:
         """A consistent list that never waits for the cache (for readers on a write's path,
-        such as admission): from memory when the cache is already at the backend's current
-        revision and reading that revision is local, as a consistent GET; else from the
+        such as admission): from memory when the cache provably holds the current state
+        without waiting, as for a consistent GET (see :meth:`_fresh_now`); else from the
         backend."""
-        if opts.resource_version == "" and self._ready.is_set() and self._fresh_now():
-            return self.list(key, replace(opts, resource_version="0"))
+        if (
+            opts.resource_version == ""
+            and not opts.continue_token
+            and opts.resource_version_match == ResourceVersionMatch.UNSET
+            and self._ready.is_set()
+            and self._fresh_now()
+        ):
+            # As a list at "0" (the whole range, any limit ignored), straight from memory:
+            # this runs several times per admitted write.
+            found = self._cache.list(
+                prepare_key(key, self._prefix, recursive=opts.recursive),
+                recursive=opts.recursive,
+                label_selector=opts.label_selector,
+                field_selector=opts.field_selector,
+                namespaced_keys=self._namespaced,
+            )
+            return CachedListResult(
+                items=found.objects,
+                resource_version=found.resource_version,
+                item_encodings=found.encodings,
+            )
         return self._storage.list(key, opts)
 
     def _fresh_now(self) -> bool:
         """Whether a consistent GET may be answered from memory now: allowed by the config,
-        the backend's current revision a local read (no probe), and the cache already at it
-        (never waited for: a GET that would wait reads the backend instead)."""
-        return (
-            self._config.consistent_gets_from_cache
-            and self._probe is None
-            and self._cache.resource_version >= self._storage.current_revision()
-        )
+        and provable locally (no probe, never a wait: a GET that would wait reads the
+        backend instead). Where the backend knows when this resource last changed (LMDB,
+        :class:`~kstore.cache.freshness.LocalChangeClock`), once the cache has reached that
+        revision, whatever other resources are being written meanwhile; else once it has
+        reached the backend's current revision, if reading that is local."""
+        if not self._config.consistent_gets_from_cache or self._probe is not None:
+            return False
+        changes = self._changes
+        if changes is not None:
+            return self._cache.resource_version >= changes.last_change_revision(self._prefix)
+        return self._cache.resource_version >= self._storage.current_revision()
 
     def list(self, key: str, opts: ListOptions = _LIST_DEFAULTS) -> ListResult:
         if self._delegates_list(opts) or not self._ready.is_set():

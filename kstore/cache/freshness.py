@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-__all__ = ["UnchangedProbe"]
+__all__ = ["LocalChangeClock", "UnchangedProbe"]
 
 
 @runtime_checkable
@@ -53,4 +53,25 @@ class UnchangedProbe(Protocol):
         latest revision R, linearizably. Return R and whether no key there has a modification
         revision above ``revision`` and the range holds exactly ``count`` keys. When the
         range held ``count`` keys at ``revision``, True proves it is identical at R."""
+        ...
+
+
+@runtime_checkable
+class LocalChangeClock(Protocol):
+    """A storage that knows, without I/O, when its keys last changed: every write goes through
+    this process (LMDB, whose lock admits one process), and is published to its watchers
+    before its writer is answered.
+
+    A consistent read of a resource may then be served by a cache that holds the resource's
+    state at a revision L (having applied every event up to L in order) whenever L is at or
+    past the revision this returns: no change of the resource with a revision above L has
+    been acknowledged, so the state at L is the state any reader that began after a write's
+    answer must see. A write still in flight (committed, not yet answered) may or may not be
+    seen, as with any read concurrent with it. Unlike a comparison with the backend's current
+    revision, writes to other resources do not make the cache look stale: under a stream of
+    pod creates, the LimitRanges an admission plugin reads are still served from memory."""
+
+    def last_change_revision(self, key: str) -> int:
+        """A revision at or after the last acknowledged change of any key under the prefix
+        ``key`` (a larger one is allowed: it only sends readers to the backend)."""
         ...

@@ -1,7 +1,11 @@
 """The ``garbagecollector`` controller: what ``metadata.ownerReferences`` mean, for every kind.
 
 It follows every resource that can be listed, watched and deleted (custom resources too, as
-their CRDs are established) and keeps an index of owners to dependents by uid. Keys are
+their CRDs are established), except Events (as Kubernetes' collector, which ignores both
+Event resources), and keeps an index of owners to dependents by uid. Like Kubernetes', it
+keeps only a metadata view of each object (``apiVersion``, ``kind``, ``metadata``: the
+watch cache's own decoded metadata, shared, never copied or decoded again), and an object
+that names no owner and is not being deleted by it is never queued. Keys are
 ``<group>/<resource>|<namespace>/<name>``. For each object it is told of:
 
 * **background** cascading: an object none of whose owners exists any more (no object of the
@@ -48,8 +52,33 @@ _WAIT_SECONDS: Final = 0.2
 _SETTLE_SECONDS: Final = 0.5
 
 
+#: Kubernetes' collector ignores these (its DefaultIgnoredResources): many, short-lived, and
+#: never owners.
+_IGNORED: Final = frozenset({("", "events"), ("events.k8s.io", "events")})
+_GC_FINALIZERS: Final = frozenset({ORPHAN_FINALIZER, FOREGROUND_FINALIZER})
+
+
 def _map(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
+
+
+def _metadata_only(obj: Object) -> Object:
+    """What the collector keeps of an object: its type and its metadata (the metadata dict
+    itself, shared with the watch cache's read-only object)."""
+    view: Object = {"metadata": _map(obj.get("metadata"))}
+    for field in ("apiVersion", "kind"):
+        if field in obj:
+            view[field] = obj[field]
+    return view
+
+
+def _has_work(obj: Object) -> bool:
+    """Whether reconciling ``obj`` could do anything: it names owners, or it is being deleted
+    with a finalizer of this controller's."""
+    meta = _meta(obj)
+    if meta.get("ownerReferences"):
+        return True
+    return bool(meta.get("deletionTimestamp")) and bool(_GC_FINALIZERS & set(_finalizers(obj)))
 
 
 def _meta(obj: Object) -> dict[str, Any]:
@@ -85,8 +114,9 @@ class GarbageCollector(Controller):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._index_lock = threading.Lock()
-        #: uid -> key of every object seen.
+        #: uid -> key of every object seen, and back.
         self._by_uid: dict[str, str] = {}
+        self._uid_of: dict[str, str] = {}
         #: owner uid -> keys of its dependents.
         self._dependents: dict[str, set[str]] = {}
         #: key -> the owner uids it names (to keep ``_dependents`` right on changes).
@@ -114,6 +144,8 @@ class GarbageCollector(Controller):
             if not {"list", "watch", "delete"} <= verbs:
                 continue
             watched = (store.definition.group, store.info.plural)
+            if watched in _IGNORED:
+                continue
             self._kinds[(store.definition.group, store.definition.kind)] = store
             if watched in self.informers:
                 continue
@@ -122,6 +154,7 @@ class GarbageCollector(Controller):
                 self._handler_for(watched),
                 stopping=self._stopping,
                 relist_pause_seconds=self.timings.relist_pause_seconds,
+                transform=_metadata_only,
             )
             self.informers[watched] = informer
             if self._threads:  # already running: a kind served since
@@ -135,21 +168,26 @@ class GarbageCollector(Controller):
 
     def keys_for(self, watched: tuple[str, str], key: str, obj: Object | None) -> Iterable[str]:
         full = f"{watched[0]}/{watched[1]}|{key}"
-        out = {full}
+        # Gone, or with something to do: the object itself (a plain object is not queued).
+        out = {full} if obj is None or _has_work(obj) else set()
         with self._index_lock:
             for uid in self._owners.pop(full, ()):
                 self._dependents.get(uid, set()).discard(full)
                 if uid in self._by_uid:
                     out.add(self._by_uid[uid])  # an owner waiting on its dependents
+            uid = "" if obj is None else str(_meta(obj).get("uid") or "")
+            known = self._uid_of.get(full)
+            if known is not None and known != uid:
+                # Gone, or replaced by an object of the same name: its dependents' owner is.
+                del self._uid_of[full]
+                if self._by_uid.get(known) == full:
+                    del self._by_uid[known]
+                out |= self._dependents.get(known, set())
             if obj is None:
-                gone = [u for u, k in self._by_uid.items() if k == full]
-                for uid in gone:
-                    del self._by_uid[uid]
-                    out |= self._dependents.get(uid, set())
                 return out
-            uid = str(_meta(obj).get("uid") or "")
             if uid:
                 self._by_uid[uid] = full
+                self._uid_of[full] = uid
             owners = tuple(str(r.get("uid") or "") for r in _refs(obj))
             if owners:
                 self._owners[full] = owners

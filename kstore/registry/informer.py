@@ -19,7 +19,7 @@ from kstore.errors import Expired
 from kstore.registry.interface import RequestContext, ResourceStore
 from kstore.storage.interface import EventType, ListOptions
 
-__all__ = ["Informer", "InformerHandler", "object_key"]
+__all__ = ["Informer", "InformerHandler", "InformerTransform", "object_key"]
 
 _log = logging.getLogger("kstore.informer")
 
@@ -40,10 +40,16 @@ def object_key(obj: Object) -> str:
 
 #: Told of every change an informer sees: the key, and the object (None once it is gone).
 InformerHandler = Callable[[str, Object | None], None]
+#: What an informer keeps of each object (client-go's transform): e.g. its metadata alone.
+InformerTransform = Callable[[Object], Object]
 
 
 class Informer:
-    """A cache of one resource's objects, kept by list + watch (see the module docstring)."""
+    """A cache of one resource's objects, kept by list + watch (see the module docstring).
+
+    ``transform``, when given, is applied to every object listed or watched before it is
+    kept and handed to the handler (the cache then holds what it returns: a metadata-only
+    view for a controller that reads nothing else)."""
 
     def __init__(
         self,
@@ -52,9 +58,11 @@ class Informer:
         *,
         stopping: threading.Event,
         relist_pause_seconds: float = 1.0,
+        transform: InformerTransform | None = None,
     ) -> None:
         self.store = store
         self._handler = handler
+        self._transform = transform
         self._stopping = stopping
         self._pause = relist_pause_seconds
         self._lock = threading.Lock()
@@ -96,7 +104,9 @@ class Informer:
 
     def relist(self) -> None:
         listing = self.store.list(_CONTEXT, ListOptions())
-        fresh = {object_key(obj): obj for obj in listing.items}
+        transform = self._transform
+        items = listing.items if transform is None else [transform(o) for o in listing.items]
+        fresh = {object_key(obj): obj for obj in items}
         with self._lock:
             gone = [k for k in self._objects if k not in fresh]
             self._objects = fresh
@@ -146,13 +156,14 @@ class Informer:
                     self._resource_version = str(meta["resourceVersion"])
                 if event.type is EventType.BOOKMARK:
                     continue
-                key = object_key(event.object)
+                obj = event.object if self._transform is None else self._transform(event.object)
+                key = object_key(obj)
                 with self._lock:
                     if event.type is EventType.DELETED:
                         self._objects.pop(key, None)
                     else:
-                        self._objects[key] = event.object
-                self._handler(key, None if event.type is EventType.DELETED else event.object)
+                        self._objects[key] = obj
+                self._handler(key, None if event.type is EventType.DELETED else obj)
         finally:
             self._watcher = None
             watcher.stop()

@@ -16,12 +16,14 @@ the change to fresh state (Kubernetes' ``rest.UpdatedObjectInfo``).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
 from kstore.api.gvk import GroupVersion, Object
 from kstore.api.scheme import KindDefinition, ResourceInfo, Scheme
+from kstore.errors import InternalError
 from kstore.storage.interface import ListOptions, ListResult, Preconditions, Watcher
 
 __all__ = [
@@ -30,6 +32,7 @@ __all__ = [
     "CreateOptions",
     "DeleteOptions",
     "DeleteResult",
+    "NeedsWorkerThread",
     "Operation",
     "Registry",
     "RequestContext",
@@ -38,6 +41,7 @@ __all__ = [
     "UpdatedObject",
     "UserInfo",
     "WriteResult",
+    "writing_on_loop",
 ]
 
 
@@ -166,6 +170,24 @@ class AdmissionAttributes:
 
 #: An admission hook raises a kstore error (Forbidden, Invalid, ...) to reject the request.
 AdmissionHook = Callable[[AdmissionAttributes], None]
+
+#: True while a write runs on an event loop's thread (``create_async``, ``update_async``):
+#: task-local, so other requests on the loop do not see it.
+WRITING_ON_LOOP: ContextVar[bool] = ContextVar("kstore_writing_on_loop", default=False)
+
+
+def writing_on_loop() -> bool:
+    """Whether the write being admitted runs on an event loop's thread, where a hook must not
+    wait (it would hold every other request of the loop)."""
+    return WRITING_ON_LOOP.get()
+
+
+class NeedsWorkerThread(InternalError):
+    """Raised by an admission hook that has to wait (say, for an object a controller is about
+    to make) in a write running on an event loop's thread (:func:`writing_on_loop`), before
+    anything of the request is stored. The caller of ``create_async`` / ``update_async``
+    then runs the same request again with ``create`` / ``update`` on a worker thread, where
+    the hook may wait. Should one ever reach a client, it is a 500."""
 
 
 @runtime_checkable

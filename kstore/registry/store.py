@@ -42,8 +42,6 @@ never mutated; objects returned are owned by the caller.
 from __future__ import annotations
 
 import builtins
-import os
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -66,6 +64,7 @@ from kstore.errors import (
 from kstore.registry.admission import AdmissionChain
 from kstore.registry.deletion import Deleter
 from kstore.registry.interface import (
+    WRITING_ON_LOOP,
     AdmissionAttributes,
     CreateOptions,
     DeleteOptions,
@@ -77,7 +76,7 @@ from kstore.registry.interface import (
     UpdateOptions,
     WriteResult,
 )
-from kstore.registry.names import MAX_GENERATE_NAME_ATTEMPTS, generate_name
+from kstore.registry.names import MAX_GENERATE_NAME_ATTEMPTS, generate_name, random_bytes
 from kstore.registry.object_meta import (
     dedup_owner_references,
     ensure_namespace,
@@ -510,7 +509,20 @@ class GenericStore(ResourceStore):
         """:meth:`create` on an event loop: the registry's work runs on the loop's thread and
         the storage write is awaited (natively where the storage can: LMDB), so no thread is
         held while the commit waits. For registries whose reads are local and whose admission
-        hooks do not block (:attr:`~kstore.registry.interface.Registry.writes_on_loop`)."""
+        hooks do not block (:attr:`~kstore.registry.interface.Registry.writes_on_loop`).
+        A hook that would have to wait raises
+        :class:`~kstore.registry.interface.NeedsWorkerThread` before anything is stored: the
+        caller then runs :meth:`create` on a worker thread instead."""
+        # Task-local: other requests running on the loop meanwhile do not see it.
+        on_loop = WRITING_ON_LOOP.set(True)
+        try:
+            return await self._create_async(ctx, obj, opts)
+        finally:
+            WRITING_ON_LOOP.reset(on_loop)
+
+    async def _create_async(
+        self, ctx: RequestContext, obj: Object, opts: CreateOptions
+    ) -> WriteResult:
         request = _Request()
         obj = self._admitted_for_create(ctx, obj, opts, request)
         for candidate, last in self._create_candidates(obj):
@@ -624,7 +636,18 @@ class GenericStore(ResourceStore):
         self, ctx: RequestContext, name: str, updated: UpdatedObject, opts: UpdateOptions
     ) -> WriteResult:
         """:meth:`update` on an event loop, as :meth:`create_async`: ``updated`` and the
-        registry's work run on the loop's thread, the storage's writes are awaited."""
+        registry's work run on the loop's thread, the storage's writes are awaited (a hook
+        that would wait raises :class:`~kstore.registry.interface.NeedsWorkerThread`, as in
+        :meth:`create_async`)."""
+        on_loop = WRITING_ON_LOOP.set(True)
+        try:
+            return await self._update_async(ctx, name, updated, opts)
+        finally:
+            WRITING_ON_LOOP.reset(on_loop)
+
+    async def _update_async(
+        self, ctx: RequestContext, name: str, updated: UpdatedObject, opts: UpdateOptions
+    ) -> WriteResult:
         plan = self._update_plan(ctx, name, updated, opts)
         try:
             if opts.dry_run:
@@ -866,48 +889,10 @@ class GenericStore(ResourceStore):
         self._admission.validate(attributes)
 
 
-class _RandomPool:
-    """Bytes from ``os.urandom`` read 4 KiB at a time and handed out 16 at a time.
-
-    ``os.urandom`` lets go of the GIL around its system call, and on a busy server taking the
-    GIL back costs far more than the call (151 us per uid under cProfile with 16 concurrent
-    creates on the dev VM, against ~1 us alone): one call per 256 uids instead of one per uid.
-    The bytes are the same kernel randomness; the lock only guards the slice position.
-    """
-
-    _CHUNK = 4096
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._buffer = b""
-        self._pos = 0
-
-    def reset(self) -> None:
-        """Forget the bytes held (in a forked child, which must not reuse its parent's) and
-        take a new lock (another thread may have held the old one at the fork)."""
-        self._lock = threading.Lock()
-        self._buffer = b""
-        self._pos = 0
-
-    def take(self, size: int) -> bytes:
-        with self._lock:
-            if self._pos + size > len(self._buffer):
-                self._buffer = os.urandom(self._CHUNK)
-                self._pos = 0
-            start = self._pos
-            self._pos = start + size
-            return self._buffer[start : start + size]
-
-
-_RANDOM = _RandomPool()
-# A forked child must not hand out the bytes its parent still holds (the same uids).
-os.register_at_fork(after_in_child=_RANDOM.reset)
-
-
 def new_uid() -> str:
     """A random (version 4) UUID as ``str(uuid.uuid4())`` writes it, without building a
     ``UUID`` object (a third of the cost)."""
-    raw = bytearray(_RANDOM.take(16))
+    raw = bytearray(random_bytes(16))
     raw[6] = (raw[6] & 0x0F) | 0x40
     raw[8] = (raw[8] & 0x3F) | 0x80
     h = raw.hex()

@@ -13,7 +13,9 @@ given resourceVersion may wait for the watch cache to catch up, so it keeps the 
 the registry's writes may run on the loop too
 (:attr:`~kstore.registry.interface.Registry.writes_on_loop`: local reads, no admission hook
 that blocks), a create, update or patch runs its registry work on the loop and awaits the
-storage's commits there, with no worker thread at all; deletes (graceful deletion,
+storage's commits there, with no worker thread at all (unless an admission hook finds it
+has to wait, as for a new namespace's default ServiceAccount: it says so before anything is
+stored, and the request runs again on a worker thread); deletes (graceful deletion,
 finalizers, collections) keep the worker thread. Neither holds for a kind whose conversions
 call a webhook (:attr:`~kstore.api.scheme.KindDefinition.conversion_blocks`): its requests
 always take the worker thread.
@@ -57,6 +59,7 @@ from kstore.errors import (
     Unavailable,
     UnsupportedMediaType,
 )
+from kstore.registry.interface import NeedsWorkerThread
 from kstore.registry.patch import PatchType
 from kstore.server._review_wire import decode_review_protobuf
 from kstore.server.discovery import Document, wants_aggregated
@@ -387,7 +390,12 @@ class _Endpoints:
                 # A kind converted by a webhook waits on it: never on the loop.
                 blocks = scope.definition.conversion_blocks
                 if on_loop is not None and self.state.registry.writes_on_loop and not blocks:
-                    reply = await run_write_on_loop(on_loop, scope, call)
+                    try:
+                        reply = await run_write_on_loop(on_loop, scope, call)
+                    except NeedsWorkerThread:
+                        # An admission hook has to wait: nothing was stored; the same
+                        # request again, on a worker thread.
+                        reply = await run_write(handler, scope, call)
                 elif verb in _WRITES:
                     reply = await run_write(handler, scope, call)
                 elif (

@@ -499,6 +499,11 @@ class LmdbStorage(Storage, HistorySource):
     def current_revision(self) -> int:
         return self.backend.current_revision()
 
+    def last_change_revision(self, key: str) -> int:
+        """A revision at or after the last change under the prefix ``key`` that any writer
+        has been answered for (see :class:`kstore.cache.freshness.LocalChangeClock`)."""
+        return self.backend.hub.last_change(key)
+
     # -- HistorySource (for watchers) ------------------------------------------------------
 
     def read_state(

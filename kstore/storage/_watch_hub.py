@@ -183,6 +183,9 @@ class WatchHub:
         self._buckets: dict[str, list[Subscription]] = {}
         self._queue_limit = queue_limit
         self._last_revision = last_revision
+        self._start_revision = last_revision
+        #: bucket -> the revision of its last published change (absent: none since start).
+        self._changed: dict[str, int] = {}
         self._closed = False
 
     @property
@@ -192,6 +195,15 @@ class WatchHub:
 
     def has_subscribers(self) -> bool:
         return bool(self._buckets)
+
+    def last_change(self, key: str) -> int:
+        """A revision at or after the last change published for any key under ``key``,
+        read locally: the revision of the last change of a key sharing ``key``'s first path
+        segment (other resources under that segment count too, which only makes the answer
+        larger), or the hub's starting revision when there was none since. Every change
+        a writer has been answered for is published, so a reader holding the state of that
+        range at this revision or later holds its current state."""
+        return self._changed.get(_bucket(key), self._start_revision)
 
     def subscribe(self, key: str, recursive: bool) -> Subscription:
         with self._lock:
@@ -222,6 +234,9 @@ class WatchHub:
                 # Removed after dispatch: the bucket lists must not change while iterated.
                 for sub in overflowed:
                     self._remove_locked(sub)
+            changed = self._changed
+            for event in events:
+                changed[_bucket(event.key)] = event.revision
             if revision > self._last_revision:
                 self._last_revision = revision
         for sub in woken:

@@ -112,3 +112,38 @@ def test_a_create_through_the_caches_coroutines_awaits_the_backends_commit_on_th
     assert submitted == [threading.get_ident()]
     assert rv_of(created) > 0
     assert cacher.get("/pods/ns/aio", GetOptions(resource_version=str(rv_of(created)))) == created
+
+
+def test_gets_and_lists_come_from_memory_while_other_resources_are_written(
+    cacher: Cacher, backend: LmdbBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The backend's revision runs ahead of this cache (writes elsewhere), but nothing under
+    # /pods/ changed since the cache applied its last event: memory is the current state.
+    others = backend.storage_for(
+        ResourceStorageConfig(resource_prefix="/others", codec=pod_codec(), get_attrs=pod_attrs)
+    )
+    created = cacher.create("/pods/ns/a", pod("a", "ns"))
+    cacher.get("/pods/ns/a", GetOptions(resource_version=str(rv_of(created))))  # caught up
+    for i in range(50):
+        others.create(f"/others/ns/o{i}", pod(f"o{i}", "ns"))
+    assert backend.current_revision() > cacher.resource_version
+    reads: list[str] = []
+    storage = cacher._storage
+    for verb in ("get", "list"):
+        original = getattr(storage, verb)
+
+        def counted(*args: Any, _verb: str = verb, _original: Any = original, **kw: Any) -> Any:
+            reads.append(_verb)
+            return _original(*args, **kw)
+
+        monkeypatch.setattr(storage, verb, counted)
+    assert rv_of(cacher.get("/pods/ns/a")) == rv_of(created)
+    assert [rv_of(p) for p in cacher.list_now("/pods/").items] == [rv_of(created)]
+    assert reads == []
+    # A write to the resource itself sends readers to the backend until the cache has it.
+    updated = cacher.guaranteed_update(
+        "/pods/ns/a", lambda current: pod("a", "ns", annotations={"n": "1"})
+    )
+    got = cacher.get("/pods/ns/a")
+    assert rv_of(got) == rv_of(updated)
+    assert [rv_of(p) for p in cacher.list_now("/pods/").items] == [rv_of(updated)]

@@ -73,9 +73,12 @@ def test_rest_bench_takes_the_kind_and_client_count(
     assert _run(["bench", "rest", "--no-admission-plugins"], capsys) == 0
     assert recorder.calls[2][1]["admission_plugins"] is False
     assert recorder.calls[2][1]["policy"] is False
+    assert recorder.calls[2][1]["webhook"] is False
+    assert recorder.calls[2][1]["controllers"] == "*"
     assert _run(["bench", "rest", "--policy"], capsys) == 0
     assert recorder.calls[3][1]["policy"] is True
-    assert recorder.calls[2][1]["webhook"] is False
+    assert _run(["bench", "rest", "--controllers=*,-garbagecollector"], capsys) == 0
+    assert recorder.calls[4][1]["controllers"] == "*,-garbagecollector"
 
 
 def test_rest_bench_takes_the_webhook_flag(

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from kstore import open as open_store
+from kstore.controllers.garbage_collector import GarbageCollector
 from kstore.embedded import Client
 
 
@@ -195,3 +196,40 @@ def test_custom_resources_own_and_are_owned(client: Client) -> None:
     things.delete("owner")
     _eventually(lambda: "thing-child" not in _names(client))
     _eventually(lambda: [t["metadata"]["name"] for t in things.list()["items"]] == [])
+
+
+def _collector(client: Client) -> GarbageCollector:
+    [collector] = [c for c in client._controllers.running if isinstance(c, GarbageCollector)]
+    return collector
+
+
+def test_the_collector_keeps_metadata_only_and_leaves_events_alone(client: Client) -> None:
+    collector = _collector(client)
+    assert ("", "events") not in collector.informers
+    assert ("events.k8s.io", "events") not in collector.informers
+    owner = _secret(client, "meta-owner")
+    cms = client.resource("v1", "configmaps", namespace="default")
+    cms.create({**_cm("meta-dependent", owner), "data": {"big": "x" * 1000}})
+    informer = collector.informers[("", "configmaps")]
+    _eventually(lambda: informer.get("default/meta-dependent") is not None)
+    kept = informer.get("default/meta-dependent")
+    assert kept is not None and set(kept) <= {"apiVersion", "kind", "metadata"}
+    assert kept["metadata"]["ownerReferences"][0]["uid"] == owner["metadata"]["uid"]
+
+
+def test_objects_without_owners_are_not_reconciled(client: Client) -> None:
+    collector = _collector(client)
+    informer = collector.informers[("", "configmaps")]
+    cms = client.resource("v1", "configmaps", namespace="default")
+    before = collector.reconciles
+    for i in range(30):
+        cms.create({"metadata": {"name": f"plain-{i}"}, "data": {"k": "v"}})
+    _eventually(lambda: informer.get("default/plain-29") is not None)
+    owner = _secret(client, "late-owner")
+    cms.create(_cm("owned", owner))
+    # The owned one is reconciled (its owner checked); none of the thirty plain ones was.
+    _eventually(lambda: collector.reconciles > before)
+    time.sleep(0.2)
+    assert collector.reconciles - before <= 2
+    client.resource("v1", "secrets", namespace="default").delete("late-owner")
+    _eventually(lambda: "owned" not in _names(client))

@@ -174,8 +174,9 @@ def install_plugins(registry: Registry, names: Iterable[str]) -> None:
     is local where writes may run on the event loop (LMDB), so they are added as
     non-blocking, except the webhook plugins, which block while any webhook is configured.
     (ServiceAccount may wait up to about 1.5 s for a namespace's default account in the
-    moment between the namespace's creation and its controller's making the account; on the
-    loop that wait holds the loop: the price of keeping every other write there.)"""
+    moment between the namespace's creation and its controller's making the account: on the
+    loop it raises NeedsWorkerThread instead, and the write runs again on a worker thread,
+    which waits.)"""
     hooks = [_INSTALLERS[n](registry) for n in names if n in _INSTALLERS]
     for mutating, _ in hooks:
         if mutating is not None:

@@ -21,9 +21,11 @@ __all__ = [
 ]
 
 # Consistent reads that never wait for the watch cache: it answers when already current (on
-# LMDB a local check), else storage does (LMDB: a local read; etcd: one quorum read). So a
-# LimitRange or class created just before a pod applies to it, where kube-apiserver's
-# informers may lag, and a create never waits on the cache.
+# LMDB a local check: the cache has reached the resource's last acknowledged change, however
+# busy other resources are; see kstore.cache.freshness.LocalChangeClock), else storage does
+# (LMDB: a local read; etcd: one quorum read). So a LimitRange or class created just before a
+# pod applies to it, where kube-apiserver's informers may lag, and a create never waits on
+# the cache.
 _CONSISTENT: Any = ListOptions()
 
 

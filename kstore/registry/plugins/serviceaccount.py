@@ -6,8 +6,9 @@ On pod create (kube-apiserver's ``ServiceAccount`` plugin):
   it names a service account or mounts secrets, config maps or projected volumes;
 - ``spec.serviceAccountName`` (and its deprecated twin ``serviceAccount``) defaults to
   ``default``; the account must exist (the ``default`` one is waited for up to about a
-  second and a half, as its controller makes it after the namespace): 403 ``error looking
-  up service account <ns>/<name>: serviceaccount "<name>" not found`` otherwise;
+  second and a half, as its controller makes it after the namespace; on a worker thread,
+  never on the event loop): 403 ``error looking up service account <ns>/<name>:
+  serviceaccount "<name>" not found`` otherwise;
 - unless ``automountServiceAccountToken`` is false on the pod (or, when the pod does not say,
   on the account), a projected volume ``kube-api-access-<5 random characters>`` (a bound token
   expiring after 3607 seconds at ``token``, ``ca.crt`` from the ``kube-root-ca.crt`` config
@@ -23,7 +24,14 @@ import random
 import time
 from typing import Any, Final
 
-from kstore.registry.interface import AdmissionAttributes, AdmissionHook, Operation, Registry
+from kstore.registry.interface import (
+    AdmissionAttributes,
+    AdmissionHook,
+    NeedsWorkerThread,
+    Operation,
+    Registry,
+    writing_on_loop,
+)
 from kstore.registry.names import generate_name
 from kstore.registry.plugins._common import forbidden, is_resource, read_object
 
@@ -135,8 +143,14 @@ def hooks(registry: Registry) -> tuple[AdmissionHook | None, AdmissionHook | Non
         namespace = attributes.namespace
         account = read_object(registry, "", "serviceaccounts", namespace, account_name)
         # The default account is made by the service account controller soon after its
-        # namespace: wait for it a little, as kube-apiserver does (10 tries, 100-200 ms apart).
+        # namespace: wait for it a little, as kube-apiserver does (10 tries, 100-200 ms apart),
+        # but never on an event loop's thread (every other request there would wait too): the
+        # write is run again on a worker thread, which waits.
         tries = _DEFAULT_TRIES if account_name == DEFAULT_ACCOUNT else 1
+        if account is None and tries > 1 and writing_on_loop():
+            raise NeedsWorkerThread(
+                f"waiting for service account {namespace}/{account_name} on the event loop"
+            )
         for _ in range(tries - 1):
             if account is not None:
                 break
