@@ -3,6 +3,7 @@ kstore storage migrate interrupted by kill -9 and resumed, kstore check and ksto
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -16,11 +17,12 @@ import pytest
 import kstore
 from kstore.codec.recognizer import PROTOBUF_MAGIC
 from kstore.registry.registry import RegistryConfig
+from kstore.storage.etcd import EtcdConfig
 from kstore.storage.lmdb import LmdbConfig
 from kstore.storage.maintenance import stored_values
 from kstore.testing.etcd_cluster import EtcdCluster
 from tests.clients.kubectl import Kubectl, kubectl_binary
-from tests.conftest_etcd import require_etcd
+from tests.conftest_etcd import RawEtcd, require_etcd, shared_cluster
 from tests.server.harness import RunningServer, start_server
 
 _CM = "/api/v1/namespaces/default/configmaps"
@@ -347,3 +349,180 @@ def test_defrag_of_an_etcd_member(tmp_path: Path) -> None:
         done = _kstore("defrag", "--etcd-servers", ",".join(cluster.endpoints))
         assert done.returncode == 0, done.stderr
         assert "bytes before" in done.stdout
+
+
+def _etcd_url(cluster: EtcdCluster, prefix: str) -> str:
+    hosts = ",".join(e.removeprefix("http://") for e in cluster.endpoints)
+    return f"etcd://{hosts}{prefix}"
+
+
+class _Updater:
+    """Updates ConfigMaps ``cm-0 .. cm-{count-1}`` through kstore.open until stopped,
+    remembering the last value each update that succeeded wrote."""
+
+    def __init__(self, url: str, count: int, config: RegistryConfig | None = None) -> None:
+        self._url = url
+        self._count = count
+        self._config = config
+        self.acknowledged: dict[str, str] = {}
+        self.deleted: set[str] = set()
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        with kstore.open(self._url, controllers=(), config=self._config) as client:
+            cms = client.resource("v1", "configmaps", namespace="default")
+            i = 0
+            while not self.stop.is_set():
+                name = f"cm-{(i * 7919) % self._count}"
+                value = f"u{i}"
+                if name not in self.deleted:
+                    cm = cms.get(name)
+                    cm["data"]["k"] = value
+                    cms.update(cm)
+                    self.acknowledged[name] = value
+                    if i % 50 == 49:
+                        cms.delete(name)
+                        self.deleted.add(name)
+                        del self.acknowledged[name]
+                i += 1
+
+
+@pytest.mark.etcd
+def test_storage_migration_on_etcd_killed_and_resumed_loses_no_concurrent_write(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    cluster = shared_cluster(request.config)
+    prefix = f"/kstore-migrate-{os.getpid()}-svm"
+    url = _etcd_url(cluster, prefix)
+    count = 2000
+    protobuf = "application/vnd.kubernetes.protobuf"
+    location = ("etcd", EtcdConfig(endpoints=tuple(cluster.endpoints), prefix=prefix))
+
+    def media_types() -> tuple[int, int]:
+        pb = other = 0
+        for key, value in stored_values(location):
+            if key.startswith(b"/configmaps/"):
+                if value.startswith(PROTOBUF_MAGIC):
+                    pb += 1
+                else:
+                    other += 1
+        return pb, other
+
+    try:
+        with kstore.open(url, controllers=()) as client:
+            cms = client.resource("v1", "configmaps", namespace="default")
+            for i in range(count):
+                cms.create(_configmap(f"cm-{i}", "o"))
+        # The servers now store protobuf: the updater writes as they do.
+        updater = _Updater(url, count, RegistryConfig(storage_media_type=protobuf))
+        updater.thread.start()
+        args = [
+            "storage",
+            "migrate",
+            "--storage-backend",
+            "etcd",
+            "--etcd-servers",
+            ",".join(cluster.endpoints),
+            "--etcd-prefix",
+            prefix,
+            "--storage-media-type",
+            protobuf,
+            "--resource",
+            "configmaps",
+        ]
+        process = subprocess.Popen(
+            [sys.executable, "-m", "kstore.cli", *args],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 120
+        while media_types()[0] < count // 4:
+            assert time.monotonic() < deadline and process.poll() is None
+            time.sleep(0.1)
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        partly = media_types()
+        assert partly[1] > 0, partly
+        done = _kstore(*args)
+        assert done.returncode == 0, done.stderr
+        updater.stop.set()
+        updater.thread.join(30)
+        assert media_types() == (count - len(updater.deleted), 0)
+        with kstore.open(url, controllers=()) as client:
+            items = client.resource("v1", "configmaps", namespace="default").list()["items"]
+        found = {cm["metadata"]["name"]: cm["data"]["k"] for cm in items}
+        expected = {f"cm-{i}": "o" * 64 for i in range(count)}
+        for name in updater.deleted:
+            del expected[name]
+        expected.update(updater.acknowledged)
+        assert found == expected
+        assert updater.acknowledged, "the updater wrote nothing meanwhile"
+    finally:
+        raw = RawEtcd(cluster.endpoints[0])
+        try:
+            raw.delete_prefix(prefix.encode() + b"/")
+        finally:
+            raw.close()
+
+
+@pytest.mark.etcd
+def test_migrate_an_etcd_prefix_to_lmdb_while_it_is_written(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    cluster = shared_cluster(request.config)
+    prefix = f"/kstore-migrate-{os.getpid()}-src"
+    url = _etcd_url(cluster, prefix)
+    count = 300
+    target = tmp_path / "lmdb"
+    try:
+        with kstore.open(url, controllers=()) as client:
+            cms = client.resource("v1", "configmaps", namespace="default")
+            for i in range(count):
+                cms.create(_configmap(f"cm-{i}", "o"))
+        updater = _Updater(url, count)
+        updater.thread.start()
+        migration = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "kstore.cli",
+                "migrate",
+                "--from",
+                url,
+                "--to",
+                f"lmdb://{target}",
+                "--follow",
+                "--verify",
+                "--work-dir",
+                str(tmp_path),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert migration.stdout is not None
+        first = migration.stdout.readline()
+        assert first.startswith("copied "), first
+        time.sleep(1.0)
+        updater.stop.set()
+        updater.thread.join(30)
+        migration.send_signal(signal.SIGINT)
+        out, err = migration.communicate(timeout=120)
+        assert migration.returncode == 0, first + out + err
+        assert "stop requested" in out and "verified" in out, out
+        with kstore.open(f"lmdb://{target}", controllers=()) as client:
+            items = client.resource("v1", "configmaps", namespace="default").list()["items"]
+        found = {cm["metadata"]["name"]: cm["data"]["k"] for cm in items}
+        expected = {f"cm-{i}": "o" * 64 for i in range(count)}
+        for name in updater.deleted:
+            del expected[name]
+        expected.update(updater.acknowledged)
+        assert found == expected
+        assert updater.deleted
+    finally:
+        raw = RawEtcd(cluster.endpoints[0])
+        try:
+            raw.delete_prefix(prefix.encode() + b"/")
+        finally:
+            raw.close()
