@@ -58,6 +58,10 @@ class EtcdChangeFeed(_Prefixed):
         self._known: dict[bytes, int] | None = None
         self._known_at = 0
 
+    def begin(self, revision: int) -> None:
+        self._known, _ = self._list(revision)
+        self._known_at = revision
+
     def held(self) -> bool:
         # Whether servers still write an etcd prefix cannot be known: follow until stopped.
         return True

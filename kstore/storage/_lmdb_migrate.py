@@ -102,6 +102,9 @@ class LmdbChangeFeed:
             self._lock.release()
             self._lock = None
 
+    def begin(self, revision: int) -> None:
+        return None  # the history log has every change after it
+
     def hold(self) -> None:
         """Take the store's lock (waiting for a server that is still closing it), so that no
         server starts on it until :meth:`close`."""
@@ -261,6 +264,15 @@ def defragment_lmdb(path: str | Path) -> tuple[int, int]:
         try:
             env = lmdb.open(str(directory), subdir=True, max_dbs=1, lock=True, readonly=True)
             try:
+                env.reader_check()
+                readers = env.readers()
+                if "no active readers" not in readers:
+                    # A snapshot save reading the store: its environment would outlive the
+                    # swap. Its pid is in LMDB's reader table.
+                    raise Unavailable(
+                        f"the LMDB store at {directory} is being read by another process "
+                        f"(a snapshot save?); try again when it ends:\n{readers.strip()}"
+                    )
                 env.copy(str(staging), compact=True)
             finally:
                 env.close()

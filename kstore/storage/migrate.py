@@ -83,8 +83,13 @@ class ChangeFeed(Protocol):
         they cover up to and the source's revision (equal: nothing more pending)."""
         ...
 
+    def begin(self, revision: int) -> None:
+        """Note the state at ``revision`` (the copy's), before the target is written: a
+        target on the same etcd compacts its history."""
+        ...
+
     def held(self) -> bool:
-        """Whether a server still holds the source (False when that cannot be known)."""
+        """Whether a server still holds the source (True when that cannot be known)."""
         ...
 
     def hold(self) -> None:
@@ -165,7 +170,8 @@ def migrate(
     feed = open_feed()
     try:
         try:
-            save_snapshot(snapshot, source)
+            saved = save_snapshot(snapshot, source)
+            feed.begin(saved.revision)
             info, _revision = restore_snapshot(snapshot, restore_target, force=force)
         finally:
             snapshot.unlink(missing_ok=True)

@@ -42,35 +42,43 @@ def _configmap(name: str, value: str = "v") -> dict[str, object]:
 
 
 class _Writer:
-    """Creates, updates and deletes ConfigMaps over HTTP until stopped; remembers what the
-    server acknowledged."""
+    """Creates, updates and deletes ConfigMaps over HTTP until the server goes away (or
+    ``limit`` rounds); remembers what the server acknowledged, and the name whose request was
+    in flight when it stopped (its outcome is unknown)."""
 
     def __init__(self, url: str, limit: int) -> None:
         self._url = url
         self._limit = limit
         self.present: dict[str, str] = {}
         self.deleted: set[str] = set()
-        self.stop = threading.Event()
+        self.in_flight = ""
+        self.rounds = 0
         self.thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
         with httpx.Client(base_url=self._url, timeout=30) as http:
-            for i in range(self._limit):
-                if self.stop.is_set():
-                    return
-                name = f"w-{i}"
-                r = http.post(_CM, json=_configmap(name, "a"))
-                if r.status_code != 201:
-                    return
-                self.present[name] = "a" * 64
-                if i % 3 == 1:
-                    cm = r.json()
-                    cm["data"]["k"] = "b" * 64
-                    if http.put(f"{_CM}/{name}", json=cm).status_code == 200:
-                        self.present[name] = "b" * 64
-                if i % 5 == 2 and http.delete(f"{_CM}/{name}").status_code == 200:
-                    del self.present[name]
-                    self.deleted.add(name)
+            try:
+                for i in range(self._limit):
+                    self._round(http, i)
+                    self.rounds += 1
+            except httpx.HTTPError:
+                return
+
+    def _round(self, http: httpx.Client, i: int) -> None:
+        name = self.in_flight = f"w-{i}"
+        r = http.post(_CM, json=_configmap(name, "a"))
+        if r.status_code != 201:
+            raise httpx.HTTPError(f"create answered {r.status_code}")
+        self.present[name] = "a" * 64
+        if i % 3 == 1:
+            cm = r.json()
+            cm["data"]["k"] = "b" * 64
+            if http.put(f"{_CM}/{name}", json=cm).status_code == 200:
+                self.present[name] = "b" * 64
+        if i % 5 == 2 and http.delete(f"{_CM}/{name}").status_code == 200:
+            del self.present[name]
+            self.deleted.add(name)
+        self.in_flight = ""
 
 
 @pytest.mark.etcd
@@ -85,14 +93,9 @@ def test_migrate_lmdb_to_three_member_etcd_while_serving(tmp_path: Path) -> None
         server = start_server(data, "--controllers", "")
         new: RunningServer | None = None
         try:
-            writer = _Writer(server.url, 400)
+            writer = _Writer(server.url, 100_000)
             writer.thread.start()
             time.sleep(0.3)
-            target = (
-                "etcd://"
-                + ",".join(e.removeprefix("http://") for e in cluster.endpoints)
-                + "/registry"
-            )
             migration = subprocess.Popen(
                 [
                     sys.executable,
@@ -102,7 +105,7 @@ def test_migrate_lmdb_to_three_member_etcd_while_serving(tmp_path: Path) -> None
                     "--from",
                     f"lmdb://{data}",
                     "--to",
-                    target,
+                    _etcd_url(cluster, "/registry"),
                     "--follow",
                     "--verify",
                     "--work-dir",
@@ -112,19 +115,37 @@ def test_migrate_lmdb_to_three_member_etcd_while_serving(tmp_path: Path) -> None
                 stderr=subprocess.PIPE,
                 text=True,
             )
-            assert migration.stdout is not None
-            first = migration.stdout.readline()
-            assert first.startswith("copied "), first + migration.stderr.read()
-            writer.thread.join(120)
-            assert not writer.thread.is_alive()
-            # The move: stop the old server; the migration notices, catches up and ends; the
-            # new server starts on etcd. Downtime: from the stop to the first write accepted.
+            lines: list[tuple[float, str]] = []
+
+            def read() -> None:
+                assert migration.stdout is not None
+                for line in migration.stdout:
+                    lines.append((time.monotonic(), line))
+
+            reader = threading.Thread(target=read, daemon=True)
+            reader.start()
+            deadline = time.monotonic() + 120
+            while not lines:
+                assert time.monotonic() < deadline and migration.poll() is None
+                time.sleep(0.05)
+            assert lines[0][1].startswith("copied "), lines
+            # Writes go on while the migration follows the source.
+            time.sleep(2.0)
+            assert writer.thread.is_alive()
+            # The move: stop the old server (its writes stop); the migration notices, catches
+            # up and ends; the new server starts on etcd. Downtime: from the stop to the
+            # first write the new server accepts.
             stopped_at = time.monotonic()
             server.stop()
-            out, err = migration.communicate(timeout=120)
-            assert migration.returncode == 0, first + out + err
+            server_gone = time.monotonic()
+            writer.thread.join(30)
+            _out, err = migration.communicate(timeout=120)
+            reader.join(10)
+            out = "".join(line for _at, line in lines)
+            assert migration.returncode == 0, out + err
             assert "source released" in out, out
             assert "verified" in out, out
+            caught_up = next(at for at, line in lines if line.startswith("applied "))
             migrated_at = time.monotonic()
             new = start_server(
                 tmp_path / "unused",
@@ -138,16 +159,23 @@ def test_migrate_lmdb_to_three_member_etcd_while_serving(tmp_path: Path) -> None
             with httpx.Client(base_url=new.url, timeout=30) as http:
                 assert http.post(_CM, json=_configmap("after")).status_code == 201
             downtime = time.monotonic() - stopped_at
-            print(f"write downtime {downtime:.2f}s (migration end {migrated_at - stopped_at:.2f}s)")
+            print(
+                f"\n{writer.rounds} writer rounds; old server stopped in "
+                f"{server_gone - stopped_at:.2f}s, migration caught up "
+                f"{caught_up - stopped_at:.2f}s and verified {migrated_at - stopped_at:.2f}s "
+                f"after the stop; write downtime {downtime:.2f}s"
+            )
+            unknown = {writer.in_flight} - {""}
             kubectl = Kubectl(kubectl_binary(), tmp_path / "kubectl-home", new.url)
             names = set(kubectl.ok("get", "configmaps", "-n", "default", "-o", "name").split())
             expected = {f"configmap/before-{i}" for i in range(300)}
-            expected |= {f"configmap/{n}" for n in writer.present} | {"configmap/after"}
-            assert expected <= names
+            expected |= {f"configmap/{n}" for n in set(writer.present) - unknown}
+            assert expected | {"configmap/after"} <= names
             assert not {f"configmap/{n}" for n in writer.deleted} & names
             with httpx.Client(base_url=new.url, timeout=30) as http:
-                for name, value in list(writer.present.items())[:50]:
-                    assert http.get(f"{_CM}/{name}").json()["data"]["k"] == value
+                for name, value in writer.present.items():
+                    if name not in unknown:
+                        assert http.get(f"{_CM}/{name}").json()["data"]["k"] == value
         finally:
             server.stop()
             if new is not None:
@@ -526,3 +554,54 @@ def test_migrate_an_etcd_prefix_to_lmdb_while_it_is_written(
             raw.delete_prefix(prefix.encode() + b"/")
         finally:
             raw.close()
+
+
+@pytest.mark.etcd
+def test_migrate_between_two_prefixes_of_one_etcd(tmp_path: Path) -> None:
+    """The restore into the target compacts the etcd both prefixes share: following the
+    source goes on from the copy's key listing, taken before."""
+    require_etcd()
+    with EtcdCluster(1) as cluster:
+        source, target = _etcd_url(cluster, "/old"), _etcd_url(cluster, "/new")
+        with kstore.open(source, controllers=()) as client:
+            cms = client.resource("v1", "configmaps", namespace="default")
+            for i in range(200):
+                cms.create(_configmap(f"cm-{i}", "o"))
+        updater = _Updater(source, 200)
+        updater.thread.start()
+        migration = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "kstore.cli",
+                "migrate",
+                "--from",
+                source,
+                "--to",
+                target,
+                "--follow",
+                "--verify",
+                "--work-dir",
+                str(tmp_path),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert migration.stdout is not None
+        first = migration.stdout.readline()
+        assert first.startswith("copied "), first
+        time.sleep(1.0)
+        updater.stop.set()
+        updater.thread.join(30)
+        migration.send_signal(signal.SIGTERM)
+        out, err = migration.communicate(timeout=120)
+        assert migration.returncode == 0, first + out + err
+        assert "verified" in out, out
+        with kstore.open(target, controllers=()) as client:
+            items = client.resource("v1", "configmaps", namespace="default").list()["items"]
+        expected = {f"cm-{i}": "o" * 64 for i in range(200)}
+        for name in updater.deleted:
+            del expected[name]
+        expected.update(updater.acknowledged)
+        assert {cm["metadata"]["name"]: cm["data"]["k"] for cm in items} == expected
