@@ -113,6 +113,7 @@ def migrate_between(
             stop=stop,
             on_progress=on_progress,
             verify=(lambda: _source(source), lambda: _source(target)) if verify else None,
+            stream=target[0] == "etcd",
         )
     finally:
         close = getattr(snapshot_source, "close", None)

@@ -3,11 +3,13 @@
 A migration has two steps, both over stored bytes (nothing is decoded, encrypted values stay
 encrypted, keys keep their layout without the backend's prefix):
 
-1. **copy**: a snapshot of the source at one revision ``R`` (:func:`save_snapshot`, the same
-   point-in-time read as ``kstore snapshot save``: one LMDB read transaction, or an etcd
-   prefix pinned at ``R``) written to a file in a work directory, checked whole and restored
-   into the target (:func:`restore_snapshot`: the target must be empty unless ``force``), then
-   removed. Keys keep their TTLs.
+1. **copy**: the source's keys at one revision ``R``, read as ``kstore snapshot save`` reads
+   them (one LMDB read transaction, or an etcd prefix pinned at ``R``), written into the
+   target as ``kstore snapshot restore`` writes them (the target must be empty unless
+   ``force``). Into etcd (``stream``) the keys go straight from the read to the restore's
+   transactions; into LMDB through a snapshot file in a work directory, checked whole and
+   restored (the LMDB restore looks at every key before it writes: revisions shared by two
+   keys of an etcd source, the map size), then removed. Keys keep their TTLs.
 2. **follow**: the source's changes after ``R`` are applied to the target in revision order,
    puts with their TTL left and deletes (expiries too), in batches, until the target has
    every change up to the source's revision at that moment (caught up). An LMDB source's
@@ -44,6 +46,7 @@ from pathlib import Path
 from typing import Protocol
 
 from kstore.storage.snapshot import (
+    SnapshotEntry,
     SnapshotSource,
     SnapshotTarget,
     resource_of_key,
@@ -153,6 +156,7 @@ def migrate(
     poll_interval: float = 0.05,
     on_progress: Callable[[str], None] | None = None,
     verify: tuple[Callable[[], SnapshotSource], Callable[[], SnapshotSource]] | None = None,
+    stream: bool = False,
 ) -> MigrationResult:
     """Copy ``source`` into the target and follow it (see the module docstring); with
     ``verify`` (openers of the source and the target as snapshot sources), compare them.
@@ -164,31 +168,37 @@ def migrate(
     say = on_progress or (lambda _line: None)
     # The target's emptiness is checked before the copy is read, so that a refusal is quick.
     restore_target.check(force=force)
-    work_dir.mkdir(parents=True, exist_ok=True)
-    snapshot = work_dir / f"kstore-migrate-{os.getpid()}.snap"
     started = time.monotonic()
     feed = open_feed()
     try:
         try:
-            saved = save_snapshot(snapshot, source)
-            feed.begin(saved.revision)
-            info, _revision = restore_snapshot(snapshot, restore_target, force=force)
+            if stream:
+                revision, copied, resources = _stream(source, restore_target, feed, force)
+            else:
+                work_dir.mkdir(parents=True, exist_ok=True)
+                snapshot = work_dir / f"kstore-migrate-{os.getpid()}.snap"
+                try:
+                    saved = save_snapshot(snapshot, source)
+                    feed.begin(saved.revision)
+                    info, _revision = restore_snapshot(snapshot, restore_target, force=force)
+                finally:
+                    snapshot.unlink(missing_ok=True)
+                revision, copied, resources = info.revision, info.entries, info.resources
         finally:
-            snapshot.unlink(missing_ok=True)
             close = getattr(restore_target, "close", None)
             if close is not None:
                 close()
         result = MigrationResult(
-            revision=info.revision,
-            copied=info.entries,
+            revision=revision,
+            copied=copied,
             copy_seconds=time.monotonic() - started,
-            resources=dict(info.resources),
+            resources=dict(resources),
         )
-        say(f"copied {info.entries} keys at revision {info.revision} in {result.copy_seconds:.1f}s")
+        say(f"copied {copied} keys at revision {revision} in {result.copy_seconds:.1f}s")
         followed = time.monotonic()
         target = open_target()
         try:
-            applied = info.revision
+            applied = revision
             while True:
                 applied, count = _catch_up(feed, target, applied)
                 result.applied += count
@@ -228,6 +238,28 @@ def migrate(
         return result
     finally:
         feed.close()
+
+
+def _stream(
+    source: SnapshotSource, target: SnapshotTarget, feed: ChangeFeed, force: bool
+) -> tuple[int, int, dict[str, int]]:
+    """The copy without a file: the source's entries straight into the target's load."""
+    revision, entries = source.read()
+    resources: Counter[str] = Counter()
+    try:
+        feed.begin(revision)
+
+        def counted() -> Iterator[SnapshotEntry]:
+            for entry in entries:
+                resources[resource_of_key(entry.key)] += 1
+                yield entry
+
+        target.load(counted(), revision, force=force)
+    finally:
+        close = getattr(entries, "close", None)
+        if close is not None:
+            close()
+    return revision, sum(resources.values()), dict(resources)
 
 
 def _decoded(value: bytes) -> object:
