@@ -492,6 +492,9 @@ def test_storage_migration_on_etcd_killed_and_resumed_loses_no_concurrent_write(
         expected.update(updater.acknowledged)
         assert found == expected
         assert updater.acknowledged, "the updater wrote nothing meanwhile"
+        checked = _kstore("check", *args[2:-2])
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+        assert f"configmaps {' ' * 38}{count - len(updater.deleted)}\n" in checked.stdout
     finally:
         raw = RawEtcd(cluster.endpoints[0])
         try:
