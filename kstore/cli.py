@@ -165,28 +165,150 @@ def _serve_config(args: argparse.Namespace, **overrides: Any) -> Any:
 
 def encryption_rewrite(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> None:
     """Re-encrypt every object of the resources the EncryptionConfiguration names with its
-    current first key (objects already written with it are left alone)."""
-    from kstore.registry.registry import StoreRegistry
-    from kstore.server.serve import open_registry
-    from kstore.storage.encryption import RewriteResult, load_encryption_config, rewrite
+    current first key (objects already written with it are left alone): the storage
+    migration of those resources."""
+    from kstore.storage.encryption import load_encryption_config
 
     encryption = load_encryption_config(args.encryption_provider_config)
+    _run_storage_migration(args, encryption.covers, stdout)
+
+
+def migrate(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> None:
+    """Copy a store into another (an empty one) and follow its changes (see
+    kstore.storage.migrate)."""
+    import signal
+    import tempfile
+    import threading
+    from pathlib import Path
+
+    from kstore.embedded import storage_location
+    from kstore.storage.maintenance import migrate_between
+
+    source, target = storage_location(args.source), storage_location(args.target)
+    stop = threading.Event()
+    previous = {
+        sig: signal.signal(sig, lambda _signum, _frame: stop.set())
+        for sig in (signal.SIGINT, signal.SIGTERM)
+    }
+
+    def say(line: str) -> None:
+        stdout.write(line.encode() + b"\n")
+        stdout.flush()
+
+    try:
+        result = migrate_between(
+            source,
+            target,
+            work_dir=Path(args.work_dir or tempfile.gettempdir()),
+            force=args.force,
+            follow=args.follow,
+            stop=stop,
+            on_progress=say,
+            verify=args.verify,
+        )
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if result.verified:
+        for difference in result.differences[:100]:
+            say(f"differs: {difference.key}: {difference.reason}")
+        if result.differences:
+            raise BadRequest(
+                f"{len(result.differences)} keys differ between the source and the target"
+            )
+        say("verified: the source and the target hold the same objects")
+
+
+def storage_migrate(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> None:
+    """Rewrite every object not stored in its current version, media type or key."""
+    resources = {r.strip() for r in args.resource if r.strip()}
+
+    def covers(group: str, plural: str) -> bool:
+        return not resources or plural in resources or f"{plural}.{group}" in resources
+
+    _run_storage_migration(args, covers, stdout)
+
+
+def _run_storage_migration(args: argparse.Namespace, covers: Any, stdout: BinaryIO) -> None:
+    from kstore.registry.registry import StoreRegistry
+    from kstore.registry.storage_migration import migrate_storage, serve_custom_resources
+    from kstore.server.serve import open_registry
+    from kstore.storage.encryption import RewriteResult
+
     # No watch cache and no compaction: the rewrite only reads and rewrites through storage.
     registry, backend = open_registry(
         _serve_config(args, watch_cache=False, compaction_interval_seconds=0.0)
     )
     try:
         assert isinstance(registry, StoreRegistry)
+        serve_custom_resources(registry)
 
         def done(r: RewriteResult) -> None:
             name = f"{r.resource}.{r.group}" if r.group else r.resource
             line = f"{name}: {r.examined} examined, {r.rewritten} rewritten, {r.gone} gone\n"
             stdout.write(line.encode())
+            stdout.flush()
 
-        rewrite(registry.rewrite_targets(encryption.covers), on_done=done)
+        def stored(name: str, version: str) -> None:
+            stdout.write(f"{name}: status.storedVersions set to [{version}]\n".encode())
+
+        migrate_storage(registry, covers, on_done=done, on_stored_versions=stored)
     finally:
         registry.close()
         backend.close()
+
+
+def check(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> None:
+    """Decode every stored value through its resource's transformer and codec."""
+    from kstore.registry.registry import StoreRegistry
+    from kstore.registry.storage_migration import check_values, serve_custom_resources
+    from kstore.server.serve import open_registry
+    from kstore.storage.lmdb import LmdbConfig
+    from kstore.storage.maintenance import stored_values
+
+    config = _serve_config(args, watch_cache=False, compaction_interval_seconds=0.0)
+    if args.storage_backend == "lmdb":
+        location: tuple[str, Any] = ("lmdb", LmdbConfig(path=args.data_dir))
+    else:
+        location = ("etcd", _snapshot_store(args)[1])
+    registry, backend = open_registry(config)
+    backend_open = True
+    try:
+        assert isinstance(registry, StoreRegistry)
+        serve_custom_resources(registry)
+        if args.storage_backend == "lmdb":
+            # One process opens an LMDB store once: the values are read after the backend is
+            # closed (decoding needs only the registry's codecs and transformers).
+            registry.close()
+            backend.close()
+            backend_open = False
+        result = check_values(registry, stored_values(location))
+    finally:
+        registry.close()
+        if backend_open:
+            backend.close()
+    lines = [f"{'RESOURCE':<48} KEYS"]
+    lines += [f"{name:<48} {count}" for name, count in sorted(result.resources.items())]
+    lines += [f"undecodable: {key}: {reason}" for key, reason in result.undecodable]
+    lines += [f"outside the layout: {key}" for key in result.outside]
+    lines.append(
+        f"{result.keys} keys, {len(result.undecodable)} undecodable, "
+        f"{len(result.outside)} outside the layout"
+    )
+    stdout.write(("\n".join(lines) + "\n").encode())
+    if not result.ok:
+        raise BadRequest("the store has values that do not decode or keys outside its layout")
+
+
+def defrag(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> None:
+    """Compact the store's files (LMDB: a compacted copy swapped in; etcd: each member)."""
+    from kstore.storage.lmdb import LmdbConfig
+    from kstore.storage.maintenance import defragment
+
+    backend, where = _snapshot_store(args)
+    location = (backend, LmdbConfig(path=where) if backend == "lmdb" else where)
+    for name, before, after in defragment(location):
+        stdout.write(f"{name}: {before} bytes before, {after} after\n".encode())
 
 
 def _snapshot_store(args: argparse.Namespace) -> tuple[str, Any]:
@@ -381,6 +503,91 @@ def _add_encryption_parser(verbs: argparse._SubParsersAction[argparse.ArgumentPa
         "--encryption-provider-config", required=True, help="the EncryptionConfiguration file"
     )
     p.set_defaults(run=encryption_rewrite)
+
+
+def _add_maintenance_parsers(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = verbs.add_parser(
+        "migrate",
+        help="copy a store into another backend while it keeps serving, then follow it",
+        description=(
+            "Copy every key of the source (a kstore.open url: lmdb:///path or "
+            "etcd://host:port[,host:port]/prefix) at one revision into the empty target, "
+            "then apply the source's changes since until the target has caught up. With "
+            "--follow keep following until SIGINT/SIGTERM or, for an LMDB source, until its "
+            "kstore serve stops (the source is then locked, caught up one last time, and the "
+            "migration ends): stop the old server, then start the new one on the target."
+        ),
+    )
+    p.add_argument("--from", dest="source", required=True, metavar="URL", help="the source")
+    p.add_argument("--to", dest="target", required=True, metavar="URL", help="the target")
+    p.add_argument("--force", action="store_true", help="replace what the target holds")
+    p.add_argument("--follow", action="store_true", help="keep following the source (see above)")
+    p.add_argument(
+        "--verify",
+        action="store_true",
+        help="compare both stores object by object at the end; exit 1 on any difference",
+    )
+    p.add_argument(
+        "--work-dir",
+        default="",
+        help="where the copy's snapshot file is written meanwhile (default: the temp dir)",
+    )
+    p.set_defaults(run=migrate)
+
+    storage = verbs.add_parser("storage", help="stored objects: admin verbs")
+    actions = storage.add_subparsers(dest="action", required=True, metavar="ACTION")
+    p = actions.add_parser(
+        "migrate",
+        help="rewrite objects stored in an old version, media type or encryption key",
+        description=(
+            "Read every object and write back those whose stored bytes are not what would be "
+            "stored now (storage version, --storage-media-type, encryption key), with a "
+            "compare-and-swap that never overwrites a concurrent write; then set each fully "
+            "migrated CRD's status.storedVersions to its storage version. Rerun it after an "
+            "interruption: current objects are skipped. On LMDB stop kstore serve first."
+        ),
+    )
+    _add_storage_flags(p)
+    p.add_argument(
+        "--resource",
+        action="append",
+        default=[],
+        help="only this resource (plural or plural.group; may repeat; default: every one)",
+    )
+    p.add_argument(
+        "--encryption-provider-config", default="", help="the EncryptionConfiguration file"
+    )
+    p.set_defaults(run=storage_migrate)
+
+    p = verbs.add_parser(
+        "check",
+        help="decode every stored value; counts per resource",
+        description=(
+            "Read every stored key and decode its value through its resource's transformer "
+            "and codec (as serve would, with the same flags); report values that do not "
+            "decode and keys outside the layout. Exit 1 on any. On LMDB stop kstore serve "
+            "first."
+        ),
+    )
+    _add_storage_flags(p)
+    p.add_argument(
+        "--encryption-provider-config", default="", help="the EncryptionConfiguration file"
+    )
+    p.set_defaults(run=check)
+
+    p = verbs.add_parser(
+        "defrag",
+        help="compact a store's files",
+        description=(
+            "LMDB: copy the store with compaction beside it and swap the copy in (refused "
+            "while kstore serve holds the directory). etcd: defragment each member in turn."
+        ),
+    )
+    p.add_argument("--data-dir", default="kstore-data", help="LMDB directory (lmdb backend)")
+    p.add_argument("--storage-backend", choices=["lmdb", "etcd"], default="")
+    p.add_argument("--etcd-servers", default="", help="comma-separated etcd URLs (etcd backend)")
+    p.add_argument("--etcd-prefix", default="/registry", help="key prefix in etcd")
+    p.set_defaults(run=_file_errors(defrag))
 
 
 def _flag_bool(value: str) -> bool:
@@ -755,6 +962,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_serve_parser(verbs)
     _add_encryption_parser(verbs)
     _add_snapshot_parser(verbs)
+    _add_maintenance_parsers(verbs)
     return parser
 
 

@@ -101,7 +101,15 @@ def _lmdb_backend(url: str, path: str, query: Mapping[str, list[str]]) -> Backen
 def _etcd_backend(
     url: str, hosts: str, prefix: str, tls: bool, query: Mapping[str, list[str]]
 ) -> Backend:
-    from kstore.storage.etcd import EtcdBackend, EtcdConfig
+    from kstore.storage.etcd import EtcdBackend
+
+    return EtcdBackend(_etcd_config(url, hosts, prefix, tls, query))
+
+
+def _etcd_config(
+    url: str, hosts: str, prefix: str, tls: bool, query: Mapping[str, list[str]]
+) -> Any:
+    from kstore.storage.etcd import EtcdConfig
 
     endpoints = tuple(h for h in hosts.split(",") if h)
     if not endpoints:
@@ -123,7 +131,28 @@ def _etcd_backend(
         )
     except ValueError as exc:
         raise BadRequest(f"the etcd url {url!r} is not usable: {exc}") from None
-    return EtcdBackend(config)
+    return config
+
+
+def storage_location(url: str) -> tuple[str, Any]:
+    """What a storage url names, without opening it: ``("lmdb", LmdbConfig)`` or
+    ``("etcd", EtcdConfig)`` (for the admin verbs that copy stored bytes)."""
+    from kstore.storage.lmdb import LmdbConfig
+
+    parts = urlsplit(url)
+    query = parse_qs(parts.query)
+    if parts.scheme == "lmdb":
+        path = unquote(parts.netloc + parts.path)
+        if not path:
+            raise BadRequest(f"the LMDB url {url!r} names no directory")
+        durable = query.get("durable", ["true"])[-1].lower() not in ("false", "0", "no")
+        return "lmdb", LmdbConfig(path=path, durable=durable)
+    if parts.scheme in ("etcd", "etcds"):
+        tls = parts.scheme == "etcds"
+        return "etcd", _etcd_config(url, parts.netloc, unquote(parts.path), tls, query)
+    raise BadRequest(
+        f"unsupported storage url {url!r}: use lmdb:///path or etcd://host:port[,host:port]/prefix"
+    )
 
 
 def backend_for_url(url: str) -> Backend:

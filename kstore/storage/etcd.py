@@ -210,6 +210,12 @@ class EtcdStorage(Storage):
         except Exception as exc:
             raise CorruptObject(f'unable to transform key "{etcd_key}": {exc}') from exc
 
+    def decode_stored(self, key: str, data: bytes) -> Object:
+        """A fresh object (without resourceVersion) from the bytes stored at ``key`` (without
+        the etcd prefix); CorruptObject when they cannot be transformed or decoded."""
+        etcd_key = self._etcd_key(key, recursive=False)
+        return self._decode_plain(self._from_storage(data, etcd_key)[0], etcd_key)
+
     def _decode(self, data: bytes, etcd_key: str, revision: int) -> Object:
         return with_resource_version(self._decode_plain(data, etcd_key), revision)
 

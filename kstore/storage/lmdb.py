@@ -1,7 +1,8 @@
 """The embedded LMDB backend: one directory, one process, durable group commit.
 
 Structure (the only module that imports ``lmdb``, with :mod:`kstore.storage._lmdb_snapshot`,
-which copies a store's keys to and from a snapshot file):
+which copies a store's keys to and from a snapshot file, and :mod:`kstore.storage._lmdb_migrate`,
+which reads and applies a migration's changes and defragments a store):
 
 - :class:`LmdbBackend` owns the environment, a ``kstore.lock`` file (``flock``: a second
   process, or a second open in this one, gets a clear Unavailable instead of a corrupt store),
