@@ -75,16 +75,17 @@ from kstore.errors import (
     Unauthorized,
 )
 from kstore.registry.admission.matching import (
+    Match,
     MatchRequest,
     NamespaceLabels,
     constraints_match,
     match_request,
 )
+from kstore.registry.admission.request import admission_request
 from kstore.registry.informer import Informer
 from kstore.registry.interface import (
     AdmissionAttributes,
     AdmissionHook,
-    Operation,
     Registry,
     RequestContext,
     ResourceStore,
@@ -512,7 +513,7 @@ class ValidatingPolicies:
             self._run_policy(
                 policy,
                 bindings,
-                found.kind.version,
+                found,
                 request,
                 matching,
                 labels,
@@ -548,7 +549,7 @@ class ValidatingPolicies:
         self,
         policy: _Policy,
         bindings: Sequence[Object],
-        version: str,
+        found: Match,
         request: _Request,
         matching: MatchRequest,
         labels: NamespaceLabels,
@@ -584,7 +585,7 @@ class ValidatingPolicies:
                     )
                 continue
             if versioned is None:
-                versioned = self._versioned(policy, version, request, attributes, scheme)
+                versioned = self._versioned(found, matching, attributes, scheme)
             obj, old, request_value = versioned
             namespace_object = None
             if request.namespace and not (request.kind == "Namespace" and request.group == ""):
@@ -718,36 +719,15 @@ class ValidatingPolicies:
 
     def _versioned(
         self,
-        policy: _Policy,
-        version: str,
-        request: _Request,
+        found: Match,
+        matching: MatchRequest,
         attributes: AdmissionAttributes,
         scheme: Scheme,
     ) -> tuple[Any, Any, dict[str, Any]]:
+        version = found.kind.version
         obj = _in_version(scheme, attributes.object, version)
         old = _in_version(scheme, attributes.old_object, version)
-        resource = {"group": request.group, "version": version, "resource": request.resource}
-        kind = {"group": request.group, "version": version, "kind": request.kind}
-        value: dict[str, Any] = {
-            "uid": "",
-            "kind": kind,
-            "resource": resource,
-        }
-        if request.subresource:
-            value["subResource"] = request.subresource
-        value["requestKind"] = {**kind, "version": request.version}
-        value["requestResource"] = {**resource, "version": request.version}
-        if request.subresource:
-            value["requestSubResource"] = request.subresource
-        if request.name:
-            value["name"] = request.name
-        if request.namespace:
-            value["namespace"] = request.namespace
-        value["operation"] = request.operation
-        value["userInfo"] = _user_info(attributes)
-        value["dryRun"] = attributes.dry_run
-        value["options"] = _options(attributes.operation, attributes.dry_run)
-        return obj, old, value
+        return obj, old, admission_request(found, matching, attributes)
 
     def _params_for(
         self, policy: _Policy, spec: Mapping[str, Any], request: _Request, scheme: Scheme
@@ -888,34 +868,6 @@ def _namespace_object(namespace: Object | None) -> Any:
     for key in ("spec", "status"):
         if key in namespace:
             out[key] = namespace[key]
-    return out
-
-
-def _user_info(attributes: AdmissionAttributes) -> dict[str, Any]:
-    user = attributes.user
-    if user is None:
-        return {}
-    out: dict[str, Any] = {}
-    if user.name:
-        out["username"] = user.name
-    if user.uid:
-        out["uid"] = user.uid
-    if user.groups:
-        out["groups"] = list(user.groups)
-    if user.extra:
-        out["extra"] = {k: list(v) for k, v in user.extra}
-    return out
-
-
-def _options(operation: Operation, dry_run: bool) -> dict[str, Any]:
-    kind = {
-        Operation.CREATE: "CreateOptions",
-        Operation.UPDATE: "UpdateOptions",
-        Operation.DELETE: "DeleteOptions",
-    }[operation]
-    out: dict[str, Any] = {"kind": kind, "apiVersion": "meta.k8s.io/v1"}
-    if dry_run:
-        out["dryRun"] = ["All"]
     return out
 
 

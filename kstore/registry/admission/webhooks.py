@@ -55,9 +55,10 @@ from kstore.api.cel.admission import (
     allow_all,
     compile_admission_expression,
 )
-from kstore.api.gvk import HUB_VERSION, GroupVersionKind, GroupVersionResource, Object
+from kstore.api.gvk import HUB_VERSION, GroupVersionKind, Object
 from kstore.errors import BadRequest, Cause, Forbidden, InternalError, KStoreError, NotFound
 from kstore.registry.admission.matching import Match, MatchRequest, match_request, webhook_match
+from kstore.registry.admission.request import admission_request
 from kstore.registry.admission.webhook_client import WebhookCallError, WebhookClient
 from kstore.registry.informer import Informer
 from kstore.registry.interface import AdmissionAttributes, AdmissionHook, Registry, RequestContext
@@ -70,7 +71,6 @@ _log = logging.getLogger("kstore.admission.webhooks")
 _GROUP: Final = "admissionregistration.k8s.io"
 _CONTEXT: Final = RequestContext()
 _REVIEW_VERSIONS: Final = ("v1", "v1beta1")
-_OPTIONS_KIND: Final = {"CREATE": "CreateOptions", "UPDATE": "UpdateOptions"}
 #: Never sent to webhooks, so that a broken webhook cannot lock its own configuration in.
 _EXEMPT: Final = frozenset(
     (_GROUP, kind)
@@ -190,14 +190,6 @@ def _failed_closed(failure: _Failure) -> InternalError:
     return InternalError(
         f"Internal error occurred: {text}", causes=(Cause("", text),), details=True
     )
-
-
-def _gvk(kind: GroupVersionKind) -> dict[str, str]:
-    return {"group": kind.group, "version": kind.version, "kind": kind.kind}
-
-
-def _gvr(resource: GroupVersionResource) -> dict[str, str]:
-    return {"group": resource.group, "version": resource.version, "resource": resource.resource}
 
 
 class Webhooks:
@@ -462,39 +454,11 @@ class Webhooks:
         uid: str,
         review_version: str,
     ) -> dict[str, Any]:
-        operation = request.operation
-        body: dict[str, Any] = {
-            "uid": uid,
-            "kind": _gvk(found.kind),
-            "resource": _gvr(found.resource),
-        }
-        if request.subresource:
-            body["subResource"] = request.subresource
-        body["requestKind"] = _gvk(request.kind)
-        body["requestResource"] = _gvr(request.resource)
-        if request.subresource:
-            body["requestSubResource"] = request.subresource
-        obj = attributes.object
-        name = str(_map(_map(obj).get("metadata")).get("name") or "") if obj else request.name
-        if name:
-            body["name"] = name
-        namespace = request.namespace
-        if request.resource.group == "" and request.resource.resource == "namespaces":
-            namespace = request.name
-        if namespace:
-            body["namespace"] = namespace
-        body["operation"] = operation
-        body["userInfo"] = _user_info(attributes)
-        body["object"] = self._versioned(attributes.object, found.kind)
-        body["oldObject"] = self._versioned(attributes.old_object, found.kind)
-        body["dryRun"] = attributes.dry_run
-        options: dict[str, Any] = {
-            "kind": _OPTIONS_KIND.get(operation, "DeleteOptions"),
-            "apiVersion": "meta.k8s.io/v1",
-        }
-        if attributes.dry_run:
-            options["dryRun"] = ["All"]
-        body["options"] = options
+        objects = (
+            self._versioned(attributes.object, found.kind),
+            self._versioned(attributes.old_object, found.kind),
+        )
+        body = admission_request(found, request, attributes, uid, objects)
         return {
             "kind": "AdmissionReview",
             "apiVersion": f"admission.k8s.io/{review_version}",
@@ -612,22 +576,6 @@ def _compile_conditions(hook: Mapping[str, Any]) -> tuple[tuple[str, CompiledExp
         for c in (conditions if isinstance(conditions, list) else [])
         if isinstance(c, dict)
     )
-
-
-def _user_info(attributes: AdmissionAttributes) -> dict[str, Any]:
-    user = attributes.user
-    if user is None:
-        return {}
-    info: dict[str, Any] = {}
-    if user.name:
-        info["username"] = user.name
-    if user.uid:
-        info["uid"] = user.uid
-    if user.groups:
-        info["groups"] = list(user.groups)
-    if user.extra:
-        info["extra"] = {key: list(values) for key, values in user.extra}
-    return info
 
 
 def _verify(answer: Any, uid: str, version: str, *, mutating: bool) -> dict[str, Any]:
