@@ -53,6 +53,20 @@ class UserInfo:
     #: Kubernetes' ``user.Info.Extra`` as (key, values) pairs, in the order they came.
     extra: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
+    def fields(self) -> dict[str, Any]:
+        """Kubernetes' UserInfo fields (``username``, ``uid``, ``groups``, ``extra``), the empty
+        ones left out: an AdmissionRequest's ``userInfo``, a CertificateSigningRequest's spec."""
+        out: dict[str, Any] = {}
+        if self.name:
+            out["username"] = self.name
+        if self.uid:
+            out["uid"] = self.uid
+        if self.groups:
+            out["groups"] = list(self.groups)
+        if self.extra:
+            out["extra"] = {key: list(values) for key, values in self.extra}
+        return out
+
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class RequestContext:

@@ -38,18 +38,7 @@ def _map(value: Any) -> dict[str, Any]:
 def user_info(attributes: AdmissionAttributes) -> dict[str, Any]:
     """``userInfo``: who made the request (empty when nobody is known)."""
     user = attributes.user
-    if user is None:
-        return {}
-    info: dict[str, Any] = {}
-    if user.name:
-        info["username"] = user.name
-    if user.uid:
-        info["uid"] = user.uid
-    if user.groups:
-        info["groups"] = list(user.groups)
-    if user.extra:
-        info["extra"] = {key: list(values) for key, values in user.extra}
-    return info
+    return {} if user is None else user.fields()
 
 
 def admission_request(

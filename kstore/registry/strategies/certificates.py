@@ -89,14 +89,7 @@ class CertificateSigningRequestStrategy(BuiltinStrategy):
                 spec.pop(key, None)
             user = ctx.user
             if user is not None:
-                if user.name:
-                    spec["username"] = user.name
-                if user.uid:
-                    spec["uid"] = user.uid
-                if user.groups:
-                    spec["groups"] = list(user.groups)
-                if user.extra:
-                    spec["extra"] = {key: list(values) for key, values in user.extra}
+                spec.update(user.fields())
         return warnings
 
     def prepare_for_update(
