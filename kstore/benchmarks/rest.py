@@ -35,6 +35,10 @@ CPU-bound.
 - watch: events per second delivered to ``watchers`` watch streams while another batch of
   creates runs, and the create rate with those watchers attached (every create is then also
   encoded and sent ``watchers`` times, so it is reported apart from the plain create rate).
+- 1,000 watchers: ``fanout_creates`` creates without a watch, then as many with
+  ``fanout_watchers`` HTTP watch streams open in a separate process
+  (:func:`measure_fanout`): the create rate, its ratio to the rate without watchers (not to
+  the trivial endpoint), and the server's CPU per delivered event.
 
 The report is a plain-text table with the load average at the start and the end of the run.
 """
@@ -112,6 +116,13 @@ class RestBenchResult:
     webhook_create_rate: float | None = None
     webhook_rate_ratio: float | None = None
     webhook_cpu_ratio: float | None = None
+    #: The many-watchers figure (:func:`measure_fanout`, medians of the rounds): creates with
+    #: ``fanout_watchers`` HTTP watch streams open, their rate over the rate without them,
+    #: and the server's CPU per delivered event.
+    fanout_watchers: int = 0
+    fanout_create_rate: float | None = None
+    fanout_rate_ratio: float | None = None
+    fanout_delivery_cpu_us: float | None = None
 
     def report(self) -> str:
         trivial_cpu = self.cpu_us.get("trivial")
@@ -184,6 +195,18 @@ class RestBenchResult:
                 "",
             ),
         ]
+        if self.fanout_create_rate is not None and self.fanout_rate_ratio is not None:
+            delivery = self.fanout_delivery_cpu_us
+            lines.append(
+                row(
+                    f"create, {self.fanout_watchers:,} watchers",
+                    self.fanout_create_rate,
+                    "req/s",
+                    f"{self.fanout_rate_ratio:.2f}x",
+                    ">= 0.50x (vs no watchers); <= 10 us/event",
+                    "" if delivery is None else f"{delivery:.1f}/event",
+                )
+            )
         if self.configmap_create_rate is not None:
             lines.append(
                 row(
@@ -382,6 +405,93 @@ def _expect(status: int, body: bytes, want: int) -> None:
         raise RuntimeError(f"unexpected HTTP {status}: {body[:300]!r}")
 
 
+@dataclass(frozen=True, slots=True)
+class FanoutFigures:
+    """One round of the many-watchers figure."""
+
+    #: Creates per second with no watch open, then with the watch streams open.
+    plain_rate: float
+    watched_rate: float
+    #: Server CPU per create with no watch open.
+    plain_cpu_us: float | None
+    #: Server CPU per delivered event: the watched phase's CPU (creates until the last
+    #: stream has its last event) less what the creates cost alone, over the deliveries.
+    delivery_cpu_us: float | None
+    #: Deliveries per second: watchers x creates over the time until the last was read.
+    events_rate: float
+
+
+def measure_fanout(
+    server: _Server,
+    kind: str,
+    *,
+    watchers: int,
+    creates: int,
+    clients: int,
+    label: str,
+    timeout: float = 300.0,
+) -> FanoutFigures:
+    """``creates`` creates with no watch open, then ``creates`` more while ``watchers``
+    HTTP watch streams (opened by a separate process, :mod:`kstore.benchmarks.watch_load`)
+    receive each of them."""
+    collection = _COLLECTIONS[kind]
+    plain = [_new_object(kind, f"{label}p-{i:06d}", f"{label}p", i) for i in range(creates)]
+    watched = [_new_object(kind, f"{label}w-{i:06d}", f"{label}w", i) for i in range(creates)]
+
+    def creator(bodies: list[bytes]) -> Callable[[http.client.HTTPConnection, int], None]:
+        def create(c: http.client.HTTPConnection, i: int) -> None:
+            _expect(*_request(c, "POST", collection, bodies[i]), 201)
+
+        return create
+
+    plain_rate, plain_cpu = _measure(server, clients, creates, creator(plain))
+    path = f"{collection}?watch=true&labelSelector=run%3D{label}w&timeoutSeconds={int(timeout)}"
+    load = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "kstore.benchmarks.watch_load",
+            server.host,
+            str(server.port),
+            path,
+            str(watchers),
+            str(creates),
+            str(timeout),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert load.stdout is not None
+        line = load.stdout.readline().strip()
+        if line != "ready":
+            raise RuntimeError(f"the watch load did not start: {line!r}")
+        before = server.cpu_seconds()
+        began = time.perf_counter()
+        elapsed = _parallel(server, clients, creates, creator(watched))
+        line = load.stdout.readline().strip()
+        ended = time.perf_counter()
+        after = server.cpu_seconds()
+        if not line.startswith("done "):
+            raise RuntimeError(f"the watch streams did not get every event: {line!r}")
+    finally:
+        load.kill()
+        load.wait()
+        if load.stdout is not None:
+            load.stdout.close()
+    deliveries = watchers * creates
+    delivery_cpu = None
+    if before is not None and after is not None and plain_cpu is not None:
+        delivery_cpu = ((after - before) * 1e6 - plain_cpu * creates) / deliveries
+    return FanoutFigures(
+        plain_rate=plain_rate,
+        watched_rate=creates / elapsed,
+        plain_cpu_us=plain_cpu,
+        delivery_cpu_us=delivery_cpu,
+        events_rate=deliveries / (ended - began),
+    )
+
+
 class _Watchers:
     """``count`` watch streams on the objects of one label, counting the events they get."""
 
@@ -441,6 +551,8 @@ def run_rest_bench(
     policy: bool = False,
     webhook: bool = False,
     controllers: str = "*",
+    fanout_watchers: int = 1000,
+    fanout_creates: int = 200,
 ) -> RestBenchResult:
     """Start a server, measure, stop it; see the module docstring for the figures."""
     if kind not in _COLLECTIONS:
@@ -568,6 +680,19 @@ def run_rest_bench(
                 began = time.perf_counter()
                 measure("watched_create", requests, create)
                 add("watch", watchers * requests / (watch.wait(300) - began))
+                if fanout_watchers > 0:
+                    fan = measure_fanout(
+                        server,
+                        kind,
+                        watchers=fanout_watchers,
+                        creates=fanout_creates,
+                        clients=clients,
+                        label=f"x{rep}",
+                    )
+                    add("fanout_create", fan.watched_rate)
+                    add("fanout_ratio", fan.watched_rate / fan.plain_rate)
+                    if fan.delivery_cpu_us is not None:
+                        add("fanout_delivery_cpu", fan.delivery_cpu_us)
         finally:
             server.stop()
     latencies.sort()
@@ -624,6 +749,12 @@ def run_rest_bench(
         webhook_create_rate=median("webhook_create") if "webhook_create" in samples else None,
         webhook_rate_ratio=median("webhook_rate") if "webhook_rate" in samples else None,
         webhook_cpu_ratio=median("webhook_cpu") if "webhook_cpu" in samples else None,
+        fanout_watchers=fanout_watchers,
+        fanout_create_rate=median("fanout_create") if "fanout_create" in samples else None,
+        fanout_rate_ratio=median("fanout_ratio") if "fanout_ratio" in samples else None,
+        fanout_delivery_cpu_us=(
+            median("fanout_delivery_cpu") if "fanout_delivery_cpu" in samples else None
+        ),
     )
 
 

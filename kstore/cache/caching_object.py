@@ -74,6 +74,10 @@ class Encodings:
         """Whether the bytes for ``encoding`` have been produced."""
         return encoding in self._forms
 
+    def peek(self, encoding: Hashable) -> bytes | None:
+        """The bytes for ``encoding`` if they were produced already (never waits)."""
+        return self._forms.get(encoding)
+
     def __len__(self) -> int:
         return len(self._forms)
 

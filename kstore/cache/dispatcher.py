@@ -10,7 +10,9 @@ under the event's namespace, and the rest always.
 
 Wake-ups are what costs in Python, so they are batched: :meth:`Dispatcher.dispatch` takes a
 batch of events, and only after the whole batch releases each blocked thread consumer once and
-schedules **one** callback per asyncio event loop that resolves all its waiting consumers.
+schedules **one** callback per asyncio event loop that resolves all its waiting consumers and
+calls the sinks of its watchers that have one (each at most once per batch; an HTTP watch
+stream's sink writes the frames out without a task wake-up).
 
 Threading: :meth:`dispatch` and :meth:`send_bookmarks` run on the cacher's one feeding thread;
 :meth:`add` (under the watch cache lock, so no event can slip between a watcher's replay and
@@ -27,11 +29,18 @@ import threading
 from collections.abc import Callable, Sequence
 
 from kstore.cache.watch_cache import CacheEvent
-from kstore.cache.watcher import CacheWatcher, WatchFilter, bookmark_event, resolve_all
+from kstore.cache.watcher import (
+    CacheWatcher,
+    WatchFilter,
+    bookmark_event,
+    resolve_all,
+    run_sinks,
+)
 
 __all__ = ["Dispatcher"]
 
 _Loop = asyncio.AbstractEventLoop
+_Sinks = dict[_Loop, list[Callable[[], None]]]
 
 
 class _Group:
@@ -142,6 +151,7 @@ class Dispatcher:
         if not self._members:
             return
         woken: dict[_Loop, list[asyncio.Future[None]]] = {}
+        sinks: _Sinks = {}
         slow: list[CacheWatcher] = []
         scoped = self._scoped
         unscoped = self._unscoped
@@ -170,14 +180,21 @@ class Dispatcher:
                     else:
                         watcher.overflow()
                         slow.append(watcher)
-                    if watcher.sync_waiter is not None:
+                    sink = watcher.sink
+                    if sink is not None:
+                        if not watcher.sink_pending:
+                            watcher.sink_pending = True
+                            loop = watcher.sink_loop
+                            if loop is not None:
+                                sinks.setdefault(loop, []).append(sink)
+                    elif watcher.sync_waiter is not None:
                         watcher.wake()
                     else:
                         future = watcher.async_waiter
                         if future is not None:
                             watcher.async_waiter = None
                             woken.setdefault(future.get_loop(), []).append(future)
-        self._flush(woken)
+        self._flush(woken, sinks)
         if slow:
             self.closed_slow += len(slow)
             for watcher in slow:
@@ -209,6 +226,7 @@ class Dispatcher:
         now = self._clock()
         event = None
         woken: dict[_Loop, list[asyncio.Future[None]]] = {}
+        sinks: _Sinks = {}
         for watcher in watchers:
             if watcher.next_bookmark > now or watcher.closed or revision < watcher.floor:
                 continue
@@ -216,17 +234,27 @@ class Dispatcher:
             if event is None:
                 event = bookmark_event(revision)
             watcher.push_bookmark(event)
-            if watcher.sync_waiter is not None:
+            sink = watcher.sink
+            if sink is not None:
+                if not watcher.sink_pending:
+                    watcher.sink_pending = True
+                    loop = watcher.sink_loop
+                    if loop is not None:
+                        sinks.setdefault(loop, []).append(sink)
+            elif watcher.sync_waiter is not None:
                 watcher.wake()
             else:
                 future = watcher.async_waiter
                 if future is not None:
                     watcher.async_waiter = None
                     woken.setdefault(future.get_loop(), []).append(future)
-        self._flush(woken)
+        self._flush(woken, sinks)
 
     @staticmethod
-    def _flush(woken: dict[_Loop, list[asyncio.Future[None]]]) -> None:
+    def _flush(woken: dict[_Loop, list[asyncio.Future[None]]], sinks: _Sinks) -> None:
         for loop, futures in woken.items():
             with contextlib.suppress(RuntimeError):  # a closed loop has no consumer left
                 loop.call_soon_threadsafe(resolve_all, futures)
+        for loop, calls in sinks.items():
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(run_sinks, calls)

@@ -15,7 +15,12 @@ Consumers: one per watcher, either blocking (:meth:`next`, iteration) or asyncio
 (:meth:`next_async`, ``async for``). A blocked consumer is woken with a lock released by the
 dispatcher; an asyncio one through its event loop, with one loop callback per dispatch batch
 for all the watchers of that loop (see :mod:`kstore.cache.dispatcher`) — waking a thread per
-event costs far more CPU than the delivery itself.
+event costs far more CPU than the delivery itself. An asyncio consumer may instead install a
+*sink* (:meth:`set_sink`): a plain function the same loop callback calls, which takes what is
+ready with :meth:`take` and writes it out, without waking the consumer's task at all (an HTTP
+watch stream writing its shared, pre-encoded frames; one task wake-up per watcher per event
+is what fan-out over HTTP cost most). While a sink is installed the dispatcher calls it
+instead of resolving ``async_waiter``; :meth:`stop` and :meth:`terminate` still resolve it.
 
 Objects in events are shared and read-only.
 """
@@ -47,6 +52,7 @@ __all__ = [
     "bookmark_event",
     "error_event",
     "resolve_all",
+    "run_sinks",
 ]
 
 _Match = Callable[[str, dict[str, str], dict[str, str]], bool]
@@ -163,6 +169,11 @@ class CacheWatcher(Watcher):
         # Consumer wake-ups: a lock the dispatcher releases, or a future on a loop.
         self.sync_waiter: Any = None
         self.async_waiter: asyncio.Future[None] | None = None
+        # An asyncio consumer's sink (see the module docstring), its loop, and whether a call
+        # of it is already scheduled there (so that a batch schedules it once).
+        self.sink: Callable[[], None] | None = None
+        self.sink_loop: asyncio.AbstractEventLoop | None = None
+        self.sink_pending = False
 
     # -- set-up -----------------------------------------------------------------------------
 
@@ -253,6 +264,23 @@ class CacheWatcher(Watcher):
         if future is not None:
             with contextlib.suppress(RuntimeError):  # a closed loop has no consumer left
                 future.get_loop().call_soon_threadsafe(_resolve, future)
+
+    def set_sink(self, sink: Callable[[], None] | None) -> None:
+        """Install (or, with None, remove) the sink, called in the running event loop when
+        events are ready, instead of waking the consumer; call from that loop."""
+        self.sink_loop = asyncio.get_running_loop() if sink is not None else None
+        self.sink_pending = False
+        self.sink = sink
+
+    def take(self) -> WatchEvent | None:
+        """The next event without waiting; None when none is ready now (see :attr:`stopped`
+        for whether more can come)."""
+        return self._take()
+
+    @property
+    def ready(self) -> bool:
+        """Whether :meth:`take` has something to hand out (or the end to note) right now."""
+        return bool(self.queue) or self.closed or self._replaying or self._stopped
 
     def _take(self) -> WatchEvent | None:
         """The next event without blocking; None when none is ready now."""
@@ -410,6 +438,12 @@ def resolve_all(futures: list[asyncio.Future[None]]) -> None:
     for future in futures:
         if not future.done():
             future.set_result(None)
+
+
+def run_sinks(sinks: list[Callable[[], None]]) -> None:
+    """Call the sinks of one loop's watchers that have events ready (runs in that loop)."""
+    for sink in sinks:
+        sink()
 
 
 class ErrorWatcher(Watcher):

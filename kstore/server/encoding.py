@@ -28,7 +28,12 @@ import orjson
 
 from kstore.api.gvk import GroupVersion, GroupVersionKind, Object
 from kstore.api.scheme import Scheme
-from kstore.cache.caching_object import CachedListResult, encoded_frame, encoded_object
+from kstore.cache.caching_object import (
+    CachedListResult,
+    CachedWatchEvent,
+    encoded_frame,
+    encoded_object,
+)
 from kstore.codec.protobuf import encode_list as encode_protobuf_list
 from kstore.codec.protobuf import encode_watch_event
 from kstore.errors import KStoreError
@@ -36,10 +41,15 @@ from kstore.server.json_body import json_line
 from kstore.server.negotiation import OutputFormat, Target
 from kstore.storage.interface import EventType, ListResult, WatchEvent
 
-__all__ = ["ResponseEncoder", "list_metadata"]
+__all__ = ["ResponseEncoder", "http_chunk", "list_metadata"]
 
 _TYPE_KEYS = ("apiVersion", "kind")
 _META_API = "meta.k8s.io"
+
+
+def http_chunk(data: bytes) -> bytes:
+    """``data`` as one chunk of an HTTP/1.1 chunked body."""
+    return b"%x\r\n%b\r\n" % (len(data), data)
 
 
 def list_metadata(result: ListResult) -> Object:
@@ -205,6 +215,28 @@ class ResponseEncoder:
             return b"".join((b'{"type":"', type_name.encode(), b'","object":', raw, b"}\n"))
 
         return encoded_frame(event, key, encode)
+
+    def watch_chunk(
+        self,
+        event: WatchEvent,
+        gv: GroupVersion,
+        kind: str,
+        fmt: OutputFormat,
+        table: Any = None,
+    ) -> bytes:
+        """:meth:`watch_frame` framed as one HTTP/1.1 chunk (hexadecimal size, CRLF, the
+        frame, CRLF). An object event from the cache, without ``table``, is framed once per
+        (version, media type) for every watch stream it goes to."""
+        if table is None and isinstance(event, CachedWatchEvent):
+            memo = event.frame_encodings
+            key = ("chunk", gv.api_version, fmt.media_type, fmt.target.value)
+            data = memo.peek(key)
+            if data is not None:
+                return data
+            # The frame first, outside the chunk's production (the memo's locks do not nest).
+            frame = self.watch_frame(event, gv, kind, fmt)
+            return memo.get(key, lambda: http_chunk(frame))
+        return http_chunk(self.watch_frame(event, gv, kind, fmt, table))
 
     @staticmethod
     def _frame(event_type: str, obj: Object, fmt: OutputFormat) -> bytes:

@@ -5,10 +5,17 @@ pure-Python parser). One difference shows: llhttp knows a fixed list of methods 
 any other, where Go's server (and h11) pass every method on. Kubernetes answers an unknown
 method with a 405 ``Status``; so does this protocol, in place of uvicorn's plain-text 400, then
 closes the connection (the parser cannot go on past a request line it rejected).
+
+Each request's scope also carries (a weak reference to) its response cycle under
+:data:`~kstore.server.handlers.watch.CYCLE_SCOPE_KEY`, so that a
+watch stream can write its chunks straight to the connection's transport (one shared,
+pre-framed chunk per event for every watcher of it) instead of through the ASGI ``send`` of
+every filter in the chain (:mod:`kstore.server.handlers.watch`).
 """
 
 from __future__ import annotations
 
+import weakref
 from array import array
 from typing import Any
 
@@ -16,6 +23,7 @@ import httptools
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from kstore.errors import MethodNotAllowed, to_status
+from kstore.server.handlers.watch import CYCLE_SCOPE_KEY
 from kstore.server.json_body import status_json
 from kstore.server.routes import METHOD_NOT_ALLOWED_MESSAGE
 
@@ -47,6 +55,14 @@ class KStoreHttpProtocol(HttpToolsProtocol):
         # As uvicorn sets its own parser: a response can still go out when the client has
         # pipelined more data after a request that closes the connection.
         self.parser.set_dangerous_leniencies(lenient_data_after_close=True)
+
+    def on_headers_complete(self) -> None:
+        previous = self.cycle
+        super().on_headers_complete()
+        cycle = self.cycle
+        if cycle is not None and cycle is not previous:
+            # The request's task has not started yet: it sees the key.
+            cycle.scope[CYCLE_SCOPE_KEY] = weakref.ref(cycle)  # type: ignore[literal-required]
 
     def send_400_response(self, msg: str) -> None:
         if not self.unknown_method:

@@ -15,6 +15,18 @@ Events are read from the watcher without a thread per watch when the watcher can
 (the watch cache's ``next_async``), else by one pump thread per watch; either way, events
 available together are encoded and written as one chunk. Frames are encoded once per
 (version, media type) for all watchers of an event (:mod:`kstore.cache.caching_object`).
+
+Fan-out to many streams: when the server's own HTTP protocol serves the request (its scope
+names the response cycle, :data:`CYCLE_SCOPE_KEY`, :mod:`kstore.server.http_protocol`), the body is
+chunked and the watcher takes a sink (the watch cache's), the stream is written without its
+task: the dispatcher's one loop callback per batch calls each stream's sink, which writes the
+events' chunks — each framed once, with its chunk header, for every stream of the same
+version and media type (:meth:`~kstore.server.encoding.ResponseEncoder.watch_chunk`) —
+straight to the connection's transport. Only the start and the end of the response go
+through the filters' ``send``. The task wakes only for what needs waiting: a client that
+stopped reading (its transport's buffer above the high-water mark: events then stay in the
+watcher's bounded buffer, whose overflow ends the watch with a 429 ERROR as for any slow
+watcher, and nobody else waits), the end of the watch, or its timeout.
 """
 
 from __future__ import annotations
@@ -23,9 +35,9 @@ import asyncio
 import random
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 import anyio
 from starlette.responses import Response
@@ -33,13 +45,20 @@ from starlette.types import Receive, Scope, Send
 
 from kstore.api.gvk import Object
 from kstore.errors import to_status
+from kstore.server.encoding import http_chunk
 from kstore.server.handlers.scope import Call, ResourceScope
 from kstore.server.negotiation import OutputFormat, Target, negotiate
 from kstore.server.options import list_request
 from kstore.server.table import build_table
 from kstore.storage.interface import EventType, Watcher, WatchEvent
 
-__all__ = ["WatchPlan", "WatchRegistry", "WatchResponse", "open_watch"]
+__all__ = ["CYCLE_SCOPE_KEY", "WatchPlan", "WatchRegistry", "WatchResponse", "open_watch"]
+
+#: The scope key of a weak reference to the request's uvicorn ``RequestResponseCycle`` (its
+#: ``transport``, ``flow`` control and ``chunked_encoding``), set by the server's HTTP
+#: protocol; weak, so that the scope and the cycle, which holds the scope, are not a
+#: reference cycle left to the garbage collector.
+CYCLE_SCOPE_KEY = "kstore.cycle"
 
 #: kube-apiserver's --min-request-timeout: a watch without timeoutSeconds lasts between one
 #: and two of these.
@@ -53,6 +72,39 @@ _POLL = 1.0
 @runtime_checkable
 class _AsyncWatcher(Protocol):
     async def next_async(self, timeout: float | None = None) -> WatchEvent | None: ...
+
+
+@runtime_checkable
+class _SinkWatcher(Protocol):
+    """A watcher that calls a sink in the event loop when events are ready
+    (:class:`kstore.cache.watcher.CacheWatcher`)."""
+
+    async_waiter: asyncio.Future[None] | None
+    sink_pending: bool
+
+    def set_sink(self, sink: Callable[[], None] | None) -> None: ...
+
+    def take(self) -> WatchEvent | None: ...
+
+    @property
+    def ready(self) -> bool: ...
+
+    @property
+    def stopped(self) -> bool: ...
+
+
+class _FlowControl(Protocol):
+    write_paused: bool
+
+    async def drain(self) -> None: ...
+
+
+class _Cycle(Protocol):
+    """The parts of uvicorn's ``RequestResponseCycle`` a stream writes through."""
+
+    transport: asyncio.Transport
+    flow: _FlowControl
+    chunked_encoding: bool | None
 
 
 class WatchRegistry:
@@ -104,6 +156,14 @@ class WatchPlan:
         return self.scope.encoder.watch_frame(
             event, self.scope.gv, self.scope.kind, self.fmt, table=table
         )
+
+    def chunk(self, event: WatchEvent) -> bytes:
+        """:meth:`frame` as one HTTP/1.1 chunk (shared by every stream of the same shape)."""
+        if self.fmt.target is Target.TABLE:
+            return self.scope.encoder.watch_chunk(
+                event, self.scope.gv, self.scope.kind, self.fmt, table=self._table
+            )
+        return self.scope.encoder.watch_chunk(event, self.scope.gv, self.scope.kind, self.fmt)
 
     def _table(self, hub: Object) -> Object:
         return build_table(
@@ -158,14 +218,19 @@ class WatchResponse(Response):
             if not self._registry.add(watcher):
                 watcher.stop()
             await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
+            cycle = _direct_cycle(scope, watcher)
             async with anyio.create_task_group() as group:
 
                 async def stream() -> None:
                     try:
-                        async for chunk in self._chunks():
-                            await send(
-                                {"type": "http.response.body", "body": chunk, "more_body": True}
-                            )
+                        if cycle is not None:
+                            assert isinstance(watcher, _SinkWatcher)
+                            await self._direct(cycle, watcher)
+                        else:
+                            async for chunk in self._chunks():
+                                await send(
+                                    {"type": "http.response.body", "body": chunk, "more_body": True}
+                                )
                         await send({"type": "http.response.body", "body": b"", "more_body": False})
                     except OSError:
                         pass  # the client went away while we wrote
@@ -182,6 +247,79 @@ class WatchResponse(Response):
             watcher.stop()
             self._registry.discard(watcher)
             self._on_close()
+
+    async def _direct(self, cycle: _Cycle, watcher: _SinkWatcher) -> None:
+        """Stream through the watcher's sink, writing chunks to the transport (see the module
+        docstring); returns when the watch has ended or timed out."""
+        plan = self._plan
+        transport = cycle.transport
+        flow = cycle.flow
+        chunk = plan.chunk
+        on_events = self._on_events
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + plan.timeout_seconds
+        live = True
+
+        def write_ready() -> bool:
+            """Write what is ready until the transport pauses; True once the stream ended."""
+            while not flow.write_paused:
+                if transport.is_closing():
+                    return True
+                parts: list[bytes] = []
+                done = False
+                while len(parts) < _BATCH:
+                    event = watcher.take()
+                    if event is None:
+                        done = watcher.stopped
+                        break
+                    try:
+                        parts.append(chunk(event))
+                    except Exception as exc:
+                        parts.append(http_chunk(_error_frame(plan, exc)))
+                        done = True
+                        break
+                    if event.type is EventType.ERROR:
+                        done = True
+                        break
+                if parts:
+                    transport.write(parts[0] if len(parts) == 1 else b"".join(parts))
+                    on_events(len(parts))
+                if done or len(parts) < _BATCH:
+                    return done
+            return False
+
+        def sink() -> None:
+            watcher.sink_pending = False
+            if not live:
+                return
+            if write_ready() or flow.write_paused:
+                waiter = watcher.async_waiter
+                if waiter is not None and not waiter.done():
+                    waiter.set_result(None)
+
+        watcher.set_sink(sink)
+        try:
+            while not write_ready():
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    return
+                if flow.write_paused:
+                    # The client is not reading: its events wait in the watcher's buffer.
+                    waiting: Awaitable[None] = flow.drain()
+                else:
+                    waiting = watcher.async_waiter = loop.create_future()
+                    if watcher.ready:  # pushed meanwhile: its sink call may come after us
+                        watcher.async_waiter = None
+                        continue
+                try:
+                    await asyncio.wait_for(waiting, remaining)
+                except TimeoutError:
+                    return
+                finally:
+                    watcher.async_waiter = None
+        finally:
+            live = False
+            watcher.set_sink(None)
 
     async def _chunks(self) -> AsyncIterator[bytes]:
         plan = self._plan
@@ -271,6 +409,17 @@ class WatchResponse(Response):
                     return
         finally:
             stopping.set()
+
+
+def _direct_cycle(scope: Scope, watcher: Watcher) -> _Cycle | None:
+    """The response cycle to write ``watcher``'s stream through directly, if it can be."""
+    ref = scope.get(CYCLE_SCOPE_KEY)
+    if ref is None or not isinstance(watcher, _SinkWatcher):
+        return None
+    cycle = ref()
+    if cycle is None or cycle.chunked_encoding is not True or scope.get("method") == "HEAD":
+        return None
+    return cast(_Cycle, cycle)
 
 
 def _drain(plan: WatchPlan, first: WatchEvent) -> tuple[list[bytes], bool]:
