@@ -73,11 +73,24 @@ class AsyncEtcdClient:
         self._members = [Member(ep.target, client.credentials) for ep in client.endpoints]
         self._closing: set[asyncio.Task[None]] = set()
 
-    async def call(self, method: str, request: Any, *, mutating: bool) -> Any:
-        """Call ``method`` (a :class:`Member` attribute) with the blocking client's policy;
-        ``mutating``: a write, never retried after an ambiguous failure."""
+    async def call(
+        self,
+        method: str,
+        request: Any,
+        *,
+        mutating: bool,
+        deadline: float | None = None,
+    ) -> Any:
+        """Call ``method`` (a :class:`Member` attribute: a single-key call, each attempt
+        bounded by ``key_attempt_timeout``) with the blocking client's policy; ``mutating``:
+        a write, never retried after an ambiguous failure; ``deadline``: a
+        ``time.monotonic()`` instant the call must not outlast."""
         client = self._client
-        attempts = client.attempts(mutating=mutating)
+        attempts = client.attempts(
+            mutating=mutating,
+            attempt_timeout=client.config.key_attempt_timeout,
+            deadline=deadline,
+        )
         while True:
             timeout = attempts.next_timeout()
             endpoint = client.current_endpoint()

@@ -9,9 +9,15 @@ kstore keeps the package for its generated stubs and messages and owns the calli
   not failed in the last second;
 - **retries only when safe**: a request that provably never reached etcd, or that etcd refused
   before proposing it (``no leader``), is retried on the next member until the request
-  timeout; a read is also retried after an ambiguous failure (a timeout, a dropped
-  connection); a write with an ambiguous outcome is never retried — it fails with
-  :class:`~kstore.errors.Timeout`, since it may or may not have been applied;
+  timeout, each member of a round in turn without a pause; a read is also retried after an
+  ambiguous failure (a timeout, a dropped connection); a write with an ambiguous outcome is
+  never retried here — it fails with :class:`AmbiguousWrite` (a
+  :class:`~kstore.errors.Timeout`), since it may or may not have been applied, and only the
+  caller, who knows the write's guard and bytes, can settle it (:mod:`._etcd_settle`);
+- **a frozen member costs one attempt**: single-key calls have a short per-attempt deadline
+  (``key_attempt_timeout``) below the request's, so a call stuck on a paused member moves on
+  instead of waiting for the whole request timeout; gRPC keepalive finds a frozen member's
+  connection for the calls without one (watch streams);
 - **require a leader**: calls and watch streams carry etcd's ``hasleader`` metadata, so a member
   cut off from its quorum refuses at once instead of hanging, and cancels its watch streams;
 - **overlapping calls pipelined**: KV calls made while others are in flight are issued as
@@ -47,6 +53,7 @@ from kstore.storage._etcd_config import EtcdConfig
 from kstore.storage._etcd_pipeline import Pipeline, PipelineClosed, PipelineTimeout
 
 __all__ = [
+    "AmbiguousWrite",
     "CompactedError",
     "EtcdClient",
     "FutureRevisionError",
@@ -64,17 +71,22 @@ REQUIRE_LEADER = (("hasleader", "true"),)
 #: that a paused or partitioned member is not picked again at once, short enough that a
 #: restarted one soon takes its share again.
 _FAILED_AVOID_SECONDS = 5.0
-#: Pause between retries of a call, doubling up to the maximum.
+#: Pause between rounds of retries of a call (every member tried once), doubling up to the
+#: maximum: short, as an election after a lost leader takes etcd 1-2 s (its default 1 s
+#: election timeout, randomized up to twice that) and a write waits for it.
 _RETRY_PAUSE = 0.05
-_RETRY_PAUSE_MAX = 0.5
+_RETRY_PAUSE_MAX = 0.25
 
 CHANNEL_OPTIONS = (
     # etcd answers large ranges in one message; clientv3 allows math.MaxInt32.
     ("grpc.max_receive_message_length", 2**31 - 1),
     ("grpc.max_send_message_length", 16 * 1024 * 1024),
-    # kube-apiserver's client: keepalive ping after 30 s idle, dead after 10 s without answer.
-    ("grpc.keepalive_time_ms", 30_000),
-    ("grpc.keepalive_timeout_ms", 10_000),
+    # A ping after 6 s without traffic, the connection dead after 3 s without an answer: a
+    # frozen member's connection (which stays open) is found within 9 s, where
+    # kube-apiserver's 30 s + 10 s would hold a watch on it for 40 s. etcd refuses pings
+    # more often than every 5 s (--grpc-keepalive-min-time).
+    ("grpc.keepalive_time_ms", 6_000),
+    ("grpc.keepalive_timeout_ms", 3_000),
     # A restarted member is reachable again within a second.
     ("grpc.initial_reconnect_backoff_ms", 100),
     ("grpc.min_reconnect_backoff_ms", 100),
@@ -108,6 +120,12 @@ _AMBIGUOUS_MARKERS = (
     "leader changed",
     "server stopped",
 )
+
+
+class AmbiguousWrite(Timeout):
+    """A write's attempt failed after it may have reached etcd (a timeout, a dropped
+    connection): it may or may not have been applied. The client has already made another
+    member current, so a read made now goes elsewhere."""
 
 
 class CompactedError(Exception):
@@ -234,20 +252,36 @@ class Attempts:
     """One call's retry budget, per the module docstring's policy: the request timeout overall,
     each attempt bounded by the attempt timeout, growing pauses between attempts."""
 
-    __slots__ = ("_client", "_deadline", "_mutating", "_pause")
+    __slots__ = ("_attempt_timeout", "_client", "_deadline", "_mutating", "_pause", "_tried")
 
-    def __init__(self, client: EtcdClient, mutating: bool) -> None:
+    def __init__(
+        self,
+        client: EtcdClient,
+        mutating: bool,
+        *,
+        attempt_timeout: float | None = None,
+        deadline: float | None = None,
+    ) -> None:
         self._client = client
         self._mutating = mutating
-        self._deadline = time.monotonic() + client.config.request_timeout
+        config = client.config
+        own_deadline = time.monotonic() + config.request_timeout
+        self._deadline = own_deadline if deadline is None else min(deadline, own_deadline)
+        self._attempt_timeout = (
+            config.attempt_timeout if attempt_timeout is None else attempt_timeout
+        )
         self._pause = _RETRY_PAUSE
+        # Members tried since the last pause: a round tries each once before pausing.
+        self._tried: set[int] = set()
 
     def next_timeout(self) -> float:
         """The timeout of the next attempt; Unavailable once the client is closed."""
         if self._client.closed:
             raise Unavailable("the etcd client is closed")
         remaining = self._deadline - time.monotonic()
-        return max(0.001, min(remaining, self._client.config.attempt_timeout))
+        if remaining <= 0:
+            raise Timeout("etcd did not complete the request in time")
+        return max(0.001, min(remaining, self._attempt_timeout))
 
     def pause_after(self, endpoint: _Endpoint, failure: BaseException) -> float:
         """How long to wait before retrying after ``failure`` on ``endpoint`` (which then
@@ -265,7 +299,13 @@ class Attempts:
             raise error
         self._client.endpoint_failed(endpoint)
         if outcome == _Outcome.AMBIGUOUS and self._mutating:
+            raise AmbiguousWrite(str(error)) from failure
+        if time.monotonic() >= self._deadline:
             raise error
+        self._tried.add(endpoint.index)
+        if self._client.current_endpoint().index not in self._tried:
+            return 0.0  # a member not tried yet in this round: at once
+        self._tried.clear()
         pause = self._pause
         if time.monotonic() + pause >= self._deadline:
             raise error
@@ -349,13 +389,27 @@ class EtcdClient:
 
     # -- calls ---------------------------------------------------------------------------------
 
-    def attempts(self, *, mutating: bool) -> Attempts:
+    def attempts(
+        self,
+        *,
+        mutating: bool,
+        attempt_timeout: float | None = None,
+        deadline: float | None = None,
+    ) -> Attempts:
         """The retry budget of one call (the blocking calls here, the asyncio ones of
-        :mod:`._etcd_aio`)."""
-        return Attempts(self, mutating)
+        :mod:`._etcd_aio`): ``attempt_timeout`` per attempt (default: the config's), all of
+        them within the request timeout and ``deadline`` (a ``time.monotonic()`` instant)."""
+        return Attempts(self, mutating, attempt_timeout=attempt_timeout, deadline=deadline)
 
-    def _call(self, invoke: Callable[[_Endpoint, float], T], *, mutating: bool) -> T:
-        attempts = Attempts(self, mutating)
+    def _call(
+        self,
+        invoke: Callable[[_Endpoint, float], T],
+        *,
+        mutating: bool,
+        attempt_timeout: float | None = None,
+        deadline: float | None = None,
+    ) -> T:
+        attempts = Attempts(self, mutating, attempt_timeout=attempt_timeout, deadline=deadline)
         while True:
             timeout = attempts.next_timeout()
             endpoint = self._endpoints[self._current]
@@ -374,10 +428,17 @@ class EtcdClient:
             mutating=True,
         )
 
-    def txn_encoded(self, request: bytes, meanwhile: Callable[[], None] | None = None) -> Any:
-        """:meth:`txn` for a ``TxnRequest`` already serialized (:mod:`._etcd_wire`).
-        ``meanwhile`` runs while the request is in flight (see :mod:`._etcd_pipeline`); it
-        may run again when an attempt is retried, and must not raise."""
+    def txn_encoded(
+        self,
+        request: bytes,
+        meanwhile: Callable[[], None] | None = None,
+        *,
+        deadline: float | None = None,
+    ) -> Any:
+        """:meth:`txn` for a single-key ``TxnRequest`` already serialized
+        (:mod:`._etcd_wire`), each attempt bounded by ``key_attempt_timeout``. ``meanwhile``
+        runs while the request is in flight (see :mod:`._etcd_pipeline`); it may run again
+        when an attempt is retried, and must not raise."""
         return self._call(
             lambda ep, timeout: ep.pipeline.call(
                 ep.txn_bytes,
@@ -387,15 +448,22 @@ class EtcdClient:
                 meanwhile=meanwhile,
             ),
             mutating=True,
+            attempt_timeout=self._config.key_attempt_timeout,
+            deadline=deadline,
         )
 
-    def range(self, request: Any) -> Any:
-        """A Range read, retried on another member when one cannot answer."""
+    def range(
+        self, request: Any, *, single_key: bool = False, deadline: float | None = None
+    ) -> Any:
+        """A Range read, retried on another member when one cannot answer; ``single_key``:
+        one key's read, each attempt bounded by ``key_attempt_timeout``."""
         return self._call(
             lambda ep, timeout: ep.pipeline.call(
                 ep.kv.Range, request, timeout=timeout, metadata=REQUIRE_LEADER
             ),
             mutating=False,
+            attempt_timeout=self._config.key_attempt_timeout if single_key else None,
+            deadline=deadline,
         )
 
     def lease_grant(self, ttl: int) -> int:

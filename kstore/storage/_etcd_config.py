@@ -24,8 +24,14 @@ class EtcdConfig:
     ``prefix``: every key kstore writes lives under it (``/registry/pods/ns/name``).
     ``request_timeout``: the longest a single storage call waits for etcd (including fail-over
     retries) before it fails with Timeout or Unavailable; kube-apiserver caps writes at 34 s.
-    ``attempt_timeout``: the longest one attempt of a read may wait on one member before the
-    read moves to another (a paused member accepts connections and never answers).
+    ``attempt_timeout``: the longest one attempt of a range read over a prefix may wait on
+    one member before the read moves to another (a paused member accepts connections and
+    never answers).
+    ``key_attempt_timeout``: the same for one key's read or write (create, get, update,
+    delete), which etcd answers in milliseconds when it has a leader: 1 s, so that a call
+    stuck on a frozen member moves on in time for writes to resume within 3 s of a frozen
+    leader (etcd's own election takes 1-2 s). A write whose attempt timed out may have been
+    applied; the backend settles it before answering (:mod:`._etcd_settle`).
     ``watch_idle_timeout``: a watch stream that has been silent this long is probed with a
     progress request, and abandoned for another member when the probe is not answered within
     the same time again.
@@ -42,6 +48,7 @@ class EtcdConfig:
     key_file: str | None = None
     request_timeout: float = 30.0
     attempt_timeout: float = 5.0
+    key_attempt_timeout: float = 1.0
     watch_idle_timeout: float = 2.0
     watch_reconnect_timeout: float = 60.0
     compaction_interval: float = 300.0
@@ -53,7 +60,12 @@ class EtcdConfig:
             raise ValueError("etcd needs at least one endpoint")
         if (self.cert_file is None) != (self.key_file is None):
             raise ValueError("etcd client certificate and key must be given together")
-        for name in ("request_timeout", "attempt_timeout", "watch_idle_timeout"):
+        for name in (
+            "request_timeout",
+            "attempt_timeout",
+            "key_attempt_timeout",
+            "watch_idle_timeout",
+        ):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive")
         if self.compaction_interval < 0:

@@ -25,24 +25,32 @@ __all__ = ["Lease", "Range", "Steps", "Txn", "run_async", "run_blocking"]
 
 
 class Range:
-    """Read one key (linearizable)."""
+    """Read one key (linearizable), by ``deadline`` (a ``time.monotonic()`` instant) if
+    given."""
 
-    __slots__ = ("key",)
+    __slots__ = ("deadline", "key")
 
-    def __init__(self, key: bytes) -> None:
+    def __init__(self, key: bytes, deadline: float | None = None) -> None:
         self.key = key
+        self.deadline = deadline
 
 
 class Txn:
-    """A transaction already encoded (:mod:`._etcd_wire`). ``meanwhile``: work the caller
-    needs anyway, run while the request is in flight where the client can (it must not
-    raise, and may not run at all)."""
+    """A single-key transaction already encoded (:mod:`._etcd_wire`). ``meanwhile``: work
+    the caller needs anyway, run while the request is in flight where the client can (it
+    must not raise, and may not run at all); ``deadline`` as for :class:`Range`."""
 
-    __slots__ = ("meanwhile", "request")
+    __slots__ = ("deadline", "meanwhile", "request")
 
-    def __init__(self, request: bytes, meanwhile: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        request: bytes,
+        meanwhile: Callable[[], None] | None = None,
+        deadline: float | None = None,
+    ) -> None:
         self.request = request
         self.meanwhile = meanwhile
+        self.deadline = deadline
 
 
 class Lease:
@@ -70,9 +78,11 @@ def run_blocking(steps: Steps, client: EtcdClient, leases: LeaseManager) -> Obje
             return done.value  # type: ignore[no-any-return]
         try:
             if isinstance(step, Txn):
-                answer = client.txn_encoded(step.request, step.meanwhile)
+                answer = client.txn_encoded(step.request, step.meanwhile, deadline=step.deadline)
             elif isinstance(step, Range):
-                answer = client.range(etcdrpc.RangeRequest(key=step.key))
+                answer = client.range(
+                    etcdrpc.RangeRequest(key=step.key), single_key=True, deadline=step.deadline
+                )
             else:
                 answer = leases.get_lease(step.ttl)
             failed = False
@@ -93,10 +103,15 @@ async def run_async(steps: Steps, client: EtcdClient, leases: LeaseManager) -> O
             return done.value  # type: ignore[no-any-return]
         try:
             if isinstance(step, Txn):
-                answer = await calls.call("txn_bytes", step.request, mutating=True)
+                answer = await calls.call(
+                    "txn_bytes", step.request, mutating=True, deadline=step.deadline
+                )
             elif isinstance(step, Range):
                 answer = await calls.call(
-                    "range", etcdrpc.RangeRequest(key=step.key), mutating=False
+                    "range",
+                    etcdrpc.RangeRequest(key=step.key),
+                    mutating=False,
+                    deadline=step.deadline,
                 )
             else:
                 answer = await asyncio.to_thread(leases.get_lease, step.ttl)

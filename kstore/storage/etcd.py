@@ -38,6 +38,7 @@ client with its fail-over and retry policy is :mod:`._etcd_client`.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Coroutine, Generator
 from typing import Any
 
@@ -67,6 +68,7 @@ from kstore.storage._etcd_config import EtcdConfig
 from kstore.storage._etcd_layout import kubernetes_resource_prefix
 from kstore.storage._etcd_leases import LeaseManager
 from kstore.storage._etcd_list import read_list
+from kstore.storage._etcd_settle import WriteOutcome, guarded_write
 from kstore.storage._etcd_snapshot import EtcdSnapshotSource, EtcdSnapshotTarget
 from kstore.storage._etcd_steps import Lease, Range, Step, Steps, Txn, run_async, run_blocking
 from kstore.storage._etcd_watch import EtcdWatcher, WatchStart
@@ -263,16 +265,26 @@ class EtcdStorage(Storage):
         ttl: int | None,
         *,
         read: bool,
+        deadline: float,
         meanwhile: Callable[[], None] | None = None,
-    ) -> Generator[Step, Any, Any]:
+    ) -> Generator[Step, Any, WriteOutcome]:
         """``If(mod_revision == expected_rev) Then(Put) [Else(Get)]``, with a lease for
-        ``ttl``; a lease that vanished before the put is replaced once. ``meanwhile`` runs
-        while the transaction is in flight."""
+        ``ttl``, an unknown outcome settled (:mod:`._etcd_settle`); a lease that vanished
+        before the put is replaced once. ``meanwhile`` runs while the transaction is in
+        flight."""
         for attempt in range(2):
             lease = (yield Lease(ttl)) if ttl else 0
             request = put_txn(etcd_key, value, expected_rev, lease, read=read)
             try:
-                return (yield Txn(request, meanwhile))
+                return (
+                    yield from guarded_write(
+                        Txn(request, meanwhile, deadline),
+                        key=etcd_key,
+                        expected_revision=expected_rev,
+                        written=value,
+                        deadline=deadline,
+                    )
+                )
             except LeaseNotFoundError:
                 self._backend._leases.forget(lease)
                 if attempt:
@@ -324,17 +336,28 @@ class EtcdStorage(Storage):
 
     # -- the verbs as steps (:mod:`._etcd_steps`) ----------------------------------------------
 
+    def _deadline(self) -> float:
+        """When a write started now must have been answered (settling included)."""
+        return time.monotonic() + self._backend._config.request_timeout
+
     def _create(self, key: str, obj: Object, ttl_seconds: int | None) -> Steps:
+        deadline = self._deadline()
         etcd_key = self._etcd_key(key, recursive=False)
         if object_resource_version(obj):
             raise BadRequest("resourceVersion should not be set on objects to be created")
         data = self._encode(obj)
         value = self._to_storage(data, etcd_key)
         result = self._decode_ahead(data, etcd_key)
-        response = yield from self._put_txn(
-            etcd_key.encode(), value, 0, ttl_seconds, read=False, meanwhile=result
+        outcome = yield from self._put_txn(
+            etcd_key.encode(),
+            value,
+            0,
+            ttl_seconds,
+            read=False,
+            deadline=deadline,
+            meanwhile=result,
         )
-        if not response.succeeded:
+        if not outcome.succeeded:
             name = name_of_key(key)
             raise AlreadyExists(
                 f'{self._resource} "{name}" already exists',
@@ -342,7 +365,7 @@ class EtcdStorage(Storage):
                 group=self._group,
                 name=name,
             )
-        return result.result(int(response.header.revision))
+        return result.result(outcome.revision)
 
     def _get(self, key: str, opts: GetOptions) -> Steps:
         etcd_key = self._etcd_key(key, recursive=False)
@@ -366,6 +389,7 @@ class EtcdStorage(Storage):
         cached_existing: Object | None,
         ttl_seconds: int | None,
     ) -> Steps:
+        deadline = self._deadline()
         etcd_key = self._etcd_key(key, recursive=False)
         raw_key = etcd_key.encode()
         name = name_of_key(key)
@@ -408,15 +432,20 @@ class EtcdStorage(Storage):
                     return self._decode(state.data, etcd_key, state.rev)
             value = self._to_storage(data, etcd_key)
             result = self._decode_ahead(data, etcd_key)
-            response = yield from self._put_txn(
-                raw_key, value, state.rev, ttl_seconds, read=True, meanwhile=result
+            outcome = yield from self._put_txn(
+                raw_key,
+                value,
+                state.rev,
+                ttl_seconds,
+                read=True,
+                deadline=deadline,
+                meanwhile=result,
             )
-            if not response.succeeded:
-                kvs = response.responses[0].response_range.kvs
-                state = self._state_from_kvs(kvs, etcd_key, key, ignore_not_found)
+            if not outcome.succeeded:
+                state = self._state_from_kvs(outcome.current, etcd_key, key, ignore_not_found)
                 current = True
                 continue
-            return result.result(int(response.header.revision))
+            return result.result(outcome.revision)
 
     def _delete(
         self,
@@ -425,6 +454,7 @@ class EtcdStorage(Storage):
         validate_deletion: Callable[[Object], None] | None,
         cached_existing: Object | None,
     ) -> Steps:
+        deadline = self._deadline()
         etcd_key = self._etcd_key(key, recursive=False)
         raw_key = etcd_key.encode()
         name = name_of_key(key)
@@ -448,13 +478,18 @@ class EtcdStorage(Storage):
                 if state.rev == cached_rev:
                     raise
                 continue
-            response = yield Txn(delete_txn(raw_key, state.rev))
-            if not response.succeeded:
-                kvs = response.responses[0].response_range.kvs
-                state = self._state_from_kvs(kvs, etcd_key, key, False)
+            outcome = yield from guarded_write(
+                Txn(delete_txn(raw_key, state.rev), None, deadline),
+                key=raw_key,
+                expected_revision=state.rev,
+                written=None,
+                deadline=deadline,
+            )
+            if not outcome.succeeded:
+                state = self._state_from_kvs(outcome.current, etcd_key, key, False)
                 current = True
                 continue
-            return self._decode(state.data, etcd_key, int(response.header.revision))
+            return self._decode(state.data, etcd_key, outcome.revision)
 
     def list(self, key: str, opts: ListOptions = _LIST_DEFAULTS) -> ListResult:
         etcd_prefix = self._etcd_key(key, recursive=opts.recursive)
