@@ -80,16 +80,19 @@ class AsyncEtcdClient:
         *,
         mutating: bool,
         deadline: float | None = None,
+        after_failure: bool = False,
     ) -> Any:
         """Call ``method`` (a :class:`Member` attribute: a single-key call, each attempt
         bounded by ``key_attempt_timeout``) with the blocking client's policy; ``mutating``:
         a write, never retried after an ambiguous failure; ``deadline``: a
-        ``time.monotonic()`` instant the call must not outlast."""
+        ``time.monotonic()`` instant the call must not outlast; ``after_failure``: short
+        attempts from the first (see :class:`~._etcd_client.Attempts`)."""
         client = self._client
         attempts = client.attempts(
             mutating=mutating,
             attempt_timeout=client.config.key_attempt_timeout,
             deadline=deadline,
+            after_failure=after_failure,
         )
         while True:
             timeout = attempts.next_timeout()

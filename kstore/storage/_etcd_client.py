@@ -16,8 +16,10 @@ kstore keeps the package for its generated stubs and messages and owns the calli
   caller, who knows the write's guard and bytes, can settle it (:mod:`._etcd_settle`);
 - **a frozen member costs one attempt**: single-key calls have a short per-attempt deadline
   (``key_attempt_timeout``) below the request's, so a call stuck on a paused member moves on
-  instead of waiting for the whole request timeout; gRPC keepalive finds a frozen member's
-  connection for the calls without one (watch streams);
+  instead of waiting for the whole request timeout; once an attempt has failed, the call's
+  next attempts (and those of the calls settling it) are short for a few seconds, so a
+  write finds a newly elected leader soon after the election; gRPC keepalive finds a frozen
+  member's connection for the calls without a deadline (watch streams);
 - **require a leader**: calls and watch streams carry etcd's ``hasleader`` metadata, so a member
   cut off from its quorum refuses at once instead of hanging, and cancels its watch streams;
 - **overlapping calls pipelined**: KV calls made while others are in flight are issued as
@@ -76,6 +78,13 @@ _FAILED_AVOID_SECONDS = 5.0
 #: election timeout, randomized up to twice that) and a write waits for it.
 _RETRY_PAUSE = 0.05
 _RETRY_PAUSE_MAX = 0.25
+#: Once an attempt of a call has failed (or the call settles one that did), its attempts are
+#: this short for a while: a write forwarded to a frozen leader is lost, not failed, when the
+#: others elect a new one, so only a fresh attempt can use the new leader, and short ones
+#: find it soon after the election (writes are answered in milliseconds when etcd has a
+#: leader). After the window they double, so a cluster that is merely slow still answers.
+_SHORT_ATTEMPT = 0.25
+_SHORT_ATTEMPTS_WINDOW = 3.0
 
 CHANNEL_OPTIONS = (
     # etcd answers large ranges in one message; clientv3 allows math.MaxInt32.
@@ -252,7 +261,16 @@ class Attempts:
     """One call's retry budget, per the module docstring's policy: the request timeout overall,
     each attempt bounded by the attempt timeout, growing pauses between attempts."""
 
-    __slots__ = ("_attempt_timeout", "_client", "_deadline", "_mutating", "_pause", "_tried")
+    __slots__ = (
+        "_attempt_timeout",
+        "_client",
+        "_deadline",
+        "_mutating",
+        "_pause",
+        "_short",
+        "_short_since",
+        "_tried",
+    )
 
     def __init__(
         self,
@@ -261,6 +279,7 @@ class Attempts:
         *,
         attempt_timeout: float | None = None,
         deadline: float | None = None,
+        after_failure: bool = False,
     ) -> None:
         self._client = client
         self._mutating = mutating
@@ -273,15 +292,23 @@ class Attempts:
         self._pause = _RETRY_PAUSE
         # Members tried since the last pause: a round tries each once before pausing.
         self._tried: set[int] = set()
+        self._short = _SHORT_ATTEMPT
+        self._short_since: float | None = time.monotonic() if after_failure else None
 
     def next_timeout(self) -> float:
         """The timeout of the next attempt; Unavailable once the client is closed."""
         if self._client.closed:
             raise Unavailable("the etcd client is closed")
-        remaining = self._deadline - time.monotonic()
+        now = time.monotonic()
+        remaining = self._deadline - now
         if remaining <= 0:
             raise Timeout("etcd did not complete the request in time")
-        return max(0.001, min(remaining, self._attempt_timeout))
+        timeout = self._attempt_timeout
+        if self._short_since is not None:
+            if now - self._short_since >= _SHORT_ATTEMPTS_WINDOW:
+                self._short *= 2
+            timeout = min(timeout, self._short)
+        return max(0.001, min(remaining, timeout))
 
     def pause_after(self, endpoint: _Endpoint, failure: BaseException) -> float:
         """How long to wait before retrying after ``failure`` on ``endpoint`` (which then
@@ -297,6 +324,8 @@ class Attempts:
             raise failure
         if outcome == _Outcome.FATAL:
             raise error
+        if self._short_since is None:
+            self._short_since = time.monotonic()
         self._client.endpoint_failed(endpoint)
         if outcome == _Outcome.AMBIGUOUS and self._mutating:
             raise AmbiguousWrite(str(error)) from failure
@@ -395,11 +424,20 @@ class EtcdClient:
         mutating: bool,
         attempt_timeout: float | None = None,
         deadline: float | None = None,
+        after_failure: bool = False,
     ) -> Attempts:
         """The retry budget of one call (the blocking calls here, the asyncio ones of
         :mod:`._etcd_aio`): ``attempt_timeout`` per attempt (default: the config's), all of
-        them within the request timeout and ``deadline`` (a ``time.monotonic()`` instant)."""
-        return Attempts(self, mutating, attempt_timeout=attempt_timeout, deadline=deadline)
+        them within the request timeout and ``deadline`` (a ``time.monotonic()`` instant);
+        ``after_failure``: the call follows one whose attempt failed, so its attempts are
+        short from the first."""
+        return Attempts(
+            self,
+            mutating,
+            attempt_timeout=attempt_timeout,
+            deadline=deadline,
+            after_failure=after_failure,
+        )
 
     def _call(
         self,
@@ -408,8 +446,15 @@ class EtcdClient:
         mutating: bool,
         attempt_timeout: float | None = None,
         deadline: float | None = None,
+        after_failure: bool = False,
     ) -> T:
-        attempts = Attempts(self, mutating, attempt_timeout=attempt_timeout, deadline=deadline)
+        attempts = Attempts(
+            self,
+            mutating,
+            attempt_timeout=attempt_timeout,
+            deadline=deadline,
+            after_failure=after_failure,
+        )
         while True:
             timeout = attempts.next_timeout()
             endpoint = self._endpoints[self._current]
@@ -434,6 +479,7 @@ class EtcdClient:
         meanwhile: Callable[[], None] | None = None,
         *,
         deadline: float | None = None,
+        after_failure: bool = False,
     ) -> Any:
         """:meth:`txn` for a single-key ``TxnRequest`` already serialized
         (:mod:`._etcd_wire`), each attempt bounded by ``key_attempt_timeout``. ``meanwhile``
@@ -450,10 +496,16 @@ class EtcdClient:
             mutating=True,
             attempt_timeout=self._config.key_attempt_timeout,
             deadline=deadline,
+            after_failure=after_failure,
         )
 
     def range(
-        self, request: Any, *, single_key: bool = False, deadline: float | None = None
+        self,
+        request: Any,
+        *,
+        single_key: bool = False,
+        deadline: float | None = None,
+        after_failure: bool = False,
     ) -> Any:
         """A Range read, retried on another member when one cannot answer; ``single_key``:
         one key's read, each attempt bounded by ``key_attempt_timeout``."""
@@ -464,6 +516,7 @@ class EtcdClient:
             mutating=False,
             attempt_timeout=self._config.key_attempt_timeout if single_key else None,
             deadline=deadline,
+            after_failure=after_failure,
         )
 
     def lease_grant(self, ttl: int) -> int:

@@ -77,7 +77,7 @@ def guarded_write(
         failure = exc
     if expected_revision == 0:
         return (yield from _settle_create(key, written, deadline, failure))
-    resend = Txn(txn.request, None, deadline)
+    resend = Txn(txn.request, None, deadline, after_failure=True)
     while True:
         try:
             outcome = WriteOutcome.of((yield resend))
@@ -99,7 +99,7 @@ def _settle_create(
     key: bytes, written: bytes | None, deadline: float, failure: AmbiguousWrite
 ) -> Generator[Step, Any, WriteOutcome]:
     try:
-        response = yield Range(key, deadline)
+        response = yield Range(key, deadline, after_failure=True)
     except Exception as exc:
         raise _unknown(failure) from exc
     if written is not None and response.kvs and response.kvs[0].value == written:

@@ -26,31 +26,39 @@ __all__ = ["Lease", "Range", "Steps", "Txn", "run_async", "run_blocking"]
 
 class Range:
     """Read one key (linearizable), by ``deadline`` (a ``time.monotonic()`` instant) if
-    given."""
+    given; ``after_failure``: it settles a write whose attempt failed, so its attempts are
+    short from the first."""
 
-    __slots__ = ("deadline", "key")
+    __slots__ = ("after_failure", "deadline", "key")
 
-    def __init__(self, key: bytes, deadline: float | None = None) -> None:
+    def __init__(
+        self, key: bytes, deadline: float | None = None, *, after_failure: bool = False
+    ) -> None:
         self.key = key
         self.deadline = deadline
+        self.after_failure = after_failure
 
 
 class Txn:
     """A single-key transaction already encoded (:mod:`._etcd_wire`). ``meanwhile``: work
     the caller needs anyway, run while the request is in flight where the client can (it
-    must not raise, and may not run at all); ``deadline`` as for :class:`Range`."""
+    must not raise, and may not run at all); ``deadline`` and ``after_failure`` as for
+    :class:`Range`."""
 
-    __slots__ = ("deadline", "meanwhile", "request")
+    __slots__ = ("after_failure", "deadline", "meanwhile", "request")
 
     def __init__(
         self,
         request: bytes,
         meanwhile: Callable[[], None] | None = None,
         deadline: float | None = None,
+        *,
+        after_failure: bool = False,
     ) -> None:
         self.request = request
         self.meanwhile = meanwhile
         self.deadline = deadline
+        self.after_failure = after_failure
 
 
 class Lease:
@@ -78,10 +86,18 @@ def run_blocking(steps: Steps, client: EtcdClient, leases: LeaseManager) -> Obje
             return done.value  # type: ignore[no-any-return]
         try:
             if isinstance(step, Txn):
-                answer = client.txn_encoded(step.request, step.meanwhile, deadline=step.deadline)
+                answer = client.txn_encoded(
+                    step.request,
+                    step.meanwhile,
+                    deadline=step.deadline,
+                    after_failure=step.after_failure,
+                )
             elif isinstance(step, Range):
                 answer = client.range(
-                    etcdrpc.RangeRequest(key=step.key), single_key=True, deadline=step.deadline
+                    etcdrpc.RangeRequest(key=step.key),
+                    single_key=True,
+                    deadline=step.deadline,
+                    after_failure=step.after_failure,
                 )
             else:
                 answer = leases.get_lease(step.ttl)
@@ -104,7 +120,11 @@ async def run_async(steps: Steps, client: EtcdClient, leases: LeaseManager) -> O
         try:
             if isinstance(step, Txn):
                 answer = await calls.call(
-                    "txn_bytes", step.request, mutating=True, deadline=step.deadline
+                    "txn_bytes",
+                    step.request,
+                    mutating=True,
+                    deadline=step.deadline,
+                    after_failure=step.after_failure,
                 )
             elif isinstance(step, Range):
                 answer = await calls.call(
@@ -112,6 +132,7 @@ async def run_async(steps: Steps, client: EtcdClient, leases: LeaseManager) -> O
                     etcdrpc.RangeRequest(key=step.key),
                     mutating=False,
                     deadline=step.deadline,
+                    after_failure=step.after_failure,
                 )
             else:
                 answer = await asyncio.to_thread(leases.get_lease, step.ttl)
