@@ -52,6 +52,7 @@ from kstore.errors import (
     Unavailable,
 )
 from kstore.storage._etcd_config import EtcdConfig
+from kstore.storage._etcd_liveness import LivenessProbe
 from kstore.storage._etcd_pipeline import Pipeline, PipelineClosed, PipelineTimeout
 
 __all__ = [
@@ -327,6 +328,8 @@ class Attempts:
         if self._short_since is None:
             self._short_since = time.monotonic()
         self._client.endpoint_failed(endpoint)
+        if outcome == _Outcome.AMBIGUOUS:
+            self._client.suspect()
         if outcome == _Outcome.AMBIGUOUS and self._mutating:
             raise AmbiguousWrite(str(error)) from failure
         if time.monotonic() >= self._deadline:
@@ -366,6 +369,7 @@ class EtcdClient:
         # Spread several kstore processes over the members, as clientv3 does.
         self._current = random.randrange(len(self._endpoints))
         self._closed = False
+        self._probe = LivenessProbe([ep.maintenance for ep in self._endpoints], self.probed)
 
     # -- endpoint choice -----------------------------------------------------------------------
 
@@ -415,6 +419,29 @@ class EtcdClient:
                     return
             # Every other member failed recently too: the one that failed longest ago.
             self._current = min(others, key=lambda i: self._endpoints[i].failed_at)
+
+    def suspect(self) -> None:
+        """An attempt timed out: find out which members answer at all (in the background)."""
+        if len(self._endpoints) > 1 and not self._closed:
+            self._probe.suspect()
+
+    def probed(self, answered: list[int], silent: list[int]) -> None:
+        """A probe's result (:mod:`._etcd_liveness`): silent members are avoided, members
+        that answered are no longer, and a silent current member gives way to the next one
+        that answered."""
+        now = time.monotonic()
+        with self._lock:
+            for index in silent:
+                self._endpoints[index].failed_at = now
+            for index in answered:
+                self._endpoints[index].failed_at = 0.0
+            if answered and self._current in silent:
+                count = len(self._endpoints)
+                for step in range(1, count):
+                    index = (self._current + step) % count
+                    if index in answered:
+                        self._current = index
+                        break
 
     # -- calls ---------------------------------------------------------------------------------
 
