@@ -58,9 +58,9 @@ class _Calls:
             monkeypatch.setattr(client, method, self._counting(name, getattr(client, method)))
 
     def _counting(self, name: str, call: Callable[..., Any]) -> Callable[..., Any]:
-        def counted(request: Any, *args: Any) -> Any:
+        def counted(request: Any, *args: Any, **kwargs: Any) -> Any:
             self.counts[name] += 1
-            return call(request, *args)
+            return call(request, *args, **kwargs)
 
         return counted
 
