@@ -260,7 +260,8 @@ WatchCall = Any
 
 class Attempts:
     """One call's retry budget, per the module docstring's policy: the request timeout overall,
-    each attempt bounded by the attempt timeout, growing pauses between attempts."""
+    each attempt bounded by the attempt timeout (short ones once an attempt failed), each
+    member tried once per round, growing pauses between rounds."""
 
     __slots__ = (
         "_attempt_timeout",
@@ -292,7 +293,7 @@ class Attempts:
         )
         self._pause = _RETRY_PAUSE
         # Members tried since the last pause: a round tries each once before pausing.
-        self._tried: set[int] = set()
+        self._tried: set[int] | None = None
         self._short = _SHORT_ATTEMPT
         self._short_since: float | None = time.monotonic() if after_failure else None
 
@@ -334,10 +335,13 @@ class Attempts:
             raise AmbiguousWrite(str(error)) from failure
         if time.monotonic() >= self._deadline:
             raise error
-        self._tried.add(endpoint.index)
-        if self._client.current_endpoint().index not in self._tried:
+        tried = self._tried
+        if tried is None:
+            tried = self._tried = set()
+        tried.add(endpoint.index)
+        if self._client.current_endpoint().index not in tried:
             return 0.0  # a member not tried yet in this round: at once
-        self._tried.clear()
+        tried.clear()
         pause = self._pause
         if time.monotonic() + pause >= self._deadline:
             raise error
