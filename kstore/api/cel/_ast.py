@@ -77,6 +77,8 @@ class CreateMap:
     id: int
     # (key, value, optional entry)
     entries: list[tuple[Expr, Expr, bool]]
+    #: The message a struct literal names (``Object.spec{...}``); "" for a map literal.
+    message_name: str = ""
 
 
 @dataclass(slots=True)
@@ -315,8 +317,11 @@ def _expr(buf: bytes) -> Expr:
         return CreateList(eid, elements, frozenset(optional))
     if kind == 8:
         entries: list[tuple[Expr, Expr, bool]] = []
+        message_name = ""
         for num, _, val in _fields(body):
-            if num == 2:
+            if num == 1:
+                message_name = bytes(val).decode()
+            elif num == 2:
                 key: Expr | None = None
                 value: Expr | None = None
                 opt = False
@@ -331,7 +336,7 @@ def _expr(buf: bytes) -> Expr:
                         opt = bool(v2)
                 assert key is not None and value is not None
                 entries.append((key, value, opt))
-        return CreateMap(eid, entries)
+        return CreateMap(eid, entries, message_name)
     if kind == 9:
         parts: dict[int, Any] = {}
         for num, _, val in _fields(body):
