@@ -84,6 +84,7 @@ from kstore.registry.admission.policy_source import (
     PolicySource,
     in_version,
     namespace_object,
+    set_registry_authorizer,
 )
 from kstore.registry.admission.request import admission_request
 from kstore.registry.interface import (
@@ -702,6 +703,7 @@ def hooks(registry: Registry) -> tuple[AdmissionHook | None, AdmissionHook | Non
 
 def set_authorizer(registry: Registry, authorize: Authorize | None) -> None:
     """What the ``authorizer`` variable asks on ``registry`` (None: everything allowed)."""
+    set_registry_authorizer(registry, authorize)
     plugin = _PLUGINS.get(registry)
     if plugin is not None:
         plugin.authorize = authorize

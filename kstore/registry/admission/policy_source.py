@@ -20,9 +20,11 @@ kube-apiserver builds both plugins on one generic policy source and dispatcher
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Callable, Mapping
 from typing import Any, Final, Generic, Protocol, TypeVar
 
+from kstore.api.cel.admission import Authorize
 from kstore.api.gvk import HUB_VERSION, GroupVersion, Object
 from kstore.api.scheme import KindDefinition, Scheme
 from kstore.api.selectors import LabelSelector
@@ -33,14 +35,31 @@ from kstore.registry.interface import AdmissionAttributes, Registry, RequestCont
 __all__ = [
     "ConfigError",
     "PolicySource",
+    "authorizer_of",
     "in_version",
     "labels_of",
     "namespace_object",
     "object_name",
+    "set_registry_authorizer",
 ]
 
 _GROUP: Final = "admissionregistration.k8s.io"
 _CONTEXT: Final = RequestContext()
+
+
+_AUTHORIZERS: Final[weakref.WeakKeyDictionary[Any, Authorize]] = weakref.WeakKeyDictionary()
+
+
+def set_registry_authorizer(registry: Registry, authorize: Authorize | None) -> None:
+    """What the ``authorizer`` variable of every policy plugin asks on ``registry``."""
+    if authorize is None:
+        _AUTHORIZERS.pop(registry, None)
+    else:
+        _AUTHORIZERS[registry] = authorize
+
+
+def authorizer_of(registry: Registry) -> Authorize | None:
+    return _AUTHORIZERS.get(registry)
 
 
 def _map(value: Any) -> dict[str, Any]:
