@@ -28,6 +28,7 @@ __all__ = [
     "Select",
     "UInt",
     "decode_checked",
+    "iter_nodes",
 ]
 
 
@@ -107,6 +108,31 @@ class CheckedAst:
     overloads: dict[int, tuple[str, ...]] = field(default_factory=dict)
     # Each expression's checked type, spelled as cel-go's FormatCELType (``list(int)``).
     types: dict[int, str] = field(default_factory=dict)
+
+
+def iter_nodes(root: Expr) -> list[Expr]:
+    """Every node of ``root``'s tree (``root`` included), parents before their children."""
+    found: list[Expr] = []
+    stack: list[Expr] = [root]
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        if isinstance(node, Select):
+            stack.append(node.operand)
+        elif isinstance(node, Call):
+            stack.extend(node.args)
+            if node.target is not None:
+                stack.append(node.target)
+        elif isinstance(node, CreateList):
+            stack.extend(node.elements)
+        elif isinstance(node, CreateMap):
+            for k, v, _ in node.entries:
+                stack.extend((k, v))
+        elif isinstance(node, Comprehension):
+            stack.extend(
+                (node.iter_range, node.accu_init, node.loop_condition, node.loop_step, node.result)
+            )
+    return found
 
 
 # --- protobuf wire format -------------------------------------------------------------------

@@ -22,15 +22,11 @@ from cel_expr_python.ext.ext_optional import ExtOptional
 from google.protobuf import descriptor_pool, struct_pb2
 
 from kstore.api.cel._ast import (
-    Call,
     CheckedAst,
-    Comprehension,
-    CreateList,
-    CreateMap,
     Expr,
     Ident,
-    Select,
     decode_checked,
+    iter_nodes,
 )
 from kstore.api.cel._decl import Decl, type_key
 from kstore.api.cel._macros import expand_macros, has_unparsed_macros
@@ -433,28 +429,7 @@ def _self_env(optional_old_self: bool, decl: Decl | None) -> cel.Env:
 
 
 def _idents(e: Expr) -> list[Ident]:
-    found: list[Ident] = []
-    stack: list[Expr] = [e]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Ident):
-            found.append(node)
-        elif isinstance(node, Select):
-            stack.append(node.operand)
-        elif isinstance(node, Call):
-            stack.extend(node.args)
-            if node.target is not None:
-                stack.append(node.target)
-        elif isinstance(node, CreateList):
-            stack.extend(node.elements)
-        elif isinstance(node, CreateMap):
-            for k, v, _ in node.entries:
-                stack.extend((k, v))
-        elif isinstance(node, Comprehension):
-            stack.extend(
-                (node.iter_range, node.accu_init, node.loop_condition, node.loop_step, node.result)
-            )
-    return found
+    return [node for node in iter_nodes(e) if isinstance(node, Ident)]
 
 
 def _clean(message: str) -> str:

@@ -121,15 +121,9 @@ def admission_compile_error(
 ) -> str | None:
     """Kubernetes' error detail for ``expression`` (``compilation failed: ERROR: ...``), or
     None when it compiles. ``variables`` is None when the policy declares none."""
-    names = set(_ALWAYS)
-    if params:
-        names.add("params")
-    if authorizer:
-        names.add("authorizer")
-    if variables is not None:
-        names.add("variables")
+    names = admission_variables(params=params, authorizer=authorizer, variables=variables)
     try:
-        check_with_variables(expression, frozenset(names), authorizer=authorizer)
+        check_with_variables(expression, names, authorizer=authorizer)
     except CompileError as exc:
         return f"compilation failed: {root_reference(str(exc))}"
     return None

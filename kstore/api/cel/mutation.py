@@ -28,7 +28,16 @@ from typing import Any, Final, Literal
 
 from google.protobuf import descriptor_pb2, struct_pb2
 
-from kstore.api.cel._ast import Call, Comprehension, Const, CreateList, CreateMap, Expr, Select
+from kstore.api.cel._ast import (
+    Call,
+    Comprehension,
+    Const,
+    CreateList,
+    CreateMap,
+    Expr,
+    Select,
+    iter_nodes,
+)
 from kstore.api.cel._environment import CompileError, compile_with_variables, parse_expression
 from kstore.api.cel._interpreter import build
 from kstore.api.cel._values import NoOverload
@@ -88,26 +97,9 @@ class MutationExpression:
 
 
 def _struct_literals(e: Expr) -> Iterator[CreateMap]:
-    stack: list[Expr] = [e]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, CreateMap):
-            if node.message_name:
-                yield node
-            for k, v, _ in node.entries:
-                stack.extend((k, v))
-        elif isinstance(node, Select):
-            stack.append(node.operand)
-        elif isinstance(node, Call):
-            stack.extend(node.args)
-            if node.target is not None:
-                stack.append(node.target)
-        elif isinstance(node, CreateList):
-            stack.extend(node.elements)
-        elif isinstance(node, Comprehension):
-            stack.extend(
-                (node.iter_range, node.accu_init, node.loop_condition, node.loop_step, node.result)
-            )
+    for node in iter_nodes(e):
+        if isinstance(node, CreateMap) and node.message_name:
+            yield node
 
 
 def _is_object_type(name: str) -> bool:

@@ -75,6 +75,7 @@ __all__ = [
     "validate_param_kind",
     "validate_param_ref",
     "validate_policy",
+    "validate_policy_head",
     "validate_policy_status",
     "validate_policy_update",
     "validate_variables",
@@ -667,17 +668,16 @@ def validate_variables(spec: Mapping[str, Any], has_params: bool) -> list[Cause]
     return causes
 
 
-def validate_policy(obj: Mapping[str, Any], *, check_match_conditions: bool = True) -> list[Cause]:
-    """``validateValidatingAdmissionPolicy``: metadata, then the spec."""
-    causes = validate_object_meta(obj, False, name_is_dns_subdomain)
-    spec = get_map(obj, "spec")
+def validate_policy_head(spec: Mapping[str, Any]) -> list[Cause]:
+    """What every policy's spec starts with: ``failurePolicy``, ``paramKind`` and
+    ``matchConstraints`` (with one resource rule at least)."""
+    causes: list[Cause] = []
     failure = opt_str(spec, "failurePolicy")
     if failure is None:
         causes.append(required(_SPEC.child("failurePolicy")))
     elif failure not in FAILURE_POLICIES:
         causes.append(not_supported(_SPEC.child("failurePolicy"), failure, FAILURE_POLICIES))
     param_kind = spec.get("paramKind")
-    has_params = isinstance(param_kind, Mapping)
     if isinstance(param_kind, Mapping):
         causes.extend(validate_param_kind(param_kind, _SPEC.child("paramKind")))
     constraints = spec.get("matchConstraints")
@@ -687,6 +687,15 @@ def validate_policy(obj: Mapping[str, Any], *, check_match_conditions: bool = Tr
         causes.extend(validate_match_resources(constraints, _SPEC.child("matchConstraints")))
         if not get_list(constraints, "resourceRules"):
             causes.append(required(_SPEC.child("matchConstraints", "resourceRules")))
+    return causes
+
+
+def validate_policy(obj: Mapping[str, Any], *, check_match_conditions: bool = True) -> list[Cause]:
+    """``validateValidatingAdmissionPolicy``: metadata, then the spec."""
+    causes = validate_object_meta(obj, False, name_is_dns_subdomain)
+    spec = get_map(obj, "spec")
+    causes.extend(validate_policy_head(spec))
+    has_params = isinstance(spec.get("paramKind"), Mapping)
     if check_match_conditions:
         causes.extend(
             validate_match_conditions(

@@ -20,16 +20,15 @@ from typing import Any, Final
 
 from kstore.api.cel.mutation import compile_mutation
 from kstore.api.kinds._admission_validation import (
-    FAILURE_POLICIES,
     REINVOCATION_POLICIES,
     create_options,
     validate_match_conditions,
     validate_match_resources,
-    validate_param_kind,
     validate_param_ref,
+    validate_policy_head,
     validate_variables,
 )
-from kstore.api.validation._access import get_list, get_map, get_str, maps, opt_str
+from kstore.api.validation._access import get_list, get_map, get_str, maps
 from kstore.api.validation.field import Path, invalid, not_supported, required
 from kstore.api.validation.names import name_is_dns_subdomain
 from kstore.api.validation.objectmeta import validate_object_meta
@@ -97,28 +96,12 @@ def validate_mutating_policy(obj: Mapping[str, Any]) -> list[Cause]:
     """``ValidateMutatingAdmissionPolicy``: metadata, then the spec."""
     causes = validate_object_meta(obj, False, name_is_dns_subdomain)
     spec = get_map(obj, "spec")
-    failure = opt_str(spec, "failurePolicy")
-    if failure is None:
-        causes.append(required(_SPEC.child("failurePolicy")))
-    elif failure not in FAILURE_POLICIES:
-        causes.append(not_supported(_SPEC.child("failurePolicy"), failure, FAILURE_POLICIES))
-    param_kind = spec.get("paramKind")
-    has_params = isinstance(param_kind, Mapping)
-    if isinstance(param_kind, Mapping):
-        causes.extend(validate_param_kind(param_kind, _SPEC.child("paramKind")))
+    causes.extend(validate_policy_head(spec))
+    has_params = isinstance(spec.get("paramKind"), Mapping)
     constraints = spec.get("matchConstraints")
-    where = _SPEC.child("matchConstraints")
-    if not isinstance(constraints, Mapping):
-        causes.append(required(where))
-    else:
-        causes.extend(validate_match_resources(constraints, where))
-        if not get_list(constraints, "resourceRules"):
-            causes.append(required(where.child("resourceRules")))
-        causes.extend(
-            _operations(
-                constraints.get("resourceRules"), where.child("resourceRules", "operations")
-            )
-        )
+    if isinstance(constraints, Mapping):
+        where = _SPEC.child("matchConstraints", "resourceRules", "operations")
+        causes.extend(_operations(constraints.get("resourceRules"), where))
     causes.extend(
         validate_match_conditions(
             get_list(spec, "matchConditions"),

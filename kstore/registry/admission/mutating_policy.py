@@ -40,7 +40,6 @@ from kstore.api.cel.admission import (
     AdmissionCelError,
     CompiledExpression,
     allow_all,
-    compile_admission_expression,
     match_conditions,
 )
 from kstore.api.cel.mutation import APPLY_CONFIGURATION, MutationExpression, compile_mutation
@@ -48,6 +47,7 @@ from kstore.api.gvk import HUB_VERSION, GroupVersionKind, Object
 from kstore.api.patch_meta import DEDUCED, NodeKind, TypeNode, type_for_gvk
 from kstore.errors import Cause, Forbidden, KStoreError
 from kstore.registry.admission.matching import (
+    EXEMPT_KINDS,
     Match,
     MatchRequest,
     constraints_match,
@@ -55,6 +55,7 @@ from kstore.registry.admission.matching import (
 )
 from kstore.registry.admission.policy_source import (
     ConfigError,
+    PolicyExpressions,
     PolicySource,
     authorizer_of,
     in_version,
@@ -70,19 +71,6 @@ from kstore.registry.patch.typed import SchemaError, merge, validate
 __all__ = ["MutatingPolicies", "hooks", "plugin_of"]
 
 _PLUGIN: Final = "MutatingAdmissionPolicy"
-_GROUP: Final = "admissionregistration.k8s.io"
-#: Never mutated, so that a broken policy cannot lock the admission configuration in.
-_EXEMPT: Final = frozenset(
-    (_GROUP, kind)
-    for kind in (
-        "MutatingAdmissionPolicy",
-        "MutatingAdmissionPolicyBinding",
-        "MutatingWebhookConfiguration",
-        "ValidatingAdmissionPolicy",
-        "ValidatingAdmissionPolicyBinding",
-        "ValidatingWebhookConfiguration",
-    )
-)
 
 
 def _map(value: Any) -> dict[str, Any]:
@@ -114,40 +102,24 @@ class _Policy:
 
 def _compile_policy(policy: Object) -> _Policy:
     spec = _map(policy.get("spec"))
-    param_kind = _map(spec.get("paramKind"))
-    has_params = bool(param_kind)
-    declared = [
-        _map(v) for v in _list(spec.get("variables")) if isinstance(_map(v).get("name"), str)
-    ]
-    names = frozenset(str(v["name"]) for v in declared) if declared else None
-
-    def compile_one(text: Any) -> CompiledExpression:
-        return compile_admission_expression(
-            str(text or ""), params=has_params, authorizer=True, variables=names
-        )
-
+    cel = PolicyExpressions(spec)
     mutations = []
     for m in _list(spec.get("mutations")):
         m = _map(m)
         patch_type = str(m.get("patchType") or "")
         member = "applyConfiguration" if patch_type == APPLY_CONFIGURATION else "jsonPatch"
         text = str(_map(m.get(member)).get("expression") or "")
-        compiled = compile_mutation(text, patch_type, params=has_params, variables=names)
+        compiled = compile_mutation(text, patch_type, params=cel.has_params, variables=cel.names)
         mutations.append(_Mutation(patch_type, compiled))
     return _Policy(
         name=object_name(policy),
         generation=int(_map(policy.get("metadata")).get("generation") or 0),
         failure_policy=str(spec.get("failurePolicy") or "Fail"),
         reinvocation_policy=str(spec.get("reinvocationPolicy") or "Never"),
-        param_kind=(str(param_kind.get("apiVersion") or ""), str(param_kind.get("kind") or ""))
-        if has_params
-        else None,
+        param_kind=cel.param_kind_key(),
         constraints=_map(spec.get("matchConstraints")),
-        match_conditions=tuple(
-            (str(_map(c).get("name") or ""), compile_one(_map(c).get("expression")))
-            for c in _list(spec.get("matchConditions"))
-        ),
-        variables={str(v["name"]): compile_one(v.get("expression")) for v in declared},
+        match_conditions=cel.match_conditions(spec),
+        variables=cel.variables,
         mutations=tuple(mutations),
     )
 
@@ -211,7 +183,7 @@ class MutatingPolicies(PolicySource[_Policy]):
         if attributes.object is None or not self.may_match(attributes):
             return
         definition = attributes.definition
-        if (definition.group, definition.kind) in _EXEMPT:
+        if (definition.group, definition.kind) in EXEMPT_KINDS:
             return
         state = attributes.plugin_state.setdefault(_PLUGIN, _Reinvocation())
         last = state.last

@@ -53,7 +53,6 @@ from kstore.api.cel.admission import (
     CompiledExpression,
     OutOfBudget,
     allow_all,
-    compile_admission_expression,
     match_conditions,
     openapi_field_schema,
     undefined_field_error,
@@ -81,6 +80,7 @@ from kstore.registry.admission.matching import (
 )
 from kstore.registry.admission.policy_source import (
     ConfigError,
+    PolicyExpressions,
     PolicySource,
     in_version,
     namespace_object,
@@ -258,19 +258,8 @@ class _Policy:
 def _compile_policy(policy: Object) -> _Policy:
     spec = _map(policy.get("spec"))
     meta = _map(policy.get("metadata"))
-    param_kind = _map(spec.get("paramKind"))
-    has_params = bool(param_kind)
-    declared = [
-        _map(v) for v in _list(spec.get("variables")) if isinstance(_map(v).get("name"), str)
-    ]
-    names = frozenset(str(v["name"]) for v in declared) if declared else None
-
-    def compile_one(text: Any, *, authorizer: bool = True) -> CompiledExpression:
-        return compile_admission_expression(
-            str(text or ""), params=has_params, authorizer=authorizer, variables=names
-        )
-
-    variables = {str(v["name"]): compile_one(v.get("expression")) for v in declared}
+    cel = PolicyExpressions(spec)
+    compile_one = cel.compile
     validations = []
     for v in _list(spec.get("validations")):
         v = _map(v)
@@ -285,10 +274,6 @@ def _compile_policy(policy: Object) -> _Policy:
                 reason=str(v.get("reason") or "Invalid"),
             )
         )
-    conditions = tuple(
-        (str(_map(c).get("name") or ""), compile_one(_map(c).get("expression")))
-        for c in _list(spec.get("matchConditions"))
-    )
     audits = tuple(
         (
             str(_map(a).get("key") or ""),
@@ -300,12 +285,10 @@ def _compile_policy(policy: Object) -> _Policy:
         name=_name(policy),
         generation=int(meta.get("generation") or 0),
         failure_policy=str(spec.get("failurePolicy") or "Fail"),
-        param_kind=(str(param_kind.get("apiVersion") or ""), str(param_kind.get("kind") or ""))
-        if has_params
-        else None,
+        param_kind=cel.param_kind_key(),
         constraints=_map(spec.get("matchConstraints")),
-        match_conditions=conditions,
-        variables=variables,
+        match_conditions=cel.match_conditions(spec),
+        variables=cel.variables,
         validations=tuple(validations),
         audit_annotations=audits,
     )

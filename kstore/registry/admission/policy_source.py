@@ -24,7 +24,7 @@ import weakref
 from collections.abc import Callable, Mapping
 from typing import Any, Final, Generic, Protocol, TypeVar
 
-from kstore.api.cel.admission import Authorize
+from kstore.api.cel.admission import Authorize, CompiledExpression, compile_admission_expression
 from kstore.api.gvk import HUB_VERSION, GroupVersion, Object
 from kstore.api.scheme import KindDefinition, Scheme
 from kstore.api.selectors import LabelSelector
@@ -34,6 +34,7 @@ from kstore.registry.interface import AdmissionAttributes, Registry, RequestCont
 
 __all__ = [
     "ConfigError",
+    "PolicyExpressions",
     "PolicySource",
     "authorizer_of",
     "in_version",
@@ -82,6 +83,40 @@ def labels_of(obj: Any) -> dict[str, Any]:
 
 
 _labels = labels_of
+
+
+class PolicyExpressions:
+    """The CEL context of one policy's spec: whether it has params, the variables it declares
+    (compiled, in order), and how its other expressions are compiled."""
+
+    def __init__(self, spec: Mapping[str, Any]) -> None:
+        self.param_kind = _map(spec.get("paramKind"))
+        self.has_params = bool(self.param_kind)
+        declared = [
+            _map(v) for v in _list(spec.get("variables")) if isinstance(_map(v).get("name"), str)
+        ]
+        self.names = frozenset(str(v["name"]) for v in declared) if declared else None
+        self.variables = {str(v["name"]): self.compile(v.get("expression")) for v in declared}
+
+    def compile(self, text: Any, *, authorizer: bool = True) -> CompiledExpression:
+        return compile_admission_expression(
+            str(text or ""), params=self.has_params, authorizer=authorizer, variables=self.names
+        )
+
+    def param_kind_key(self) -> tuple[str, str] | None:
+        """(apiVersion, kind) of the ``paramKind``; None without one."""
+        if not self.has_params:
+            return None
+        kind = self.param_kind
+        return str(kind.get("apiVersion") or ""), str(kind.get("kind") or "")
+
+    def match_conditions(
+        self, spec: Mapping[str, Any]
+    ) -> tuple[tuple[str, CompiledExpression], ...]:
+        return tuple(
+            (str(_map(c).get("name") or ""), self.compile(_map(c).get("expression")))
+            for c in _list(spec.get("matchConditions"))
+        )
 
 
 class CompiledPolicy(Protocol):
