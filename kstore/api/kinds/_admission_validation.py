@@ -70,12 +70,14 @@ __all__ = [
     "update_options",
     "validate_binding",
     "validate_conditions",
+    "validate_conditions_and_variables",
     "validate_match_conditions",
     "validate_match_resources",
     "validate_param_kind",
     "validate_param_ref",
     "validate_policy",
     "validate_policy_head",
+    "validate_policy_name",
     "validate_policy_status",
     "validate_policy_update",
     "validate_variables",
@@ -668,6 +670,37 @@ def validate_variables(spec: Mapping[str, Any], has_params: bool) -> list[Cause]
     return causes
 
 
+def validate_conditions_and_variables(
+    spec: Mapping[str, Any], has_params: bool, *, check_match_conditions: bool = True
+) -> tuple[list[Cause], frozenset[str] | None]:
+    """A policy's ``matchConditions`` (unless not to be checked again) and ``variables``;
+    with the names of the variables declared (None when there are none), which the policy's
+    other expressions may read."""
+    causes: list[Cause] = []
+    if check_match_conditions:
+        causes.extend(
+            validate_match_conditions(
+                get_list(spec, "matchConditions"),
+                create_options(),
+                has_params,
+                _SPEC.child("matchConditions"),
+            )
+        )
+    causes.extend(validate_variables(spec, has_params))
+    declared = maps(get_list(spec, "variables"))
+    return causes, frozenset(get_str(v, "name") for v in declared) if declared else None
+
+
+def validate_policy_name(spec: Mapping[str, Any]) -> list[Cause]:
+    """A binding's ``policyName``: required, a DNS subdomain."""
+    policy = get_str(spec, "policyName")
+    if not policy:
+        return [required(_SPEC.child("policyName"))]
+    return [
+        invalid(_SPEC.child("policyName"), policy, m) for m in name_is_dns_subdomain(policy, False)
+    ]
+
+
 def validate_policy_head(spec: Mapping[str, Any]) -> list[Cause]:
     """What every policy's spec starts with: ``failurePolicy``, ``paramKind`` and
     ``matchConstraints`` (with one resource rule at least)."""
@@ -696,18 +729,10 @@ def validate_policy(obj: Mapping[str, Any], *, check_match_conditions: bool = Tr
     spec = get_map(obj, "spec")
     causes.extend(validate_policy_head(spec))
     has_params = isinstance(spec.get("paramKind"), Mapping)
-    if check_match_conditions:
-        causes.extend(
-            validate_match_conditions(
-                get_list(spec, "matchConditions"),
-                create_options(),
-                has_params,
-                _SPEC.child("matchConditions"),
-            )
-        )
-    causes.extend(validate_variables(spec, has_params))
-    declared = maps(get_list(spec, "variables"))
-    variables = frozenset(get_str(v, "name") for v in declared) if declared else None
+    found, variables = validate_conditions_and_variables(
+        spec, has_params, check_match_conditions=check_match_conditions
+    )
+    causes.extend(found)
     validations = get_list(spec, "validations")
     annotations = get_list(spec, "auditAnnotations")
     if not validations and not annotations:
@@ -883,14 +908,7 @@ def validate_binding(obj: Mapping[str, Any]) -> list[Cause]:
     reports the match resources at ``spec.matchResouces``, misspelt; so does kstore.)"""
     causes = validate_object_meta(obj, False, name_is_dns_subdomain)
     spec = get_map(obj, "spec")
-    policy = get_str(spec, "policyName")
-    if not policy:
-        causes.append(required(_SPEC.child("policyName")))
-    else:
-        causes.extend(
-            invalid(_SPEC.child("policyName"), policy, m)
-            for m in name_is_dns_subdomain(policy, False)
-        )
+    causes.extend(validate_policy_name(spec))
     causes.extend(validate_param_ref(_opt_map(spec, "paramRef"), _SPEC.child("paramRef")))
     causes.extend(
         validate_match_resources(_opt_map(spec, "matchResources"), _SPEC.child("matchResouces"))

@@ -21,12 +21,11 @@ from typing import Any, Final
 from kstore.api.cel.mutation import compile_mutation
 from kstore.api.kinds._admission_validation import (
     REINVOCATION_POLICIES,
-    create_options,
-    validate_match_conditions,
+    validate_conditions_and_variables,
     validate_match_resources,
     validate_param_ref,
     validate_policy_head,
-    validate_variables,
+    validate_policy_name,
 )
 from kstore.api.validation._access import get_list, get_map, get_str, maps
 from kstore.api.validation.field import Path, invalid, not_supported, required
@@ -102,17 +101,8 @@ def validate_mutating_policy(obj: Mapping[str, Any]) -> list[Cause]:
     if isinstance(constraints, Mapping):
         where = _SPEC.child("matchConstraints", "resourceRules", "operations")
         causes.extend(_operations(constraints.get("resourceRules"), where))
-    causes.extend(
-        validate_match_conditions(
-            get_list(spec, "matchConditions"),
-            create_options(),
-            has_params,
-            _SPEC.child("matchConditions"),
-        )
-    )
-    causes.extend(validate_variables(spec, has_params))
-    declared = maps(get_list(spec, "variables"))
-    variables = frozenset(get_str(v, "name") for v in declared) if declared else None
+    found, variables = validate_conditions_and_variables(spec, has_params)
+    causes.extend(found)
     mutations = maps(get_list(spec, "mutations"))
     if not mutations:
         causes.append(
@@ -135,14 +125,7 @@ def validate_mutating_binding(obj: Mapping[str, Any]) -> list[Cause]:
     reference and the match resources (no DELETE among their operations)."""
     causes = validate_object_meta(obj, False, name_is_dns_subdomain)
     spec = get_map(obj, "spec")
-    policy = get_str(spec, "policyName")
-    if not policy:
-        causes.append(required(_SPEC.child("policyName")))
-    else:
-        causes.extend(
-            invalid(_SPEC.child("policyName"), policy, m)
-            for m in name_is_dns_subdomain(policy, False)
-        )
+    causes.extend(validate_policy_name(spec))
     ref = spec.get("paramRef")
     causes.extend(
         validate_param_ref(ref if isinstance(ref, Mapping) else None, _SPEC.child("paramRef"))
