@@ -119,6 +119,7 @@ def _stand_ins(names: list[str]) -> dict[str, str]:
     return out
 
 
+_STAND_IN: Final = re.compile(r"\bK\d{5,}\b")
 _STRING: Final = re.compile(
     r"""(?s)[rR]?('''.*?'''|\"\"\".*?\"\"\"|'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*")"""
 )
@@ -258,9 +259,8 @@ def compile_mutation(
             source, names, authorizer=True, types=_types_file(fields, stand_ins)
         )
     except CompileError as exc:
-        message = str(exc)
-        for stand_in, original in originals.items():
-            message = message.replace(stand_in, original)
+        # Whole tokens only: one stand-in may begin another ("K00000", "K0000000001").
+        message = _STAND_IN.sub(lambda m: originals.get(m.group(0), m.group(0)), str(exc))
         error = f"compilation failed: {root_reference(message)}"
         return MutationExpression(CompiledExpression(expression, None, error))
     got = _type_word(result_type, originals)
