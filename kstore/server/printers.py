@@ -863,6 +863,24 @@ def _validating_admission_policy_binding(obj: Object, now: datetime) -> list[Any
     return [_name(obj), str(spec.get("policyName", "")), param, _age(obj, now)]
 
 
+_POLICY_BINDING = Printer(
+    (
+        _NAME,
+        _col(
+            "PolicyName",
+            "string",
+            "PolicyName indicates the policy definition which the policy binding binded to",
+        ),
+        _col(
+            "ParamRef",
+            "string",
+            "ParamRef indicates the param resource which sets the configration param",
+        ),
+        _AGE,
+    ),
+    _validating_admission_policy_binding,
+)
+
 _WEBHOOK_CONFIGURATION = Printer(
     (
         _NAME,
@@ -1450,23 +1468,7 @@ _PRINTERS: dict[tuple[str, str], Printer] = {
         ),
         _validating_admission_policy,
     ),
-    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): Printer(
-        (
-            _NAME,
-            _col(
-                "PolicyName",
-                "string",
-                "PolicyName indicates the policy definition which the policy binding binded to",
-            ),
-            _col(
-                "ParamRef",
-                "string",
-                "ParamRef indicates the param resource which sets the configration param",
-            ),
-            _AGE,
-        ),
-        _validating_admission_policy_binding,
-    ),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): _POLICY_BINDING,
     ("admissionregistration.k8s.io", "MutatingAdmissionPolicy"): Printer(
         (
             _NAME,
@@ -1485,23 +1487,8 @@ _PRINTERS: dict[tuple[str, str], Printer] = {
         ),
         _mutating_admission_policy,
     ),
-    ("admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding"): Printer(
-        (
-            _NAME,
-            _col(
-                "PolicyName",
-                "string",
-                "PolicyName indicates the policy definition which the policy binding binded to",
-            ),
-            _col(
-                "ParamRef",
-                "string",
-                "ParamRef indicates the param resource which sets the configration param",
-            ),
-            _AGE,
-        ),
-        _validating_admission_policy_binding,
-    ),
+    # Kubernetes prints both kinds of binding alike.
+    ("admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding"): _POLICY_BINDING,
     ("certificates.k8s.io", "CertificateSigningRequest"): Printer(
         (
             _NAME,
