@@ -828,6 +828,7 @@ def bench(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> None:
             admission_plugins=not args.no_admission_plugins,
             policy=args.policy,
             webhook=args.webhook,
+            map_policy=args.map,
             controllers=args.controllers,
         )
         report = result.report()
@@ -927,6 +928,12 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also create through one ValidatingAdmissionPolicy of three validations and "
         "compare (rest; pod or configmap)",
+    )
+    bench_parser.add_argument(
+        "--map",
+        action="store_true",
+        help="also create through one MutatingAdmissionPolicy of one ApplyConfiguration "
+        "mutation and compare (rest; pod or configmap)",
     )
     bench_parser.add_argument(
         "--webhook",

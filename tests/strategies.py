@@ -2141,6 +2141,43 @@ def _validating_admission_policy_binding(version: str) -> st.SearchStrategy[Obj]
     return _fields({"metadata": object_meta(namespaced=False)}, {"spec": spec})
 
 
+def _mutating_admission_policy(version: str) -> st.SearchStrategy[Obj]:
+    mutation = st.sampled_from(
+        [
+            {"patchType": "ApplyConfiguration", "applyConfiguration": {"expression": "Object{}"}},
+            {"patchType": "JSONPatch", "jsonPatch": {"expression": "[]"}},
+        ]
+    )
+    spec = _fields(
+        {},
+        {
+            "paramKind": _fields({}, {"apiVersion": st.just("v1"), "kind": st.just("ConfigMap")}),
+            "matchConstraints": _match_resources(),
+            "mutations": st.lists(mutation, max_size=2),
+            "failurePolicy": st.sampled_from(["Fail", "Ignore"]),
+            "reinvocationPolicy": st.sampled_from(["Never", "IfNeeded"]),
+            "matchConditions": st.lists(_match_condition(), max_size=1),
+            "variables": st.lists(
+                _fields({"name": st.sampled_from(["a", "b"]), "expression": st.just("1")}, {}),
+                max_size=2,
+            ),
+        },
+    )
+    return _fields({"metadata": object_meta(namespaced=False)}, {"spec": spec})
+
+
+def _mutating_admission_policy_binding(version: str) -> st.SearchStrategy[Obj]:
+    param_ref = _fields(
+        {},
+        {"name": dns_label(), "parameterNotFoundAction": st.sampled_from(["Deny", "Allow"])},
+    )
+    spec = _fields(
+        {},
+        {"policyName": dns_label(), "paramRef": param_ref, "matchResources": _match_resources()},
+    )
+    return _fields({"metadata": object_meta(namespaced=False)}, {"spec": spec})
+
+
 def _certificate_signing_request(version: str) -> st.SearchStrategy[Obj]:
     spec = _fields(
         {
@@ -2371,6 +2408,10 @@ _BY_KIND: dict[tuple[str, str], StrategyFor] = {
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): _validating_admission_policy,
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): (
         _validating_admission_policy_binding
+    ),
+    ("admissionregistration.k8s.io", "MutatingAdmissionPolicy"): _mutating_admission_policy,
+    ("admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding"): (
+        _mutating_admission_policy_binding
     ),
     ("certificates.k8s.io", "CertificateSigningRequest"): _certificate_signing_request,
     ("networking.k8s.io", "IPAddress"): _ip_address,

@@ -294,6 +294,10 @@ _TAGS: dict[str, dict[str, dict[str, _Tags]]] = {
         },
         # +listType=map +listMapKey=type, without a patch strategy.
         "ValidatingAdmissionPolicyStatus": {"conditions": _map_list("type")},
+        "MutatingAdmissionPolicySpec": {
+            "matchConditions": _merge("name"),
+            "variables": _merge("name"),
+        },
     },
     "k8s.io.api.certificates.v1": {
         # +listType=map +listMapKey=type, without a patch strategy.

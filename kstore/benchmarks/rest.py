@@ -27,6 +27,10 @@ CPU-bound.
   with three validations and a Deny binding, measured in each round right after the plain
   creates (the binding is created before and deleted after, each waited for by a probe the
   policy refuses), and the ratio of the two creates' server CPU (goal: <= 1.3x);
+- mutating policy (``map_policy=True``, Pods and ConfigMaps): creates through one
+  MutatingAdmissionPolicy with one ApplyConfiguration mutation (a label) and its binding,
+  measured like the validating policy's (the binding's effect waited for by a probe that must
+  come back labelled, or not), and the ratio of the two creates' server CPU;
 - webhook (``webhook=True``, Pods and ConfigMaps): creates through one no-op mutating
   admission webhook (HTTPS, in a process of its own: :mod:`kstore.benchmarks.webhook`),
   measured in each round right after the plain creates (its configuration created before and
@@ -111,6 +115,10 @@ class RestBenchResult:
     #: over the plain creates' (median of the rounds' ratios).
     policy_create_rate: float | None = None
     policy_over_create: float | None = None
+    #: With ``map_policy``: creates through one MutatingAdmissionPolicy of one
+    #: ApplyConfiguration mutation, and their server CPU over the plain creates' (median).
+    map_create_rate: float | None = None
+    map_over_create: float | None = None
     #: With ``webhook``: creates through one no-op mutating webhook, and their rate and
     #: server CPU against the plain creates' (medians of the rounds' ratios).
     webhook_create_rate: float | None = None
@@ -233,6 +241,22 @@ class RestBenchResult:
             lines.append(
                 f"create through the policy / create, server CPU: "
                 f"{self.policy_over_create:.2f}x (goal <= 1.3x)"
+            )
+        if self.map_create_rate is not None:
+            lines.append(
+                row(
+                    "create through 1 MAP (1 apply)",
+                    self.map_create_rate,
+                    "req/s",
+                    f"{self.map_create_rate / t:.2f}x",
+                    "",
+                    cpu("map_create"),
+                )
+            )
+        if self.map_over_create is not None:
+            lines.append(
+                f"create through the mutating policy / create, server CPU: "
+                f"{self.map_over_create:.2f}x"
             )
         if self.webhook_create_rate is not None:
             lines.append(
@@ -550,6 +574,7 @@ def run_rest_bench(
     admission_plugins: bool = True,
     policy: bool = False,
     webhook: bool = False,
+    map_policy: bool = False,
     controllers: str = "*",
     fanout_watchers: int = 1000,
     fanout_creates: int = 200,
@@ -559,6 +584,8 @@ def run_rest_bench(
         raise ValueError(f"kind must be one of {sorted(_COLLECTIONS)}, not {kind!r}")
     if policy and kind not in _POLICY_RESOURCES:
         raise ValueError(f"policy needs kind pod or configmap, not {kind!r}")
+    if map_policy and kind not in _POLICY_RESOURCES:
+        raise ValueError(f"map_policy needs kind pod or configmap, not {kind!r}")
     if webhook and kind not in _WEBHOOK_RESOURCES:
         raise ValueError(f"webhook needs kind pod or configmap, not {kind!r}")
     collection = _COLLECTIONS[kind]
@@ -624,6 +651,11 @@ def run_rest_bench(
                 _bind_policy(server, kind, True)
                 _parallel(server, 2, min(requests, 100), creator("warm-p", False))
                 _bind_policy(server, kind, False)
+            if map_policy:
+                _install_map(server, kind)
+                _bind_map(server, kind, True)
+                _parallel(server, 2, min(requests, 100), creator("warm-m", False))
+                _bind_map(server, kind, False)
             if noop is not None:
                 _configure_webhook(server, kind, noop.client_config())
                 _parallel(server, 2, min(requests, 100), creator("warm-w", False))
@@ -647,6 +679,13 @@ def run_rest_bench(
                     add(
                         "policy_over_create",
                         samples["policy_create_cpu"][-1] / samples["create_cpu"][-1],
+                    )
+                if map_policy:
+                    _bind_map(server, kind, True)
+                    measure("map_create", requests, creator(f"m{rep}", False))
+                    _bind_map(server, kind, False)
+                    add(
+                        "map_over_create", samples["map_create_cpu"][-1] / samples["create_cpu"][-1]
                     )
                 if noop is not None:
                     _configure_webhook(server, kind, noop.client_config())
@@ -730,6 +769,7 @@ def run_rest_bench(
                 "trivial",
                 "create",
                 "policy_create",
+                "map_create",
                 "webhook_create",
                 "configmap_create",
                 "get",
@@ -746,6 +786,8 @@ def run_rest_bench(
         policy_over_create=(
             median("policy_over_create") if "policy_over_create" in samples else None
         ),
+        map_create_rate=median("map_create") if "map_create" in samples else None,
+        map_over_create=median("map_over_create") if "map_over_create" in samples else None,
         webhook_create_rate=median("webhook_create") if "webhook_create" in samples else None,
         webhook_rate_ratio=median("webhook_rate") if "webhook_rate" in samples else None,
         webhook_cpu_ratio=median("webhook_cpu") if "webhook_cpu" in samples else None,
@@ -840,6 +882,65 @@ def _bind_policy(server: _Server, kind: str, bound: bool) -> None:
                 raise RuntimeError(
                     f"the bench binding did not take effect: {status} {data[:200]!r}"
                 )
+            time.sleep(0.05)
+    finally:
+        c.close()
+
+
+_MAP = "/apis/admissionregistration.k8s.io/v1/mutatingadmissionpolicies"
+_MAP_BINDINGS = "/apis/admissionregistration.k8s.io/v1/mutatingadmissionpolicybindings"
+
+
+def _install_map(server: _Server, kind: str) -> None:
+    """The bench mutating policy: one ApplyConfiguration adding a label."""
+    rule = {
+        "apiGroups": [""],
+        "apiVersions": ["v1"],
+        "operations": ["CREATE"],
+        "resources": [_POLICY_RESOURCES[kind]],
+    }
+    expression = "Object{metadata: Object.metadata{labels: {'mutated': 'yes'}}}"
+    policy = {
+        "metadata": {"name": "bench"},
+        "spec": {
+            "matchConstraints": {"resourceRules": [rule]},
+            "reinvocationPolicy": "Never",
+            "mutations": [
+                {
+                    "patchType": "ApplyConfiguration",
+                    "applyConfiguration": {"expression": expression},
+                }
+            ],
+        },
+    }
+    c = server.connection()
+    try:
+        _expect(*_request(c, "POST", _MAP, orjson.dumps(policy)), 201)
+    finally:
+        c.close()
+
+
+def _bind_map(server: _Server, kind: str, bound: bool) -> None:
+    """Create (or delete) the bench mutating policy's binding and wait, 10 s at most, until a
+    dry-run probe comes back labelled (or not)."""
+    c = server.connection()
+    collection = _COLLECTIONS[kind]
+    body = _new_object(kind, "probe", "probe", 0)
+    try:
+        if bound:
+            binding = {"metadata": {"name": "bench"}, "spec": {"policyName": "bench"}}
+            _expect(*_request(c, "POST", _MAP_BINDINGS, orjson.dumps(binding)), 201)
+        else:
+            _expect(*_request(c, "DELETE", f"{_MAP_BINDINGS}/bench"), 200)
+        deadline = time.monotonic() + 10
+        while True:
+            status, data = _request(c, "POST", f"{collection}?dryRun=All", body)
+            _expect(status, data, 201)
+            labelled = "mutated" in (orjson.loads(data)["metadata"].get("labels") or {})
+            if labelled == bound:
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError("the bench mutating policy's binding did not take effect")
             time.sleep(0.05)
     finally:
         c.close()

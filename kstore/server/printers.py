@@ -817,6 +817,13 @@ def _validating_admission_policy(obj: Object, now: datetime) -> list[Any]:
     return [_name(obj), count, param_kind, _age(obj, now)]
 
 
+def _mutating_admission_policy(obj: Object, now: datetime) -> list[Any]:
+    row = _validating_admission_policy(obj, now)
+    mutations = _m(obj, "spec").get("mutations")
+    row[1] = len(mutations) if isinstance(mutations, list) else 0
+    return row
+
+
 def _go_label_selector(selector: Mapping[str, Any]) -> str:
     # The generated String() of metav1.LabelSelector (labels sorted, values as Go's %v).
     labels = selector.get("matchLabels")
@@ -855,6 +862,24 @@ def _validating_admission_policy_binding(obj: Object, now: datetime) -> list[Any
             param = _go_label_selector(selector)
     return [_name(obj), str(spec.get("policyName", "")), param, _age(obj, now)]
 
+
+_POLICY_BINDING = Printer(
+    (
+        _NAME,
+        _col(
+            "PolicyName",
+            "string",
+            "PolicyName indicates the policy definition which the policy binding binded to",
+        ),
+        _col(
+            "ParamRef",
+            "string",
+            "ParamRef indicates the param resource which sets the configration param",
+        ),
+        _AGE,
+    ),
+    _validating_admission_policy_binding,
+)
 
 _WEBHOOK_CONFIGURATION = Printer(
     (
@@ -1443,23 +1468,27 @@ _PRINTERS: dict[tuple[str, str], Printer] = {
         ),
         _validating_admission_policy,
     ),
-    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): Printer(
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): _POLICY_BINDING,
+    ("admissionregistration.k8s.io", "MutatingAdmissionPolicy"): Printer(
         (
             _NAME,
-            _col(
-                "PolicyName",
-                "string",
-                "PolicyName indicates the policy definition which the policy binding binded to",
+            Column(
+                "Mutations",
+                "integer",
+                "",
+                "Mutation indicates the number of mutations rules defined in this configuration",
             ),
             _col(
-                "ParamRef",
+                "ParamKind",
                 "string",
-                "ParamRef indicates the param resource which sets the configration param",
+                "ParamKind specifies the kind of resources used to parameterize this policy",
             ),
             _AGE,
         ),
-        _validating_admission_policy_binding,
+        _mutating_admission_policy,
     ),
+    # Kubernetes prints both kinds of binding alike.
+    ("admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding"): _POLICY_BINDING,
     ("certificates.k8s.io", "CertificateSigningRequest"): Printer(
         (
             _NAME,

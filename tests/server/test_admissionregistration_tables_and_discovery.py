@@ -17,13 +17,15 @@ from kstore.server.table import build_table
 GROUP = "admissionregistration.k8s.io"
 
 
-def test_discovery_lists_the_four_kinds_as_cluster_scoped() -> None:
+def test_discovery_lists_the_six_kinds_as_cluster_scoped() -> None:
     discovery = Discovery(builtin_scheme())
     groups = orjson.loads(discovery.aggregated_groups.body)
     group = next(g for g in groups["items"] if g["metadata"]["name"] == GROUP)
     assert [v["version"] for v in group["versions"]] == ["v1"]
     resources = {r["resource"]: r for r in group["versions"][0]["resources"]}
     assert sorted(resources) == [
+        "mutatingadmissionpolicies",
+        "mutatingadmissionpolicybindings",
         "mutatingwebhookconfigurations",
         "validatingadmissionpolicies",
         "validatingadmissionpolicybindings",
@@ -115,3 +117,22 @@ def test_openapi_document_of_admissionregistration_v1() -> None:
     assert webhooks["x-kubernetes-patch-strategy"] == "merge"
     binding_spec = schemas[f"{prefix}.ValidatingAdmissionPolicyBindingSpec"]
     assert sorted(binding_spec["required"]) == ["policyName", "validationActions"]
+
+
+def test_mutating_admission_policy_rows() -> None:
+    policy = {
+        "metadata": {"name": "p"},
+        "spec": {
+            "paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
+            "mutations": [{"patchType": "JSONPatch"}, {"patchType": "ApplyConfiguration"}],
+        },
+    }
+    assert _table("MutatingAdmissionPolicy", policy) == (
+        ["Name", "Mutations", "ParamKind", "Age"],
+        ["p", 2, "v1/ConfigMap"],
+    )
+    binding = {"metadata": {"name": "b"}, "spec": {"policyName": "p"}}
+    assert _table("MutatingAdmissionPolicyBinding", binding) == (
+        ["Name", "PolicyName", "ParamRef", "Age"],
+        ["b", "p", "<unset>"],
+    )

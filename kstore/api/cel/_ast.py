@@ -28,6 +28,7 @@ __all__ = [
     "Select",
     "UInt",
     "decode_checked",
+    "iter_nodes",
 ]
 
 
@@ -77,6 +78,8 @@ class CreateMap:
     id: int
     # (key, value, optional entry)
     entries: list[tuple[Expr, Expr, bool]]
+    #: The message a struct literal names (``Object.spec{...}``); "" for a map literal.
+    message_name: str = ""
 
 
 @dataclass(slots=True)
@@ -105,6 +108,31 @@ class CheckedAst:
     overloads: dict[int, tuple[str, ...]] = field(default_factory=dict)
     # Each expression's checked type, spelled as cel-go's FormatCELType (``list(int)``).
     types: dict[int, str] = field(default_factory=dict)
+
+
+def iter_nodes(root: Expr) -> list[Expr]:
+    """Every node of ``root``'s tree (``root`` included), parents before their children."""
+    found: list[Expr] = []
+    stack: list[Expr] = [root]
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        if isinstance(node, Select):
+            stack.append(node.operand)
+        elif isinstance(node, Call):
+            stack.extend(node.args)
+            if node.target is not None:
+                stack.append(node.target)
+        elif isinstance(node, CreateList):
+            stack.extend(node.elements)
+        elif isinstance(node, CreateMap):
+            for k, v, _ in node.entries:
+                stack.extend((k, v))
+        elif isinstance(node, Comprehension):
+            stack.extend(
+                (node.iter_range, node.accu_init, node.loop_condition, node.loop_step, node.result)
+            )
+    return found
 
 
 # --- protobuf wire format -------------------------------------------------------------------
@@ -315,8 +343,11 @@ def _expr(buf: bytes) -> Expr:
         return CreateList(eid, elements, frozenset(optional))
     if kind == 8:
         entries: list[tuple[Expr, Expr, bool]] = []
+        message_name = ""
         for num, _, val in _fields(body):
-            if num == 2:
+            if num == 1:
+                message_name = bytes(val).decode()
+            elif num == 2:
                 key: Expr | None = None
                 value: Expr | None = None
                 opt = False
@@ -331,7 +362,7 @@ def _expr(buf: bytes) -> Expr:
                         opt = bool(v2)
                 assert key is not None and value is not None
                 entries.append((key, value, opt))
-        return CreateMap(eid, entries)
+        return CreateMap(eid, entries, message_name)
     if kind == 9:
         parts: dict[int, Any] = {}
         for num, _, val in _fields(body):

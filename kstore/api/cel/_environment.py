@@ -19,17 +19,14 @@ from typing import Final
 
 from cel_expr_python import cel
 from cel_expr_python.ext.ext_optional import ExtOptional
+from google.protobuf import descriptor_pool, struct_pb2
 
 from kstore.api.cel._ast import (
-    Call,
     CheckedAst,
-    Comprehension,
-    CreateList,
-    CreateMap,
     Expr,
     Ident,
-    Select,
     decode_checked,
+    iter_nodes,
 )
 from kstore.api.cel._decl import Decl, type_key
 from kstore.api.cel._macros import expand_macros, has_unparsed_macros
@@ -88,6 +85,8 @@ _DECLS: Final[list[tuple[str, str, list[cel.Type], cel.Type, bool]]] = [
     ("join", "list_join", [_LS], _S, True),
     ("join", "list_join_string", [_LS, _S], _S, True),
     ("strings.quote", "strings_quote", [_S], _S, False),
+    # Kubernetes' JSONPatch library (mutating admission policies)
+    ("jsonpatch.escapeKey", "string_jsonpatch_escape_key", [_S], _S, False),
     ("format", "string_format", [_S, _LD], _S, True),
     # sets extension
     ("sets.contains", "list_sets_contains_list", [_LD, _LD], _B, False),
@@ -316,8 +315,10 @@ _AUTHZ_MEMBERS: Final = (
 )
 
 
-@functools.cache
-def _variables_env(names: frozenset[str], authorizer: bool) -> cel.Env:
+@functools.lru_cache(maxsize=256)
+def _variables_env(names: frozenset[str], authorizer: bool, types: bytes = b"") -> cel.Env:
+    """``names`` declared ``dyn``; ``types``: a serialized descriptor file whose messages
+    (fields of well-known types only) struct literals may name."""
     decls = _function_decls()
     if authorizer:
         for name, arity in _AUTHZ_MEMBERS:
@@ -326,7 +327,13 @@ def _variables_env(names: frozenset[str], authorizer: bool) -> cel.Env:
                 cel.FunctionDecl(name, [cel.Overload(f"authz_{name}", _D, params, is_member=True)])
             )
     type_names = dict.fromkeys(OPAQUE_TYPE_NAMES, _D)
+    pool = None
+    if types:
+        pool = descriptor_pool.DescriptorPool()
+        pool.AddSerializedFile(struct_pb2.DESCRIPTOR.serialized_pb)
+        pool.AddSerializedFile(types)
     return cel.NewEnv(
+        descriptor_pool=pool,
         config=cel.NewEnvConfigFromYaml(_STDLIB_EXCLUSIONS),
         variables={**dict.fromkeys(names, _D), **type_names},
         extensions=[ExtOptional()],
@@ -345,11 +352,12 @@ def check_with_variables(source: str, names: frozenset[str], *, authorizer: bool
 
 
 def compile_with_variables(
-    source: str, names: frozenset[str], *, authorizer: bool
+    source: str, names: frozenset[str], *, authorizer: bool, types: bytes = b""
 ) -> tuple[CheckedAst, str]:
     """As :func:`check_with_variables`, returning the checked AST and its result type's name
-    (``DYN`` for the two-variable macros cel-cpp cannot check)."""
-    env = _variables_env(names, authorizer)
+    (``DYN`` for the two-variable macros cel-cpp cannot check). ``types``: a serialized
+    descriptor file of the messages struct literals may name."""
+    env = _variables_env(names, authorizer, types)
     try:
         compiled = env.compile(source)
     except RuntimeError as exc:
@@ -421,28 +429,7 @@ def _self_env(optional_old_self: bool, decl: Decl | None) -> cel.Env:
 
 
 def _idents(e: Expr) -> list[Ident]:
-    found: list[Ident] = []
-    stack: list[Expr] = [e]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Ident):
-            found.append(node)
-        elif isinstance(node, Select):
-            stack.append(node.operand)
-        elif isinstance(node, Call):
-            stack.extend(node.args)
-            if node.target is not None:
-                stack.append(node.target)
-        elif isinstance(node, CreateList):
-            stack.extend(node.elements)
-        elif isinstance(node, CreateMap):
-            for k, v, _ in node.entries:
-                stack.extend((k, v))
-        elif isinstance(node, Comprehension):
-            stack.extend(
-                (node.iter_range, node.accu_init, node.loop_condition, node.loop_step, node.result)
-            )
-    return found
+    return [node for node in iter_nodes(e) if isinstance(node, Ident)]
 
 
 def _clean(message: str) -> str:
@@ -454,3 +441,13 @@ def _clean(message: str) -> str:
         message = message[: message.rindex(" [")]
     # cel-go names no struct in this message.
     return _UNDEFINED_FIELD.sub(r"\1", message)
+
+
+def parse_expression(source: str) -> CheckedAst:
+    """``source`` parsed, not checked (no references, no types). Raises :class:`CompileError`
+    with the parser's message."""
+    env = _variables_env(frozenset(), False)
+    try:
+        return decode_checked(env.compile(source, disable_check=True).serialize())
+    except RuntimeError as exc:
+        raise CompileError(_clean(str(exc))) from None

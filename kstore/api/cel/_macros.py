@@ -87,7 +87,9 @@ def expand_macros(ast: CheckedAst, qualified: set[str]) -> CheckedAst:
         if isinstance(e, CreateList):
             return CreateList(e.id, [expand(x) for x in e.elements], e.optional_indices)
         if isinstance(e, CreateMap):
-            return CreateMap(e.id, [(expand(k), expand(v), o) for k, v, o in e.entries])
+            return CreateMap(
+                e.id, [(expand(k), expand(v), o) for k, v, o in e.entries], e.message_name
+            )
         if isinstance(e, Comprehension):
             return Comprehension(
                 e.id,

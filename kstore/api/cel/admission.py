@@ -47,6 +47,7 @@ from kstore.api.cel.rules import PER_CALL_LIMIT, RUNTIME_COST_BUDGET
 from kstore.api.schema import ANY, SCALAR, FieldSchema, SchemaType
 
 __all__ = [
+    "ADMISSION_FUNCTIONS",
     "AUTHZ_FUNCTIONS",
     "MATCH_CONDITIONS_BUDGET",
     "OUT_OF_BUDGET",
@@ -61,10 +62,12 @@ __all__ = [
     "OutOfBudget",
     "Variables",
     "admission_compile_error",
+    "admission_variables",
     "allow_all",
     "compile_admission_expression",
     "match_conditions",
     "openapi_field_schema",
+    "root_reference",
     "undefined_field_error",
 ]
 
@@ -75,7 +78,7 @@ _UNDECLARED: Final = re.compile(
 )
 
 
-def _root_reference(message: str) -> str:
+def root_reference(message: str) -> str:
     """cel-go's wording of an undeclared select chain: its root identifier, where it starts."""
 
     def rewrite(match: re.Match[str]) -> str:
@@ -95,6 +98,20 @@ def _root_reference(message: str) -> str:
     return _UNDECLARED.sub(rewrite, message)
 
 
+def admission_variables(
+    *, params: bool, authorizer: bool, variables: frozenset[str] | None
+) -> frozenset[str]:
+    """The variable names Kubernetes declares for an admission expression."""
+    names = set(_ALWAYS)
+    if params:
+        names.add("params")
+    if authorizer:
+        names.add("authorizer")
+    if variables is not None:
+        names.add("variables")
+    return frozenset(names)
+
+
 def admission_compile_error(
     expression: str,
     *,
@@ -104,17 +121,11 @@ def admission_compile_error(
 ) -> str | None:
     """Kubernetes' error detail for ``expression`` (``compilation failed: ERROR: ...``), or
     None when it compiles. ``variables`` is None when the policy declares none."""
-    names = set(_ALWAYS)
-    if params:
-        names.add("params")
-    if authorizer:
-        names.add("authorizer")
-    if variables is not None:
-        names.add("variables")
+    names = admission_variables(params=params, authorizer=authorizer, variables=variables)
     try:
-        check_with_variables(expression, frozenset(names), authorizer=authorizer)
+        check_with_variables(expression, names, authorizer=authorizer)
     except CompileError as exc:
-        return f"compilation failed: {_root_reference(str(exc))}"
+        return f"compilation failed: {root_reference(str(exc))}"
     return None
 
 
@@ -316,7 +327,9 @@ AUTHZ_FUNCTIONS: Final[dict[str, Callable[..., Any]]] = {
     "errored": _member((_Decision,), lambda d: bool(d.decision.error)),
     "error": _member((_Decision,), _decision_error),
 }
-_FUNCTIONS: Final = {**K8S_FUNCTIONS, **AUTHZ_FUNCTIONS}
+#: Every function an admission expression may call, by the name the checker resolves.
+ADMISSION_FUNCTIONS: Final = {**K8S_FUNCTIONS, **AUTHZ_FUNCTIONS}
+_FUNCTIONS: Final = ADMISSION_FUNCTIONS
 
 
 @dataclass(frozen=True, slots=True)
@@ -338,20 +351,12 @@ def compile_admission_expression(
 ) -> CompiledExpression:
     """Compile ``expression`` with the variables Kubernetes declares for it (see
     :func:`admission_compile_error`); compile once, evaluate per request."""
-    names = set(_ALWAYS)
-    if params:
-        names.add("params")
-    if authorizer:
-        names.add("authorizer")
-    if variables is not None:
-        names.add("variables")
+    names = admission_variables(params=params, authorizer=authorizer, variables=variables)
     try:
-        ast, result_type = compile_with_variables(
-            expression, frozenset(names), authorizer=authorizer
-        )
+        ast, result_type = compile_with_variables(expression, names, authorizer=authorizer)
     except CompileError as exc:
         return CompiledExpression(
-            expression, None, f"compilation failed: {_root_reference(str(exc))}"
+            expression, None, f"compilation failed: {root_reference(str(exc))}"
         )
     return CompiledExpression(expression, build(ast.expr, _FUNCTIONS), "", result_type)
 

@@ -70,9 +70,17 @@ __all__ = [
     "update_options",
     "validate_binding",
     "validate_conditions",
+    "validate_conditions_and_variables",
+    "validate_match_conditions",
+    "validate_match_resources",
+    "validate_param_kind",
+    "validate_param_ref",
     "validate_policy",
+    "validate_policy_head",
+    "validate_policy_name",
     "validate_policy_status",
     "validate_policy_update",
+    "validate_variables",
     "validate_webhook_configuration",
 ]
 
@@ -328,7 +336,7 @@ def _validate_review_versions(versions: list[str], opts: WebhookOptions, path: P
     return causes
 
 
-def _validate_match_conditions(
+def validate_match_conditions(
     conditions: Sequence[Any], opts: WebhookOptions, has_params: bool, path: Path
 ) -> list[Cause]:
     causes: list[Cause] = []
@@ -422,7 +430,7 @@ def _validate_webhook(
     )
     if opts.check_match_conditions:
         causes.extend(
-            _validate_match_conditions(
+            validate_match_conditions(
                 get_list(hook, "matchConditions"), opts, False, path.child("matchConditions")
             )
         )
@@ -480,7 +488,7 @@ def _parse_group_version(text: str) -> tuple[str, str] | None:
     return None
 
 
-def _validate_param_kind(kind: Mapping[str, Any], path: Path) -> list[Cause]:
+def validate_param_kind(kind: Mapping[str, Any], path: Path) -> list[Cause]:
     causes: list[Cause] = []
     api_version = get_str(kind, "apiVersion")
     where = path.child("apiVersion")
@@ -517,7 +525,7 @@ def _validate_param_kind(kind: Mapping[str, Any], path: Path) -> list[Cause]:
     return causes
 
 
-def _validate_match_resources(match: Mapping[str, Any] | None, path: Path) -> list[Cause]:
+def validate_match_resources(match: Mapping[str, Any] | None, path: Path) -> list[Cause]:
     if match is None:
         return []
     causes: list[Cause] = []
@@ -632,37 +640,11 @@ def _validate_audit_annotation(
     return causes
 
 
-def validate_policy(obj: Mapping[str, Any], *, check_match_conditions: bool = True) -> list[Cause]:
-    """``validateValidatingAdmissionPolicy``: metadata, then the spec."""
-    causes = validate_object_meta(obj, False, name_is_dns_subdomain)
-    spec = get_map(obj, "spec")
-    failure = opt_str(spec, "failurePolicy")
-    if failure is None:
-        causes.append(required(_SPEC.child("failurePolicy")))
-    elif failure not in FAILURE_POLICIES:
-        causes.append(not_supported(_SPEC.child("failurePolicy"), failure, FAILURE_POLICIES))
-    param_kind = spec.get("paramKind")
-    has_params = isinstance(param_kind, Mapping)
-    if isinstance(param_kind, Mapping):
-        causes.extend(_validate_param_kind(param_kind, _SPEC.child("paramKind")))
-    constraints = spec.get("matchConstraints")
-    if not isinstance(constraints, Mapping):
-        causes.append(required(_SPEC.child("matchConstraints")))
-    else:
-        causes.extend(_validate_match_resources(constraints, _SPEC.child("matchConstraints")))
-        if not get_list(constraints, "resourceRules"):
-            causes.append(required(_SPEC.child("matchConstraints", "resourceRules")))
-    if check_match_conditions:
-        causes.extend(
-            _validate_match_conditions(
-                get_list(spec, "matchConditions"),
-                create_options(),
-                has_params,
-                _SPEC.child("matchConditions"),
-            )
-        )
+def validate_variables(spec: Mapping[str, Any], has_params: bool) -> list[Cause]:
+    """A policy's ``variables``: CEL identifiers as names, and expressions that compile with
+    the variables declared before them."""
+    causes: list[Cause] = []
     declared = maps(get_list(spec, "variables"))
-    variables = frozenset(get_str(v, "name") for v in declared) if declared else None
     for i, variable in enumerate(declared):
         where = _SPEC.child("variables").index(i)
         name = get_str(variable, "name")
@@ -685,6 +667,72 @@ def validate_policy(obj: Mapping[str, Any], *, check_match_conditions: bool = Tr
                     variables=earlier,
                 )
             )
+    return causes
+
+
+def validate_conditions_and_variables(
+    spec: Mapping[str, Any], has_params: bool, *, check_match_conditions: bool = True
+) -> tuple[list[Cause], frozenset[str] | None]:
+    """A policy's ``matchConditions`` (unless not to be checked again) and ``variables``;
+    with the names of the variables declared (None when there are none), which the policy's
+    other expressions may read."""
+    causes: list[Cause] = []
+    if check_match_conditions:
+        causes.extend(
+            validate_match_conditions(
+                get_list(spec, "matchConditions"),
+                create_options(),
+                has_params,
+                _SPEC.child("matchConditions"),
+            )
+        )
+    causes.extend(validate_variables(spec, has_params))
+    declared = maps(get_list(spec, "variables"))
+    return causes, frozenset(get_str(v, "name") for v in declared) if declared else None
+
+
+def validate_policy_name(spec: Mapping[str, Any]) -> list[Cause]:
+    """A binding's ``policyName``: required, a DNS subdomain."""
+    policy = get_str(spec, "policyName")
+    if not policy:
+        return [required(_SPEC.child("policyName"))]
+    return [
+        invalid(_SPEC.child("policyName"), policy, m) for m in name_is_dns_subdomain(policy, False)
+    ]
+
+
+def validate_policy_head(spec: Mapping[str, Any]) -> list[Cause]:
+    """What every policy's spec starts with: ``failurePolicy``, ``paramKind`` and
+    ``matchConstraints`` (with one resource rule at least)."""
+    causes: list[Cause] = []
+    failure = opt_str(spec, "failurePolicy")
+    if failure is None:
+        causes.append(required(_SPEC.child("failurePolicy")))
+    elif failure not in FAILURE_POLICIES:
+        causes.append(not_supported(_SPEC.child("failurePolicy"), failure, FAILURE_POLICIES))
+    param_kind = spec.get("paramKind")
+    if isinstance(param_kind, Mapping):
+        causes.extend(validate_param_kind(param_kind, _SPEC.child("paramKind")))
+    constraints = spec.get("matchConstraints")
+    if not isinstance(constraints, Mapping):
+        causes.append(required(_SPEC.child("matchConstraints")))
+    else:
+        causes.extend(validate_match_resources(constraints, _SPEC.child("matchConstraints")))
+        if not get_list(constraints, "resourceRules"):
+            causes.append(required(_SPEC.child("matchConstraints", "resourceRules")))
+    return causes
+
+
+def validate_policy(obj: Mapping[str, Any], *, check_match_conditions: bool = True) -> list[Cause]:
+    """``validateValidatingAdmissionPolicy``: metadata, then the spec."""
+    causes = validate_object_meta(obj, False, name_is_dns_subdomain)
+    spec = get_map(obj, "spec")
+    causes.extend(validate_policy_head(spec))
+    has_params = isinstance(spec.get("paramKind"), Mapping)
+    found, variables = validate_conditions_and_variables(
+        spec, has_params, check_match_conditions=check_match_conditions
+    )
+    causes.extend(found)
     validations = get_list(spec, "validations")
     annotations = get_list(spec, "auditAnnotations")
     if not validations and not annotations:
@@ -800,7 +848,7 @@ def validate_conditions(conditions: Sequence[Any], path: Path) -> list[Cause]:
 # ------------------------------------------------------------------------- bindings
 
 
-def _validate_param_ref(ref: Mapping[str, Any] | None, path: Path) -> list[Cause]:
+def validate_param_ref(ref: Mapping[str, Any] | None, path: Path) -> list[Cause]:
     if ref is None:
         return []
     causes: list[Cause] = []
@@ -860,17 +908,10 @@ def validate_binding(obj: Mapping[str, Any]) -> list[Cause]:
     reports the match resources at ``spec.matchResouces``, misspelt; so does kstore.)"""
     causes = validate_object_meta(obj, False, name_is_dns_subdomain)
     spec = get_map(obj, "spec")
-    policy = get_str(spec, "policyName")
-    if not policy:
-        causes.append(required(_SPEC.child("policyName")))
-    else:
-        causes.extend(
-            invalid(_SPEC.child("policyName"), policy, m)
-            for m in name_is_dns_subdomain(policy, False)
-        )
-    causes.extend(_validate_param_ref(_opt_map(spec, "paramRef"), _SPEC.child("paramRef")))
+    causes.extend(validate_policy_name(spec))
+    causes.extend(validate_param_ref(_opt_map(spec, "paramRef"), _SPEC.child("paramRef")))
     causes.extend(
-        _validate_match_resources(_opt_map(spec, "matchResources"), _SPEC.child("matchResouces"))
+        validate_match_resources(_opt_map(spec, "matchResources"), _SPEC.child("matchResouces"))
     )
     causes.extend(
         _validate_actions(_strings(spec.get("validationActions")), _SPEC.child("validationActions"))

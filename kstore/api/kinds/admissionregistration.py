@@ -1,6 +1,8 @@
 """admissionregistration.k8s.io/v1: ValidatingWebhookConfiguration,
-MutatingWebhookConfiguration, ValidatingAdmissionPolicy (with a ``status`` subresource) and
-ValidatingAdmissionPolicyBinding; one external version each, with the hub's shape, all
+MutatingWebhookConfiguration, ValidatingAdmissionPolicy (with a ``status`` subresource),
+ValidatingAdmissionPolicyBinding, MutatingAdmissionPolicy and MutatingAdmissionPolicyBinding
+(v1 in Kubernetes v1.36; its v1beta1 is off by default there, and not served here); one
+external version each, with the hub's shape, all
 cluster-scoped, in the ``api-extensions`` category as Kubernetes serves them.
 
 They are stored and validated here (:mod:`kstore.api.kinds._admission_validation`); calling
@@ -12,7 +14,8 @@ Defaults (Kubernetes' ``SetDefaults_*`` of admissionregistration/v1):
   and ``objectSelector``, ``timeoutSeconds`` 10; a mutating one ``reinvocationPolicy`` Never;
   ``sideEffects`` and ``admissionReviewVersions`` have no default in v1;
 - a rule: ``scope`` ``*``; a service reference: ``port`` 443;
-- a policy: ``failurePolicy`` Fail; match resources (a policy's constraints, a binding's
+- a policy (validating or mutating): ``failurePolicy`` Fail (a mutating one's
+  ``reinvocationPolicy`` has no default); match resources (a policy's constraints, a binding's
   ``matchResources``): ``matchPolicy`` Equivalent and empty selectors.
 """
 
@@ -31,12 +34,18 @@ from kstore.api.kinds._admission_validation import (
     validate_webhook_configuration,
 )
 from kstore.api.kinds._lists import list_definition
+from kstore.api.kinds._mutating_policy_validation import (
+    validate_mutating_binding,
+    validate_mutating_policy,
+)
 from kstore.api.scheme import KindDefinition, KindVersion, ResourceInfo
 from kstore.errors import Cause
 
 __all__ = [
     "DEFINITIONS",
     "GROUP",
+    "MUTATING_ADMISSION_POLICY",
+    "MUTATING_ADMISSION_POLICY_BINDING",
     "MUTATING_WEBHOOK_CONFIGURATION",
     "VALIDATING_ADMISSION_POLICY",
     "VALIDATING_ADMISSION_POLICY_BINDING",
@@ -206,6 +215,50 @@ VALIDATING_ADMISSION_POLICY_BINDING: Final = KindDefinition(
     list_kind="ValidatingAdmissionPolicyBindingList",
 )
 
+
+def _validate_mutating_policy_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> list[Cause]:
+    return validate_mutating_policy(new)
+
+
+def _validate_mutating_binding_update(
+    new: Mapping[str, Any], old: Mapping[str, Any]
+) -> list[Cause]:
+    return validate_mutating_binding(new)
+
+
+MUTATING_ADMISSION_POLICY: Final = KindDefinition(
+    group=GROUP,
+    kind="MutatingAdmissionPolicy",
+    # Kubernetes' SetDefaults of the spec are those of a ValidatingAdmissionPolicy's.
+    versions=(KindVersion(version="v1", default=default_validating_admission_policy),),
+    storage_version="v1",
+    resource=ResourceInfo(
+        plural="mutatingadmissionpolicies",
+        singular="mutatingadmissionpolicy",
+        namespaced=False,
+        categories=_CATEGORIES,
+    ),
+    validate=validate_mutating_policy,
+    validate_update=_validate_mutating_policy_update,
+    list_kind="MutatingAdmissionPolicyList",
+)
+
+MUTATING_ADMISSION_POLICY_BINDING: Final = KindDefinition(
+    group=GROUP,
+    kind="MutatingAdmissionPolicyBinding",
+    versions=(KindVersion(version="v1", default=default_validating_admission_policy_binding),),
+    storage_version="v1",
+    resource=ResourceInfo(
+        plural="mutatingadmissionpolicybindings",
+        singular="mutatingadmissionpolicybinding",
+        namespaced=False,
+        categories=_CATEGORIES,
+    ),
+    validate=validate_mutating_binding,
+    validate_update=_validate_mutating_binding_update,
+    list_kind="MutatingAdmissionPolicyBindingList",
+)
+
 DEFINITIONS: tuple[KindDefinition, ...] = (
     VALIDATING_WEBHOOK_CONFIGURATION,
     list_definition(VALIDATING_WEBHOOK_CONFIGURATION),
@@ -215,4 +268,8 @@ DEFINITIONS: tuple[KindDefinition, ...] = (
     list_definition(VALIDATING_ADMISSION_POLICY),
     VALIDATING_ADMISSION_POLICY_BINDING,
     list_definition(VALIDATING_ADMISSION_POLICY_BINDING),
+    MUTATING_ADMISSION_POLICY,
+    list_definition(MUTATING_ADMISSION_POLICY),
+    MUTATING_ADMISSION_POLICY_BINDING,
+    list_definition(MUTATING_ADMISSION_POLICY_BINDING),
 )

@@ -38,6 +38,7 @@ from kstore.errors import KStoreError, NotFound
 from kstore.registry.interface import AdmissionAttributes
 
 __all__ = [
+    "EXEMPT_KINDS",
     "Match",
     "MatchRequest",
     "NamespaceLabels",
@@ -53,6 +54,21 @@ __all__ = [
 NamespaceLabels = Callable[[str], Mapping[str, str] | None]
 
 _NAMESPACES: Final = GroupVersionResource("", "v1", "namespaces")
+
+#: (group, kind) of the admission configuration kinds: never sent to webhooks nor mutated by
+#: policies, so that a broken one cannot lock its own configuration in (Kubernetes'
+#: ``IsExemptAdmissionConfigurationResource``).
+EXEMPT_KINDS: Final = frozenset(
+    ("admissionregistration.k8s.io", kind)
+    for kind in (
+        "MutatingAdmissionPolicy",
+        "MutatingAdmissionPolicyBinding",
+        "MutatingWebhookConfiguration",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
+        "ValidatingWebhookConfiguration",
+    )
+)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -38,7 +38,6 @@ Cost: a request none of whose resources any binding may match costs one dictiona
 from __future__ import annotations
 
 import logging
-import threading
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -54,16 +53,14 @@ from kstore.api.cel.admission import (
     CompiledExpression,
     OutOfBudget,
     allow_all,
-    compile_admission_expression,
     match_conditions,
     openapi_field_schema,
     undefined_field_error,
 )
-from kstore.api.gvk import HUB_VERSION, GroupVersion, GroupVersionKind, Object
+from kstore.api.gvk import GroupVersion, GroupVersionKind, Object
 from kstore.api.proto_schema import schema_for_gvk
 from kstore.api.schema import FieldSchema
 from kstore.api.scheme import KindDefinition, Scheme
-from kstore.api.selectors import LabelSelector
 from kstore.errors import (
     Cause,
     Conflict,
@@ -81,8 +78,15 @@ from kstore.registry.admission.matching import (
     constraints_match,
     match_request,
 )
+from kstore.registry.admission.policy_source import (
+    ConfigError,
+    PolicyExpressions,
+    PolicySource,
+    in_version,
+    namespace_object,
+    set_registry_authorizer,
+)
 from kstore.registry.admission.request import admission_request
-from kstore.registry.informer import Informer
 from kstore.registry.interface import (
     AdmissionAttributes,
     AdmissionHook,
@@ -254,19 +258,8 @@ class _Policy:
 def _compile_policy(policy: Object) -> _Policy:
     spec = _map(policy.get("spec"))
     meta = _map(policy.get("metadata"))
-    param_kind = _map(spec.get("paramKind"))
-    has_params = bool(param_kind)
-    declared = [
-        _map(v) for v in _list(spec.get("variables")) if isinstance(_map(v).get("name"), str)
-    ]
-    names = frozenset(str(v["name"]) for v in declared) if declared else None
-
-    def compile_one(text: Any, *, authorizer: bool = True) -> CompiledExpression:
-        return compile_admission_expression(
-            str(text or ""), params=has_params, authorizer=authorizer, variables=names
-        )
-
-    variables = {str(v["name"]): compile_one(v.get("expression")) for v in declared}
+    cel = PolicyExpressions(spec)
+    compile_one = cel.compile
     validations = []
     for v in _list(spec.get("validations")):
         v = _map(v)
@@ -281,10 +274,6 @@ def _compile_policy(policy: Object) -> _Policy:
                 reason=str(v.get("reason") or "Invalid"),
             )
         )
-    conditions = tuple(
-        (str(_map(c).get("name") or ""), compile_one(_map(c).get("expression")))
-        for c in _list(spec.get("matchConditions"))
-    )
     audits = tuple(
         (
             str(_map(a).get("key") or ""),
@@ -296,12 +285,10 @@ def _compile_policy(policy: Object) -> _Policy:
         name=_name(policy),
         generation=int(meta.get("generation") or 0),
         failure_policy=str(spec.get("failurePolicy") or "Fail"),
-        param_kind=(str(param_kind.get("apiVersion") or ""), str(param_kind.get("kind") or ""))
-        if has_params
-        else None,
+        param_kind=cel.param_kind_key(),
         constraints=_map(spec.get("matchConstraints")),
-        match_conditions=conditions,
-        variables=variables,
+        match_conditions=cel.match_conditions(spec),
+        variables=cel.variables,
         validations=tuple(validations),
         audit_annotations=audits,
     )
@@ -329,67 +316,23 @@ class _Stale(Exception):
     """The policy changed or its status is already current: nothing to write."""
 
 
-class _ConfigError(Exception):
-    """A binding or policy that cannot be applied (the failure policy decides)."""
-
-
-class ValidatingPolicies:
+class ValidatingPolicies(PolicySource[_Policy]):
     """The policies, bindings and params in force for one registry, and the hook judging
     requests by them (see the module docstring)."""
 
     def __init__(self, registry: Registry) -> None:
-        self._registry = registry
-        self._stopping = threading.Event()
-        self._lock = threading.Lock()
-        self._params_lock = threading.Lock()
+        super().__init__(
+            registry,
+            policies="validatingadmissionpolicies",
+            bindings="validatingadmissionpolicybindings",
+            compile=_compile_policy,
+        )
         self.authorize: Authorize | None = None
-        self._compiled: dict[str, _Policy] = {}
-        self._bindings: dict[str, Object] = {}
-        # policy name -> (policy, its bindings), replaced whole on every change.
-        self._active: dict[str, tuple[_Policy, tuple[Object, ...]]] = {}
-        # Every (group, resource) some policy's rules may match ("*" for any).
-        self._resources: frozenset[tuple[str, str]] = frozenset()
-        self._params: dict[tuple[str, str], Informer] = {}
-        self._policy_informer: Informer | None = None
-        self._binding_informer: Informer | None = None
 
-    # -- lifecycle -----------------------------------------------------------------------
-
-    def start(self) -> None:
-        try:
-            policies = self._registry.store(_GROUP, "validatingadmissionpolicies")
-            bindings = self._registry.store(_GROUP, "validatingadmissionpolicybindings")
-        except NotFound:
-            return  # the group is not served: nothing can be bound
-        self._policy_informer = Informer(policies, self._on_policy, stopping=self._stopping)
-        self._binding_informer = Informer(bindings, self._on_binding, stopping=self._stopping)
-        self._policy_informer.start()
-        self._binding_informer.start()
-
-    def stop(self) -> None:
-        self._stopping.set()
-        informers = [self._policy_informer, self._binding_informer, *self._params.values()]
-        for informer in informers:
-            if informer is not None:
-                informer.interrupt()
-        for informer in informers:
-            if informer is not None:
-                informer.join(2.0)
-
-    def _on_policy(self, key: str, obj: Object | None) -> None:
-        with self._lock:
-            if obj is None:
-                self._compiled.pop(key, None)
-            else:
-                known = self._compiled.get(key)
-                generation = int(_map(obj.get("metadata")).get("generation") or 0)
-                if known is None or known.generation != generation or generation == 0:
-                    self._compiled[key] = _compile_policy(obj)
-            self._rebuild()
-        if obj is not None and self._policy_informer is not None:
-            observed = _map(obj.get("status")).get("observedGeneration")
-            if observed != _map(obj.get("metadata")).get("generation"):
-                self._write_status(self._policy_informer.store, obj)
+    def _policy_seen(self, store: ResourceStore, policy: Object) -> None:
+        observed = _map(policy.get("status")).get("observedGeneration")
+        if observed != _map(policy.get("metadata")).get("generation"):
+            self._write_status(store, policy)
 
     def _write_status(self, store: ResourceStore, policy: Object) -> None:
         """Kubernetes' type-checking controller: ``status.observedGeneration`` and
@@ -421,61 +364,12 @@ class ValidatingPolicies:
         except KStoreError:
             _log.exception("writing the status of policy %s failed", _name(policy))
 
-    def _on_binding(self, key: str, obj: Object | None) -> None:
-        with self._lock:
-            if obj is None:
-                self._bindings.pop(key, None)
-            else:
-                self._bindings[key] = obj
-            self._rebuild()
-
-    def _rebuild(self) -> None:
-        by_policy: dict[str, list[Object]] = {}
-        for binding in self._bindings.values():
-            name = str(_map(binding.get("spec")).get("policyName") or "")
-            by_policy.setdefault(name, []).append(binding)
-        active = {}
-        resources: set[tuple[str, str]] = set()
-        for name, bindings in by_policy.items():
-            policy = self._compiled.get(name)
-            if policy is None:
-                continue  # a binding of a policy that does not exist binds nothing
-            active[name] = (policy, tuple(sorted(bindings, key=_name)))
-            for rule in _list(policy.constraints.get("resourceRules")):
-                rule = _map(rule)
-                for group in _list(rule.get("apiGroups")):
-                    for resource in _list(rule.get("resources")):
-                        resources.add((str(group), str(resource).partition("/")[0]))
-        self._active = dict(sorted(active.items()))
-        self._resources = frozenset(resources)
-
-    def in_force(self) -> frozenset[tuple[str, str]]:
-        """The (policy, binding) names bound now (a binding of a missing policy binds
-        nothing)."""
-        return frozenset(
-            (name, _name(b)) for name, (_, bindings) in self._active.items() for b in bindings
-        )
-
     # -- the hook --------------------------------------------------------------------------
 
     def validate(self, attributes: AdmissionAttributes) -> None:
-        active = self._active
-        if not active:
+        if not self.may_match(attributes):
             return
-        definition = attributes.definition
-        if definition.resource is None:
-            return
-        resource = definition.resource.plural
-        resources = self._resources
-        group = definition.group
-        if not (
-            (group, resource) in resources
-            or (group, "*") in resources
-            or ("*", resource) in resources
-            or ("*", "*") in resources
-        ):
-            return
-        self._judge(attributes, active)
+        self._judge(attributes, self._active)
 
     def _judge(
         self,
@@ -500,7 +394,7 @@ class ValidatingPolicies:
         namespaces: dict[str, Object | None] = {}
 
         def labels(name: str) -> Mapping[str, str] | None:
-            namespace = self._namespace(name, namespaces)
+            namespace = self.namespace(name, namespaces)
             return None if namespace is None else _labels(namespace)
 
         for policy, bindings in active.values():
@@ -526,24 +420,6 @@ class ValidatingPolicies:
         attributes.audit_annotations.update(outcome.annotations)
         if outcome.denials:
             raise _denied(attributes, outcome.denials[0])
-
-    def _namespace(self, name: str, cache: dict[str, Object | None]) -> Object | None:
-        if not name:
-            return None
-        if name not in cache:
-            # From the watch cache (as Kubernetes reads its namespace informer), then, for a
-            # namespace the cache does not have yet, from storage.
-            found: Object | None = None
-            try:
-                store = self._registry.store("", "namespaces")
-                try:
-                    found = store.get(_CONTEXT, name, resource_version="0")
-                except NotFound:
-                    found = store.get(_CONTEXT, name)
-            except NotFound:
-                found = None
-            cache[name] = found
-        return cache[name]
 
     def _run_policy(
         self,
@@ -577,8 +453,8 @@ class ValidatingPolicies:
             if matched is None:
                 continue
             try:
-                params = self._params_for(policy, spec, request, scheme)
-            except _ConfigError as exc:
+                params = self.params_for(policy, spec, request.namespace, scheme)
+            except ConfigError as exc:
                 if policy.failure_policy != "Ignore":
                     outcome.denials.append(
                         _Denial(policy.name, binding_name, f"failed to configure binding: {exc}")
@@ -587,9 +463,9 @@ class ValidatingPolicies:
             if versioned is None:
                 versioned = self._versioned(found, matching, attributes, scheme)
             obj, old, request_value = versioned
-            namespace_object = None
+            namespace_value = None
             if request.namespace and not (request.kind == "Namespace" and request.group == ""):
-                namespace_object = _namespace_object(self._namespace(request.namespace, namespaces))
+                namespace_value = namespace_object(self.namespace(request.namespace, namespaces))
             actions = [str(a) for a in _list(spec.get("validationActions"))]
             for param in params:
                 activation = Activation(
@@ -597,7 +473,7 @@ class ValidatingPolicies:
                     old_object=old,
                     request=request_value,
                     params=param,
-                    namespace_object=namespace_object,
+                    namespace_object=namespace_value,
                     authorize=self.authorize or allow_all,
                     variables=policy.variables,
                 )
@@ -725,150 +601,9 @@ class ValidatingPolicies:
         scheme: Scheme,
     ) -> tuple[Any, Any, dict[str, Any]]:
         version = found.kind.version
-        obj = _in_version(scheme, attributes.object, version)
-        old = _in_version(scheme, attributes.old_object, version)
+        obj = in_version(scheme, attributes.object, version)
+        old = in_version(scheme, attributes.old_object, version)
         return obj, old, admission_request(found, matching, attributes)
-
-    def _params_for(
-        self, policy: _Policy, spec: Mapping[str, Any], request: _Request, scheme: Scheme
-    ) -> list[Any]:
-        if policy.param_kind is None:
-            return [None]
-        ref = spec.get("paramRef")
-        if not isinstance(ref, dict):
-            return [None]
-        api_version, kind = policy.param_kind
-        try:
-            gv = GroupVersion.parse(api_version)
-            definition = scheme.definition(gv.group, kind)
-        except KStoreError:
-            raise _ConfigError(_unknown_param_kind(api_version, kind)) from None
-        if definition.resource is None:
-            raise _ConfigError(_unknown_param_kind(api_version, kind))
-        namespaced = definition.resource.namespaced
-        namespace = ""
-        ref_namespace = str(ref.get("namespace") or "")
-        if namespaced:
-            namespace = ref_namespace or request.namespace
-            if not namespace:
-                raise _ConfigError(
-                    "cannot use namespaced paramRef in policy binding that matches "
-                    "cluster-scoped resources"
-                )
-        elif ref_namespace:
-            raise _ConfigError(
-                "paramRef.namespace must not be provided for a cluster-scoped `paramKind`"
-            )
-        informer = self._param_informer(definition)
-        name = str(ref.get("name") or "")
-        found: list[Object] = []
-        if name:
-            key = f"{namespace}/{name}" if namespace else name
-            obj = informer.get(key) if informer is not None else None
-            if obj is None:
-                obj = _read(informer.store if informer is not None else None, namespace, name)
-            if obj is not None:
-                found.append(obj)
-        elif isinstance(ref.get("selector"), dict):
-            try:
-                parsed = LabelSelector.from_dict(ref["selector"])
-            except KStoreError as exc:
-                raise _ConfigError(str(exc)) from None
-            items = informer.items() if informer is not None else []
-            for obj in sorted(
-                items, key=lambda o: (str(_map(o.get("metadata")).get("namespace") or ""), _name(o))
-            ):
-                obj_namespace = str(_map(obj.get("metadata")).get("namespace") or "")
-                if namespaced and obj_namespace != namespace:
-                    continue
-                if parsed.matches(_labels(obj)):
-                    found.append(obj)
-        else:
-            raise _ConfigError("one of name or selector must be provided")
-        if not found:
-            if ref.get("parameterNotFoundAction") == "Deny":
-                raise _ConfigError(
-                    "no params found for policy binding with `Deny` parameterNotFoundAction"
-                )
-            return []
-        return [_param_value(scheme, obj, gv.version) for obj in found]
-
-    def _param_informer(self, definition: KindDefinition) -> Informer | None:
-        assert definition.resource is not None
-        key = (definition.group, definition.resource.plural)
-        try:
-            store = self._registry.store(*key)
-        except NotFound:
-            return None
-        with self._params_lock:
-            informer = self._params.get(key)
-            if informer is not None and informer.store is store:
-                return informer
-            if informer is not None:
-                informer.interrupt()  # the kind's store was replaced (its CRD changed)
-            informer = Informer(store, _ignore, stopping=self._stopping)
-            # Listed before any request reads it (under the lock: others wait for the list).
-            informer.start()
-            self._params[key] = informer
-        return informer
-
-
-def _ignore(key: str, obj: Object | None) -> None:
-    return None
-
-
-def _unknown_param_kind(api_version: str, kind: str) -> str:
-    # The ParamKind as Go's generated String() prints it.
-    return f"paramKind kind `&ParamKind{{APIVersion:{api_version},Kind:{kind},}}` not known"
-
-
-def _read(store: ResourceStore | None, namespace: str, name: str) -> Object | None:
-    if store is None:
-        return None
-    try:
-        return store.get(RequestContext(namespace=namespace), name)
-    except NotFound:
-        return None
-
-
-def _in_version(scheme: Scheme, obj: Object | None, version: str) -> Any:
-    if obj is None:
-        return None
-    api_version = str(obj.get("apiVersion") or "")
-    if api_version.rpartition("/")[2] != HUB_VERSION:
-        return obj
-    return scheme.from_hub(obj, version)
-
-
-def _param_value(scheme: Scheme, obj: Object, version: str) -> Any:
-    return _in_version(scheme, obj, version)
-
-
-def _namespace_object(namespace: Object | None) -> Any:
-    """The namespace as the policy sees it: its spec, status and the metadata Kubernetes
-    copies (no managedFields, no owner references), without apiVersion and kind."""
-    if namespace is None:
-        return None
-    meta = _map(namespace.get("metadata"))
-    kept = (
-        "name",
-        "generateName",
-        "namespace",
-        "uid",
-        "resourceVersion",
-        "generation",
-        "creationTimestamp",
-        "deletionTimestamp",
-        "deletionGracePeriodSeconds",
-        "labels",
-        "annotations",
-        "finalizers",
-    )
-    out: dict[str, Any] = {"metadata": {k: meta[k] for k in kept if k in meta}}
-    for key in ("spec", "status"):
-        if key in namespace:
-            out[key] = namespace[key]
-    return out
 
 
 def _message(validation: _Validation, activation: Activation, budget: int) -> tuple[str, int]:
@@ -951,6 +686,7 @@ def hooks(registry: Registry) -> tuple[AdmissionHook | None, AdmissionHook | Non
 
 def set_authorizer(registry: Registry, authorize: Authorize | None) -> None:
     """What the ``authorizer`` variable asks on ``registry`` (None: everything allowed)."""
+    set_registry_authorizer(registry, authorize)
     plugin = _PLUGINS.get(registry)
     if plugin is not None:
         plugin.authorize = authorize

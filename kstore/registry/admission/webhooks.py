@@ -57,7 +57,13 @@ from kstore.api.cel.admission import (
 )
 from kstore.api.gvk import HUB_VERSION, GroupVersionKind, Object
 from kstore.errors import BadRequest, Cause, Forbidden, InternalError, KStoreError, NotFound
-from kstore.registry.admission.matching import Match, MatchRequest, match_request, webhook_match
+from kstore.registry.admission.matching import (
+    EXEMPT_KINDS,
+    Match,
+    MatchRequest,
+    match_request,
+    webhook_match,
+)
 from kstore.registry.admission.request import admission_request
 from kstore.registry.admission.webhook_client import WebhookCallError, WebhookClient
 from kstore.registry.informer import Informer
@@ -71,18 +77,6 @@ _log = logging.getLogger("kstore.admission.webhooks")
 _GROUP: Final = "admissionregistration.k8s.io"
 _CONTEXT: Final = RequestContext()
 _REVIEW_VERSIONS: Final = ("v1", "v1beta1")
-#: Never sent to webhooks, so that a broken webhook cannot lock its own configuration in.
-_EXEMPT: Final = frozenset(
-    (_GROUP, kind)
-    for kind in (
-        "MutatingAdmissionPolicy",
-        "MutatingAdmissionPolicyBinding",
-        "MutatingWebhookConfiguration",
-        "ValidatingAdmissionPolicy",
-        "ValidatingAdmissionPolicyBinding",
-        "ValidatingWebhookConfiguration",
-    )
-)
 
 
 def _map(value: Any) -> dict[str, Any]:
@@ -272,7 +266,7 @@ class Webhooks:
         request = match_request(attributes, self._registry.scheme.is_served)
         matched: list[tuple[_Webhook, Match]] = []
         definition = attributes.definition
-        if (definition.group, definition.kind) in _EXEMPT:
+        if (definition.group, definition.kind) in EXEMPT_KINDS:
             return request, matched
         for hook in self._webhooks:
             found = webhook_match(hook.spec, request, self._namespace_labels)

@@ -9,8 +9,9 @@ Each plugin is a small module here with one job; :func:`install_plugins` adds th
 that run to a registry's admission chain, mutating hooks then validating hooks, each in order.
 The webhook plugins call the webhook configurations in force
 (:mod:`kstore.registry.admission.webhooks`); ValidatingAdmissionPolicy is
-:mod:`kstore.registry.admission.policy`. Names kube-apiserver knows but kstore has no work for
-(MutatingAdmissionPolicy, the node plugins, plugins behind feature gates that are off) are
+:mod:`kstore.registry.admission.policy`, MutatingAdmissionPolicy
+:mod:`kstore.registry.admission.mutating_policy`. Names kube-apiserver knows but kstore has no
+work for (the node plugins, plugins behind feature gates that are off) are
 accepted and do nothing. Namespace lifecycle is the stores' own check and always on.
 """
 
@@ -20,7 +21,7 @@ from collections.abc import Callable, Iterable
 from typing import Final
 
 from kstore.errors import BadRequest
-from kstore.registry.admission import policy, webhooks
+from kstore.registry.admission import mutating_policy, policy, webhooks
 from kstore.registry.interface import AdmissionHook, Registry
 from kstore.registry.plugins import (
     ingressclass,
@@ -134,6 +135,7 @@ _INSTALLERS: Final[dict[str, Callable[[Registry], Hooks]]] = {
     "DefaultStorageClass": storageclass.default_hooks,
     "DefaultTolerationSeconds": tolerationseconds.hooks,
     "LimitRanger": limitranger.hooks,
+    "MutatingAdmissionPolicy": mutating_policy.hooks,
     "MutatingAdmissionWebhook": webhooks.mutating_hooks,
     "PersistentVolumeClaimResize": storageclass.resize_hooks,
     "PodSecurity": podsecurity.hooks,

@@ -102,6 +102,12 @@ _BUILTIN: dict[tuple[str, str], StrategyFactory] = {
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): (
         lambda d, ttl: AdmissionObjectStrategy(d)
     ),
+    ("admissionregistration.k8s.io", "MutatingAdmissionPolicy"): (
+        lambda d, ttl: AdmissionObjectStrategy(d)
+    ),
+    ("admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding"): (
+        lambda d, ttl: AdmissionObjectStrategy(d)
+    ),
     ("certificates.k8s.io", "CertificateSigningRequest"): (
         lambda d, ttl: CertificateSigningRequestStrategy(d)
     ),
