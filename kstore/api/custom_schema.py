@@ -72,9 +72,10 @@ _UNCHECKED = invalid(
 
 __all__ = ["MAX_CUSTOM_DEPTH", "VersionSchema"]
 
-#: The deepest nesting a custom object may have. Its ``managedFields`` nest twice as deep as
-#: the object (``f:`` keys and ``.`` entries), and orjson encodes at most 254 levels.
-MAX_CUSTOM_DEPTH = 100
+#: The deepest nesting a custom object may have: Go's JSON decoder limit, the only one
+#: kube-apiserver has (a request body deeper than this is refused before it gets here; a patch
+#: result is checked).
+MAX_CUSTOM_DEPTH = 10_000
 
 
 def _within(node: dict[str, Any] | list[Any], levels: int) -> bool:
