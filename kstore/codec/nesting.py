@@ -7,9 +7,11 @@ orjson refuses:
 
 - :func:`loads_deep` parses with the stdlib parser (recursive in C, bounded by the interpreter's
   recursion limit) after :func:`nesting_depth` has checked the depth;
-- :func:`dumps_deep` lets orjson encode every subtree shallow enough for it and writes the
-  deeper spine itself, without recursion, in orjson's format (compact or two-space indent,
-  keys in insertion order or sorted).
+- :func:`dumps_deep` writes compact JSON with the stdlib encoder (recursive in C); indented
+  output (``?pretty=true``) lets orjson encode every subtree shallow enough for it (it tries
+  each node and gives up within 255 levels) and writes the deeper spine itself, without
+  recursion. Either way keys keep their order or are sorted, as orjson's options say; only
+  float spelling may differ from orjson's (``1e+16`` for ``1e16``), the same numbers.
 
 Recursive walkers elsewhere (pruning, defaulting, validation, field sets, copies) rely on the
 interpreter's recursion limit, which importing this module raises to :data:`RECURSION_LIMIT`,
@@ -40,15 +42,14 @@ __all__ = [
 
 #: Go's ``encoding/json`` maxNestingDepth: the deepest document kube-apiserver decodes.
 MAX_DEPTH = 10_000
-#: Python frames for walkers of a MAX_DEPTH object whose managedFields nest deeper still
-#: (several frames a level); pure-Python frames cost no C stack in CPython 3.11.
-RECURSION_LIMIT = 200_000
+#: Python frames for walkers of a MAX_DEPTH object (several frames a level; a patch result
+#: may nest twice as deep before it is refused). Pure-Python frames cost no C stack in
+#: CPython 3.11; C recursion (the stdlib parser and encoder, dict comparison) does, and the
+#: main thread's 8 MiB hold some 40,000 levels of it: a request body is capped at 10,000.
+RECURSION_LIMIT = 120_000
 #: Stack for threads started after import: C recursion (the stdlib parser, dict comparison)
 #: at RECURSION_LIMIT levels needs some 100 bytes a level.
 THREAD_STACK_SIZE = 256 * 1024 * 1024
-
-# orjson encodes at most 254 levels; subtrees up to this height go to it whole.
-_ORJSON_HEIGHT = 200
 
 if sys.getrecursionlimit() < RECURSION_LIMIT:
     sys.setrecursionlimit(RECURSION_LIMIT)
@@ -81,34 +82,27 @@ def loads_deep(
     return json.loads(data, parse_int=parse_int, parse_constant=parse_constant)
 
 
-def _heights(root: Any) -> dict[int, int]:
-    """Height of every container under ``root`` (a leaf container is 1), by id, without
-    recursion."""
-    heights: dict[int, int] = {}
-    stack: list[tuple[Any, bool]] = [(root, False)]
-    while stack:
-        node, done = stack.pop()
-        children = node.values() if isinstance(node, dict) else node
-        if done:
-            heights[id(node)] = 1 + max(
-                (heights[id(c)] for c in children if isinstance(c, dict | list)), default=0
-            )
-            continue
-        stack.append((node, True))
-        stack.extend((c, False) for c in children if isinstance(c, dict | list))
-    return heights
-
-
 def dumps_deep(value: Any, *, indent: bool = False, sort_keys: bool = False) -> bytes:
     """``value`` as orjson would write it with ``OPT_INDENT_2`` when ``indent`` and
     ``OPT_SORT_KEYS`` when ``sort_keys``, at any depth. Raises ``TypeError`` for what is not
     JSON (as orjson does)."""
-    options = (orjson.OPT_INDENT_2 if indent else 0) | (orjson.OPT_SORT_KEYS if sort_keys else 0)
-    if not isinstance(value, dict | list):
-        return orjson.dumps(value, option=options)
-    heights = _heights(value)
+    if not indent:
+        # The stdlib encoder recurses in C (bounded by the recursion limit): some 10 ms for a
+        # 10,000-level object, where a writer in Python takes half a second.
+        try:
+            text = json.dumps(
+                value,
+                ensure_ascii=False,
+                separators=(",", ":"),
+                sort_keys=sort_keys,
+                allow_nan=False,
+            )
+            return text.encode()
+        except (ValueError, UnicodeEncodeError) as exc:
+            raise TypeError(str(exc)) from None
+    options = orjson.OPT_INDENT_2 | (orjson.OPT_SORT_KEYS if sort_keys else 0)
     out: list[bytes] = []
-    # Work items: a value to write at a level, or literal bytes.
+    # Work items: a value to write at an indentation level, or literal bytes.
     work: list[tuple[Any, int] | bytes] = [(value, 0)]
     while work:
         item = work.pop()
@@ -116,31 +110,43 @@ def dumps_deep(value: Any, *, indent: bool = False, sort_keys: bool = False) -> 
             out.append(item)
             continue
         node, level = item
-        if not isinstance(node, dict | list) or heights[id(node)] <= _ORJSON_HEIGHT:
+        try:
             encoded = orjson.dumps(node, option=options)
+        except TypeError as exc:
+            # orjson gives up within 255 levels of the node, so trying each spine node first
+            # costs at most that much work again per level: linear in the depth.
+            if "Recursion limit" not in str(exc) or not isinstance(node, dict | list):
+                raise
+        else:
             if indent and level:
                 encoded = encoded.replace(b"\n", b"\n" + b"  " * level)
             out.append(encoded)
             continue
-        is_dict = isinstance(node, dict)
-        opening, closing = (b"{", b"}") if is_dict else (b"[", b"]")
-        if not node:
-            out.append(opening + closing)
-            continue
-        inner = b"\n" + b"  " * (level + 1) if indent else b""
-        entries: list[tuple[bytes, Any]]
-        if is_dict:
-            keys = sorted(node) if sort_keys else list(node)
-            separator = b": " if indent else b":"
-            entries = [(orjson.dumps(k) + separator, node[k]) for k in keys]
-            if any(not isinstance(k, str) for k in keys):
-                raise TypeError("Dict key must be str")
-        else:
-            entries = [(b"", v) for v in node]
-        pending: list[tuple[Any, int] | bytes] = [opening]
-        for index, (prefix, child) in enumerate(entries):
-            pending.append((b"," if index else b"") + inner + prefix)
-            pending.append((child, level + 1))
-        pending.append((b"\n" + b"  " * level if indent else b"") + closing)
-        work.extend(reversed(pending))
+        work.extend(reversed(_spine(node, level, indent=indent, sort_keys=sort_keys)))
     return b"".join(out)
+
+
+def _spine(
+    node: dict[str, Any] | list[Any], level: int, *, indent: bool, sort_keys: bool
+) -> list[tuple[Any, int] | bytes]:
+    """One container too deep for orjson, as its punctuation and its children to write."""
+    is_dict = isinstance(node, dict)
+    opening, closing = (b"{", b"}") if is_dict else (b"[", b"]")
+    if not node:
+        return [opening + closing]
+    inner = b"\n" + b"  " * (level + 1) if indent else b""
+    entries: list[tuple[bytes, Any]]
+    if isinstance(node, dict):
+        if any(not isinstance(k, str) for k in node):
+            raise TypeError("Dict key must be str")
+        keys = sorted(node) if sort_keys else list(node)
+        separator = b": " if indent else b":"
+        entries = [(orjson.dumps(k) + separator, node[k]) for k in keys]
+    else:
+        entries = [(b"", v) for v in node]
+    parts: list[tuple[Any, int] | bytes] = [opening]
+    for index, (prefix, child) in enumerate(entries):
+        parts.append((b"," if index else b"") + inner + prefix)
+        parts.append((child, level + 1))
+    parts.append((b"\n" + b"  " * level if indent else b"") + closing)
+    return parts
