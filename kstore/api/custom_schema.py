@@ -139,7 +139,10 @@ def _type_node(s: Structural | None, resource: bool = False) -> TypeNode:
             fields.setdefault("apiVersion", FieldMeta(SCALAR))
             fields.setdefault("kind", FieldMeta(SCALAR))
             fields["metadata"] = FieldMeta(_object_meta_type())
-        return TypeNode(NodeKind.STRUCT, fields=fields, atomic=atomic)
+        # A root that preserves unknown fields declares only the ones above: the rest are
+        # deduced from their values, as structured-merge-diff gives such a map an element type.
+        item = DEDUCED if resource and s.preserve_unknown_fields else None
+        return TypeNode(NodeKind.STRUCT, fields=fields, item=item, atomic=atomic)
     return SCALAR
 
 

@@ -222,3 +222,47 @@ def test_a_deep_object_is_read_back_from_storage_itself(client: httpx.Client) ->
     got = client.get(f"{PATH}/kept", params={"resourceVersion": ""})
     assert _leaf(loads(got.content), 2000) == {}
     assert client.delete(f"{PATH}/kept").status_code == 200
+
+
+def test_apply_on_a_crd_whose_root_schema_only_preserves_unknown_fields(
+    client: httpx.Client,
+) -> None:
+    # Every field but apiVersion, kind and metadata is deduced from its value.
+    crd = _crd()
+    crd["metadata"]["name"] = "opens.deep.example.com"
+    crd["spec"]["names"] = {"plural": "opens", "kind": "Open"}
+    crd["spec"]["versions"][0]["schema"] = {
+        "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    }
+    assert client.post(CRDS, json=crd).status_code == 201
+    path = "/apis/deep.example.com/v1/namespaces/default/opens"
+    deadline = time.monotonic() + 20
+    while client.get(path).status_code != 200:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    below = 998
+    config = (
+        b'{"apiVersion":"deep.example.com/v1","kind":"Open","metadata":{"name":"o"},'
+        b'"top":[1,2],"spec":' + b'{"a":' * below + b'{"v":1}' + b"}" * below + b"}"
+    )
+    applied = client.patch(
+        f"{path}/o",
+        params={"fieldManager": "opener"},
+        content=config,
+        headers={"Content-Type": "application/apply-patch+yaml"},
+    )
+    assert applied.status_code == 201, applied.text[:500]
+    fields = loads(applied.content)["metadata"]["managedFields"][0]["fieldsV1"]
+    assert fields["f:top"] == {}
+    spec_fields = fields["f:spec"]
+    for _ in range(below):
+        spec_fields = spec_fields["f:a"]
+    assert spec_fields == {".": {}, "f:v": {}}
+    again = client.patch(
+        f"{path}/o",
+        params={"fieldManager": "opener"},
+        content=config.replace(b'{"v":1}', b'{"v":2}'),
+        headers={"Content-Type": "application/apply-patch+yaml"},
+    )
+    assert again.status_code == 200, again.text[:500]
+    assert _leaf(loads(again.content), below + 2) == {"v": 2}

@@ -99,10 +99,14 @@ def _atom(node: TypeNode, value: Any) -> str:
 
 def _child(node: TypeNode, key: str) -> tuple[TypeNode, bool]:
     """The type of a map entry and whether it is a declared struct field. Fields a struct does
-    not declare (only live objects can have them: configurations are validated) are deduced."""
+    not declare are of its ``item`` type when it has one (a custom resource whose schema
+    preserves unknown fields), else deduced (only live objects can have them then:
+    configurations are validated)."""
     if node.kind is NodeKind.STRUCT:
         meta = node.fields.get(key)
-        return (meta.type, True) if meta is not None else (DEDUCED, False)
+        if meta is not None:
+            return meta.type, True
+        return node.item or DEDUCED, False
     if node.kind is NodeKind.MAP:
         assert node.item is not None
         return node.item, False
@@ -171,7 +175,7 @@ def _validate(value: Any, node: TypeNode, path: str, errors: list[str]) -> None:
         for key, child in value.items():
             child_node, declared = _child(node, key)
             child_path = f"{path}.{key}"
-            if node.kind is NodeKind.STRUCT and not declared:
+            if node.kind is NodeKind.STRUCT and not declared and node.item is None:
                 errors.append(f"{child_path}: field not declared in schema")
                 return
             _validate(child, child_node, child_path, errors)
