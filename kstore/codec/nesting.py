@@ -84,8 +84,8 @@ def loads_deep(
 
 def dumps_deep(value: Any, *, indent: bool = False, sort_keys: bool = False) -> bytes:
     """``value`` as orjson would write it with ``OPT_INDENT_2`` when ``indent`` and
-    ``OPT_SORT_KEYS`` when ``sort_keys``, at any depth. Raises ``TypeError`` for what is not
-    JSON (as orjson does)."""
+    ``OPT_SORT_KEYS`` when ``sort_keys``, at any depth. Raises ``TypeError`` for NaN, infinities
+    and lone surrogates (as orjson does); values come from decoded JSON, so keys are strings."""
     if not indent:
         # The stdlib encoder recurses in C (bounded by the recursion limit): some 10 ms for a
         # 10,000-level object, where a writer in Python takes half a second.
