@@ -134,16 +134,19 @@ def dumps(obj: Any, option: int = 0) -> bytes:
     )
 
 
-def loads(data: bytes | str) -> Any:
-    """``orjson.loads`` at any depth (``orjson.JSONDecodeError`` for malformed text). For what
-    the server wrote itself: stored objects and field sets, whose managedFields may nest a
-    few levels deeper than :data:`MAX_DEPTH`; request bodies are checked by the serializer."""
+def loads(data: bytes | str, *, max_depth: int | None = MAX_DEPTH) -> Any:
+    """``orjson.loads`` at any depth up to ``max_depth`` (BadRequest deeper; the
+    ``orjson.JSONDecodeError`` of malformed text otherwise). Input from outside (patches,
+    webhook answers) keeps Go's limit, which also keeps the stdlib parser's C recursion within
+    the stack; copies of objects the server holds pass None."""
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         if "depth limit" not in str(exc):
             raise
     raw = data.encode() if isinstance(data, str) else data
+    if max_depth is not None and nesting_depth(raw) > max_depth:
+        raise BadRequest(_too_deep(max_depth))
     try:
         return loads_deep(raw)
     except json.JSONDecodeError as exc:
@@ -163,6 +166,9 @@ def _load(data: bytes, max_depth: int | None) -> tuple[Object, str | None]:
         if "UTF-8" not in text and "surrogate" not in text:
             raise BadRequest(_describe(exc, data)) from None
         replaced = data.decode("utf-8", _GO_REPLACE)
+        # The stdlib parser recurses in C: the depth is checked before it runs.
+        if max_depth is not None and nesting_depth(data) > max_depth:
+            raise BadRequest(_too_deep(max_depth)) from None
         obj = _load_replacing(replaced)
     if not isinstance(obj, dict):
         raise BadRequest(f"the body must be a JSON object, not {_json_type(obj)}")
@@ -171,10 +177,14 @@ def _load(data: bytes, max_depth: int | None) -> tuple[Object, str | None]:
     return obj, replaced
 
 
+def _too_deep(max_depth: int) -> str:
+    return f"the object is nested deeper than the limit of {max_depth} levels"
+
+
 def _load_deep(data: bytes, max_depth: int | None) -> Object:
     """A document deeper than orjson decodes: the stdlib parser, within ``max_depth``."""
     if max_depth is not None and nesting_depth(data) > max_depth:
-        raise BadRequest(f"the object is nested deeper than the limit of {max_depth} levels")
+        raise BadRequest(_too_deep(max_depth))
     try:
         obj = loads_deep(data, parse_int=_int64, parse_constant=_reject_constant)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:

@@ -332,7 +332,7 @@ def _decode_apply(patch: bytes) -> tuple[dict[str, Any], list[str]]:
 
 def _owned(obj: Object) -> Object:
     """A private deep copy (orjson round trip, ~10x faster than copy.deepcopy)."""
-    out: Object = json_loads(json_dumps(obj))
+    out: Object = json_loads(json_dumps(obj), max_depth=None)
     return out
 
 

@@ -373,7 +373,7 @@ class FieldSet:
         if self._v1 is not None:
             # A manager whose fields a write did not touch keeps its decoded set: decoding
             # the kept JSON is ~10x cheaper than walking the trie again.
-            out: dict[str, Any] = json_loads(self._v1)
+            out: dict[str, Any] = json_loads(self._v1, max_depth=None)
             return out
         return self._emit(include_self=False)
 

@@ -480,7 +480,7 @@ def keep_old_timestamps(live: Object, new: Object) -> Object:
     out = dict(new)
     out["metadata"] = dict(new["metadata"])
     # A copy: the live object may be a shared, read-only cache entry.
-    out["metadata"]["managedFields"] = json_loads(json_dumps(old_entries))
+    out["metadata"]["managedFields"] = json_loads(json_dumps(old_entries), max_depth=None)
     return out
 
 

@@ -46,7 +46,7 @@ def wants_pretty(scope: Scope) -> bool:
 
 def _indented(body: bytes) -> bytes:
     try:
-        value: Any = json_loads(body)
+        value: Any = json_loads(body, max_depth=None)
     except orjson.JSONDecodeError:
         return body
     return go_json(value, orjson.OPT_INDENT_2)
