@@ -46,13 +46,12 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-import orjson
-
 from kstore.api.custom_kinds import CustomConversions
 from kstore.api.gvk import GroupVersion, Object, gvk_of
 from kstore.api.kinds import builtin_scheme
 from kstore.api.scheme import KindDefinition, Scheme
 from kstore.api.selectors import FieldSelector, LabelSelector
+from kstore.codec.json import dumps as json_dumps
 from kstore.controllers import ControllerSettings, start_controllers
 from kstore.controllers.leader import LeaderElectionConfig
 from kstore.controllers.root_ca import read_root_ca
@@ -479,7 +478,7 @@ class ResourceClient:
         ``field_manager`` required, creates a missing object, ``force`` takes conflicting
         fields), or a Content-Type. The patch applies to the current object in this client's
         version and is applied again to fresh state after a conflict."""
-        body = patch if isinstance(patch, bytes) else orjson.dumps(patch)
+        body = patch if isinstance(patch, bytes) else json_dumps(patch)
         kind = PatchType(_PATCH_TYPES.get(patch_type, patch_type))
         store = self._generic_store()
         namespace = self._named_namespace()

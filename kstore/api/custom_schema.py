@@ -72,9 +72,10 @@ _UNCHECKED = invalid(
 
 __all__ = ["MAX_CUSTOM_DEPTH", "VersionSchema"]
 
-#: The deepest nesting a custom object may have. Its ``managedFields`` nest twice as deep as
-#: the object (``f:`` keys and ``.`` entries), and orjson encodes at most 254 levels.
-MAX_CUSTOM_DEPTH = 100
+#: The deepest nesting a custom object may have: Go's JSON decoder limit, the only one
+#: kube-apiserver has (a request body deeper than this is refused before it gets here; a patch
+#: result is checked).
+MAX_CUSTOM_DEPTH = 10_000
 
 
 def _within(node: dict[str, Any] | list[Any], levels: int) -> bool:
@@ -138,7 +139,10 @@ def _type_node(s: Structural | None, resource: bool = False) -> TypeNode:
             fields.setdefault("apiVersion", FieldMeta(SCALAR))
             fields.setdefault("kind", FieldMeta(SCALAR))
             fields["metadata"] = FieldMeta(_object_meta_type())
-        return TypeNode(NodeKind.STRUCT, fields=fields, atomic=atomic)
+        # A root that preserves unknown fields declares only the ones above: the rest are
+        # deduced from their values, as structured-merge-diff gives such a map an element type.
+        item = DEDUCED if resource and s.preserve_unknown_fields else None
+        return TypeNode(NodeKind.STRUCT, fields=fields, item=item, atomic=atomic)
     return SCALAR
 
 

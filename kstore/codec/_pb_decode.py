@@ -32,8 +32,6 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-import orjson
-
 from kstore.codec import _pb_native
 from kstore.codec._pb_json_schema import dec_json_schema_props
 from kstore.codec._pb_plan import (
@@ -60,6 +58,7 @@ from kstore.codec._pb_values import (
     read_uvarint,
     skip_field,
 )
+from kstore.codec.json import loads as json_loads
 
 __all__ = [
     "Decoder",
@@ -149,7 +148,7 @@ def _over() -> None:
 
 
 def _raw_json(raw: bytes) -> Any:
-    return orjson.loads(raw)
+    return json_loads(raw)
 
 
 def _read_bytes_field(b: bytes, p: int, q: int) -> bytes | None:
@@ -183,7 +182,7 @@ def _fields_v1(b: bytes, p: int, q: int) -> Any:
         return None
     if raw[0] not in b"{n \t\r\n":
         raise Malformed("FieldsV1 holds CBOR, which kstore cannot read")
-    return orjson.loads(raw)
+    return json_loads(raw)
 
 
 def _raw_extension(b: bytes, p: int, q: int) -> Any:

@@ -32,8 +32,6 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-import orjson
-
 from kstore.codec import _pb_native
 from kstore.codec._pb_json_schema import enc_json_schema_props
 from kstore.codec._pb_plan import (
@@ -56,6 +54,7 @@ from kstore.codec._pb_values import (
     uvarint,
     varint_int,
 )
+from kstore.codec.json import dumps as json_dumps
 from kstore.errors import BadRequest
 
 __all__ = ["Encoder", "encoder_for"]
@@ -132,7 +131,7 @@ def _fields_v1(value: Any) -> bytes:
     """FieldsV1 as written by Kubernetes: its JSON document, compact, keys in document order."""
     if value is None:
         return b"\x00"
-    raw = orjson.dumps(value)
+    raw = json_dumps(value)
     return length_prefixed(b"\x0a" + uvarint(len(raw)) + raw)
 
 
@@ -140,7 +139,7 @@ def _raw_extension(value: Any) -> bytes:
     """RawExtension: the embedded object's JSON (compact, keys in document order)."""
     if value is None:
         return b"\x00"
-    raw = orjson.dumps(value)
+    raw = json_dumps(value)
     return length_prefixed(b"\x0a" + uvarint(len(raw)) + raw)
 
 

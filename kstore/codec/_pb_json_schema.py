@@ -32,8 +32,6 @@ import struct
 from collections.abc import Callable
 from typing import Any, Final
 
-import orjson
-
 from kstore.codec._pb_values import (
     Malformed,
     length_prefixed,
@@ -43,6 +41,8 @@ from kstore.codec._pb_values import (
     uvarint,
     varint_int,
 )
+from kstore.codec.json import dumps as json_dumps
+from kstore.codec.json import loads as json_loads
 from kstore.errors import BadRequest
 
 __all__ = ["dec_json_schema_props", "enc_json_schema_props"]
@@ -134,7 +134,7 @@ def _put_message(w: bytearray, tag: bytes, body: bytes) -> None:
 
 
 def _json_body(value: Any) -> bytes:
-    raw = orjson.dumps(value)
+    raw = json_dumps(value)
     return b"\x0a" + uvarint(len(raw)) + raw
 
 
@@ -311,7 +311,7 @@ def _json(b: bytes, span: Any) -> Any:
     for number, wire, value in _fields(b, *span):
         if number == 1 and wire == 2:
             raw = b[value[0] : value[1]]
-    return orjson.loads(raw) if raw else None
+    return json_loads(raw) if raw else None
 
 
 def _number(raw: bytes) -> int | float:

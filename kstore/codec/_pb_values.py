@@ -27,8 +27,7 @@ import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import orjson
-
+from kstore.codec.json import dumps as json_dumps
 from kstore.errors import BadRequest
 
 __all__ = [
@@ -455,7 +454,7 @@ def enc_quantity(value: Any) -> bytes:
             return _QUANTITY_ZERO
         # Kubernetes accepts JSON numbers for quantities and prints them as strings.
         if type(value) is int or type(value) is float:
-            value = orjson.dumps(value).decode()
+            value = json_dumps(value).decode()
         else:
             raise BadRequest(f"Quantity: expected a string, got {_json_type(value)}")
     s: bytes = value.encode()

@@ -1,12 +1,15 @@
 """JSON serializer (orjson), with the input limits Kubernetes' decoder enforces.
 
 Decoding rejects, as :class:`~kstore.errors.BadRequest`: malformed JSON, NaN/Infinity, nesting
-deeper than :data:`MAX_DEPTH`, integers outside int64, and documents that are not a JSON
-object. Invalid UTF-8 and lone surrogate escapes are not errors: as Go's decoder does, each
-invalid byte and each lone surrogate becomes U+FFFD, so the object decodes and validation
-judges the names and keys that hold them. Encoding keeps the object's key order (decode then
-encode reproduces the input document) and is deterministic for equal dicts built in the same
-order.
+deeper than :data:`MAX_DEPTH` (Go's limit, 10,000 levels), integers outside int64, and documents
+that are not a JSON object. Invalid UTF-8 and lone surrogate escapes are not errors: as Go's
+decoder does, each invalid byte and each lone surrogate becomes U+FFFD, so the object decodes
+and validation judges the names and keys that hold them. Encoding keeps the object's key
+order (decode then encode reproduces the input document) and is deterministic for equal dicts
+built in the same order.
+
+Documents deeper than orjson goes (1,024 levels to decode, 254 to encode) take the slower
+paths of :mod:`kstore.codec.nesting`.
 
 The fast path is one ``orjson.loads`` plus a scan for runs of 19 digits; only documents with
 such a run (the only ones that can hold an out-of-range integer) are parsed a second time.
@@ -28,19 +31,15 @@ from typing import Any
 import orjson
 
 from kstore.api.gvk import Object
+from kstore.codec.nesting import MAX_DEPTH, dumps_deep, loads_deep, nesting_depth
 from kstore.codec.serializer import DecodeResult
 from kstore.errors import BadRequest
 
-__all__ = ["MAX_DEPTH", "MEDIA_TYPE_JSON", "JsonSerializer", "join_path"]
+__all__ = ["MAX_DEPTH", "MEDIA_TYPE_JSON", "JsonSerializer", "dumps", "join_path", "loads"]
 
 MEDIA_TYPE_JSON = "application/json"
 
-#: The deepest nesting accepted, in objects and arrays: orjson's own hard limit, so the fast
-#: path needs no check of its own (YAML enforces the same number while it builds).
-MAX_DEPTH = 1024
-#: The deepest nesting orjson encodes: a strictly decoded body deeper than this is refused
-#: (it could be neither stored nor answered).
-MAX_ENCODED_DEPTH = 254
+_TOO_DEEP = f"the object is nested deeper than the limit of {MAX_DEPTH} levels"
 
 _INT64_MIN = -(2**63)
 _INT64_MAX = 2**63 - 1
@@ -70,25 +69,31 @@ _ESCAPED_COLON = re.compile(rb"\\u003[aA]")
 class JsonSerializer:
     """``application/json`` <-> object dicts.
 
-    ``pretty`` indents by two spaces, as the API server does for ``?pretty=true``. ``canonical``
+    ``max_depth`` bounds the nesting of decoded documents (request bodies); ``pretty`` indents
+    by two spaces, as the API server does for ``?pretty=true``. ``canonical``
     sorts keys, so that equal dicts encode to equal bytes whatever order they were built in:
     storage compares bytes to skip no-op writes (costs ~1.5 us on a 5 KiB Pod).
     """
 
-    def __init__(self, *, pretty: bool = False, canonical: bool = False) -> None:
+    def __init__(
+        self, *, pretty: bool = False, canonical: bool = False, max_depth: int | None = MAX_DEPTH
+    ) -> None:
         self._options = (orjson.OPT_INDENT_2 if pretty else 0) | (
             orjson.OPT_SORT_KEYS if canonical else 0
         )
+        # None for what the server wrote itself (storage): a custom object's managedFields
+        # nest a few levels deeper than the object, which may itself be MAX_DEPTH deep.
+        self._max_depth = max_depth
 
     @property
     def media_type(self) -> str:
         return MEDIA_TYPE_JSON
 
     def decode(self, data: bytes) -> Object:
-        return _load(data)[0]
+        return _load(data, self._max_depth)[0]
 
     def decode_strict(self, data: bytes) -> DecodeResult:
-        obj, replaced = _load(data)
+        obj, replaced = _load(data, self._max_depth)
         if replaced is not None:
             return DecodeResult(obj, _duplicate_fields(replaced))
         if not _may_repeat_keys(data, obj):
@@ -99,10 +104,56 @@ class JsonSerializer:
         try:
             return orjson.dumps(obj, option=self._options)
         except TypeError as exc:
+            if not _too_deep_for_orjson(exc):
+                raise BadRequest(f"object cannot be encoded as JSON: {exc}") from None
+        try:
+            return dumps_deep(
+                obj,
+                indent=bool(self._options & orjson.OPT_INDENT_2),
+                sort_keys=bool(self._options & orjson.OPT_SORT_KEYS),
+            )
+        except TypeError as exc:
             raise BadRequest(f"object cannot be encoded as JSON: {exc}") from None
 
 
-def _load(data: bytes) -> tuple[Object, str | None]:
+def _too_deep_for_orjson(exc: Exception) -> bool:
+    return "Recursion limit" in str(exc)
+
+
+def dumps(obj: Any, option: int = 0) -> bytes:
+    """``orjson.dumps`` at any depth (TypeError for what is not JSON)."""
+    try:
+        return orjson.dumps(obj, option=option)
+    except TypeError as exc:
+        if not _too_deep_for_orjson(exc):
+            raise
+    return dumps_deep(
+        obj,
+        indent=bool(option & orjson.OPT_INDENT_2),
+        sort_keys=bool(option & orjson.OPT_SORT_KEYS),
+    )
+
+
+def loads(data: bytes | str, *, max_depth: int | None = MAX_DEPTH) -> Any:
+    """``orjson.loads`` at any depth up to ``max_depth`` (BadRequest deeper; the
+    ``orjson.JSONDecodeError`` of malformed text otherwise). Input from outside (patches,
+    webhook answers) keeps Go's limit, which also keeps the stdlib parser's C recursion within
+    the stack; copies of objects the server holds pass None."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        if "depth limit" not in str(exc):
+            raise
+    raw = data.encode() if isinstance(data, str) else data
+    if max_depth is not None and nesting_depth(raw) > max_depth:
+        raise BadRequest(_too_deep(max_depth))
+    try:
+        return loads_deep(raw)
+    except json.JSONDecodeError as exc:
+        raise orjson.JSONDecodeError(exc.msg, exc.doc, exc.pos) from None
+
+
+def _load(data: bytes, max_depth: int | None) -> tuple[Object, str | None]:
     """The object, and the text it was parsed from when invalid UTF-8 or lone surrogates had to
     be replaced first (None on the fast path, where ``data`` itself was parsed)."""
     replaced: str | None = None
@@ -110,15 +161,40 @@ def _load(data: bytes) -> tuple[Object, str | None]:
         obj = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         text = str(exc)
+        if "depth limit" in text:
+            return _load_deep(data, max_depth), None
         if "UTF-8" not in text and "surrogate" not in text:
             raise BadRequest(_describe(exc, data)) from None
         replaced = data.decode("utf-8", _GO_REPLACE)
+        # The stdlib parser recurses in C: the depth is checked before it runs.
+        if max_depth is not None and nesting_depth(data) > max_depth:
+            raise BadRequest(_too_deep(max_depth)) from None
         obj = _load_replacing(replaced)
     if not isinstance(obj, dict):
         raise BadRequest(f"the body must be a JSON object, not {_json_type(obj)}")
     if replaced is None and _LONG_DIGIT_RUN in data.translate(_DIGITS_ONLY):
         _check_integers(data)
     return obj, replaced
+
+
+def _too_deep(max_depth: int) -> str:
+    return f"the object is nested deeper than the limit of {max_depth} levels"
+
+
+def _load_deep(data: bytes, max_depth: int | None) -> Object:
+    """A document deeper than orjson decodes: the stdlib parser, within ``max_depth``."""
+    if max_depth is not None and nesting_depth(data) > max_depth:
+        raise BadRequest(_too_deep(max_depth))
+    try:
+        obj = loads_deep(data, parse_int=_int64, parse_constant=_reject_constant)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        if isinstance(exc, UnicodeDecodeError) or "surrogate" in str(exc):
+            obj = _load_replacing(data.decode("utf-8", _GO_REPLACE))
+        else:
+            raise BadRequest(f"invalid JSON: {exc}") from None
+    if not isinstance(obj, dict):
+        raise BadRequest(f"the body must be a JSON object, not {_json_type(obj)}")
+    return obj
 
 
 def _reject_constant(name: str) -> Any:
@@ -133,9 +209,7 @@ def _load_replacing(text: str) -> Any:
     except json.JSONDecodeError as exc:
         raise BadRequest(f"invalid JSON: {exc}") from None
     except RecursionError:
-        raise BadRequest(
-            f"the object is nested deeper than the limit of {MAX_DEPTH} levels"
-        ) from None
+        raise BadRequest(_TOO_DEEP) from None
     if "\\u" in text:
         obj = _replace_surrogates(obj)
     return obj
@@ -164,13 +238,7 @@ def _may_repeat_keys(data: bytes, obj: Object) -> bool:
     """
     if b"\\u" in data and _ESCAPED_COLON.search(data):
         return True
-    try:
-        encoded = orjson.dumps(obj)
-    except TypeError:
-        # Deeper than orjson encodes: no later step could store or answer it either.
-        raise BadRequest(
-            f"the object is nested deeper than the limit of {MAX_ENCODED_DEPTH} levels"
-        ) from None
+    encoded = dumps(obj)
     return data.count(b":") != encoded.count(b":")
 
 
@@ -192,8 +260,6 @@ def _json_type(value: object) -> str:
 
 def _describe(exc: orjson.JSONDecodeError, data: bytes) -> str:
     text = str(exc)
-    if "depth limit" in text:
-        return f"the object is nested deeper than the limit of {MAX_DEPTH} levels"
     if "infinity" in text or b"NaN" in data:
         return f"invalid JSON: NaN and Infinity are not valid JSON numbers ({text})"
     if "UTF-8" in text or "surrogate" in text:

@@ -15,10 +15,14 @@ array element``); a complete top-level value by whitespace only (``after top-lev
 Strings refuse control bytes (``in string literal``), bad escapes (``in string escape code``,
 ``in \\u hexadecimal character escape``); numbers refuse a missing digit (``in numeric
 literal``, ``after decimal point in numeric literal``, ``in exponent of numeric literal``);
-literals name the byte they expected (``in literal true (expecting 'r')``).
+literals name the byte they expected (``in literal true (expecting 'r')``). An object or array
+opened deeper than :data:`~kstore.codec.nesting.MAX_DEPTH` levels is refused at its opening
+byte (``invalid character '{' exceeded max depth``).
 """
 
 from __future__ import annotations
+
+from kstore.codec.nesting import MAX_DEPTH
 
 __all__ = ["go_syntax_error"]
 
@@ -63,6 +67,7 @@ class _Scanner:
     def __init__(self, data: bytes) -> None:
         self.data = data
         self.i = 0
+        self.depth = 0
 
     def peek(self) -> int | None:
         return self.data[self.i] if self.i < len(self.data) else None
@@ -81,10 +86,15 @@ class _Scanner:
 
     def value(self, c: int) -> None:
         """Scan the value that starts with ``c`` (already consumed)."""
-        if c == ord("{"):
-            self.object()
-        elif c == ord("["):
-            self.array()
+        if c in (ord("{"), ord("[")):
+            self.depth += 1
+            if self.depth > MAX_DEPTH:
+                raise _refuse(c, "exceeded max depth")
+            if c == ord("{"):
+                self.object()
+            else:
+                self.array()
+            self.depth -= 1
         elif c == ord('"'):
             self.string()
         elif c == ord("-") or c in _DIGITS:

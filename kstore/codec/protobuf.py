@@ -38,6 +38,7 @@ from kstore.codec._pb_decode import (
 from kstore.codec._pb_encode import encoder_for
 from kstore.codec._pb_strict import unknown_field_paths
 from kstore.codec._pb_values import Malformed, read_uvarint, uvarint
+from kstore.codec.json import loads as json_loads
 from kstore.codec.recognizer import MEDIA_TYPE_PROTOBUF, PROTOBUF_MAGIC
 from kstore.codec.serializer import DecodeResult, Serializer
 from kstore.errors import BadRequest
@@ -360,7 +361,7 @@ def _read_raw_extension(raw: bytes) -> Any:
     """RawExtension bytes: an embedded protobuf object (by its magic) or JSON."""
     if raw.startswith(PROTOBUF_MAGIC):
         return _decode_object(read_envelope(raw))
-    return orjson.loads(raw)
+    return json_loads(raw)
 
 
 set_raw_extension_reader(_read_raw_extension)

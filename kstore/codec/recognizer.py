@@ -24,6 +24,8 @@ MEDIA_TYPE_PROTOBUF = "application/vnd.kubernetes.protobuf"
 PROTOBUF_MAGIC = b"k8s\x00"
 
 _JSON = JsonSerializer()
+# Stored data is read whatever its depth: what was accepted once stays readable.
+_STORED_JSON = JsonSerializer(max_depth=None)
 _YAML = YamlSerializer()
 
 
@@ -41,7 +43,7 @@ def serializer_for_content(data: bytes) -> Serializer:
     if data.startswith(PROTOBUF_MAGIC):
         return _protobuf()
     if data.lstrip(b" \t\r\n")[:1] in (b"{", b"["):
-        return _JSON
+        return _STORED_JSON
     return _YAML
 
 

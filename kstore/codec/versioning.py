@@ -92,7 +92,7 @@ def storage_codec(scheme: Scheme, media_type: str = MEDIA_TYPE_JSON) -> Versioni
     (JSON by default, or Kubernetes protobuf), encoded canonically so that equal objects give
     equal bytes; reads any format and version by content."""
     if media_type == MEDIA_TYPE_JSON:
-        return VersioningCodec(scheme, JsonSerializer(canonical=True))
+        return VersioningCodec(scheme, JsonSerializer(canonical=True, max_depth=None))
     return VersioningCodec(scheme, serializer_for_media_type(media_type))
 
 

@@ -1,12 +1,16 @@
 """YAML serializer: safe, iterative, and JSON-shaped, like Kubernetes' YAML-to-JSON path.
 
-Documents are built from the parser's event stream with an explicit stack, so nesting depth is
-bounded by :data:`kstore.codec.json.MAX_DEPTH` instead of the interpreter's stack (deep YAML
-crashes recursive loaders). Plain scalars resolve as YAML 1.1 (the rules Kubernetes' YAML
-library follows) except timestamps, which stay strings so that an unquoted
-``creationTimestamp: 2008-01-01T01:01:01Z`` means the same as in JSON. Mapping keys become
-strings. Only JSON values come out: NaN/Infinity, integers outside int64, binary and other
-non-JSON tags are rejected, and alias expansion is capped (billion-laughs documents are refused).
+Documents are built from the parser's event stream with an explicit stack, so deep YAML cannot
+exhaust the interpreter's stack (it crashes recursive loaders). Nesting is bounded by libyaml's
+own cap, :data:`MAX_YAML_DEPTH` levels, lower than JSON's 10,000: past it the pure-Python
+parser would go on, but in time quadratic in the depth (a 10,000-level flow sequence takes
+half a minute), so a deeper YAML body is a BadRequest; JSON carries deeper objects.
+
+Plain scalars resolve as YAML 1.1 (the rules Kubernetes' YAML library follows) except
+timestamps, which stay strings so that an unquoted ``creationTimestamp: 2008-01-01T01:01:01Z``
+means the same as in JSON. Mapping keys become strings. Only JSON values come out:
+NaN/Infinity, integers outside int64, binary and other non-JSON tags are rejected, and alias
+expansion is capped (billion-laughs documents are refused).
 """
 
 from __future__ import annotations
@@ -17,11 +21,11 @@ from typing import Any
 import yaml
 
 from kstore.api.gvk import Object
-from kstore.codec.json import MAX_DEPTH, join_path
+from kstore.codec.json import join_path
 from kstore.codec.serializer import DecodeResult
 from kstore.errors import BadRequest
 
-__all__ = ["MEDIA_TYPE_YAML", "YamlSerializer", "load_yaml"]
+__all__ = ["MAX_YAML_DEPTH", "MEDIA_TYPE_YAML", "YamlSerializer", "load_yaml"]
 
 MEDIA_TYPE_YAML = "application/yaml"
 
@@ -30,7 +34,13 @@ MAX_ALIASES = 1000
 #: How many values (scalars and containers) one document may expand to, aliases included.
 MAX_NODES = 1_000_000
 
-_TOO_DEEP = f"the object is nested deeper than the limit of {MAX_DEPTH} levels"
+#: libyaml's nesting cap (its parser refuses the level past it).
+MAX_YAML_DEPTH = 1000
+
+_TOO_DEEP = (
+    f"invalid YAML: the object is nested deeper than the limit of {MAX_YAML_DEPTH} levels "
+    "for YAML (JSON allows 10000)"
+)
 
 _INT64_MIN = -(2**63)
 _INT64_MAX = 2**63 - 1
@@ -132,7 +142,7 @@ class _Builder:
         return join_path(path, str(key))
 
     def open(self, container: Any, anchor: str | None) -> None:
-        if len(self.stack) >= MAX_DEPTH:
+        if len(self.stack) >= MAX_YAML_DEPTH:
             raise BadRequest(_TOO_DEEP)
         path = self.child_path()
         key = _NO_KEY if isinstance(container, dict) else None
@@ -196,7 +206,7 @@ def load_yaml(data: bytes | str) -> DecodeResult:
             elif isinstance(event, yaml.DocumentStartEvent) and builder.done:
                 raise BadRequest("invalid YAML: expected a single document, found several")
     except yaml.YAMLError as exc:
-        if "maximum nesting depth" in str(exc):  # libyaml's own cap, close to ours
+        if "maximum nesting depth" in str(exc):  # libyaml's own cap
             raise BadRequest(_TOO_DEEP) from None
         raise BadRequest(f"invalid YAML: {_one_line(exc)}") from None
     except (UnicodeDecodeError, ValueError) as exc:

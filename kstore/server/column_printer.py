@@ -14,11 +14,10 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
-import orjson
-
 from kstore.api.gvk import Object
 from kstore.api.jsonpath import compile_json_path
 from kstore.api.scheme import PrinterColumn
+from kstore.codec.json import dumps as json_dumps
 from kstore.server.durations import parse_timestamp, translate_timestamp_since
 from kstore.server.printers import Column, Printer
 
@@ -44,7 +43,7 @@ def _string_cell(value: Any) -> Any:
         return "true" if value else "false"
     if isinstance(value, int | float):
         return str(value)
-    return orjson.dumps(value).decode()
+    return json_dumps(value).decode()
 
 
 def _cell(kind: str, value: Any, now: datetime) -> Any:

@@ -22,9 +22,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import orjson
-
 from kstore.api.gvk import Object
+from kstore.codec.json import dumps as json_dumps
 from kstore.codec.serializer import DecodeResult, Serializer
 
 __all__ = [
@@ -59,7 +58,7 @@ def go_escape(data: bytes) -> bytes:
 
 def go_json(value: Any, option: int = 0) -> bytes:
     """``value`` as Go's ``encoding/json`` writes it (HTML-escaped), without a newline."""
-    return go_escape(orjson.dumps(value, option=option))
+    return go_escape(json_dumps(value, option=option))
 
 
 class GoEscapedJson:

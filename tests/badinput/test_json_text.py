@@ -46,7 +46,9 @@ def test_keys_are_replaced_and_repeats_still_reported() -> None:
         (b'{"a":"\xff", "b": 9223372036854775808}', "int64"),
         (b'{"a":"\xff"', "invalid JSON"),
         (b'["\xff"]', "must be a JSON object"),
-        (b'{"a":"\xff","b":' + b"[" * 2000 + b"]" * 2000 + b"}", "nested deeper"),
+        (b'{"a":"\xff","b":' + b"[" * 10_000 + b"]" * 10_000 + b"}", "nested deeper"),
+        # Far past the limit: refused before the stdlib parser's C recursion could overflow.
+        (b'{"a":"\xff","b":' + b"[" * 100_000 + b"]" * 100_000 + b"}", "nested deeper"),
     ],
 )
 def test_replaced_text_keeps_every_other_limit(body: bytes, fragment: str) -> None:

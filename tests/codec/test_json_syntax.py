@@ -43,5 +43,9 @@ def test_valid_json_has_no_syntax_error(text: bytes) -> None:
     assert go_syntax_error(text) is None
 
 
-def test_nesting_deeper_than_the_walk_leaves_the_callers_message() -> None:
-    assert go_syntax_error(b"[" * 100_000) is None
+def test_nesting_deeper_than_go_s_limit_is_refused_at_the_opening_byte() -> None:
+    assert go_syntax_error(b"[" * 100_000) == "invalid character '[' exceeded max depth"
+    assert go_syntax_error(b'{"a":' * 10_001) == "invalid character '{' exceeded max depth"
+    # Ten thousand levels are within the limit: the problem is elsewhere (here, the end).
+    assert go_syntax_error(b"[" * 10_000) == "unexpected end of JSON input"
+    assert go_syntax_error(b"[" * 10_000 + b"]" * 10_000) is None

@@ -34,6 +34,7 @@ import orjson
 
 from kstore.api.gvk import GroupVersionKind, GroupVersionResource, Object
 from kstore.api.selectors import LabelSelector
+from kstore.codec.json import dumps as json_dumps
 from kstore.errors import KStoreError, NotFound
 from kstore.registry.interface import AdmissionAttributes
 
@@ -225,7 +226,7 @@ def _selector(value: Any) -> LabelSelector:
     JSON: configurations are read far more often than they change."""
     if not value:
         return LabelSelector.everything()
-    key = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    key = json_dumps(value, option=orjson.OPT_SORT_KEYS)
     with _selector_lock:
         found = _selectors.get(key)
     if found is not None:

@@ -35,6 +35,8 @@ from urllib.parse import urlsplit
 
 import orjson
 
+from kstore.codec.json import dumps as json_dumps
+from kstore.codec.json import loads as json_loads
 from kstore.errors import (
     BadRequest,
     Forbidden,
@@ -166,7 +168,7 @@ def _generic_response(code: int, body: bytes) -> KStoreError:
         cls, message = messages[code]
         return cls(message)
     if code >= 500:
-        quoted = orjson.dumps(text).decode()
+        quoted = json_dumps(text).decode()
         return InternalError(
             f"an error on the server ({quoted}) has prevented the request from succeeding"
         )
@@ -327,12 +329,12 @@ class WebhookClient:
         url = target.url
         if timeout_query:
             url = _timeout_query(url, timeout)
-        payload = orjson.dumps(body)
+        payload = json_dumps(body)
         code, data = self._exchange(target, path, payload, timeout, url)
         if not 200 <= code < 300:
             raise WebhookCallError(*_error_response(code, data, url))
         try:
-            return orjson.loads(data)
+            return json_loads(data)
         except orjson.JSONDecodeError as exc:
             reason = f"couldn't get version/kind; json parse error: {_go_json_error(data)}"
             raise WebhookCallError(reason) from exc
@@ -467,7 +469,7 @@ def _error_response(code: int, data: bytes, url: str) -> tuple[str, KStoreError]
     """The reason and status of a non-2xx answer: the webhook's Status when it sent one
     (Go's client takes it as the error), else Kubernetes' generic words for the code."""
     try:
-        decoded = orjson.loads(data)
+        decoded = json_loads(data)
     except orjson.JSONDecodeError:
         decoded = None
     if isinstance(decoded, dict) and decoded.get("kind") == "Status":

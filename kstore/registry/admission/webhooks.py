@@ -56,6 +56,8 @@ from kstore.api.cel.admission import (
     compile_admission_expression,
 )
 from kstore.api.gvk import HUB_VERSION, GroupVersionKind, Object
+from kstore.codec.json import dumps as json_dumps
+from kstore.codec.json import loads as json_loads
 from kstore.errors import BadRequest, Cause, Forbidden, InternalError, KStoreError, NotFound
 from kstore.registry.admission.matching import (
     EXEMPT_KINDS,
@@ -124,7 +126,7 @@ class _Reinvocation:
 
 
 def _snapshot(attributes: AdmissionAttributes) -> bytes:
-    return orjson.dumps(attributes.object, option=orjson.OPT_SORT_KEYS)
+    return json_dumps(attributes.object, option=orjson.OPT_SORT_KEYS)
 
 
 class _Failure(Exception):
@@ -517,7 +519,7 @@ class Webhooks:
         if not encoded:
             return False
         try:
-            ops = orjson.loads(base64.b64decode(str(encoded), validate=True))
+            ops = json_loads(base64.b64decode(str(encoded), validate=True))
         except (binascii.Error, ValueError) as exc:
             raise _Failure(
                 hook.name, f"received undecodable patch in webhook response: {exc}"
@@ -550,7 +552,7 @@ class Webhooks:
             hub = scheme.to_hub(patched)
         except KStoreError as exc:
             raise InternalError(f"Internal error occurred: {exc.message}") from None
-        changed = orjson.dumps(hub, option=orjson.OPT_SORT_KEYS) != orjson.dumps(
+        changed = json_dumps(hub, option=orjson.OPT_SORT_KEYS) != json_dumps(
             attributes.object, option=orjson.OPT_SORT_KEYS
         )
         attributes.object.clear()

@@ -32,6 +32,8 @@ from typing import Any
 
 import orjson
 
+from kstore.codec.json import dumps as json_dumps
+from kstore.codec.json import loads as json_loads
 from kstore.errors import BadRequest
 from kstore.registry.patch._gofmt import go_json, smd_string
 
@@ -371,7 +373,7 @@ class FieldSet:
         if self._v1 is not None:
             # A manager whose fields a write did not touch keeps its decoded set: decoding
             # the kept JSON is ~10x cheaper than walking the trie again.
-            out: dict[str, Any] = orjson.loads(self._v1)
+            out: dict[str, Any] = json_loads(self._v1, max_depth=None)
             return out
         return self._emit(include_self=False)
 
@@ -397,7 +399,7 @@ class FieldSet:
         if not isinstance(fields, dict):
             raise BadRequest("managedFields: fieldsV1 must be a JSON object")
         try:
-            text = orjson.dumps(fields)
+            text = json_dumps(fields)
         except (TypeError, orjson.JSONEncodeError):
             text = None
         if text is not None:
@@ -408,7 +410,7 @@ class FieldSet:
         result = found or FieldSet()
         if text is not None:
             # Shared sets are the ones written back unchanged, write after write.
-            result._v1 = orjson.dumps(result._emit(include_self=False))
+            result._v1 = json_dumps(result._emit(include_self=False))
             with _PARSED_LOCK:
                 if len(_PARSED) >= _PARSED_SIZE:
                     del _PARSED[next(iter(_PARSED))]  # the oldest

@@ -22,9 +22,9 @@ from __future__ import annotations
 import copy
 from typing import Any, Final
 
-import orjson
-
 from kstore.api.validation._gojson import json_kind
+from kstore.codec.json import dumps as json_dumps
+from kstore.codec.json import loads as json_loads
 from kstore.errors import BadRequest, Invalid, RequestEntityTooLarge
 
 __all__ = [
@@ -79,7 +79,7 @@ def apply_json_patch(doc: Any, patch: Any) -> Any:
 
 def apply_operations(doc: Any, ops: list[dict[str, Any]]) -> Any:
     """Apply operations in order to a copy of ``doc``; JsonPatchError when one fails."""
-    doc = orjson.loads(orjson.dumps(doc))  # a private copy, ~10x faster than deepcopy
+    doc = json_loads(json_dumps(doc), max_depth=None)  # a private copy, ~10x faster than deepcopy
     for op in ops:
         kind = op.get("op")
         if not isinstance(kind, str):

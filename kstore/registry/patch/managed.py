@@ -34,10 +34,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
-import orjson
-
 from kstore.api.gvk import Object
 from kstore.api.patch_meta import DEDUCED, ListType, NodeKind, TypeNode
+from kstore.codec.json import dumps as json_dumps
+from kstore.codec.json import loads as json_loads
 from kstore.errors import BadRequest
 from kstore.registry.patch.fieldsets import FieldSet, PathElement, path_element_order
 from kstore.registry.patch.typed import (
@@ -480,7 +480,7 @@ def keep_old_timestamps(live: Object, new: Object) -> Object:
     out = dict(new)
     out["metadata"] = dict(new["metadata"])
     # A copy: the live object may be a shared, read-only cache entry.
-    out["metadata"]["managedFields"] = orjson.loads(orjson.dumps(old_entries))
+    out["metadata"]["managedFields"] = json_loads(json_dumps(old_entries), max_depth=None)
     return out
 
 

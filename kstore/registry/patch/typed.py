@@ -99,10 +99,14 @@ def _atom(node: TypeNode, value: Any) -> str:
 
 def _child(node: TypeNode, key: str) -> tuple[TypeNode, bool]:
     """The type of a map entry and whether it is a declared struct field. Fields a struct does
-    not declare (only live objects can have them: configurations are validated) are deduced."""
+    not declare are of its ``item`` type when it has one (a custom resource whose schema
+    preserves unknown fields), else deduced (only live objects can have them then:
+    configurations are validated)."""
     if node.kind is NodeKind.STRUCT:
         meta = node.fields.get(key)
-        return (meta.type, True) if meta is not None else (DEDUCED, False)
+        if meta is not None:
+            return meta.type, True
+        return node.item or DEDUCED, False
     if node.kind is NodeKind.MAP:
         assert node.item is not None
         return node.item, False
@@ -171,7 +175,7 @@ def _validate(value: Any, node: TypeNode, path: str, errors: list[str]) -> None:
         for key, child in value.items():
             child_node, declared = _child(node, key)
             child_path = f"{path}.{key}"
-            if node.kind is NodeKind.STRUCT and not declared:
+            if node.kind is NodeKind.STRUCT and not declared and node.item is None:
                 errors.append(f"{child_path}: field not declared in schema")
                 return
             _validate(child, child_node, child_path, errors)
@@ -285,15 +289,30 @@ def ensure_named_fields_are_members(fields: FieldSet, node: TypeNode | None) -> 
 def compare(lhs: Any, rhs: Any, node: TypeNode) -> Comparison:
     """Which fields ``rhs`` added, modified or removed relative to ``lhs``."""
     cmp = Comparison()
-    _compare(lhs, rhs, node, (), cmp)
+    _compare(lhs, rhs, node, None, cmp)
     return cmp
 
 
-def _compare(lhs: Any, rhs: Any, node: TypeNode, path: Path, cmp: Comparison) -> None:
+# A path as a chain of (parent, element) links: extending it costs O(1) at every level, where
+# copying a tuple costs its length (quadratic over a 10,000-level object); it becomes a tuple
+# only for the few paths that go into a result set.
+_Trail = tuple[Any, PathElement] | None
+
+
+def _path(trail: _Trail) -> Path:
+    elements: list[PathElement] = []
+    while trail is not None:
+        trail, pe = trail
+        elements.append(pe)
+    elements.reverse()
+    return tuple(elements)
+
+
+def _compare(lhs: Any, rhs: Any, node: TypeNode, path: _Trail, cmp: Comparison) -> None:
     atom_l = _atom(node, lhs) if lhs is not MISSING else None
     atom_r = _atom(node, rhs) if rhs is not MISSING else None
     if atom_l is not None and atom_r is not None and atom_l != atom_r:
-        cmp.modified.insert(path)
+        cmp.modified.insert(_path(path))
         return
     atom = atom_r or atom_l
     if lhs is rhs or (node.kind in _TYPED_CONTAINERS and lhs == rhs):
@@ -305,35 +324,33 @@ def _compare(lhs: Any, rhs: Any, node: TypeNode, path: Path, cmp: Comparison) ->
         rmap = rhs if isinstance(rhs, dict) else {}
         for key, lv in lmap.items():
             child_node, _ = _child(node, key)
-            _compare(
-                lv, rmap.get(key, MISSING), child_node, (*path, PathElement.of_field(key)), cmp
-            )
+            _compare(lv, rmap.get(key, MISSING), child_node, (path, PathElement.of_field(key)), cmp)
         for key, rv in rmap.items():
             if key not in lmap:
                 child_node, _ = _child(node, key)
-                _compare(MISSING, rv, child_node, (*path, PathElement.of_field(key)), cmp)
+                _compare(MISSING, rv, child_node, (path, PathElement.of_field(key)), cmp)
     elif atom == _LIST and not _is_atomic(node) and not (_empty(lhs) and _empty(rhs)):
         _compare_items(lhs, rhs, node, path, cmp)
     else:
         _compare_leaf(lhs, rhs, path, cmp)
         return
     if lhs is MISSING:
-        cmp.added.insert(path)
+        cmp.added.insert(_path(path))
     elif rhs is MISSING:
-        cmp.removed.insert(path)
+        cmp.removed.insert(_path(path))
 
 
 def _empty(value: Any) -> bool:
     return value is MISSING or value is None or (isinstance(value, dict | list) and not value)
 
 
-def _compare_leaf(lhs: Any, rhs: Any, path: Path, cmp: Comparison) -> None:
+def _compare_leaf(lhs: Any, rhs: Any, path: _Trail, cmp: Comparison) -> None:
     if lhs is MISSING:
-        cmp.added.insert(path)
+        cmp.added.insert(_path(path))
     elif rhs is MISSING:
-        cmp.removed.insert(path)
+        cmp.removed.insert(_path(path))
     elif not json_equal(lhs, rhs):
-        cmp.modified.insert(path)
+        cmp.modified.insert(_path(path))
 
 
 def _grouped(node: TypeNode, items: Any) -> tuple[list[PathElement], dict[PathElement, list[Any]]]:
@@ -349,7 +366,7 @@ def _grouped(node: TypeNode, items: Any) -> tuple[list[PathElement], dict[PathEl
     return order, groups
 
 
-def _compare_items(lhs: Any, rhs: Any, node: TypeNode, path: Path, cmp: Comparison) -> None:
+def _compare_items(lhs: Any, rhs: Any, node: TypeNode, path: _Trail, cmp: Comparison) -> None:
     assert node.item is not None
     l_order, l_groups = _grouped(node, lhs)
     r_order, r_groups = _grouped(node, rhs)
@@ -357,7 +374,7 @@ def _compare_items(lhs: Any, rhs: Any, node: TypeNode, path: Path, cmp: Comparis
     for pe in every:
         lvals = l_groups.get(pe, [])
         rvals = r_groups.get(pe, [])
-        item_path = (*path, pe)
+        item_path: _Trail = (path, pe)
         if len(lvals) <= 1 and len(rvals) <= 1:
             _compare(
                 lvals[0] if lvals else MISSING,
@@ -368,15 +385,15 @@ def _compare_items(lhs: Any, rhs: Any, node: TypeNode, path: Path, cmp: Comparis
             )
         elif len(lvals) >= 2 and len(rvals) >= 2:
             if len(lvals) != len(rvals) or not all(map(json_equal, lvals, rvals)):
-                cmp.modified.insert(item_path)
+                cmp.modified.insert(_path(item_path))
         elif len(lvals) >= 2:
             if rvals:
                 _compare(MISSING, rvals[0], node.item, item_path, cmp)
-            cmp.removed.insert(item_path)
+            cmp.removed.insert(_path(item_path))
         else:
             if lvals:
                 _compare(lvals[0], MISSING, node.item, item_path, cmp)
-            cmp.added.insert(item_path)
+            cmp.added.insert(_path(item_path))
 
 
 # ---------------------------------------------------------------------------- merge
@@ -385,11 +402,11 @@ def _compare_items(lhs: Any, rhs: Any, node: TypeNode, path: Path, cmp: Comparis
 def merge(lhs: Any, rhs: Any, node: TypeNode) -> Any:
     """``rhs`` merged into ``lhs`` (``rhs`` wins); SchemaError when ``rhs`` has duplicate
     keys or elements without keys."""
-    out = _merge(lhs, rhs, node, ())
+    out = _merge(lhs, rhs, node, None)
     return {} if out is MISSING else out
 
 
-def _merge(lhs: Any, rhs: Any, node: TypeNode, path: Path) -> Any:
+def _merge(lhs: Any, rhs: Any, node: TypeNode, path: _Trail) -> Any:
     atom_l = _atom(node, lhs) if lhs is not MISSING else None
     atom_r = _atom(node, rhs) if rhs is not MISSING else None
     if atom_l is not None and atom_r is not None and atom_l != atom_r:
@@ -402,26 +419,26 @@ def _merge(lhs: Any, rhs: Any, node: TypeNode, path: Path) -> Any:
     return rhs if rhs is not MISSING else lhs
 
 
-def _merge_map(lhs: Any, rhs: Any, node: TypeNode, path: Path) -> Any:
+def _merge_map(lhs: Any, rhs: Any, node: TypeNode, path: _Trail) -> Any:
     lmap = lhs if isinstance(lhs, dict) else {}
     rmap = rhs if isinstance(rhs, dict) else {}
     out: dict[str, Any] = {}
     for key, lv in lmap.items():
         rv = rmap.get(key, MISSING)
         child_node, _ = _child(node, key)
-        merged = _merge(lv, rv, child_node, (*path, PathElement.of_field(key)))
+        merged = _merge(lv, rv, child_node, (path, PathElement.of_field(key)))
         if merged is not MISSING:
             out[key] = merged
     for key, rv in rmap.items():
         if key not in lmap:
             child_node, _ = _child(node, key)
-            merged = _merge(MISSING, rv, child_node, (*path, PathElement.of_field(key)))
+            merged = _merge(MISSING, rv, child_node, (path, PathElement.of_field(key)))
             if merged is not MISSING:
                 out[key] = merged
     return out if out else MISSING
 
 
-def _merge_items(lhs: Any, rhs: Any, node: TypeNode, path: Path) -> Any:
+def _merge_items(lhs: Any, rhs: Any, node: TypeNode, path: _Trail) -> Any:
     """Merge two sets or keyed lists. The order is the configuration's, with elements only the
     live object has kept in place relative to the elements both have (structured-merge-diff's
     interleaving)."""
@@ -433,7 +450,7 @@ def _merge_items(lhs: Any, rhs: Any, node: TypeNode, path: Path) -> Any:
     for item in rlist:
         pe = item_path_element(node, item)
         if pe in observed_rhs:
-            raise SchemaError(f"{path_string(path)}: duplicate entries for key {pe}")
+            raise SchemaError(f"{path_string(_path(path))}: duplicate entries for key {pe}")
         observed_rhs[pe] = item
         rhs_pes.append(pe)
     lhs_pes: list[PathElement] = []
@@ -451,7 +468,7 @@ def _merge_items(lhs: Any, rhs: Any, node: TypeNode, path: Path) -> Any:
     out: list[Any] = []
 
     def emit(pe: PathElement, lchild: Any, rchild: Any) -> None:
-        value = _merge(lchild, rchild, node.item, (*path, pe))  # type: ignore[arg-type]
+        value = _merge(lchild, rchild, node.item, (path, pe))  # type: ignore[arg-type]
         if value is not MISSING:
             out.append(value)
 

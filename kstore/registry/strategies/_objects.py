@@ -8,6 +8,8 @@ from typing import Any, TypeVar, cast
 import orjson
 
 from kstore.api.gvk import Object
+from kstore.codec.json import dumps as json_dumps
+from kstore.codec.json import loads as json_loads
 
 __all__ = ["copy_value", "meta", "read_meta"]
 
@@ -29,7 +31,7 @@ def copy_value(value: _T) -> _T:
     for a 600-byte pod) and far cheaper than ``copy.deepcopy``; values orjson cannot encode
     (integers beyond 64 bits, non-string keys) are copied by the walk."""
     try:
-        return cast(_T, orjson.loads(orjson.dumps(value)))
+        return cast(_T, json_loads(json_dumps(value), max_depth=None))
     except (TypeError, orjson.JSONEncodeError):
         return cast(_T, _copy(value))
 

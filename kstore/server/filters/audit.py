@@ -25,8 +25,7 @@ from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import parse_qsl
 
-import orjson
-
+from kstore.codec.json import dumps as json_dumps
 from kstore.errors import KStoreError
 from kstore.registry.interface import UserInfo
 from kstore.server.filters._asgi import ASGIApp, Message, Receive, Scope, Send
@@ -71,7 +70,7 @@ class AuditLog:
         self._out: TextIO = open(path, "a", encoding="utf-8") if self._owned else sys.stdout  # noqa: SIM115
 
     def write(self, event: dict[str, Any]) -> None:
-        self._out.write(orjson.dumps(event).decode() + "\n")
+        self._out.write(json_dumps(event).decode() + "\n")
         self._out.flush()
 
     def close(self) -> None:

@@ -20,6 +20,7 @@ from urllib.parse import parse_qs
 
 import orjson
 
+from kstore.codec.json import loads as json_loads
 from kstore.server.filters._asgi import ASGIApp, Message, Receive, Scope, Send
 from kstore.server.json_body import go_json
 
@@ -45,7 +46,7 @@ def wants_pretty(scope: Scope) -> bool:
 
 def _indented(body: bytes) -> bytes:
     try:
-        value: Any = orjson.loads(body)
+        value: Any = json_loads(body, max_depth=None)
     except orjson.JSONDecodeError:
         return body
     return go_json(value, orjson.OPT_INDENT_2)
