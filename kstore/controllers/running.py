@@ -32,6 +32,7 @@ from kstore.controllers.crd_controller import CustomResourceDefinitionController
 from kstore.controllers.garbage_collector import GarbageCollector
 from kstore.controllers.kubernetes_service import KubernetesServiceController
 from kstore.controllers.leader import LeaderElection, LeaderElectionConfig
+from kstore.controllers.resource_quota import ResourceQuotaController
 from kstore.controllers.root_ca import RootCAPublisher
 from kstore.controllers.serviceaccounts import ServiceAccountsController
 from kstore.controllers.ttl_after_finished import TTLAfterFinishedController
@@ -59,6 +60,7 @@ _log = logging.getLogger("kstore.controllers")
 CONTROLLERS: Final = (
     "clusterrole-aggregation",
     "garbagecollector",
+    "resourcequota",
     "root-ca-cert-publisher",
     "serviceaccount",
     "ttl-after-finished",
@@ -111,6 +113,8 @@ class ControllerSettings:
             out.append(partial(ClusterRoleAggregationController, timings=timings))
         if "garbagecollector" in self.enabled:
             out.append(partial(GarbageCollector, timings=timings))
+        if "resourcequota" in self.enabled:
+            out.append(partial(ResourceQuotaController, timings=timings))
         if "serviceaccount" in self.enabled:
             out.append(partial(ServiceAccountsController, timings=timings))
         if "ttl-after-finished" in self.enabled:
