@@ -36,6 +36,7 @@ from kstore.controllers.resource_quota import ResourceQuotaController
 from kstore.controllers.root_ca import RootCAPublisher
 from kstore.controllers.serviceaccounts import ServiceAccountsController
 from kstore.controllers.ttl_after_finished import TTLAfterFinishedController
+from kstore.controllers.volume_protection import PVCProtectionController, PVProtectionController
 from kstore.errors import BadRequest, NotFound
 from kstore.registry.conversion_webhook import (
     CONVERSION_TIMEOUT,
@@ -60,6 +61,8 @@ _log = logging.getLogger("kstore.controllers")
 CONTROLLERS: Final = (
     "clusterrole-aggregation",
     "garbagecollector",
+    "pv-protection",
+    "pvc-protection",
     "resourcequota",
     "root-ca-cert-publisher",
     "serviceaccount",
@@ -113,6 +116,10 @@ class ControllerSettings:
             out.append(partial(ClusterRoleAggregationController, timings=timings))
         if "garbagecollector" in self.enabled:
             out.append(partial(GarbageCollector, timings=timings))
+        if "pvc-protection" in self.enabled:
+            out.append(partial(PVCProtectionController, timings=timings))
+        if "pv-protection" in self.enabled:
+            out.append(partial(PVProtectionController, timings=timings))
         if "resourcequota" in self.enabled:
             out.append(partial(ResourceQuotaController, timings=timings))
         if "serviceaccount" in self.enabled:
