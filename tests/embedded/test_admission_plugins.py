@@ -434,7 +434,8 @@ def test_default_storage_class(client: Client) -> None:
     claims = client.resource("v1", "persistentvolumeclaims").namespace("default")
     created = claims.create(_claim("none"))
     assert "storageClassName" not in created["spec"]
-    assert "finalizers" not in created["metadata"]
+    # StorageObjectInUseProtection, on by default, is the only one to add a finalizer.
+    assert created["metadata"]["finalizers"] == ["kubernetes.io/pvc-protection"]
     _storage_class(client, "plain")
     _storage_class(client, "fast", default=True)
     assert claims.create(_claim("a"))["spec"]["storageClassName"] == "fast"
