@@ -111,6 +111,8 @@ def _serve_config(args: argparse.Namespace, **overrides: Any) -> Any:
         fields.update(
             bind_address=args.bind_address,
             port=args.port,
+            advertise_address=args.advertise_address or None,
+            endpoint_reconciler_type=args.endpoint_reconciler_type,
             watch_cache=args.watch_cache,
             event_ttl_seconds=parse_duration(args.event_ttl),
             service_cluster_ip_range=args.service_cluster_ip_range,
@@ -606,6 +608,19 @@ def _add_serve_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]
     )
     p.add_argument("--bind-address", default="127.0.0.1", help="address to listen on")
     p.add_argument("--port", type=int, default=8080, help="port to listen on (0: any free one)")
+    p.add_argument(
+        "--advertise-address",
+        default="",
+        help="the address the kubernetes Service's endpoints give for this server "
+        "(default: the bind address; 127.0.0.1 when binding every address)",
+    )
+    p.add_argument(
+        "--endpoint-reconciler-type",
+        default="lease",
+        choices=("lease", "none"),
+        help="lease: each server keeps its address in the kubernetes Service's endpoints "
+        "through a Lease of its own; none: the endpoints are not kept",
+    )
     _add_storage_flags(p)
     p.add_argument(
         "--watch-cache",

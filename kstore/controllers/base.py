@@ -26,7 +26,7 @@ from typing import ClassVar, Final
 
 from kstore.api.gvk import Object
 from kstore.errors import Conflict, NotFound
-from kstore.registry.informer import Informer, InformerHandler, object_key
+from kstore.registry.informer import Informer, InformerHandler, InformerTransform, object_key
 from kstore.registry.interface import CreateOptions, Registry, RequestContext, ResourceStore
 
 __all__ = ["Controller", "ControllerTimings", "Informer", "WorkQueue", "object_key"]
@@ -177,6 +177,10 @@ class Controller:
     def reconcile(self, key: str) -> None:
         raise NotImplementedError
 
+    def transform_for(self, watched: tuple[str, str]) -> InformerTransform | None:
+        """What the informer of ``watched`` keeps of each object; default: all of it."""
+        return None
+
     def resync_keys(self) -> Iterable[str]:
         """The keys a periodic resync queues; default: every object of the primary resource."""
         return self.informers[self.watches[0]].keys() if self.watches else ()
@@ -210,6 +214,7 @@ class Controller:
                 handler,
                 stopping=self._stopping,
                 relist_pause_seconds=self.timings.relist_pause_seconds,
+                transform=self.transform_for(watched),
             )
         for informer in list(self.informers.values()):
             informer.start()

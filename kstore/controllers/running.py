@@ -30,10 +30,13 @@ from kstore.controllers.base import Controller, ControllerTimings
 from kstore.controllers.clusterrole_aggregation import ClusterRoleAggregationController
 from kstore.controllers.crd_controller import CustomResourceDefinitionController
 from kstore.controllers.garbage_collector import GarbageCollector
+from kstore.controllers.kubernetes_service import KubernetesServiceController
 from kstore.controllers.leader import LeaderElection, LeaderElectionConfig
+from kstore.controllers.resource_quota import ResourceQuotaController
 from kstore.controllers.root_ca import RootCAPublisher
 from kstore.controllers.serviceaccounts import ServiceAccountsController
 from kstore.controllers.ttl_after_finished import TTLAfterFinishedController
+from kstore.controllers.volume_protection import PVCProtectionController, PVProtectionController
 from kstore.errors import BadRequest, NotFound
 from kstore.registry.conversion_webhook import (
     CONVERSION_TIMEOUT,
@@ -58,6 +61,9 @@ _log = logging.getLogger("kstore.controllers")
 CONTROLLERS: Final = (
     "clusterrole-aggregation",
     "garbagecollector",
+    "pv-protection",
+    "pvc-protection",
+    "resourcequota",
     "root-ca-cert-publisher",
     "serviceaccount",
     "ttl-after-finished",
@@ -93,8 +99,12 @@ class ControllerSettings:
         root_ca: str | None = None,
         leader_election: LeaderElectionConfig | None = None,
         timings: ControllerTimings | None = None,
+        kubernetes_service: Callable[[Registry], KubernetesServiceController] | None = None,
     ) -> None:
         self.enabled = enabled_controllers(controllers)
+        #: Builds the ``kubernetes`` Service loop of a server that has an address (every
+        #: server runs it, as every kube-apiserver does; None: no Service is kept).
+        self.kubernetes_service = kubernetes_service
         self.root_ca = root_ca
         self.leader_election = leader_election or LeaderElectionConfig()
         self.timings = timings or ControllerTimings()
@@ -106,6 +116,12 @@ class ControllerSettings:
             out.append(partial(ClusterRoleAggregationController, timings=timings))
         if "garbagecollector" in self.enabled:
             out.append(partial(GarbageCollector, timings=timings))
+        if "pvc-protection" in self.enabled:
+            out.append(partial(PVCProtectionController, timings=timings))
+        if "pv-protection" in self.enabled:
+            out.append(partial(PVProtectionController, timings=timings))
+        if "resourcequota" in self.enabled:
+            out.append(partial(ResourceQuotaController, timings=timings))
         if "serviceaccount" in self.enabled:
             out.append(partial(ServiceAccountsController, timings=timings))
         if "ttl-after-finished" in self.enabled:
@@ -161,10 +177,12 @@ class RunningControllers:
         crds: CustomResourceDefinitionController | None,
         leader_only: _LeaderOnly | None,
         api_services: APIServiceAvailabilityController | None = None,
+        kubernetes_service: KubernetesServiceController | None = None,
     ) -> None:
         self._crds = crds
         self._leader_only = leader_only
         self._api_services = api_services
+        self._kubernetes_service = kubernetes_service
 
     @property
     def election(self) -> LeaderElection | None:
@@ -176,6 +194,9 @@ class RunningControllers:
         return [] if self._leader_only is None else list(self._leader_only.running)
 
     def stop(self) -> None:
+        if self._kubernetes_service is not None:
+            self._kubernetes_service.stop()
+            self._kubernetes_service = None
         if self._leader_only is not None:
             self._leader_only.election.stop()
             self._leader_only = None
@@ -226,6 +247,19 @@ def start_controllers(
     else:
         api_services = APIServiceAvailabilityController(registry)
         api_services.start()
+    kubernetes_service = None
+    if settings.kubernetes_service is not None:
+        try:
+            kubernetes_service = settings.kubernetes_service(registry)
+            kubernetes_service.start()
+        except NotFound:
+            _log.info(
+                "Services, Endpoints, EndpointSlices or Leases are not served:"
+                " no kubernetes Service"
+            )
+            if kubernetes_service is not None:
+                kubernetes_service.stop()
+            kubernetes_service = None
     if settings.enabled:
         try:
             registry.scheme.resource(GroupVersion("coordination.k8s.io", "v1"), "leases")
@@ -234,4 +268,4 @@ def start_controllers(
         else:
             leader_only = _LeaderOnly(registry, settings)
             leader_only.election.start()
-    return RunningControllers(crds, leader_only, api_services)
+    return RunningControllers(crds, leader_only, api_services, kubernetes_service)

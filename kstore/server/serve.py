@@ -30,6 +30,7 @@ import threading
 import time
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from types import FrameType
 from typing import TextIO
@@ -37,6 +38,12 @@ from typing import TextIO
 import uvicorn
 
 from kstore.controllers import ControllerSettings, RunningControllers, start_controllers
+from kstore.controllers.kubernetes_service import (
+    ENDPOINT_RECONCILER_TYPES,
+    KubernetesServiceController,
+    advertise_address_for,
+    first_service_ip,
+)
 from kstore.controllers.leader import LeaderElectionConfig
 from kstore.controllers.root_ca import read_root_ca
 from kstore.errors import BadRequest
@@ -126,6 +133,12 @@ class ServeConfig:
 
     bind_address: str = "127.0.0.1"
     port: int = 8080
+    #: kube-apiserver's ``--advertise-address``: the address the ``kubernetes`` Service's
+    #: Endpoints give for this server (default: the bind address; 127.0.0.1 when binding all).
+    advertise_address: str | None = None
+    #: kube-apiserver's ``--endpoint-reconciler-type``: ``lease`` (each server keeps its
+    #: address in the ``kubernetes`` Endpoints through a Lease of its own) or ``none``.
+    endpoint_reconciler_type: str = "lease"
     data_dir: Path = Path("kstore-data")
     storage_backend: str = "lmdb"
     etcd_servers: tuple[str, ...] = ()
@@ -407,11 +420,14 @@ def serve(
         level=config.log_level.upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    settings = ControllerSettings(
-        controllers=config.controllers,
-        root_ca=read_root_ca(config.root_ca_file, config.tls_cert_file),
-        leader_election=config.leader_election,
-    )
+    advertise = advertise_address_for(config.bind_address, config.advertise_address)
+    if config.endpoint_reconciler_type not in ENDPOINT_RECONCILER_TYPES:
+        raise BadRequest(
+            f"--endpoint-reconciler-type: unknown type {config.endpoint_reconciler_type!r}"
+            f" (known: {', '.join(ENDPOINT_RECONCILER_TYPES)})"
+        )
+    service_ip = first_service_ip(config.service_cluster_ip_range)
+    root_ca = read_root_ca(config.root_ca_file, config.tls_cert_file)
     tls: ssl.SSLContext | None = None
     if (config.tls_cert_file is None) != (config.tls_private_key_file is None):
         raise BadRequest("--tls-cert-file and --tls-private-key-file must be given together")
@@ -419,6 +435,18 @@ def serve(
         tls = server_tls_context(config.tls_cert_file, config.tls_private_key_file)
     sock = _bind(config.bind_address, config.port if tls is None else config.secure_port)
     url = _url(config.bind_address, sock.getsockname()[1], "http" if tls is None else "https")
+    settings = ControllerSettings(
+        controllers=config.controllers,
+        root_ca=root_ca,
+        leader_election=config.leader_election,
+        kubernetes_service=partial(
+            KubernetesServiceController,
+            advertise_address=advertise,
+            port=sock.getsockname()[1],
+            service_ip=service_ip,
+            endpoint_reconciler_type=config.endpoint_reconciler_type,
+        ),
+    )
     try:
         registry, backend = opener(config)
     except BaseException:

@@ -5,6 +5,7 @@ ResourceQuota, Node."""
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import pytest
@@ -302,21 +303,32 @@ def test_limit_range_and_quota_with_kubectl(
         'spec.limits[0].min[cpu]: Invalid value: "3": min value 3 is greater than max value 2'
     ) in result.stderr, (result.stderr, namespace)
 
+    # A pod to count (the limit range gives it a cpu limit of 2).
+    pod = {
+        "metadata": {"name": "counted"},
+        "spec": {
+            "containers": [
+                {
+                    "name": "app",
+                    "image": "nginx:1.27",
+                    "resources": {"requests": {"cpu": "500m"}, "limits": {"memory": "1Gi"}},
+                }
+            ]
+        },
+    }
+    core.create_namespaced_pod(namespace, pod)
     k.write("quota.yaml", to_yaml(_quota()))
     assert k.ok("create", "-f", "quota.yaml").strip() == "resourcequota/compute created"
-    # The quota controller's write: status.hard from the spec, status.used counted.
-    status = {
-        "hard": {"pods": "10", "requests.cpu": "4", "limits.memory": "8Gi"},
-        "used": {"pods": "1", "requests.cpu": "500m"},
-    }
-    core.patch_namespaced_resource_quota_status("compute", namespace, {"status": status})
-    rows = _table(k.ok("get", "quota", "-o", "wide"))
-    assert list(rows[0]) == ["NAME", "AGE", "REQUEST", "LIMIT"]
-    assert (rows[0]["NAME"], rows[0]["REQUEST"], rows[0]["LIMIT"]) == (
-        "compute",
-        "pods: 1/10, requests.cpu: 500m/4",
-        "limits.memory: 0/8Gi",
-    )
+    # The resourcequota controller's write: status.hard from the spec, status.used counted.
+    wanted = ("compute", "pods: 1/10, requests.cpu: 500m/4", "limits.memory: 1Gi/8Gi")
+    deadline = time.monotonic() + 15
+    while True:
+        rows = _table(k.ok("get", "quota", "-o", "wide"))
+        assert list(rows[0]) == ["NAME", "AGE", "REQUEST", "LIMIT"]
+        if (rows[0]["NAME"], rows[0]["REQUEST"], rows[0]["LIMIT"]) == wanted:
+            break
+        assert time.monotonic() < deadline, rows
+        time.sleep(0.1)
     result = k.fails(
         "patch", "quota", "compute", "--type=merge", "-p", '{"spec":{"hard":{"pods":"1.5"}}}'
     )
@@ -358,12 +370,21 @@ def test_python_client_limit_ranges_and_quotas(core: client.CoreV1Api, namespace
     made = core.create_namespaced_resource_quota(namespace, quota)
     assert isinstance(made, client.V1ResourceQuota)
     assert made.status.hard is None
+    # The resourcequota controller counts it (no pod of class "high")...
+    deadline = time.monotonic() + 15
+    while (counted := core.read_namespaced_resource_quota("objects", namespace)).status.used != {
+        "pods": "0"
+    }:
+        assert time.monotonic() < deadline, counted.status
+        time.sleep(0.05)
+    assert counted.status.hard == {"pods": "5"}
+    # ... and the status subresource takes another writer's report.
     reported = core.replace_namespaced_resource_quota_status(
         "objects",
         namespace,
         client.V1ResourceQuota(
             metadata=client.V1ObjectMeta(
-                name="objects", resource_version=made.metadata.resource_version
+                name="objects", resource_version=counted.metadata.resource_version
             ),
             spec=made.spec,
             status=client.V1ResourceQuotaStatus(hard={"pods": "5"}, used={"pods": "1"}),

@@ -6,6 +6,7 @@ LMDB and on etcd."""
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import pytest
@@ -264,7 +265,12 @@ def test_persistent_volume_crud_with_the_python_client(api_client: client.ApiCli
     )
     deleted = core.delete_persistent_volume("pv-nfs")
     assert deleted.metadata.name == "pv-nfs"
-    assert [pv.metadata.name for pv in core.list_persistent_volume().items] == []
+    # Not Bound, so the pv-protection controller takes its finalizer off and it goes.
+    assert deleted.metadata.finalizers == ["kubernetes.io/pv-protection"]
+    deadline = time.monotonic() + 15
+    while core.list_persistent_volume().items:
+        assert time.monotonic() < deadline, "the volume stayed"
+        time.sleep(0.05)
 
 
 def test_volume_attachments_with_the_python_client_and_kubectl(

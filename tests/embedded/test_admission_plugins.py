@@ -50,8 +50,8 @@ def _create(client: Client, pod: dict[str, Any]) -> dict[str, Any]:
 
 def test_defaults_are_kube_apiservers_in_its_order() -> None:
     names = resolve_plugins()
-    assert set(names) == DEFAULT_ON_PLUGINS - {"StorageObjectInUseProtection"}
-    assert "StorageObjectInUseProtection" in resolve_plugins(["StorageObjectInUseProtection"])
+    assert set(names) == DEFAULT_ON_PLUGINS
+    assert "StorageObjectInUseProtection" in names
     assert list(names) == sorted(names, key=ORDERED_PLUGINS.index)
     assert names.index("ServiceAccount") < names.index("Priority")
     assert names[-1] == "ResourceQuota"
@@ -434,7 +434,8 @@ def test_default_storage_class(client: Client) -> None:
     claims = client.resource("v1", "persistentvolumeclaims").namespace("default")
     created = claims.create(_claim("none"))
     assert "storageClassName" not in created["spec"]
-    assert "finalizers" not in created["metadata"]
+    # StorageObjectInUseProtection, on by default, is the only one to add a finalizer.
+    assert created["metadata"]["finalizers"] == ["kubernetes.io/pvc-protection"]
     _storage_class(client, "plain")
     _storage_class(client, "fast", default=True)
     assert claims.create(_claim("a"))["spec"]["storageClassName"] == "fast"
@@ -445,9 +446,9 @@ def test_default_storage_class(client: Client) -> None:
     )
 
 
-def test_protection_finalizers_when_enabled(tmp_path: Path) -> None:
+def test_protection_finalizers_by_default(tmp_path: Path) -> None:
     url = f"lmdb://{tmp_path / 's'}?durable=false"
-    with open(url, enable_admission_plugins=["StorageObjectInUseProtection"]) as c:
+    with open(url, controllers=()) as c:
         claim = c.resource("v1", "persistentvolumeclaims").namespace("default").create(_claim("a"))
         assert claim["metadata"]["finalizers"] == ["kubernetes.io/pvc-protection"]
         volume = c.resource("v1", "persistentvolumes").create(

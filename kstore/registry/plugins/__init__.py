@@ -39,7 +39,6 @@ from kstore.registry.plugins import (
 __all__ = [
     "DEFAULT_ON_PLUGINS",
     "ORDERED_PLUGINS",
-    "WAITING_FOR_CONTROLLERS",
     "install_plugins",
     "resolve_plugins",
 ]
@@ -122,11 +121,6 @@ DEFAULT_ON_PLUGINS: Final = frozenset(
     }
 )
 
-#: Default-on plugins kstore runs only when enabled by name: their finalizers need the
-#: controllers that remove them (pvc-protection, pv-protection), which kstore does not run yet;
-#: without them every claim and volume deleted would stay terminating.
-WAITING_FOR_CONTROLLERS: Final = frozenset({"StorageObjectInUseProtection"})
-
 #: A plugin's hooks for one registry: (mutating, validating), either may be None.
 Hooks = tuple[AdmissionHook | None, AdmissionHook | None]
 
@@ -150,8 +144,7 @@ _INSTALLERS: Final[dict[str, Callable[[Registry], Hooks]]] = {
 
 
 def resolve_plugins(enable: Iterable[str] = (), disable: Iterable[str] = ()) -> tuple[str, ...]:
-    """The plugins that run, in order: the default-on set (less
-    :data:`WAITING_FOR_CONTROLLERS`) plus ``enable`` less ``disable``.
+    """The plugins that run, in order: the default-on set plus ``enable`` less ``disable``.
     BadRequest for an unknown name or one in both lists (kube-apiserver's messages)."""
     enabled = [n for n in enable if n]
     disabled = [n for n in disable if n]
@@ -165,7 +158,7 @@ def resolve_plugins(enable: Iterable[str] = (), disable: Iterable[str] = ()) -> 
         raise BadRequest(
             f"{both} in enable-admission-plugins and disable-admission-plugins overlapped"
         )
-    on = (DEFAULT_ON_PLUGINS - WAITING_FOR_CONTROLLERS | set(enabled)) - set(disabled)
+    on = (DEFAULT_ON_PLUGINS | set(enabled)) - set(disabled)
     return tuple(n for n in ORDERED_PLUGINS if n in on)
 
 

@@ -23,11 +23,13 @@ Quota scopes (``Terminating``, ``NotTerminating``, ``BestEffort``, ``NotBestEffo
 ``PriorityClass`` selectors) select the pods a quota counts. Where a quota's
 ``status.used`` lacks a resource (no quota controller computed it yet), its usage is counted
 from the namespace's objects, where kube-apiserver would refuse with ``status unknown``.
-Objects deleted are not given back here: that is the quota controller's recount.
+Objects deleted are not given back here: that is the ``resourcequota`` controller's recount
+(:mod:`kstore.controllers.resource_quota`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from fractions import Fraction
 from typing import Any, Final
 
@@ -44,7 +46,7 @@ from kstore.registry.plugins._common import forbidden, list_objects
 from kstore.registry.plugins._quantities import format_like, value
 from kstore.registry.strategies.base import copy_value
 
-__all__ = ["hooks"]
+__all__ = ["count_usage", "hooks", "recounted_used"]
 
 _LEGACY_COUNTS: Final = {
     ("", "pods"): "pods",
@@ -206,27 +208,42 @@ def _pretty(usage: dict[str, str]) -> str:
     return ",".join(f"{k}={usage[k]}" for k in sorted(usage))
 
 
-def hooks(registry: Registry) -> tuple[AdmissionHook | None, AdmissionHook | None]:
-    def counted(quota: Object, namespace: str, names: set[str]) -> dict[str, Fraction]:
-        """Usage of ``names`` counted from the namespace's objects (no status yet)."""
-        totals: dict[str, Fraction] = dict.fromkeys(names, Fraction(0))
-        sources = {("", "pods"), ("", "persistentvolumeclaims"), ("", "services")}
-        for name in names:
-            if name.startswith("count/"):
-                resource, _, group = name.removeprefix("count/").partition(".")
-                sources.add((group, resource))
-        for key, legacy in _LEGACY_COUNTS.items():
-            if legacy in names:
-                sources.add(key)
-        for group, plural in sorted(sources):
-            for obj in list_objects(registry, group, plural, namespace):
-                if not _selected(quota, plural, group, obj):
-                    continue
-                for name, (amount, _) in _usage(group, plural, obj).items():
-                    if name in totals:
-                        totals[name] += amount
-        return totals
+def count_usage(
+    registry: Registry, quota: Object, namespace: str, names: Iterable[str]
+) -> dict[str, Fraction]:
+    """The usage of ``names`` (resource names of ``spec.hard``) by the objects of
+    ``namespace`` that ``quota``'s scopes select, counted from the store as of now (what the
+    ``resourcequota`` controller writes, and what admission uses where ``status.used`` lacks
+    a name)."""
+    wanted = set(names)
+    totals: dict[str, Fraction] = dict.fromkeys(wanted, Fraction(0))
+    sources = {("", "pods"), ("", "persistentvolumeclaims"), ("", "services")}
+    for name in wanted:
+        if name.startswith("count/"):
+            resource, _, group = name.removeprefix("count/").partition(".")
+            sources.add((group, resource))
+    for key, legacy in _LEGACY_COUNTS.items():
+        if legacy in wanted:
+            sources.add(key)
+    for group, plural in sorted(sources):
+        for obj in list_objects(registry, group, plural, namespace):
+            if not _selected(quota, plural, group, obj):
+                continue
+            for name, (amount, _) in _usage(group, plural, obj).items():
+                if name in totals:
+                    totals[name] += amount
+    return totals
 
+
+def recounted_used(registry: Registry, quota: Object, namespace: str) -> dict[str, str]:
+    """``status.used`` of ``quota`` as counted from the objects now: every name of
+    ``spec.hard``, each formatted as its hard limit is."""
+    hard = _map(_map(quota, "spec"), "hard")
+    totals = count_usage(registry, quota, namespace, hard)
+    return {name: format_like(totals[name], hard[name]) for name in sorted(hard)}
+
+
+def hooks(registry: Registry) -> tuple[AdmissionHook | None, AdmissionHook | None]:
     def charge(
         attributes: AdmissionAttributes,
         quota: Object,
@@ -240,7 +257,7 @@ def hooks(registry: Registry) -> tuple[AdmissionHook | None, AdmissionHook | Non
             hard = _map(_map(current, "spec"), "hard")
             used = _map(_map(current, "status"), "used")
             missing = {n for n in interesting if n not in used}
-            extra = counted(current, namespace, missing) if missing else {}
+            extra = count_usage(registry, current, namespace, missing) if missing else {}
             totals = {n: extra[n] if n in extra else value(used.get(n)) for n in interesting}
             over = sorted(n for n in interesting if totals[n] + delta[n][0] > value(hard.get(n)))
             if over:
