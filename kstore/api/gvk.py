@@ -74,7 +74,8 @@ class GroupVersionKind:
 
     @property
     def api_version(self) -> str:
-        return self.group_version.api_version
+        # As GroupVersion.api_version, without building one (every conversion asks).
+        return f"{self.group}/{self.version}" if self.group else self.version
 
     def __str__(self) -> str:
         return f"{self.api_version}, Kind={self.kind}"
@@ -94,15 +95,30 @@ class GroupVersionResource:
         return f"{self.group_version.api_version}, Resource={self.resource}"
 
 
+#: Bound on the (apiVersion, kind) pairs :func:`gvk_of` remembers: a scheme has a few
+#: hundred, and a client sending made-up ones must not grow it without end.
+_DECLARED_SIZE = 4096
+_declared: dict[tuple[str, str], GroupVersionKind] = {}
+
+
 def gvk_of(obj: Object) -> GroupVersionKind:
     """The GVK an object declares; BadRequest when ``apiVersion`` or ``kind`` is missing."""
     api_version = obj.get("apiVersion")
     kind = obj.get("kind")
+    if isinstance(api_version, str) and isinstance(kind, str):
+        # A write asks several times per object (decode, default, convert, encode): parsed
+        # once per pair. Only well-formed pairs are remembered, so errors are raised each time.
+        found = _declared.get((api_version, kind))
+        if found is not None:
+            return found
     if not isinstance(kind, str) or not kind:
         raise BadRequest("Object 'Kind' is missing in the object")
     if not isinstance(api_version, str) or not api_version:
         raise BadRequest(f"Object 'apiVersion' is missing in object of kind {kind!r}")
-    return GroupVersionKind.from_api_version(api_version, kind)
+    gvk = GroupVersionKind.from_api_version(api_version, kind)
+    if len(_declared) < _DECLARED_SIZE:
+        _declared[(api_version, kind)] = gvk
+    return gvk
 
 
 _VERSION = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")

@@ -22,11 +22,21 @@ function refuses in a name (``Name parameter invalid: "a%b": may not contain '%'
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
 from dataclasses import dataclass
+from typing import Any
 
 from kstore.errors import BadRequest, NotFound
 
-__all__ = ["RequestInfo", "parse_path", "path_segment_problems", "query_bool", "verb_for"]
+__all__ = [
+    "RequestInfo",
+    "parse_path",
+    "parse_scope_path",
+    "path_segment_problems",
+    "query_bool",
+    "url_path",
+    "verb_for",
+]
 
 _NAMESPACE_SUBRESOURCES = frozenset({"status", "finalize"})
 _NOT_FOUND = "the server could not find the requested resource"
@@ -96,6 +106,39 @@ def parse_path(path: str) -> RequestInfo | None:
     name = rest[1] if len(rest) > 1 else ""
     subresource = rest[2] if len(rest) > 2 else ""
     return RequestInfo(group, version, namespace, resource, name, subresource, watch_prefix)
+
+
+#: Where :func:`parse_scope_path` keeps its last answer in a request's ASGI scope: the filters
+#: and the resource endpoint each ask for every request.
+_PARSED_KEY = "kstore.parsed_path"
+#: What Starlette's URL escapes in a path it rebuilds, and what ``urlsplit`` then removes.
+_URL_ESCAPES = (("?", "%3F"), ("#", "%23"), ("\\", "%5C"))
+_URL_REMOVED = ("\t", "\r", "\n")
+
+
+def parse_scope_path(scope: MutableMapping[str, Any], path: str) -> RequestInfo | None:
+    """:func:`parse_path` of ``path``, remembered in the request's scope for the next caller
+    that parses the same path (errors are raised again by parsing again)."""
+    cached = scope.get(_PARSED_KEY)
+    if cached is not None and cached[0] == path:
+        info: RequestInfo | None = cached[1]
+        return info
+    info = parse_path(path)
+    scope[_PARSED_KEY] = (path, info)
+    return info
+
+
+def url_path(scope: MutableMapping[str, Any]) -> str:
+    """The path as Starlette's ``request.url.path`` gives it (``?``, ``#`` and ``\\`` escaped,
+    tabs and line breaks removed, as ``urlsplit`` does), without building the whole URL."""
+    path = str(scope["path"])
+    for char, escaped in _URL_ESCAPES:
+        if char in path:
+            path = path.replace(char, escaped)
+    for char in _URL_REMOVED:
+        if char in path:
+            path = path.replace(char, "")
+    return path
 
 
 def path_segment_problems(name: str) -> list[str]:

@@ -82,9 +82,10 @@ from kstore.server.negotiation import OutputFormat, body_serializer, negotiate
 from kstore.server.openapi import OpenAPIDocument
 from kstore.server.request_info import (
     RequestInfo,
-    parse_path,
+    parse_scope_path,
     path_segment_problems,
     query_bool,
+    url_path,
     verb_for,
 )
 from kstore.server.reviews import ReviewResource, answer_review, review_resource
@@ -330,10 +331,10 @@ class _Endpoints:
 
     async def resources(self, request: Request) -> Response:
         started = time.perf_counter()
-        path = request.url.path
+        path = url_path(request.scope)
         accept = request.headers.get("accept")
         try:
-            info = parse_path(path)
+            info = parse_scope_path(request.scope, path)
         except KStoreError as exc:
             return _error_response(exc, accept)
         if info is None:

@@ -268,3 +268,25 @@ def test_no_new_finalizers_while_deleting() -> None:
     ]
     new["metadata"]["finalizers"] = []
     assert validate_object_meta_update(new, old) == []
+
+
+def test_every_metadata_field_wrong_gives_its_causes_in_field_order() -> None:
+    causes = _create(
+        name="a",
+        namespace="ns",
+        generation=-1,
+        labels={"-bad": "ok"},
+        annotations={"-bad": "v"},
+        ownerReferences=[{"apiVersion": "v1", "kind": "", "name": "o", "uid": "1"}],
+        finalizers=["custom"],
+        managedFields=[{"manager": "m", "operation": "Patch"}],
+    )
+    fields = [c.split(":", 1)[0] for c in causes]
+    assert fields == [
+        "metadata.generation",
+        "metadata.labels",
+        "metadata.annotations",
+        "metadata.ownerReferences.kind",
+        "metadata.managedFields[0].operation",
+        "metadata.finalizers[0]",
+    ]

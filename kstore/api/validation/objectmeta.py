@@ -298,18 +298,27 @@ def validate_object_meta(
             )
     elif namespace:
         causes.append(forbidden(path.child("namespace"), "not allowed on this type"))
-    causes.extend(validate_nonnegative_field(get_int(meta, "generation"), path.child("generation")))
-    causes.extend(validate_labels(get_map(meta, "labels"), path.child("labels")))
-    causes.extend(validate_annotations(get_map(meta, "annotations"), path.child("annotations")))
-    causes.extend(
-        validate_owner_references(get_list(meta, "ownerReferences"), path.child("ownerReferences"))
-    )
+    # Each check below finds nothing in an absent or empty field: skipped then (with the
+    # path it would build), as most creates carry few of these fields.
+    generation = get_int(meta, "generation")
+    if generation:
+        causes.extend(validate_nonnegative_field(generation, path.child("generation")))
+    labels = get_map(meta, "labels")
+    if labels:
+        causes.extend(validate_labels(labels, path.child("labels")))
+    annotations = get_map(meta, "annotations")
+    if annotations:
+        causes.extend(validate_annotations(annotations, path.child("annotations")))
+    owners = get_list(meta, "ownerReferences")
+    if owners:
+        causes.extend(validate_owner_references(owners, path.child("ownerReferences")))
     finalizers = get_list(meta, "finalizers")
-    causes.extend(validate_finalizers(finalizers, path.child("finalizers")))
-    causes.extend(
-        validate_managed_fields(get_list(meta, "managedFields"), path.child("managedFields"))
-    )
-    if kube_finalizers:
+    if finalizers:
+        causes.extend(validate_finalizers(finalizers, path.child("finalizers")))
+    managed = get_list(meta, "managedFields")
+    if managed:
+        causes.extend(validate_managed_fields(managed, path.child("managedFields")))
+    if finalizers and kube_finalizers:
         causes.extend(_kube_finalizers(finalizers, path))
     return causes
 

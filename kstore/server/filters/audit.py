@@ -36,7 +36,7 @@ from kstore.server.filters.authentication import (
     user_info_fields,
 )
 from kstore.server.filters.recovery import REQUEST_ID_KEY
-from kstore.server.request_info import parse_path, query_bool, verb_for
+from kstore.server.request_info import parse_scope_path, query_bool, verb_for
 
 __all__ = ["AUDIT_ANNOTATIONS_KEY", "Audit", "AuditLog"]
 
@@ -94,7 +94,7 @@ def _header(scope: Scope, name: bytes) -> str:
 def _verb_and_object(scope: Scope) -> tuple[str, dict[str, str] | None]:
     method = str(scope.get("method", "GET"))
     try:
-        info = parse_path(str(scope.get("path", "")))
+        info = parse_scope_path(scope, str(scope.get("path", "")))
     except KStoreError:
         info = None
     if info is None:

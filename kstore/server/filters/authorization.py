@@ -36,7 +36,7 @@ from kstore.errors import BadRequest, Forbidden, KStoreError
 from kstore.registry.interface import UserInfo
 from kstore.server.filters._asgi import ASGIApp, Receive, Scope, Send, send_status
 from kstore.server.filters.authentication import request_user
-from kstore.server.request_info import parse_path, query_bool, verb_for
+from kstore.server.request_info import parse_scope_path, query_bool, verb_for
 
 __all__ = [
     "AUTHORIZATION_MODES",
@@ -211,7 +211,7 @@ def attributes_of(scope: Scope, user: UserInfo) -> Attributes:
     path = str(scope.get("path", ""))
     method = str(scope.get("method", "GET"))
     try:
-        info = parse_path(path)
+        info = parse_scope_path(scope, path)
     except KStoreError:
         info = None
     if info is None:

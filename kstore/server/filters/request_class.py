@@ -12,7 +12,7 @@ from urllib.parse import parse_qsl
 
 from kstore.errors import KStoreError
 from kstore.server.filters._asgi import Scope
-from kstore.server.request_info import parse_path, query_bool, verb_for
+from kstore.server.request_info import parse_scope_path, query_bool, verb_for
 
 __all__ = ["is_long_running", "is_mutating"]
 
@@ -37,7 +37,7 @@ def is_long_running(scope: Scope) -> bool:
 
 def _long_running(scope: Scope) -> bool:
     try:
-        info = parse_path(str(scope.get("path", "")))
+        info = parse_scope_path(scope, str(scope.get("path", "")))
     except KStoreError:
         return False
     if info is None:
