@@ -831,6 +831,10 @@ def bench(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> None:
             controllers=args.controllers,
         )
         report = result.report()
+    elif args.subject == "memory":
+        from kstore.benchmarks.memory import run_memory_bench
+
+        report = run_memory_bench(count=args.objects).report()
     elif args.subject == "watch":
         from kstore.benchmarks.watch import run_watch_bench
 
@@ -895,7 +899,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Measure kstore beside the raw engine under it, in the same run.",
     )
     bench_parser.add_argument(
-        "subject", choices=["storage", "watch", "rest"], help="what to measure"
+        "subject", choices=["storage", "watch", "rest", "memory"], help="what to measure"
     )
     bench_parser.add_argument(
         "--backend", default="lmdb", choices=["lmdb", "etcd"], help="storage backend (storage)"
@@ -905,7 +909,12 @@ def _parser() -> argparse.ArgumentParser:
         default="",
         help="etcd endpoints for --backend etcd (default: start a throwaway local member)",
     )
-    bench_parser.add_argument("--objects", type=int, default=10_000, help="objects to list")
+    bench_parser.add_argument(
+        "--objects",
+        type=int,
+        default=10_000,
+        help="objects to list (storage, watch) or to cache, of each shape (memory)",
+    )
     bench_parser.add_argument(
         "--writers",
         type=_positive_int,
