@@ -110,7 +110,8 @@ class MemoryRow:
 
     def per_object(self, figures: MemoryFigures, what: str) -> float:
         """Memory per object beyond the baseline, divided by the JSON size."""
-        return getattr(figures.minus(self.baseline), what) / self.count / self.json_size
+        extra: int = getattr(figures.minus(self.baseline), what)
+        return extra / self.count / self.json_size
 
 
 @dataclass
