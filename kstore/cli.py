@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, BinaryIO
 
 import orjson
@@ -815,6 +815,22 @@ def _non_negative_int(text: str) -> int:
     return value
 
 
+def _load_through_client(
+    url: str, namespace: str, resource: str, objects: Iterator[dict[str, Any]]
+) -> None:
+    """Fill the store at ``url`` through the embedding API (``kstore bench memory``)."""
+    import kstore
+
+    with kstore.open(url, controllers=()) as client:
+        client.resource("v1", "namespaces").create({"metadata": {"name": namespace}})
+        # The ServiceAccount admission plugin wants the namespace's default account for Pods.
+        accounts = client.resource("v1", "serviceaccounts", namespace=namespace)
+        accounts.create({"metadata": {"name": "default"}})
+        target = client.resource("v1", resource, namespace=namespace)
+        for obj in objects:
+            target.create(obj)
+
+
 def bench(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> None:
     """Run one benchmark and print its table (medians and ratios against the raw backend)."""
     if args.subject == "rest":
@@ -834,7 +850,7 @@ def bench(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> None:
     elif args.subject == "memory":
         from kstore.benchmarks.memory import run_memory_bench
 
-        report = run_memory_bench(count=args.objects).report()
+        report = run_memory_bench(_load_through_client, count=args.objects).report()
     elif args.subject == "watch":
         from kstore.benchmarks.watch import run_watch_bench
 

@@ -3,8 +3,9 @@
 ``run_memory_bench()`` measures, for each shape of object (a small ConfigMap, a ~1.5 KiB
 ConfigMap, a ~5 KiB Pod):
 
-1. a fresh LMDB store is filled with ``count`` objects through the embedding API (the same
-   registry ``kstore serve`` runs, fsync off to load fast), in namespace ``bench``;
+1. a fresh LMDB store is filled with ``count`` objects by a :data:`Loader` (the embedding
+   API: the same registry ``kstore serve`` runs; fsync off to load fast), in namespace
+   ``bench``;
 2. ``kstore serve`` starts on it; once its watch cache has the objects (a consistent list of
    one item answered, and the resident set stopped growing), the server's memory is read from
    ``/proc``: the resident set (``VmRSS``), its anonymous part (``RssAnon``: the process's own
@@ -29,7 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -39,7 +40,7 @@ import orjson
 from kstore.api.gvk import Object
 from kstore.benchmarks.storage import sample_pod
 
-__all__ = ["SHAPES", "MemoryFigures", "MemoryReport", "MemoryRow", "run_memory_bench"]
+__all__ = ["SHAPES", "Loader", "MemoryFigures", "MemoryReport", "MemoryRow", "run_memory_bench"]
 
 _NAMESPACE = "bench"
 _KIB = 1024
@@ -272,25 +273,29 @@ class _Server:
                 self.process.stdout.close()
 
 
-def _load(data_dir: Path, resource: str, make: Callable[[str, int], Object], count: int) -> None:
-    import kstore
+#: Fills a new store: (its ``lmdb://`` URL, namespace, resource, objects in that namespace).
+#: The embedding API's client does it for ``kstore bench memory`` (the same registry as
+#: ``kstore serve``); it is passed in because benchmarks sit beside the embedding layer.
+Loader = Callable[[str, str, str, Iterator[Object]], None]
 
-    with kstore.open(f"lmdb://{data_dir}?durable=false", controllers=()) as client:
-        client.resource("v1", "namespaces").create({"metadata": {"name": _NAMESPACE}})
-        # The ServiceAccount admission plugin wants the namespace's default account for Pods.
-        accounts = client.resource("v1", "serviceaccounts", namespace=_NAMESPACE)
-        accounts.create({"metadata": {"name": "default"}})
-        objects = client.resource("v1", resource, namespace=_NAMESPACE)
-        for index in range(count):
-            objects.create(make(f"obj-{index:07d}", index))
+
+def _load(
+    loader: Loader,
+    data_dir: Path,
+    resource: str,
+    make: Callable[[str, int], Object],
+    count: int,
+) -> None:
+    objects = (make(f"obj-{index:07d}", index) for index in range(count))
+    loader(f"lmdb://{data_dir}?durable=false", _NAMESPACE, resource, objects)
 
 
 def _measure(
-    shape: str, count: int, workers: int, baseline: MemoryFigures, root: Path
+    loader: Loader, shape: str, count: int, workers: int, baseline: MemoryFigures, root: Path
 ) -> MemoryRow:
     resource, make = SHAPES[shape]
     data_dir = root / f"{list(SHAPES).index(shape)}-{resource}-{count}"
-    _load(data_dir, resource, make, count)
+    _load(loader, data_dir, resource, make, count)
     server = _Server(data_dir, workers)
     try:
         path = f"/api/v1/namespaces/{_NAMESPACE}/{resource}"
@@ -313,19 +318,23 @@ def _measure(
 
 
 def run_memory_bench(
-    *, count: int = 50_000, shapes: tuple[str, ...] = tuple(SHAPES), workers: int = 1
+    loader: Loader,
+    *,
+    count: int = 50_000,
+    shapes: tuple[str, ...] = tuple(SHAPES),
+    workers: int = 1,
 ) -> MemoryReport:
     """Measure each of ``shapes`` with ``count`` objects (see the module docstring)."""
     report = MemoryReport(workers)
     with tempfile.TemporaryDirectory(prefix="kstore-bench-memory-") as tmp:
         root = Path(tmp)
         empty = root / "empty"
-        _load(empty, "configmaps", _configmap(100), 0)
+        _load(loader, empty, "configmaps", _configmap(100), 0)
         server = _Server(empty, workers)
         try:
             baseline = server.settled_memory(f"/api/v1/namespaces/{_NAMESPACE}/configmaps")
         finally:
             server.stop()
         for shape in shapes:
-            report.rows.append(_measure(shape, count, workers, baseline, root))
+            report.rows.append(_measure(loader, shape, count, workers, baseline, root))
     return report
