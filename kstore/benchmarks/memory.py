@@ -68,7 +68,14 @@ def _pod(name: str, index: int) -> Object:
     pod = sample_pod(_NAMESPACE, name)
     pod.pop("status", None)
     meta = pod["metadata"]
-    for system in ("uid", "creationTimestamp", "resourceVersion", "managedFields"):
+    # No owner: the garbage collector would delete a Pod whose owner does not exist.
+    for system in (
+        "uid",
+        "creationTimestamp",
+        "resourceVersion",
+        "managedFields",
+        "ownerReferences",
+    ):
         meta.pop(system, None)
     meta["labels"] = {**(meta.get("labels") or {}), "run": f"r{index % 100}"}
     return pod

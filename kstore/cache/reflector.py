@@ -251,5 +251,7 @@ class Reflector:
     def _flush(self, batch: list[CacheEvent]) -> None:
         if batch:
             self._dispatcher.dispatch(batch)
+            for event in batch:
+                event.release()
             batch.clear()
         self._cache.notify_fresh()

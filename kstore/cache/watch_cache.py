@@ -192,6 +192,13 @@ class CacheEvent:
                     self._deleted = event
         return event
 
+    def release(self) -> None:
+        """Drop the events built so far (they hold decoded objects): called once the event
+        went to every watcher, so the history holds no decoded objects; a watcher replaying
+        it later gets events built anew."""
+        with _LAZY:
+            self._added = self._modified = self._deleted = None
+
     def old_attrs(self) -> tuple[dict[str, str], dict[str, str]] | None:
         prev = self.prev
         return None if prev is None else (prev.labels, prev.fields)
