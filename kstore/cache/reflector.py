@@ -29,6 +29,7 @@ import time
 from typing import Protocol, runtime_checkable
 
 from kstore.cache.dispatcher import Dispatcher
+from kstore.cache.heap import return_free_memory
 from kstore.cache.watch_cache import CacheEvent, Entry, WatchCache
 from kstore.errors import KStoreError
 from kstore.storage.interface import (
@@ -194,6 +195,8 @@ class Reflector:
                 annotations = (event.object.get("metadata") or {}).get("annotations") or {}
                 if annotations.get(INITIAL_EVENTS_END_ANNOTATION) == "true":
                     self._cache.replace_entries(entries, event.resource_version)
+                    # The decoded list is gone: its pages go back to the system.
+                    return_free_memory()
                     return
             elif event.type is EventType.ERROR:
                 raise _WatchEnded(f"the backend watch failed: {event.object.get('message')}")

@@ -25,6 +25,8 @@ __all__ = ["Informer", "InformerHandler", "InformerTransform", "object_key"]
 _log = logging.getLogger("kstore.informer")
 
 _CONTEXT: Final = RequestContext()
+#: Objects per list call (client-go's pager default).
+_PAGE: Final = 500
 
 
 def _map(value: Any) -> dict[str, Any]:
@@ -107,10 +109,22 @@ class Informer:
             self._thread.join(timeout)
 
     def relist(self) -> None:
-        listing = self.store.list(_CONTEXT, ListOptions(field_selector=self._selector))
+        # In pages, as client-go's pager: a collection of any size is never held decoded
+        # whole (a page is kept, transformed, before the next is read).
         transform = self._transform
-        items = listing.items if transform is None else [transform(o) for o in listing.items]
-        fresh = {object_key(obj): obj for obj in items}
+        fresh: dict[str, Object] = {}
+        token = ""
+        while True:
+            listing = self.store.list(
+                _CONTEXT,
+                ListOptions(field_selector=self._selector, limit=_PAGE, continue_token=token),
+            )
+            for item in listing.items:
+                obj = item if transform is None else transform(item)
+                fresh[object_key(obj)] = obj
+            token = listing.continue_token
+            if not token:
+                break
         with self._lock:
             gone = [k for k in self._objects if k not in fresh]
             self._objects = fresh

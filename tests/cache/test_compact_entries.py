@@ -122,3 +122,11 @@ def test_history_events_are_released_after_dispatch_and_rebuilt_equal() -> None:
     again = event.modified()
     assert again is not first and again == first
     assert again.object_encodings is first.object_encodings  # the entry's memo, still shared
+
+
+def test_free_heap_pages_go_back_to_the_system_on_glibc() -> None:
+    import platform
+
+    from kstore.cache.heap import return_free_memory
+
+    assert return_free_memory() is (platform.libc_ver()[0] == "glibc")
