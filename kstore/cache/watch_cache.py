@@ -26,6 +26,7 @@ reads of more than one field happen under ``lock``.
 from __future__ import annotations
 
 import bisect
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -264,7 +265,7 @@ class WatchCache:
 
     def _entry(self, obj: Object, revision: int) -> Entry:
         labels, fields = self._get_attrs(obj)
-        return Entry(self._key_func(obj), obj, labels, fields, revision)
+        return Entry(self._key_func(obj), obj, _shared(labels), _shared(fields), revision)
 
     def listed_entry(self, obj: Object) -> Entry:
         """The entry for ``obj`` from an initial list (at its own resourceVersion), for
@@ -592,6 +593,21 @@ def _select(
     return ListSlice(
         LazyObjects(chosen), [e.encodings for e in chosen], last_key, revision, has_more, hi - lo
     )
+
+
+#: Attributes whose values are unique per object: sharing them would only cost.
+_UNIQUE_ATTRIBUTES = frozenset({"metadata.name", "metadata.uid"})
+
+
+def _shared(attrs: dict[str, str]) -> dict[str, str]:
+    """``attrs`` with its strings interned: label keys and values and most field values
+    repeat across the objects of a resource (``app=web``, a namespace, a node name), and
+    every entry keeps them for as long as the cache runs."""
+    intern = sys.intern
+    return {
+        intern(k): v if k in _UNIQUE_ATTRIBUTES or not isinstance(v, str) else intern(v)
+        for k, v in attrs.items()
+    }
 
 
 def _discard(index: dict[str, set[str]], value: str, key: str) -> None:
