@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, BinaryIO
 
 import orjson
@@ -830,6 +830,22 @@ def _non_negative_int(text: str) -> int:
     return value
 
 
+def _load_through_client(
+    url: str, namespace: str, resource: str, objects: Iterator[dict[str, Any]]
+) -> None:
+    """Fill the store at ``url`` through the embedding API (``kstore bench memory``)."""
+    import kstore
+
+    with kstore.open(url, controllers=()) as client:
+        client.resource("v1", "namespaces").create({"metadata": {"name": namespace}})
+        # The ServiceAccount admission plugin wants the namespace's default account for Pods.
+        accounts = client.resource("v1", "serviceaccounts", namespace=namespace)
+        accounts.create({"metadata": {"name": "default"}})
+        target = client.resource("v1", resource, namespace=namespace)
+        for obj in objects:
+            target.create(obj)
+
+
 def bench(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> None:
     """Run one benchmark and print its table (medians and ratios against the raw backend)."""
     if args.subject == "rest":
@@ -847,6 +863,10 @@ def bench(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> None:
             controllers=args.controllers,
         )
         report = result.report()
+    elif args.subject == "memory":
+        from kstore.benchmarks.memory import run_memory_bench
+
+        report = run_memory_bench(_load_through_client, count=args.objects).report()
     elif args.subject == "watch":
         from kstore.benchmarks.watch import run_watch_bench
 
@@ -911,7 +931,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Measure kstore beside the raw engine under it, in the same run.",
     )
     bench_parser.add_argument(
-        "subject", choices=["storage", "watch", "rest"], help="what to measure"
+        "subject", choices=["storage", "watch", "rest", "memory"], help="what to measure"
     )
     bench_parser.add_argument(
         "--backend", default="lmdb", choices=["lmdb", "etcd"], help="storage backend (storage)"
@@ -921,7 +941,12 @@ def _parser() -> argparse.ArgumentParser:
         default="",
         help="etcd endpoints for --backend etcd (default: start a throwaway local member)",
     )
-    bench_parser.add_argument("--objects", type=int, default=10_000, help="objects to list")
+    bench_parser.add_argument(
+        "--objects",
+        type=int,
+        default=10_000,
+        help="objects to list (storage, watch) or to cache, of each shape (memory)",
+    )
     bench_parser.add_argument(
         "--writers",
         type=_positive_int,

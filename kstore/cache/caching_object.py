@@ -44,6 +44,7 @@ __all__ = [
 # Misses take one of these locks (by the memo's identity): enough stripes that unrelated
 # objects rarely wait for each other, few enough to cost nothing per object.
 _STRIPES = tuple(threading.Lock() for _ in range(64))
+_NO_FORMS: dict[Hashable, bytes] = {}
 
 
 class Encodings:
@@ -52,7 +53,8 @@ class Encodings:
     __slots__ = ("_forms",)
 
     def __init__(self) -> None:
-        self._forms: dict[Hashable, bytes] = {}
+        # Shared while empty: a miss replaces the dict, never changes it.
+        self._forms: dict[Hashable, bytes] = _NO_FORMS
 
     def get(self, encoding: Hashable, produce: Callable[[], bytes]) -> bytes:
         """The bytes for ``encoding``, calling ``produce`` only if no one has yet."""

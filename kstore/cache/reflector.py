@@ -28,9 +28,9 @@ import threading
 import time
 from typing import Protocol, runtime_checkable
 
-from kstore.api.gvk import Object
 from kstore.cache.dispatcher import Dispatcher
-from kstore.cache.watch_cache import CacheEvent, WatchCache
+from kstore.cache.heap import return_free_memory
+from kstore.cache.watch_cache import CacheEvent, Entry, WatchCache
 from kstore.errors import KStoreError
 from kstore.storage.interface import (
     INITIAL_EVENTS_END_ANNOTATION,
@@ -180,7 +180,9 @@ class Reflector:
             watch.stop()
 
     def _initial_sync(self, watch: Watcher) -> None:
-        objects: list[Object] = []
+        # Entries as the objects arrive: each decoded object is dropped once its entry holds
+        # it compactly, so the initial list never costs the whole list decoded.
+        entries: list[Entry] = []
         while True:
             event = watch.next(timeout=1.0)
             if event is None:
@@ -188,11 +190,13 @@ class Reflector:
                     raise _WatchEnded("the backend watch ended during the initial list")
                 continue
             if event.type is EventType.ADDED:
-                objects.append(event.object)
+                entries.append(self._cache.listed_entry(event.object))
             elif event.type is EventType.BOOKMARK:
                 annotations = (event.object.get("metadata") or {}).get("annotations") or {}
                 if annotations.get(INITIAL_EVENTS_END_ANNOTATION) == "true":
-                    self._cache.replace(objects, event.resource_version)
+                    self._cache.replace_entries(entries, event.resource_version)
+                    # The decoded list is gone: its pages go back to the system.
+                    return_free_memory()
                     return
             elif event.type is EventType.ERROR:
                 raise _WatchEnded(f"the backend watch failed: {event.object.get('message')}")
@@ -250,5 +254,7 @@ class Reflector:
     def _flush(self, batch: list[CacheEvent]) -> None:
         if batch:
             self._dispatcher.dispatch(batch)
+            for event in batch:
+                event.release()
             batch.clear()
         self._cache.notify_fresh()

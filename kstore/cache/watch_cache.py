@@ -7,7 +7,8 @@ of threads read it (:meth:`get`, :meth:`list`, :meth:`start_watch`).
 
 What it keeps:
 
-- every current object as an :class:`Entry` (key, object, labels, fields, encodings memo), in
+- every current object as an :class:`Entry` (key, the object as compact JSON decoded when
+  read: :mod:`kstore.cache.compact`, labels, fields, encodings memo), in
   key order (lists come out sorted without sorting), with indexes on the configured field and
   label names (e.g. ``spec.nodeName``) and namespace ranges found by key prefix;
 - the history of recent events (:class:`~kstore.cache.history.EventHistory`) as
@@ -25,6 +26,7 @@ reads of more than one field happen under ``lock``.
 from __future__ import annotations
 
 import bisect
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -33,6 +35,7 @@ from dataclasses import dataclass
 from kstore.api.gvk import Object
 from kstore.api.selectors import FieldSelector, LabelSelector
 from kstore.cache.caching_object import CachedWatchEvent, Encodings
+from kstore.cache.compact import LazyObjects, compact, expand
 from kstore.cache.history import EventHistory
 from kstore.errors import TooLargeResourceVersion
 from kstore.storage.interface import EventType
@@ -79,9 +82,10 @@ def _with_revision(obj: Object, revision: int) -> Object:
 
 
 class Entry:
-    """One object version in the cache: shared, read-only."""
+    """One object version in the cache: read-only. The object is kept as compact JSON
+    (:mod:`kstore.cache.compact`) and decoded, as a new object, on each read of ``object``."""
 
-    __slots__ = ("_added", "encodings", "fields", "key", "labels", "object", "resource_version")
+    __slots__ = ("_body", "encodings", "fields", "key", "labels", "resource_version")
 
     def __init__(
         self,
@@ -92,25 +96,21 @@ class Entry:
         resource_version: int,
     ) -> None:
         self.key = key
-        self.object = obj
+        self._body = compact(obj)
         self.labels = labels
         self.fields = fields
         self.resource_version = resource_version
         self.encodings = Encodings()
-        self._added: CachedWatchEvent | None = None
+
+    @property
+    def object(self) -> Object:
+        """The object (decoded anew: the caller's to keep)."""
+        return expand(self._body)
 
     def added_event(self) -> CachedWatchEvent:
-        """The ADDED event for this version (initial events, selector transitions), shared."""
-        event = self._added
-        if event is None:
-            with _LAZY:
-                event = self._added
-                if event is None:
-                    event = CachedWatchEvent(
-                        EventType.ADDED, self.object, self.resource_version, self.encodings
-                    )
-                    self._added = event
-        return event
+        """An ADDED event for this version (initial events), sharing its encodings memo.
+        Not kept: an entry holds no decoded object."""
+        return CachedWatchEvent(EventType.ADDED, self.object, self.resource_version, self.encodings)
 
 
 class CacheEvent:
@@ -121,6 +121,7 @@ class CacheEvent:
     revision). The events watchers receive are built lazily, once, and shared."""
 
     __slots__ = (
+        "_added",
         "_deleted",
         "_modified",
         "deleted_object",
@@ -146,12 +147,21 @@ class CacheEvent:
         self.resource_version = resource_version
         self.record_time = record_time
         self.deleted_object = deleted_object
+        self._added: CachedWatchEvent | None = None
         self._modified: CachedWatchEvent | None = None
         self._deleted: CachedWatchEvent | None = None
 
     def added(self) -> CachedWatchEvent:
-        assert self.new is not None
-        return self.new.added_event()
+        event = self._added
+        if event is None:
+            new = self.new
+            assert new is not None
+            with _LAZY:
+                event = self._added
+                if event is None:
+                    event = new.added_event()
+                    self._added = event
+        return event
 
     def modified(self) -> CachedWatchEvent:
         event = self._modified
@@ -183,6 +193,13 @@ class CacheEvent:
                     self._deleted = event
         return event
 
+    def release(self) -> None:
+        """Drop the events built so far (they hold decoded objects): called once the event
+        went to every watcher, so the history holds no decoded objects; a watcher replaying
+        it later gets events built anew."""
+        with _LAZY:
+            self._added = self._modified = self._deleted = None
+
     def old_attrs(self) -> tuple[dict[str, str], dict[str, str]] | None:
         prev = self.prev
         return None if prev is None else (prev.labels, prev.fields)
@@ -192,8 +209,8 @@ class CacheEvent:
 class ListSlice:
     """What a list read from the cache: matching entries' objects and memos, in key order."""
 
-    objects: list[Object]
-    encodings: list[Encodings]
+    objects: Sequence[Object]
+    encodings: Sequence[Encodings]
     last_key: str
     resource_version: int
     has_more: bool
@@ -237,10 +254,8 @@ class WatchCache:
         #: Bumped by every :meth:`replace` and :meth:`invalidate`: a claim about the state
         #: read in one epoch (:meth:`advance_confirmed`) is void in another.
         self._epoch = 0
-        # Parallel arrays in key order: slices of them are a list's items and memos.
+        # Parallel arrays in key order: a list's items are a slice of the entries.
         self._keys: list[str] = []
-        self._objects: list[Object] = []
-        self._encodings: list[Encodings] = []
         self._entries: list[Entry] = []
         self._by_key: dict[str, Entry] = {}
         self._field_index: dict[str, dict[str, set[str]]] = {f: {} for f in indexed_fields}
@@ -250,18 +265,24 @@ class WatchCache:
 
     def _entry(self, obj: Object, revision: int) -> Entry:
         labels, fields = self._get_attrs(obj)
-        return Entry(self._key_func(obj), obj, labels, fields, revision)
+        return Entry(self._key_func(obj), obj, _shared(labels), _shared(fields), revision)
+
+    def listed_entry(self, obj: Object) -> Entry:
+        """The entry for ``obj`` from an initial list (at its own resourceVersion), for
+        :meth:`replace_entries`: made as the list arrives, so the decoded list is never
+        held whole."""
+        return self._entry(obj, _object_revision(obj))
 
     def replace(self, objects: Sequence[Object], revision: int) -> None:
         """Replace the whole state with a list read at ``revision``; history restarts there."""
-        entries = sorted(
-            (self._entry(obj, _object_revision(obj)) for obj in objects), key=lambda e: e.key
-        )
+        self.replace_entries([self.listed_entry(obj) for obj in objects], revision)
+
+    def replace_entries(self, listed: Sequence[Entry], revision: int) -> None:
+        """:meth:`replace` with entries made by :meth:`listed_entry`."""
+        entries = sorted(listed, key=lambda e: e.key)
         with self._fresh:
             self._by_key = {e.key: e for e in entries}
             self._keys = [e.key for e in entries]
-            self._objects = [e.object for e in entries]
-            self._encodings = [e.encodings for e in entries]
             self._entries = entries
             for index in (*self._field_index.values(), *self._label_index.values()):
                 index.clear()
@@ -361,14 +382,10 @@ class WatchCache:
         if prev is not None:
             self._unindex(prev)
             position = bisect.bisect_left(self._keys, key)
-            self._objects[position] = entry.object
-            self._encodings[position] = entry.encodings
             self._entries[position] = entry
         else:
             position = bisect.bisect_left(self._keys, key)
             self._keys.insert(position, key)
-            self._objects.insert(position, entry.object)
-            self._encodings.insert(position, entry.encodings)
             self._entries.insert(position, entry)
         self._by_key[key] = entry
         self._index(entry)
@@ -376,8 +393,6 @@ class WatchCache:
     def _remove(self, entry: Entry) -> None:
         position = bisect.bisect_left(self._keys, entry.key)
         del self._keys[position]
-        del self._objects[position]
-        del self._encodings[position]
         del self._entries[position]
         del self._by_key[entry.key]
         self._unindex(entry)
@@ -471,7 +486,7 @@ class WatchCache:
                     )
                 ):
                     return ListSlice([], [], "", revision, False, 0)
-                return ListSlice([entry.object], [entry.encodings], key, revision, False, 1)
+                return ListSlice(LazyObjects([entry]), [entry.encodings], key, revision, False, 1)
             candidates = self._indexed_candidates(label_selector, field_selector)
             if candidates is None and namespaced_keys and key == self.resource_prefix:
                 namespace = field_selector.exact_value("metadata.namespace")
@@ -491,9 +506,10 @@ class WatchCache:
             if not filtered:
                 total = hi - lo
                 end = hi if limit <= 0 or total <= limit else lo + limit
+                chosen = self._entries[lo:end]
                 return ListSlice(
-                    self._objects[lo:end],
-                    self._encodings[lo:end],
+                    LazyObjects(chosen),
+                    [e.encodings for e in chosen],
                     self._keys[end - 1] if end > lo else "",
                     revision,
                     end < hi,
@@ -560,8 +576,7 @@ def _select(
     field_selector: FieldSelector,
     limit: int,
 ) -> ListSlice:
-    objects: list[Object] = []
-    encodings: list[Encodings] = []
+    chosen: list[Entry] = []
     last_key = ""
     has_more = False
     labels_match = label_selector.matches
@@ -569,14 +584,30 @@ def _select(
     for position in range(lo, hi):
         entry = entries[position]
         if labels_match(entry.labels) and fields_match(entry.fields):
-            objects.append(entry.object)
-            encodings.append(entry.encodings)
+            chosen.append(entry)
             last_key = entry.key
-            if limit > 0 and len(objects) >= limit:
+            if limit > 0 and len(chosen) >= limit:
                 # As Kubernetes' cacher: more may follow when any key is left, matching or not.
                 has_more = position < hi - 1
                 break
-    return ListSlice(objects, encodings, last_key, revision, has_more, hi - lo)
+    return ListSlice(
+        LazyObjects(chosen), [e.encodings for e in chosen], last_key, revision, has_more, hi - lo
+    )
+
+
+#: Attributes whose values are unique per object: sharing them would only cost.
+_UNIQUE_ATTRIBUTES = frozenset({"metadata.name", "metadata.uid"})
+
+
+def _shared(attrs: dict[str, str]) -> dict[str, str]:
+    """``attrs`` with its strings interned: label keys and values and most field values
+    repeat across the objects of a resource (``app=web``, a namespace, a node name), and
+    every entry keeps them for as long as the cache runs."""
+    intern = sys.intern
+    return {
+        intern(k): v if k in _UNIQUE_ATTRIBUTES or not isinstance(v, str) else intern(v)
+        for k, v in attrs.items()
+    }
 
 
 def _discard(index: dict[str, set[str]], value: str, key: str) -> None:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Final
 
 from kstore.api.gvk import Object
+from kstore.api.selectors import FieldSelector
 from kstore.errors import Conflict, NotFound
 from kstore.registry.informer import Informer, InformerHandler, InformerTransform, object_key
 from kstore.registry.interface import CreateOptions, Registry, RequestContext, ResourceStore
@@ -154,6 +155,8 @@ class Controller:
     name: ClassVar[str] = ""
     #: The (group, resource) pairs watched; the first is the primary one.
     watches: ClassVar[tuple[tuple[str, str], ...]] = ()
+    #: A field selector for some of :attr:`watches`: only the objects it matches are held.
+    field_selectors: ClassVar[dict[tuple[str, str], str]] = {}
 
     def __init__(self, registry: Registry, *, timings: ControllerTimings | None = None) -> None:
         self.registry = registry
@@ -209,12 +212,14 @@ class Controller:
         for watched in self.watches:
             store = self.registry.store(*watched)
             handler = self._handler_for(watched)
+            selector = self.field_selectors.get(watched)
             self.informers[watched] = Informer(
                 store,
                 handler,
                 stopping=self._stopping,
                 relist_pause_seconds=self.timings.relist_pause_seconds,
                 transform=self.transform_for(watched),
+                field_selector=None if selector is None else FieldSelector.parse(selector),
             )
         for informer in list(self.informers.values()):
             informer.start()

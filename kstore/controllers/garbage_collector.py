@@ -62,10 +62,23 @@ def _map(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+#: The metadata fields the collector reads (it writes through the stored object, never these).
+_KEPT_METADATA = (
+    "name",
+    "namespace",
+    "uid",
+    "ownerReferences",
+    "finalizers",
+    "deletionTimestamp",
+)
+
+
 def _metadata_only(obj: Object) -> Object:
-    """What the collector keeps of an object: its type and its metadata (the metadata dict
-    itself, shared with the watch cache's read-only object)."""
-    view: Object = {"metadata": _map(obj.get("metadata"))}
+    """What the collector keeps of an object: its type and the metadata fields it reads.
+    It follows every object of every resource, so it keeps nothing more: the watch cache
+    hands out a new decoded object per read, which would otherwise stay whole here."""
+    meta = _map(obj.get("metadata"))
+    view: Object = {"metadata": {k: meta[k] for k in _KEPT_METADATA if k in meta}}
     for field in ("apiVersion", "kind"):
         if field in obj:
             view[field] = obj[field]

@@ -62,6 +62,10 @@ def _read(path: Path, flag: str) -> str:
 class RootCAPublisher(Controller):
     name: ClassVar[str] = "root-ca-cert-publisher"
     watches: ClassVar[tuple[tuple[str, str], ...]] = (_NAMESPACES, _CONFIG_MAPS)
+    # Only the published ConfigMaps: holding every ConfigMap would cost their whole size.
+    field_selectors: ClassVar[dict[tuple[str, str], str]] = {
+        _CONFIG_MAPS: f"metadata.name={ROOT_CA_CONFIG_MAP}"
+    }
 
     def __init__(
         self, registry: Registry, *, root_ca: str, timings: ControllerTimings | None = None

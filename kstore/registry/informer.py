@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from kstore.api.gvk import Object
+from kstore.api.selectors import FieldSelector
 from kstore.errors import Expired
 from kstore.registry.interface import RequestContext, ResourceStore
 from kstore.storage.interface import EventType, ListOptions
@@ -24,6 +25,8 @@ __all__ = ["Informer", "InformerHandler", "InformerTransform", "object_key"]
 _log = logging.getLogger("kstore.informer")
 
 _CONTEXT: Final = RequestContext()
+#: Objects per list call (client-go's pager default).
+_PAGE: Final = 500
 
 
 def _map(value: Any) -> dict[str, Any]:
@@ -49,7 +52,8 @@ class Informer:
 
     ``transform``, when given, is applied to every object listed or watched before it is
     kept and handed to the handler (the cache then holds what it returns: a metadata-only
-    view for a controller that reads nothing else)."""
+    view for a controller that reads nothing else). ``field_selector``, when given, limits
+    the objects followed to the ones it matches (the others are never held)."""
 
     def __init__(
         self,
@@ -59,8 +63,10 @@ class Informer:
         stopping: threading.Event,
         relist_pause_seconds: float = 1.0,
         transform: InformerTransform | None = None,
+        field_selector: FieldSelector | None = None,
     ) -> None:
         self.store = store
+        self._selector = field_selector or FieldSelector.everything()
         self._handler = handler
         self._transform = transform
         self._stopping = stopping
@@ -103,10 +109,22 @@ class Informer:
             self._thread.join(timeout)
 
     def relist(self) -> None:
-        listing = self.store.list(_CONTEXT, ListOptions())
+        # In pages, as client-go's pager: a collection of any size is never held decoded
+        # whole (a page is kept, transformed, before the next is read).
         transform = self._transform
-        items = listing.items if transform is None else [transform(o) for o in listing.items]
-        fresh = {object_key(obj): obj for obj in items}
+        fresh: dict[str, Object] = {}
+        token = ""
+        while True:
+            listing = self.store.list(
+                _CONTEXT,
+                ListOptions(field_selector=self._selector, limit=_PAGE, continue_token=token),
+            )
+            for item in listing.items:
+                obj = item if transform is None else transform(item)
+                fresh[object_key(obj)] = obj
+            token = listing.continue_token
+            if not token:
+                break
         with self._lock:
             gone = [k for k in self._objects if k not in fresh]
             self._objects = fresh
@@ -139,7 +157,11 @@ class Informer:
             self._stopping.wait(self._pause)
 
     def _follow(self) -> None:
-        opts = ListOptions(resource_version=self._resource_version, allow_bookmarks=True)
+        opts = ListOptions(
+            resource_version=self._resource_version,
+            allow_bookmarks=True,
+            field_selector=self._selector,
+        )
         watcher = self.store.watch(_CONTEXT, opts)
         self._watcher = watcher
         try:

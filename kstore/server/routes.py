@@ -44,7 +44,7 @@ from typing import Any
 import anyio
 import orjson
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Route, request_response
 from starlette.types import Receive, Scope, Send
 
@@ -144,10 +144,16 @@ _KEYED_VERBS = frozenset({"get", "update", "patch", "delete"})
 
 
 def _reply_response(reply: Reply, endpoint_warning: str = "") -> Response:
-    body = reply.body
-    if reply.content_type.startswith(_JSON):
-        body = with_newline(body)
-    response = Response(body, status_code=reply.status, media_type=reply.content_type)
+    response: Response
+    if reply.stream is not None:  # a large list, written as it is encoded
+        response = StreamingResponse(
+            reply.stream, status_code=reply.status, media_type=reply.content_type
+        )
+    else:
+        body = reply.body
+        if reply.content_type.startswith(_JSON):
+            body = with_newline(body)
+        response = Response(body, status_code=reply.status, media_type=reply.content_type)
     # The endpoint's deprecation first, each text once, as kube-apiserver's recorder adds them.
     warnings = [endpoint_warning] if endpoint_warning else []
     warnings.extend(w for w in reply.warnings if w not in warnings)

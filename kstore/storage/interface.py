@@ -24,7 +24,7 @@ Errors raised (all from :mod:`kstore.errors`):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
@@ -157,7 +157,7 @@ class ListOptions:
 class ListResult:
     """Items sorted by key, read at ``resource_version``."""
 
-    items: list[Object]
+    items: Sequence[Object]
     resource_version: int
     continue_token: str = ""
     remaining_item_count: int | None = None

@@ -150,7 +150,8 @@ def test_updates_and_deletes_carry_the_cached_object_as_hint(make_cache: MakeCac
     cache.guaranteed_update("/pods/ns/p0", lambda cur: cur, cached_existing={"ignored": 1})
     cache.delete("/pods/ns/p2")
     hints = [hint for call, hint in storage.calls if call in ("guaranteed_update", "delete")]
-    assert hints[0] is cached
+    # The cached version, not the caller's hint (each read of the cache decodes a new object).
+    assert hints[0] == cached and hints[0] is not cached
     assert hints[1]["metadata"]["name"] == "p2"
 
 

@@ -7,6 +7,7 @@ what it was asked for.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -121,3 +122,47 @@ def test_the_policy_rest_bench_creates_through_a_bound_policy() -> None:
     report = result.report()
     assert "create through 1 VAP (3 rules)" in report
     assert "create through the policy / create, server CPU:" in report
+
+
+def test_memory_bench_takes_the_object_count_and_loads_through_the_embedding_api(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import kstore.benchmarks.memory as memory_bench
+    from kstore.cli import _load_through_client
+
+    recorder = _Recorder(_Report())
+    monkeypatch.setattr(memory_bench, "run_memory_bench", recorder)
+    assert _run(["bench", "memory", "--objects", "1234"], capsys) == 0
+    ((args, kwargs),) = recorder.calls
+    assert args == (_load_through_client,) and kwargs == {"count": 1234}
+
+
+def test_memory_bench_loader_fills_a_store_and_memory_is_read_from_proc(
+    tmp_path: Any,
+) -> None:
+    import os
+
+    import kstore
+    from kstore.benchmarks.memory import SHAPES, read_memory
+    from kstore.cli import _load_through_client
+
+    url = f"lmdb://{tmp_path}/store?durable=false"
+    for shape in ("ConfigMap ~1.5 KiB", "Pod ~5 KiB"):
+        resource, make = SHAPES[shape]
+        objects = (make(f"{resource}-{i}", i) for i in range(3))
+        if resource == "configmaps":
+            _load_through_client(url, "bench", resource, objects)
+        else:
+            with kstore.open(url, controllers=()) as client:
+                target = client.resource("v1", resource, namespace="bench")
+                for obj in objects:
+                    target.create(obj)
+    with kstore.open(url, controllers=()) as client:
+        cms = client.resource("v1", "configmaps", namespace="bench").list()["items"]
+        pods = client.resource("v1", "pods", namespace="bench").list()["items"]
+    assert len(cms) == 3 and len(pods) == 3
+    assert 1_200 < len(json.dumps(cms[0])) < 2_200
+    assert not pods[0]["metadata"].get("ownerReferences")  # the collector would delete them
+    mine = read_memory(os.getpid())
+    assert mine.rss > 0 and mine.anon > 0 and mine.pss > 0
+    assert mine.rss == mine.anon + mine.file

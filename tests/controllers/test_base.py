@@ -311,3 +311,43 @@ def test_start_controllers_without_any_enabled_runs_no_election(client: Client) 
         assert running.election is None and running.running == []
     finally:
         running.stop()
+
+
+def test_informer_lists_in_pages_and_holds_only_what_its_selector_matches(client: Client) -> None:
+    from kstore.api.selectors import FieldSelector
+    from kstore.registry.informer import Informer
+    from kstore.storage.interface import ListOptions
+
+    cms = client.resource("v1", "configmaps", namespace="default")
+    for i in range(1_050):
+        cms.create(_cm(f"cm-{i:04d}"))
+    store = client.registry.store("", "configmaps")
+    calls: list[ListOptions] = []
+    real_list = store.list
+
+    def recording_list(ctx: Any, opts: ListOptions) -> Any:
+        calls.append(opts)
+        result = real_list(ctx, opts)
+        assert len(result.items) <= 500
+        return result
+
+    stopping = threading.Event()
+    everything = Informer(store, lambda key, obj: None, stopping=stopping)
+    store.list = recording_list  # type: ignore[method-assign]
+    try:
+        everything.relist()
+        assert [c.limit for c in calls] == [500, 500, 500]
+        assert [bool(c.continue_token) for c in calls] == [False, True, True]
+        assert len(everything.keys()) == 1_050
+        assert everything.get("default/cm-1049") is not None
+        one = Informer(
+            store,
+            lambda key, obj: None,
+            stopping=stopping,
+            field_selector=FieldSelector.parse("metadata.name=cm-0007"),
+        )
+        one.relist()
+        assert one.keys() == ["default/cm-0007"]
+    finally:
+        del store.list
+        stopping.set()

@@ -12,6 +12,7 @@ from __future__ import annotations
 from kstore.server.encoding import list_metadata
 from kstore.server.handlers.deadline import request_timeout
 from kstore.server.handlers.scope import Call, Reply, ResourceScope
+from kstore.server.list_stream import json_list_chunks, streams_list
 from kstore.server.negotiation import Target, negotiate
 from kstore.server.options import list_request
 from kstore.server.table import build_table
@@ -60,5 +61,8 @@ def list_collection(scope: ResourceScope, call: Call) -> Reply:
             include_object=call.query.get("includeObject", "Metadata"),
         )
         return Reply(200, fmt.serializer.encode(table), fmt.content_type)
+    if streams_list(result, fmt, conversion_blocks=scope.definition.conversion_blocks):
+        chunks = json_list_chunks(scope.encoder, result, scope.gv, scope.list_kind, fmt)
+        return Reply(200, b"", fmt.content_type, stream=chunks)
     body = scope.encoder.list(result, scope.gv, scope.list_kind, fmt)
     return Reply(200, body, fmt.content_type)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -161,6 +161,8 @@ class Reply:
     content_type: str
     warnings: Sequence[str] = ()
     headers: dict[str, str] = field(default_factory=dict)
+    #: When set, the body is these chunks, written as they are made (``body`` is unused).
+    stream: Iterator[bytes] | None = None
 
 
 def warning_header(text: str) -> str:

@@ -1,0 +1,132 @@
+"""The watch cache keeps objects as compact JSON and decodes them on read: what readers get is
+equal to what the cache was fed, each read is the reader's own, and values JSON cannot carry
+unchanged are kept as they are."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import orjson
+
+from kstore.api.selectors import FieldSelector, LabelSelector
+from kstore.cache.compact import LazyObjects, compact, expand
+from kstore.cache.watch_cache import WatchCache
+from kstore.storage.interface import EventType
+from kstore.testing.objects import pod, pod_attrs, with_rv
+
+EVERYTHING = {"label_selector": LabelSelector.everything(), "field_selector": FieldSelector()}
+
+
+def fed() -> list[dict[str, Any]]:
+    return [
+        with_rv(pod(f"p{i}", "ns", labels={"app": "a" if i % 2 else "b"}, node_name="n1"), i + 2)
+        for i in range(6)
+    ]
+
+
+def filled() -> WatchCache:
+    cache = WatchCache(resource_prefix="/pods/", get_attrs=pod_attrs)
+    cache.replace(copy.deepcopy(fed()), revision=10)
+    return cache
+
+
+def test_lazily_decoded_objects_equal_the_objects_fed() -> None:
+    cache = filled()
+    listed = cache.list("/pods/", recursive=True, **EVERYTHING)
+    assert isinstance(listed.objects, LazyObjects)
+    assert list(listed.objects) == fed()
+    assert listed.objects == fed() and fed() == listed.objects
+    assert listed.objects[1:3] == fed()[1:3]
+    entry, _ = cache.get("/pods/ns/p3")
+    assert entry is not None and entry.object == fed()[3]
+
+
+def test_every_read_is_a_new_object_a_reader_may_change() -> None:
+    cache = filled()
+    entry, _ = cache.get("/pods/ns/p0")
+    assert entry is not None
+    first = entry.object
+    first["metadata"]["name"] = "changed"
+    first["spec"].clear()
+    assert entry.object == fed()[0]
+    listed = cache.list("/pods/ns/", recursive=True, **EVERYTHING).objects
+    listed[0]["metadata"]["labels"]["app"] = "changed"
+    assert listed[0] == fed()[0]
+
+
+def test_selectors_read_the_kept_attributes_not_the_bytes() -> None:
+    cache = filled()
+    only_a = cache.list(
+        "/pods/",
+        recursive=True,
+        label_selector=LabelSelector.parse("app=a"),
+        field_selector=FieldSelector(),
+    )
+    assert list(only_a.objects) == [o for o in fed() if o["metadata"]["labels"]["app"] == "a"]
+
+
+def test_entries_hold_exact_size_json_bytes() -> None:
+    obj = fed()[0]
+    body = compact(obj)
+    assert isinstance(body, bytes)
+    assert body == orjson.dumps(obj)
+    assert expand(body) == obj and expand(body) is not expand(body)
+
+
+def test_values_json_cannot_carry_unchanged_are_kept_as_they_are() -> None:
+    big = 2**70  # orjson refuses integers beyond 64 bits
+    odd: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "odd", "namespace": "ns", "resourceVersion": "11"},
+        "spec": {"ports": (1, 2)},  # a tuple decodes as a list: not equal
+    }
+    huge: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "huge", "namespace": "ns", "resourceVersion": "12"},
+        "spec": {"n": big},
+    }
+    assert compact(odd) is odd and compact(huge) is huge
+    cache = filled()
+    cache.apply(EventType.ADDED, odd, 11)
+    cache.apply(EventType.ADDED, huge, 12)
+    # The lists around them still decode the others and hand these out unchanged.
+    listed = cache.list("/pods/ns/", recursive=True, **EVERYTHING).objects
+    assert [o["metadata"]["name"] for o in listed] == ["huge", "odd", *(f"p{i}" for i in range(6))]
+    assert listed[0]["spec"]["n"] == big
+    assert listed[1]["spec"]["ports"] == (1, 2)
+    assert list(listed)[2:] == fed()
+
+
+def test_a_list_over_a_removed_entry_keeps_its_snapshot() -> None:
+    cache = filled()
+    listed = cache.list("/pods/ns/", recursive=True, **EVERYTHING).objects
+    cache.apply(EventType.DELETED, fed()[0], 11)
+    cache.apply(EventType.MODIFIED, with_rv(pod("p1", "ns", labels={"app": "z"}), 12), 12)
+    # Decoding happens on read, but from the entries the list was taken from.
+    assert list(listed) == fed()
+    now = cache.list("/pods/ns/", recursive=True, **EVERYTHING).objects
+    assert [o["metadata"]["name"] for o in now] == [f"p{i}" for i in range(1, 6)]
+    assert now[0]["metadata"]["labels"] == {"app": "z"}
+
+
+def test_history_events_are_released_after_dispatch_and_rebuilt_equal() -> None:
+    cache = filled()
+    event = cache.apply(EventType.MODIFIED, with_rv(pod("p2", "ns", labels={"app": "q"}), 11), 11)
+    assert event is not None
+    first = event.modified()
+    assert event.modified() is first  # shared while the batch is dispatched
+    event.release()
+    again = event.modified()
+    assert again is not first and again == first
+    assert again.object_encodings is first.object_encodings  # the entry's memo, still shared
+
+
+def test_free_heap_pages_go_back_to_the_system_on_glibc() -> None:
+    import platform
+
+    from kstore.cache.heap import return_free_memory
+
+    assert return_free_memory() is (platform.libc_ver()[0] == "glibc")
