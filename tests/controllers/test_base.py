@@ -151,6 +151,9 @@ def test_controllers_syntax_is_kube_controller_managers() -> None:
     assert enabled_controllers("*") == {
         "clusterrole-aggregation",
         "garbagecollector",
+        "pv-protection",
+        "pvc-protection",
+        "resourcequota",
         "root-ca-cert-publisher",
         "serviceaccount",
         "ttl-after-finished",
@@ -162,6 +165,9 @@ def test_controllers_syntax_is_kube_controller_managers() -> None:
             "-garbagecollector",
             "-ttl-after-finished",
             "-clusterrole-aggregation",
+            "-pv-protection",
+            "-pvc-protection",
+            "-resourcequota",
         ]
     ) == {"root-ca-cert-publisher"}
     assert enabled_controllers("serviceaccount") == {"serviceaccount"}
