@@ -242,6 +242,22 @@ class WatchHub:
         for sub in woken:
             sub._wake.set()
 
+    def cut_off_all(self, revision: int) -> None:
+        """The changes up to ``revision`` cannot be delivered (their history is gone): end
+        every subscription as an overflow does (its watcher gets an ERROR and watches again)
+        and continue from ``revision``."""
+        with self._lock:
+            subs = [s for group in self._buckets.values() for s in group]
+            self._buckets.clear()
+            for sub in subs:
+                sub.overflowed = True
+                sub._queue.clear()
+            self._changed.clear()
+            self._start_revision = max(self._start_revision, revision)
+            self._last_revision = max(self._last_revision, revision)
+        for sub in subs:
+            sub._wake.set()
+
     def progress_revision(self, sub: Subscription) -> int | None:
         """The revision a progress bookmark may carry for ``sub``: the last published one, if
         everything up to it has been taken from ``sub``'s queue."""
