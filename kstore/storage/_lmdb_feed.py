@@ -54,6 +54,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol
 
+from kstore.errors import Expired
 from kstore.storage._lmdb_records import (
     HIST_HEADER,
     KIND_PUT,
@@ -215,11 +216,13 @@ class ChangeFeed:
 
     def stop(self) -> None:
         self._stopping = True
-        # Wake the thread now rather than at its next poll.
+        # Wake the thread now rather than at its next poll (never waiting: a full inbox has
+        # a wake-up pending already).
         with (
             contextlib.suppress(OSError),
             socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as poke,
         ):
+            poke.setblocking(False)
             poke.sendto(b"", self._peers.inbox.getsockname())
         if threading.current_thread() is not self._thread:
             self._thread.join()
@@ -288,7 +291,10 @@ class ChangeFeed:
                             last,
                             current,
                         )
-                        hub.cut_off_all(current)
+                        hub.cut_off_all(
+                            current,
+                            Expired(f"too old resource version: {last} ({compacted})"),
+                        )
                     min_expiry = 0
                 else:
                     now = hub.last_revision
