@@ -111,6 +111,7 @@ def _serve_config(args: argparse.Namespace, **overrides: Any) -> Any:
         fields.update(
             bind_address=args.bind_address,
             port=args.port,
+            workers=args.workers,
             watch_cache=args.watch_cache,
             event_ttl_seconds=parse_duration(args.event_ttl),
             service_cluster_ip_range=args.service_cluster_ip_range,
@@ -598,6 +599,16 @@ def _flag_bool(value: str) -> bool:
     raise argparse.ArgumentTypeError(f"invalid boolean {value!r}")
 
 
+def _cpu_count() -> int:
+    """The CPUs this process may run on."""
+    import os
+
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
 def _add_serve_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = verbs.add_parser(
         "serve",
@@ -606,6 +617,13 @@ def _add_serve_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]
     )
     p.add_argument("--bind-address", default="127.0.0.1", help="address to listen on")
     p.add_argument("--port", type=int, default=8080, help="port to listen on (0: any free one)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=_cpu_count(),
+        help="server processes sharing the port and the store (default: the CPU count; "
+        "1: this process alone)",
+    )
     _add_storage_flags(p)
     p.add_argument(
         "--watch-cache",
