@@ -835,7 +835,17 @@ def _non_negative_int(text: str) -> int:
 
 def bench(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> None:
     """Run one benchmark and print its table (medians and ratios against the raw backend)."""
-    if args.subject == "rest":
+    if args.subject == "rest" and args.workers:
+        from kstore.benchmarks.workers import run_workers_bench
+
+        report = run_workers_bench(
+            workers=args.workers,
+            clients=args.writers or 16,
+            requests=args.requests,
+            repeats=args.repeats,
+            kind="configmap" if args.kind == "custom" else args.kind,
+        ).report()
+    elif args.subject == "rest":
         from kstore.benchmarks.rest import run_rest_bench
 
         result = run_rest_bench(
@@ -964,6 +974,13 @@ def _parser() -> argparse.ArgumentParser:
         choices=["pod", "configmap", "custom"],
         help="object created (rest): a ~5 KiB Pod, a small ConfigMap, or a custom resource "
         "whose CRD has 20 CEL rules (measured beside ConfigMap creates)",
+    )
+    bench_parser.add_argument(
+        "--workers",
+        type=int,
+        default=0,
+        help="compare a server of this many worker processes with one, in the same run: "
+        "creates, gets, watch delivery latency (rest)",
     )
     bench_parser.add_argument(
         "--duration", type=float, default=5.0, help="seconds per fan-out scenario (watch)"
