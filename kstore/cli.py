@@ -113,6 +113,7 @@ def _serve_config(args: argparse.Namespace, **overrides: Any) -> Any:
             port=args.port,
             advertise_address=args.advertise_address or None,
             endpoint_reconciler_type=args.endpoint_reconciler_type,
+            workers=args.workers,
             watch_cache=args.watch_cache,
             event_ttl_seconds=parse_duration(args.event_ttl),
             service_cluster_ip_range=args.service_cluster_ip_range,
@@ -600,6 +601,16 @@ def _flag_bool(value: str) -> bool:
     raise argparse.ArgumentTypeError(f"invalid boolean {value!r}")
 
 
+def _cpu_count() -> int:
+    """The CPUs this process may run on."""
+    import os
+
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
 def _add_serve_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = verbs.add_parser(
         "serve",
@@ -620,6 +631,13 @@ def _add_serve_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]
         choices=("lease", "none"),
         help="lease: each server keeps its address in the kubernetes Service's endpoints "
         "through a Lease of its own; none: the endpoints are not kept",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=_cpu_count(),
+        help="server processes sharing the port and the store (default: the CPU count; "
+        "1: this process alone)",
     )
     _add_storage_flags(p)
     p.add_argument(
@@ -848,7 +866,17 @@ def _load_through_client(
 
 def bench(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> None:
     """Run one benchmark and print its table (medians and ratios against the raw backend)."""
-    if args.subject == "rest":
+    if args.subject == "rest" and args.workers:
+        from kstore.benchmarks.workers import run_workers_bench
+
+        report = run_workers_bench(
+            workers=args.workers,
+            clients=args.writers or 16,
+            requests=args.requests,
+            repeats=args.repeats,
+            kind="configmap" if args.kind == "custom" else args.kind,
+        ).report()
+    elif args.subject == "rest":
         from kstore.benchmarks.rest import run_rest_bench
 
         result = run_rest_bench(
@@ -993,6 +1021,13 @@ def _parser() -> argparse.ArgumentParser:
         choices=["pod", "configmap", "custom"],
         help="object created (rest): a ~5 KiB Pod, a small ConfigMap, or a custom resource "
         "whose CRD has 20 CEL rules (measured beside ConfigMap creates)",
+    )
+    bench_parser.add_argument(
+        "--workers",
+        type=int,
+        default=0,
+        help="compare a server of this many worker processes with one, in the same run: "
+        "creates, gets, watch delivery latency (rest)",
     )
     bench_parser.add_argument(
         "--duration", type=float, default=5.0, help="seconds per fan-out scenario (watch)"

@@ -338,7 +338,12 @@ class _Server:
     """A ``kstore serve`` child process on a free port."""
 
     def __init__(
-        self, data_dir: Path, *, admission_plugins: bool = True, controllers: str = "*"
+        self,
+        data_dir: Path,
+        *,
+        admission_plugins: bool = True,
+        controllers: str = "*",
+        workers: int = 1,
     ) -> None:
         off = () if admission_plugins else ("--disable-admission-plugins", ",".join(_PLUGINS))
         self.process = subprocess.Popen(
@@ -347,6 +352,7 @@ class _Server:
                 "-m",
                 "kstore.cli",
                 "serve",
+                f"--workers={workers}",
                 "--port",
                 "0",
                 "--data-dir",

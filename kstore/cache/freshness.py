@@ -58,9 +58,10 @@ class UnchangedProbe(Protocol):
 
 @runtime_checkable
 class LocalChangeClock(Protocol):
-    """A storage that knows, without I/O, when its keys last changed: every write goes through
-    this process (LMDB, whose lock admits one process), and is published to its watchers
-    before its writer is answered.
+    """A storage that knows, with at most one local read, when its keys last changed: every
+    write is published to its watchers before its writer is answered, and the writes of other
+    processes sharing the store (LMDB workers) are brought in from the store's change log up to
+    its current revision before answering (:mod:`kstore.storage._lmdb_feed`).
 
     A consistent read of a resource may then be served by a cache that holds the resource's
     state at a revision L (having applied every event up to L in order) whenever L is at or

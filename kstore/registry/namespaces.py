@@ -259,7 +259,9 @@ class NamespaceFinalizer:
     ``content`` gives the stores of every namespaced resource. ``retry_seconds`` is the first
     delay before a namespace with content left is looked at again (doubling up to
     ``max_retry_seconds``); ``rescan_seconds`` how often every namespace is checked for a
-    deletion this process did not see.
+    deletion this process did not see. ``leads``, when given, says whether this process is
+    the one (of several sharing a store) that finishes namespaces: the others leave the work
+    to it (which finds their deletions by its rescans) and take over if it goes away.
     """
 
     def __init__(
@@ -270,8 +272,10 @@ class NamespaceFinalizer:
         retry_seconds: float = 0.5,
         max_retry_seconds: float = 10.0,
         rescan_seconds: float = 30.0,
+        leads: Callable[[], bool] | None = None,
     ) -> None:
         self._namespaces = namespaces
+        self._leads = leads
         self._content = content
         self._retry = retry_seconds
         self._max_retry = max_retry_seconds
@@ -317,6 +321,12 @@ class NamespaceFinalizer:
                     wake = min([next_scan, *(due for due, _ in self._due.values())])
                     self._cond.wait(max(0.0, wake - clock))
                     continue
+            if self._leads is not None and not self._leads():
+                # Another process finishes namespaces; look again later, in case it is gone.
+                with self._cond:
+                    self._due.clear()
+                next_scan = time.monotonic() + self._rescan
+                continue
             if not ready:
                 self._scan()
                 next_scan = time.monotonic() + self._rescan

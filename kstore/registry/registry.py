@@ -78,6 +78,7 @@ from kstore.storage.interface import (
     Backend,
     IdentityTransformer,
     ResourceStorageConfig,
+    SharedBackend,
     Storage,
     ValueTransformer,
 )
@@ -91,6 +92,10 @@ __all__ = [
 ]
 
 DEFAULT_EVENT_TTL_SECONDS: Final = 3600
+#: How often the namespace finalizer of a store shared by several processes looks for
+#: namespaces marked for deletion in any of them (a consistent LIST of namespaces, from the
+#: watch cache).
+_SHARED_RESCAN_SECONDS: Final = 1.0
 #: Groups whose resources Kubernetes stores under the bare plural.
 _LEGACY_GROUPS: Final = frozenset({"", "apps", "batch", "autoscaling", "policy", "extensions"})
 #: Kubernetes' SpecialDefaultResourcePrefixes, and the prefixes of apiextensions-apiserver's
@@ -365,11 +370,24 @@ class StoreRegistry(Registry):
             return
         if self._config.system_namespaces:
             ensure_system_namespaces(namespaces)
+        backend = self._backend
+        shared = isinstance(backend, SharedBackend)
+
+        def leads() -> bool:
+            return not isinstance(backend, SharedBackend) or backend.leads
+
         finalizer = NamespaceFinalizer(
             namespaces,
             self._namespaced_stores,
             retry_seconds=self._config.namespace_retry_seconds,
-            rescan_seconds=self._config.namespace_rescan_seconds,
+            # On a store shared by several processes, one finalizer (the leader's) works for
+            # all of them, finding deletions made elsewhere by rescanning often.
+            rescan_seconds=(
+                min(self._config.namespace_rescan_seconds, _SHARED_RESCAN_SECONDS)
+                if shared
+                else self._config.namespace_rescan_seconds
+            ),
+            leads=leads if shared else None,
         )
         namespaces.on_marked = finalizer.enqueue
         self.namespace_finalizer = finalizer

@@ -65,6 +65,7 @@ __all__ = [
     "parse_duration",
     "parse_runtime_config",
     "serve",
+    "serve_socket",
     "storage_object_figures",
 ]
 
@@ -189,6 +190,9 @@ class ServeConfig:
     root_ca_file: Path | None = None
     #: kube-controller-manager's ``--leader-elect-*`` timings, in seconds.
     leader_election: LeaderElectionConfig = field(default_factory=LeaderElectionConfig)
+    #: ``--workers``: how many server processes share the listening socket and the store
+    #: (see :mod:`kstore.server.workers`); 1 serves from this process alone.
+    workers: int = 1
 
 
 #: Opens the registry a config describes, with the backend under it (closed after it).
@@ -433,6 +437,8 @@ def serve(
         raise BadRequest("--tls-cert-file and --tls-private-key-file must be given together")
     if config.tls_cert_file is not None and config.tls_private_key_file is not None:
         tls = server_tls_context(config.tls_cert_file, config.tls_private_key_file)
+    if config.workers < 1:
+        raise BadRequest(f"--workers must be at least 1, got {config.workers}")
     sock = _bind(config.bind_address, config.port if tls is None else config.secure_port)
     url = _url(config.bind_address, sock.getsockname()[1], "http" if tls is None else "https")
     settings = ControllerSettings(
@@ -447,6 +453,47 @@ def serve(
             endpoint_reconciler_type=config.endpoint_reconciler_type,
         ),
     )
+    where = (
+        f"etcd {','.join(config.etcd_servers)}{config.etcd_prefix}"
+        if config.storage_backend == "etcd"
+        else f"lmdb {config.data_dir}"
+    )
+    if config.workers > 1:
+        where += f", {config.workers} workers"
+
+    def announce() -> None:
+        out.write(f"kstore serving on {url} ({where})\n")
+        out.write(f"  kubectl --server {url} get namespaces\n")
+        out.flush()
+
+    if config.workers == 1:
+        return serve_socket(config, sock, settings=settings, tls=tls, ready=announce, opener=opener)
+    from kstore.server.workers import run_workers
+
+    try:
+        return run_workers(
+            config.workers,
+            lambda ready: serve_socket(
+                config, sock, settings=settings, tls=tls, ready=ready, opener=opener
+            ),
+            ready=announce,
+            drain_timeout_seconds=config.shutdown_timeout_seconds + 15.0,
+        )
+    finally:
+        sock.close()
+
+
+def serve_socket(
+    config: ServeConfig,
+    sock: socket.socket,
+    *,
+    settings: ControllerSettings,
+    tls: ssl.SSLContext | None,
+    ready: Callable[[], None],
+    opener: RegistryOpener = open_registry,
+) -> int:
+    """Serve on the listening ``sock`` until SIGTERM/SIGINT (``ready`` is called once
+    serving); the exit status. Closes ``sock``."""
     try:
         registry, backend = opener(config)
     except BaseException:
@@ -469,17 +516,6 @@ def serve(
             audit_log=audit_log,
         )
         state = server_state(app)
-        where = (
-            f"etcd {','.join(config.etcd_servers)}{config.etcd_prefix}"
-            if config.storage_backend == "etcd"
-            else f"lmdb {config.data_dir}"
-        )
-
-        def announce() -> None:
-            out.write(f"kstore serving on {url} ({where})\n")
-            out.write(f"  kubectl --server {url} get namespaces\n")
-            out.flush()
-
         uv_config = uvicorn.Config(
             app,
             lifespan="off",
@@ -491,7 +527,7 @@ def serve(
             ssl_context_factory=None if tls is None else (lambda _config, _default: tls),
         )
         with SurvivorFreezer():
-            _Server(uv_config, state, announce).run(sockets=[sock])
+            _Server(uv_config, state, ready).run(sockets=[sock])
     finally:
         sock.close()
         if controllers is not None:

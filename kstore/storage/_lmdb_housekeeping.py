@@ -1,7 +1,10 @@
 """The LMDB backend's housekeeping thread: the TTL reaper and the compaction schedule.
 
-It never writes itself: it hands :class:`ExpireRequest` and :class:`CompactRequest` to the
-writer like any client, so expiries take revisions in order with every other write.
+Only the leader runs it (``leads``: the holder of the store's leader lock, one process of
+those sharing the store); the others look again every :data:`_FOLLOWER_RETRY_S`, so a
+leader that dies is replaced within about that. It never writes itself: it hands
+:class:`ExpireRequest` and :class:`CompactRequest` to the writer like any client, so expiries
+take revisions in order with every other write.
 
 - Reaper: sleeps until the earliest expiry in the ``ttl`` index (the writer pokes it when a
   write sets an earlier one), then has every due value removed, each its own revision and
@@ -17,6 +20,7 @@ import logging
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
@@ -31,6 +35,8 @@ _log = logging.getLogger(__name__)
 _EXPIRE_CHUNK = 1000
 #: The longest sleep: a safety net should a poke ever be missed.
 _MAX_SLEEP = 60.0
+#: How often a process that does not lead tries to take the lead.
+_FOLLOWER_RETRY_S = 1.0
 
 
 class _Host(Protocol):
@@ -58,8 +64,10 @@ class Housekeeper:
         history_retention_s: float,
         revision: int,
         name: str,
+        leads: Callable[[], bool] = lambda: True,
     ) -> None:
         self._host = host
+        self._leads = leads
         self._interval = compaction_interval_s
         self._retention = history_retention_s
         self._cond = threading.Condition(threading.Lock())
@@ -134,6 +142,8 @@ class Housekeeper:
 
     def step(self, next_compaction: float) -> float:
         """Reap what has expired, compact when due; return how long to sleep."""
+        if not self._leads():
+            return _FOLLOWER_RETRY_S
         host = self._host
         next_expiry = self._next_expiry_ms()
         now_ms = host.now_ms()

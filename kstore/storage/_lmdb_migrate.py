@@ -29,7 +29,7 @@ import lmdb
 
 from kstore.errors import BadRequest, Expired, InternalError, Unavailable
 from kstore.storage import _lmdb_records as rec
-from kstore.storage._lmdb_sync import LOCK_FILE, DirectoryLock
+from kstore.storage._lmdb_sync import LOCK_FILE, DirectoryLock, holders
 from kstore.storage._lmdb_writes import _Txn
 from kstore.storage.migrate import Change
 
@@ -51,9 +51,11 @@ def lmdb_held_by(path: Path) -> str | None:
     fd = os.open(lock_path, os.O_RDONLY)
     try:
         try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            # Exclusive: servers hold the lock shared, a tool exclusive; either blocks this.
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            return os.pread(fd, 32, 0).decode(errors="replace").strip()
+            held = os.pread(fd, 32, 0).decode(errors="replace").strip()
+            return held or ", ".join(holders(path))
         fcntl.flock(fd, fcntl.LOCK_UN)
         return None
     finally:

@@ -13,10 +13,11 @@ durable commit into a store of 3,000, a median commit of 243-300 us with zeros a
 0.85-0.89x raw instead of 0.76-0.81x, 16 concurrent creators unchanged (4 paired runs).
 
 Invariants:
-- zeros are only written past the last page of the last commit, while the caller holds the
-  backend's commit lock and no write transaction is open, so LMDB never writes there at the
-  same time; LMDB ignores everything past its last page, so the zeros are never read, and a
-  crash in the middle of a fill leaves a store as good as before;
+- zeros are only written past the last page of the last commit, while LMDB's write lock is
+  held (``exclusive``: an empty write transaction, which keeps every process sharing the
+  store from committing meanwhile), so LMDB never writes there at the same time; LMDB ignores
+  everything past its last page, so the zeros are never read, and a crash in the middle of a
+  fill leaves a store as good as before;
 - nothing here fails a write: a fill that cannot be written (a full disk, a file size limit)
   turns the runway off, and LMDB grows the file as it would without it;
 - small stores (tests, a fresh server) never get a runway: it starts once the store uses
@@ -28,6 +29,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 __all__ = ["MIN_STORE_BYTES", "Runway"]
@@ -54,8 +56,11 @@ _ZEROS = bytes(1 << 20)
 class Runway:
     """The zeroed space past the end of one LMDB environment's data file."""
 
-    def __init__(self, data_file: Path) -> None:
+    def __init__(
+        self, data_file: Path, exclusive: Callable[[], AbstractContextManager[object]]
+    ) -> None:
         self._path = data_file
+        self._exclusive = exclusive
         self._fd = os.open(data_file, os.O_WRONLY | os.O_CLOEXEC)
         self._end = os.fstat(self._fd).st_size
         self._commits = 0
@@ -77,11 +82,13 @@ class Runway:
             or growth > _MAX_GROWTH_PER_COMMIT * _CHECK_EVERY
         ):
             return
-        start = max(self._end, used)
         try:
-            for offset in range(start, start + _FILL, len(_ZEROS)):
-                os.pwrite(self._fd, _ZEROS, offset)
-            os.fdatasync(self._fd)
+            with self._exclusive():
+                # Read again under the lock: another process may have committed since.
+                start = max(os.fstat(self._fd).st_size, used_bytes_of())
+                for offset in range(start, start + _FILL, len(_ZEROS)):
+                    os.pwrite(self._fd, _ZEROS, offset)
+                os.fdatasync(self._fd)
         except OSError as exc:
             # A full disk or a file size limit: LMDB's own writes will say so, clearly.
             _log.warning("no zeroed runway for %s any more: %s", self._path, exc)

@@ -456,6 +456,9 @@ class LmdbStorage(Storage, HistorySource):
         revision = parse_resource_version(opts.resource_version)
         initial = opts.send_initial_events
         hub = self.backend.hub
+        if revision > hub.last_revision:
+            # Written by another process sharing the store, perhaps not yet in this hub.
+            self.backend.sync()
         subscription = hub.subscribe(key, recursive)
         start = subscription.start_revision
         if initial is True or (initial is None and revision == 0):
@@ -501,7 +504,10 @@ class LmdbStorage(Storage, HistorySource):
 
     def last_change_revision(self, key: str) -> int:
         """A revision at or after the last change under the prefix ``key`` that any writer
-        has been answered for (see :class:`kstore.cache.freshness.LocalChangeClock`)."""
+        has been answered for (see :class:`kstore.cache.freshness.LocalChangeClock`): the
+        changes of every process sharing the store are first brought into this process's
+        hub (one read when there are none, :meth:`LmdbBackend.sync`)."""
+        self.backend.sync()
         return self.backend.hub.last_change(key)
 
     # -- HistorySource (for watchers) ------------------------------------------------------

@@ -105,6 +105,7 @@ class Subscription:
         "_wake",
         "bucket",
         "closed",
+        "failure",
         "key",
         "limit",
         "overflowed",
@@ -124,6 +125,8 @@ class Subscription:
         self.limit = limit
         self.start_revision = start_revision
         self.overflowed = False
+        #: Why the subscription was cut off, when not for overflowing its queue.
+        self.failure: KStoreError | None = None
         self.closed = False
 
     def accepts(self, key: str) -> bool:
@@ -240,6 +243,23 @@ class WatchHub:
             if revision > self._last_revision:
                 self._last_revision = revision
         for sub in woken:
+            sub._wake.set()
+
+    def cut_off_all(self, revision: int, failure: KStoreError) -> None:
+        """The changes up to ``revision`` cannot be delivered (their history is gone): end
+        every subscription with ``failure`` (its watcher gets it as an ERROR and watches
+        again) and continue from ``revision``."""
+        with self._lock:
+            subs = [s for group in self._buckets.values() for s in group]
+            self._buckets.clear()
+            for sub in subs:
+                sub.failure = failure
+                sub.overflowed = True
+                sub._queue.clear()
+            self._changed.clear()
+            self._start_revision = max(self._start_revision, revision)
+            self._last_revision = max(self._last_revision, revision)
+        for sub in subs:
             sub._wake.set()
 
     def progress_revision(self, sub: Subscription) -> int | None:
@@ -475,6 +495,9 @@ class HubWatcher(Watcher):
                         self._fail(exc)
                     return True
                 continue
+            if sub.failure is not None:
+                self._fail(sub.failure)
+                return True
             if sub.overflowed:
                 self._fail(
                     InternalError(

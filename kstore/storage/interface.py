@@ -302,3 +302,17 @@ class Backend(Protocol):
     def close(self) -> None:
         """Stop background work and release the store; pending writes are finished first."""
         ...
+
+
+@runtime_checkable
+class SharedBackend(Protocol):
+    """A backend several processes may open at once (LMDB workers), which elects one of them
+    to run the loops that must run once per store (its own housekeeping, and what the layers
+    above gate on it: the namespace finalizer). A backend without this ability is either
+    opened by one process, or (etcd) shared by servers that each run their own loops."""
+
+    @property
+    def leads(self) -> bool:
+        """Whether this process runs the store's leader-only loops now (taking the lead when
+        no process holds it)."""
+        ...

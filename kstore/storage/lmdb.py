@@ -1,20 +1,24 @@
-"""The embedded LMDB backend: one directory, one process, durable group commit.
+"""The embedded LMDB backend: one directory, one or more processes, durable group commit.
 
 Structure (the only module that imports ``lmdb``, with :mod:`kstore.storage._lmdb_snapshot`,
 which copies a store's keys to and from a snapshot file, and :mod:`kstore.storage._lmdb_migrate`,
 which reads and applies a migration's changes and defragments a store):
 
-- :class:`LmdbBackend` owns the environment, a ``kstore.lock`` file (``flock``: a second
-  process, or a second open in this one, gets a clear Unavailable instead of a corrupt store),
-  **one writer thread**, one thread that decodes ahead (below), and one housekeeping thread
-  (TTL reaper and compaction schedule);
+- :class:`LmdbBackend` owns the environment, a shared ``flock`` on ``kstore.lock`` (several
+  processes may open one store; a second open in this process, or a tool rewriting the store,
+  gets a clear Unavailable instead of a corrupt store), **one writer thread**, one thread
+  that decodes ahead (below), one housekeeping thread (TTL reaper and compaction schedule,
+  run by the one process holding the leader lock) and the change feed's thread (the other
+  processes' commits, see :mod:`kstore.storage._lmdb_feed`);
 - writers encode in their own thread and hand ready-made requests to the writer thread; it
   takes up to ``max_batch`` of them into one write transaction (after giving the writers of
   its previous commit up to that commit's duration to come back: group commit), gives each
   change its own consecutive revision, commits (fsync'd unless ``durable=False``), publishes
   the changes to the watch hub, then wakes its waiters, as a relay (see
   :mod:`kstore.storage._lmdb_handoff`). So a commit's fsync is shared by every writer
-  waiting on it, and the writer thread does LMDB work, little Python; while the fsync of a
+  waiting on it, and the writer thread does LMDB work, little Python; the revisions are
+  taken from the store inside the write transaction, so processes sharing the store number
+  their changes as one sequence; while the fsync of a
   group commit is in flight, a third thread decodes what its writers wrote (see
   :mod:`kstore.storage._lmdb_ahead`);
 - a lone writer (the last commit carried one write, nothing is queued, no commit is running)
@@ -46,6 +50,8 @@ import os
 import threading
 import time
 import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -55,6 +61,7 @@ import lmdb
 
 from kstore.errors import InternalError, KStoreError, TooLargeResourceVersion, Unavailable
 from kstore.storage._lmdb_ahead import AheadWorker
+from kstore.storage._lmdb_feed import ChangeFeed, Peers
 from kstore.storage._lmdb_handoff import GatherQueue
 from kstore.storage._lmdb_housekeeping import Housekeeper
 from kstore.storage._lmdb_records import (
@@ -70,7 +77,13 @@ from kstore.storage._lmdb_records import (
 from kstore.storage._lmdb_runway import Runway
 from kstore.storage._lmdb_snapshot import LmdbSnapshotSource, LmdbSnapshotTarget
 from kstore.storage._lmdb_storage import LmdbStorage
-from kstore.storage._lmdb_sync import DirectoryLock, Gate
+from kstore.storage._lmdb_sync import (
+    DirectoryLock,
+    Gate,
+    LeaderLock,
+    claim_in_process,
+    release_in_process,
+)
 from kstore.storage._lmdb_writes import (
     Batch,
     CompactRequest,
@@ -82,7 +95,7 @@ from kstore.storage._lmdb_writes import (
     hand_back,
     purge_history,
 )
-from kstore.storage._watch_hub import WatchHub
+from kstore.storage._watch_hub import RawEvent, WatchHub
 from kstore.storage.interface import Backend, ResourceStorageConfig, Storage
 
 __all__ = [
@@ -258,13 +271,20 @@ class _ReadTxn:
     def __enter__(self) -> lmdb.Transaction[bytes]:
         backend = self._backend
         backend._check_usable()
-        backend._gate.enter()
-        try:
-            self._txn = backend._env.begin()
-        except lmdb.Error as exc:
-            backend._gate.leave()
-            raise backend._lmdb_error(exc) from exc
-        return self._txn
+        while True:
+            backend._gate.enter()
+            try:
+                self._txn = backend._env.begin()
+            except lmdb.MapResizedError:
+                # Another process grew the map: adopt its size (no transaction may be open).
+                backend._gate.leave()
+                with backend._commit_lock:  # LMDB: no write transaction open either
+                    backend._adopt_map_size()
+                continue
+            except lmdb.Error as exc:
+                backend._gate.leave()
+                raise backend._lmdb_error(exc) from exc
+            return self._txn
 
     def __exit__(
         self,
@@ -311,7 +331,12 @@ class LmdbBackend(Backend):
             raise ValueError("max_batch must be positive")
         self._path = Path(config.path)
         self._path.mkdir(parents=True, exist_ok=True)
-        self._lock = DirectoryLock(self._path)
+        self._identity = claim_in_process(self._path)
+        try:
+            self._lock = DirectoryLock(self._path, shared=True)
+        except BaseException:
+            release_in_process(self._identity)
+            raise
         self._forked = False
         self._failed: KStoreError | None = None
         try:
@@ -329,11 +354,15 @@ class LmdbBackend(Backend):
             if env is not None:
                 env.close()
             self._lock.release()
+            release_in_process(self._identity)
             raise
         self._map_size = self._env.info()["map_size"]
         self._purge_pending = purged < self._compacted
         self._gate = Gate()
         self.hub = WatchHub(queue_limit=config.watch_queue_limit, last_revision=self._revision)
+        self._leader = LeaderLock(self._path)
+        self._peers = Peers(self._path)
+        self._feed = ChangeFeed(self, self.hub, self._peers, name=f"kstore-lmdb-feed:{self._path}")
         self._queue: GatherQueue[Any] = GatherQueue()
         self._submit_lock = threading.Lock()
         # Held by whichever thread runs a write transaction: the writer thread, or a lone
@@ -355,12 +384,14 @@ class LmdbBackend(Backend):
             history_retention_s=config.history_retention_s,
             revision=self._revision,
             name=f"kstore-lmdb-housekeeping:{self._path}",
+            leads=self._leader.try_acquire,
         )
         self._ahead = AheadWorker(f"kstore-lmdb-ahead:{self._path}")
         self._page_size = self._env.stat()["psize"]
-        self._runway = Runway(self._path / "data.mdb")
+        self._runway = Runway(self._path / "data.mdb", self._write_locked)
         self._writer.start()
         self._housekeeper.start()
+        self._feed.start()
         _open_backends.add(self)
 
     def _check_format(self, txn: lmdb.Transaction[bytes]) -> None:
@@ -406,8 +437,35 @@ class LmdbBackend(Backend):
         return LmdbStorage(self, config)
 
     def current_revision(self) -> int:
+        """The store's revision now, whichever process committed it (one read)."""
+        with self.read() as txn:
+            return revision_of(txn)
+
+    def sync(self) -> int:
+        """Publish to this process's watchers every change committed up to now by any process
+        sharing the store (see :mod:`kstore.storage._lmdb_feed`); the store's revision."""
         self._check_usable()
-        return self._revision
+        return self._feed.sync()
+
+    @property
+    def leads(self) -> bool:
+        """Whether this process runs the store's leader-only loops (taking the lead if no
+        process holds it): one of the processes sharing the store does."""
+        return not self._closed and self._leader.try_acquire()
+
+    def note_foreign(self, compacted: int, min_expiry: int) -> None:
+        """The change feed read other processes' changes: follow their compaction, and wake
+        the reaper for an expiry they set (it runs here if this process leads)."""
+        if compacted > self._compacted:
+            self._compacted = compacted
+        if min_expiry and self._leader.held:
+            self._housekeeper.poke(min_expiry)
+
+    def check_readers(self) -> None:
+        """Free the reader slots of processes that died (kill -9) so that they do not pin old
+        pages (LMDB clears them only when asked)."""
+        if not self._closed and not self._forked:
+            self._env.reader_check()
 
     @property
     def compacted_revision(self) -> int:
@@ -441,7 +499,7 @@ class LmdbBackend(Backend):
             if target is None or target <= self._compacted:
                 return self._compacted
         else:
-            current = self._revision
+            current = self.current_revision()
             if revision > current:
                 raise TooLargeResourceVersion(revision, current)
             target = revision
@@ -455,6 +513,7 @@ class LmdbBackend(Backend):
                 return
             self._closed = True
             self._queue.put(_STOP)
+        self._feed.stop()
         # Writes queued before the close are committed first.
         if threading.current_thread() is not self._writer:
             self._writer.join()
@@ -472,7 +531,10 @@ class LmdbBackend(Backend):
             self._runway.close()
         finally:
             self._gate.release_exclusive()
+            self._peers.close()
+            self._leader.release()
             self._lock.release()
+            release_in_process(self._identity)
             _open_backends.discard(self)
 
     def __enter__(self) -> LmdbBackend:
@@ -621,7 +683,7 @@ class LmdbBackend(Backend):
                 req.resolve(Outcome(error=self._failed))
             return
         try:
-            result = self._commit(batch)
+            result, foreign = self._commit(batch)
         except Exception as exc:
             if len(batch) > 1 and self._failed is None:
                 # Isolate the request that broke the transaction: rerun each alone, so one bad
@@ -646,22 +708,43 @@ class LmdbBackend(Backend):
         self._lone_writes = len(batch) == 1
         # Published before any writer of the batch is woken: a writer that watches from its
         # new resourceVersion finds every change up to it already dispatched.
-        self.hub.publish(result.events, result.revision)
+        self._feed.publish_commit(foreign, result.events, result.revision)
         hand_back(batch, result.outcomes)
         if result.ttl_written:
             self._housekeeper.poke(result.ttl_written)
 
-    def _commit(self, batch: list[Request]) -> Batch:
-        """Apply ``batch`` in one write transaction and commit it (fsync'd when durable)."""
+    def _begin_write(self) -> lmdb.Transaction[bytes]:
+        """A write transaction (commit lock held), once LMDB's write lock is free."""
         while True:
-            txn = self._env.begin(write=True)
             try:
-                result = apply_batch(txn, batch, self._revision, self.now_ms())
+                return self._env.begin(write=True)
+            except lmdb.MapResizedError:
+                self._adopt_map_size()
+
+    @contextmanager
+    def _write_locked(self) -> Iterator[object]:
+        """LMDB's write lock held (an empty write transaction): no process commits meanwhile."""
+        txn = self._begin_write()
+        try:
+            yield txn
+        finally:
+            txn.abort()
+
+    def _commit(self, batch: list[Request]) -> tuple[Batch, list[RawEvent]]:
+        """Apply ``batch`` in one write transaction and commit it (fsync'd when durable);
+        with the changes other processes committed since this hub's last publication."""
+        while True:
+            txn = self._begin_write()
+            try:
+                # The store's revision, not this process's: other processes commit too.
+                base = revision_of(txn)
+                foreign = self._feed.foreign_before(txn, base)
+                result = apply_batch(txn, batch, base, self.now_ms())
                 if len(batch) > 1:
                     # Their writers' decodes run while the commit below waits for the disk.
                     self._ahead.hand(batch)
                 txn.commit()
-                return result
+                return result, foreign
             except lmdb.MapFullError:
                 txn.abort()
                 self._grow()
@@ -675,7 +758,7 @@ class LmdbBackend(Backend):
     def _purge_step(self) -> None:
         try:
             while True:
-                txn = self._env.begin(write=True)
+                txn = self._begin_write()
                 try:
                     more = purge_history(txn, _PURGE_CHUNK)
                     txn.commit()
@@ -704,9 +787,19 @@ class LmdbBackend(Backend):
         self._gate.hold_exclusive()
         try:
             self._env.set_mapsize(new_size)
+            self._map_size = int(self._env.info()["map_size"])
         finally:
             self._gate.release_exclusive()
-        self._map_size = new_size
+
+    def _adopt_map_size(self) -> None:
+        """Take the map size another process grew the store to (LMDB: ``set_mapsize(0)``,
+        with no transaction of this process open: the commit lock held, readers held off)."""
+        self._gate.hold_exclusive()
+        try:
+            self._env.set_mapsize(0)
+            self._map_size = int(self._env.info()["map_size"])
+        finally:
+            self._gate.release_exclusive()
 
     def _lmdb_error(self, exc: lmdb.Error) -> KStoreError:
         """The one place LMDB exceptions become kstore errors."""

@@ -74,6 +74,8 @@ class ServeProcess:
             "-m",
             "kstore.cli",
             "serve",
+            "--workers",
+            "1",
             "--bind-address",
             "127.0.0.1",
             "--port",

@@ -99,6 +99,8 @@ def test_a_bad_encryption_config_stops_serve_before_the_store_opens(tmp_path: Pa
             "-m",
             "kstore.cli",
             "serve",
+            "--workers",
+            "1",
             "--port",
             "0",
             "--data-dir",

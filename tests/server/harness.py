@@ -78,6 +78,8 @@ def start_server(data_dir: Path, *args: str) -> RunningServer:
             "-m",
             "kstore.cli",
             "serve",
+            "--workers",
+            "1",
             "--bind-address",
             "127.0.0.1",
             "--port",

@@ -143,6 +143,8 @@ def test_a_key_that_does_not_match_fails_serve_before_it_listens(tmp_path: Path)
             "-m",
             "kstore.cli",
             "serve",
+            "--workers",
+            "1",
             "--data-dir",
             str(tmp_path / "data"),
             "--tls-cert-file",

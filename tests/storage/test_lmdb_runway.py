@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 from pathlib import Path
@@ -35,7 +36,7 @@ def test_small_commits_of_a_large_store_get_zeros_ahead_of_the_last_page(
     tmp_path: Path,
 ) -> None:
     path = _file(tmp_path, MIN_STORE_BYTES)
-    runway = Runway(path)
+    runway = Runway(path, contextlib.nullcontext)
     used = [MIN_STORE_BYTES]
     _commits(runway, 32, used, 8 << 10)
     size = path.stat().st_size
@@ -63,7 +64,7 @@ def test_no_zeros_for_a_small_store_or_for_large_commits(
     tmp_path: Path, store_bytes: int, growth: int
 ) -> None:
     path = _file(tmp_path, store_bytes)
-    runway = Runway(path)
+    runway = Runway(path, contextlib.nullcontext)
     _commits(runway, 64, [store_bytes], growth)
     assert path.stat().st_size == store_bytes
     runway.close()
@@ -73,7 +74,7 @@ def test_a_fill_that_cannot_be_written_turns_the_runway_off_and_fails_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = _file(tmp_path, MIN_STORE_BYTES)
-    runway = Runway(path)
+    runway = Runway(path, contextlib.nullcontext)
 
     def full_disk(fd: int, data: bytes, offset: int) -> int:
         raise OSError(errno.ENOSPC, "No space left on device")

@@ -13,6 +13,7 @@ import pytest
 
 from kstore.errors import InternalError, NotFound, Unavailable
 from kstore.storage._lmdb_records import META_FORMAT
+from kstore.storage._lmdb_sync import DirectoryLock
 from kstore.storage.interface import Backend, GetOptions, ListOptions, Storage
 from kstore.storage.lmdb import LmdbBackend, LmdbConfig
 
@@ -49,36 +50,39 @@ def test_second_open_in_the_same_process_is_a_clear_error(
         LmdbBackend(LmdbConfig(path=tmp_path / "store"))
 
 
-def test_second_process_gets_a_clear_error_naming_the_holder(
+def test_a_second_process_opens_the_same_store_and_reads_its_writes(
     backend: LmdbBackend, tmp_path: Path
 ) -> None:
+    backend.storage_for(pod_config()).create("/pods/ns/a", pod("ns", "a"))
     script = textwrap.dedent(
         f"""
-        from kstore.errors import Unavailable
         from kstore.storage.lmdb import LmdbBackend, LmdbConfig
-        try:
-            LmdbBackend(LmdbConfig(path={str(tmp_path / "store")!r}))
-        except Unavailable as exc:
-            print("refused:", exc)
-        else:
-            print("opened")
+        with LmdbBackend(LmdbConfig(path={str(tmp_path / "store")!r})) as other:
+            print("opened at", other.current_revision())
         """
     )
     done = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
     )
-    assert done.stdout.startswith("refused:"), done.stdout + done.stderr
-    assert "already open" in done.stdout
-    assert "one process may open it at a time" in done.stdout
+    assert done.stdout == f"opened at {backend.current_revision()}\n", done.stderr
 
 
-def test_the_lock_file_names_the_holder_while_open_and_nobody_once_closed(tmp_path: Path) -> None:
+def test_a_tool_rewriting_the_store_is_refused_naming_the_processes(
+    backend: LmdbBackend, tmp_path: Path
+) -> None:
+    with pytest.raises(Unavailable, match=rf"already open \(process {os.getpid()}\)"):
+        DirectoryLock(tmp_path / "store")
+
+
+def test_the_peer_registry_names_the_process_while_open_and_nobody_once_closed(
+    tmp_path: Path,
+) -> None:
     store = tmp_path / "closed"
     opened = LmdbBackend(LmdbConfig(path=store))
-    assert (store / "kstore.lock").read_text() == f"{os.getpid()}\n"
+    assert os.listdir(store / "kstore.peers") == [str(os.getpid())]
     opened.close()
+    assert os.listdir(store / "kstore.peers") == []
     assert (store / "kstore.lock").read_text() == ""
-    LmdbBackend(LmdbConfig(path=store)).close()  # and the next open takes it
 
 
 def test_lock_is_released_on_close(tmp_path: Path) -> None:
