@@ -143,6 +143,10 @@ _GROUP_VERSIONS: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {
             "ValidatingAdmissionPolicyList",
             "ValidatingAdmissionPolicyBinding",
             "ValidatingAdmissionPolicyBindingList",
+            "MutatingAdmissionPolicy",
+            "MutatingAdmissionPolicyList",
+            "MutatingAdmissionPolicyBinding",
+            "MutatingAdmissionPolicyBindingList",
         ),
     ),
     ("apiextensions.k8s.io", "v1"): (
