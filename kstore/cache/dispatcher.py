@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 from kstore.cache.watch_cache import CacheEvent
 from kstore.cache.watcher import (
     CacheWatcher,
+    Sink,
     WatchFilter,
     bookmark_event,
     resolve_all,
@@ -40,7 +41,7 @@ from kstore.cache.watcher import (
 __all__ = ["Dispatcher"]
 
 _Loop = asyncio.AbstractEventLoop
-_Sinks = dict[_Loop, list[Callable[[], None]]]
+_Sinks = dict[_Loop, list[Sink]]
 
 
 class _Group:

@@ -164,6 +164,26 @@ def test_slow_watcher_is_closed_with_an_error_and_others_get_everything(
     fast.stop()
 
 
+def test_take_batch_hands_out_what_take_would_in_batches(make_cache: MakeCache) -> None:
+    cache, storage = make_cache(watcher_buffer_size=4)
+    a = storage.create("/pods/ns/a", pod("a", "ns"))
+    opts = ListOptions(send_initial_events=True, allow_bookmarks=True)
+    watcher = cache.watch("/pods/ns", opts)
+    assert isinstance(watcher, CacheWatcher)
+    replay = watcher.take_batch(10)  # the initial events, then their end bookmark
+    assert [(e.type, e.object == a) for e in replay] == [(ADDED, True), (BOOKMARK, False)]
+    written = [storage.create(f"/pods/ns/p{i}", pod(f"p{i}", "ns")) for i in range(6)]
+    deadline = time.monotonic() + 5
+    while not watcher.closed and time.monotonic() < deadline:  # the fifth push overflows
+        time.sleep(0.01)
+    first = watcher.take_batch(3)
+    assert [e.object for e in first] == written[:3]
+    rest = watcher.take_batch(10)
+    assert [e.object for e in rest[:-1]] == written[3:4]
+    assert rest[-1].type is ERROR and rest[-1].object["code"] == 429
+    assert watcher.stopped and watcher.take_batch(10) == []
+
+
 def test_every_watcher_gets_the_same_shared_event_encoded_once(make_cache: MakeCache) -> None:
     cache, storage = make_cache()
     start = ListOptions(resource_version=str(storage.revision))

@@ -35,7 +35,7 @@ import asyncio
 import random
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Hashable
 from dataclasses import dataclass
 from typing import Any, Protocol, cast, runtime_checkable
 
@@ -44,6 +44,7 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from kstore.api.gvk import Object
+from kstore.cache.watcher import SinkMemo
 from kstore.errors import to_status
 from kstore.server.encoding import http_chunk
 from kstore.server.handlers.scope import Call, ResourceScope
@@ -82,9 +83,9 @@ class _SinkWatcher(Protocol):
     async_waiter: asyncio.Future[None] | None
     sink_pending: bool
 
-    def set_sink(self, sink: Callable[[], None] | None) -> None: ...
+    def set_sink(self, sink: Callable[[SinkMemo], None] | None) -> None: ...
 
-    def take(self) -> WatchEvent | None: ...
+    def take_batch(self, limit: int) -> list[WatchEvent]: ...
 
     @property
     def ready(self) -> bool: ...
@@ -164,6 +165,14 @@ class WatchPlan:
                 event, self.scope.gv, self.scope.kind, self.fmt, table=self._table
             )
         return self.scope.encoder.watch_chunk(event, self.scope.gv, self.scope.kind, self.fmt)
+
+    def shared_shape(self) -> Hashable | None:
+        """What, besides the events, the chunks of this stream depend on, when streams can
+        share them (not Tables: their rows depend on each request's options)."""
+        if self.fmt.target is Target.TABLE:
+            return None
+        fmt = self.fmt
+        return (self.scope.gv, self.scope.kind, fmt.media_type, fmt.target.value)
 
     def _table(self, hub: Object) -> Object:
         return build_table(
@@ -254,52 +263,54 @@ class WatchResponse(Response):
         plan = self._plan
         transport = cycle.transport
         flow = cycle.flow
-        chunk = plan.chunk
         on_events = self._on_events
+        take_batch = watcher.take_batch
+        shape = plan.shared_shape()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + plan.timeout_seconds
         live = True
 
-        def write_ready() -> bool:
+        def write_ready(memo: SinkMemo | None) -> bool:
             """Write what is ready until the transport pauses; True once the stream ended."""
             while not flow.write_paused:
                 if transport.is_closing():
                     return True
-                parts: list[bytes] = []
-                done = False
-                while len(parts) < _BATCH:
-                    event = watcher.take()
-                    if event is None:
-                        done = watcher.stopped
-                        break
-                    try:
-                        parts.append(chunk(event))
-                    except Exception as exc:
-                        parts.append(http_chunk(_error_frame(plan, exc)))
-                        done = True
-                        break
-                    if event.type is EventType.ERROR:
-                        done = True
-                        break
-                if parts:
-                    transport.write(parts[0] if len(parts) == 1 else b"".join(parts))
-                    on_events(len(parts))
-                if done or len(parts) < _BATCH:
-                    return done
+                events = take_batch(_BATCH)
+                if not events:
+                    return watcher.stopped
+                if memo is None or shape is None:
+                    data, done = _joined_chunks(plan, events)
+                else:
+                    # The streams of one filter and shape mostly take the same events in one
+                    # sink round: the first of them joins the chunks, the others reuse them.
+                    key = (shape, *map(id, events))
+                    shared = memo.get(key)
+                    if shared is None:
+                        data, done = _joined_chunks(plan, events)
+                        # The events ride along, so that their ids stay theirs meanwhile.
+                        memo[key] = (data, done, events)
+                    else:
+                        data, done = shared[0], shared[1]
+                transport.write(data)
+                on_events(len(events))
+                if done:
+                    return True
+                if len(events) < _BATCH:
+                    return watcher.stopped
             return False
 
-        def sink() -> None:
+        def sink(memo: SinkMemo) -> None:
             watcher.sink_pending = False
             if not live:
                 return
-            if write_ready() or flow.write_paused:
+            if write_ready(memo) or flow.write_paused:
                 waiter = watcher.async_waiter
                 if waiter is not None and not waiter.done():
                     waiter.set_result(None)
 
         watcher.set_sink(sink)
         try:
-            while not write_ready():
+            while not write_ready(None):
                 remaining = deadline - loop.time()
                 if remaining <= 0:
                     return
@@ -437,6 +448,21 @@ def _drain(plan: WatchPlan, first: WatchEvent) -> tuple[list[bytes], bool]:
         if event.type is EventType.ERROR:
             return batch, True
     return batch, False
+
+
+def _joined_chunks(plan: WatchPlan, events: list[WatchEvent]) -> tuple[bytes, bool]:
+    """The chunks of ``events`` as one write; True once it carries the last event of the
+    stream (an ERROR, or the ERROR that a failed encoding turns into)."""
+    parts: list[bytes] = []
+    for event in events:
+        try:
+            parts.append(plan.chunk(event))
+        except Exception as exc:
+            parts.append(http_chunk(_error_frame(plan, exc)))
+            return b"".join(parts), True
+        if event.type is EventType.ERROR:
+            return b"".join(parts), True
+    return parts[0] if len(parts) == 1 else b"".join(parts), False
 
 
 def _error_frame(plan: WatchPlan, exc: BaseException) -> bytes:
