@@ -46,6 +46,7 @@ from kstore.storage.interface import (
 )
 
 __all__ = [
+    "AFTER_SINKS",
     "CacheWatcher",
     "ErrorWatcher",
     "Sink",
@@ -63,6 +64,9 @@ _Match = Callable[[str, dict[str, str], dict[str, str]], bool]
 #: lives only for that call: watchers of one filter mostly take the same events there, so a
 #: sink can keep what it derived from them (a stream's written bytes) for the next sinks.
 SinkMemo = dict[Hashable, Any]
+#: The key of a list of callables in a :data:`SinkMemo` that :func:`run_sinks` calls once
+#: every sink ran (e.g. to report what they did together rather than one by one).
+AFTER_SINKS = "kstore.after-sinks"
 #: A watcher's sink (see the module docstring).
 Sink = Callable[[SinkMemo], None]
 
@@ -302,8 +306,12 @@ class CacheWatcher(Watcher):
                     break
             return batch
         # Live events only: popped one by one, since the dispatcher may append meanwhile.
-        popleft = queue.popleft
-        batch = [popleft() for _ in range(min(len(queue), limit))]
+        count = min(len(queue), limit)
+        if count == 1:
+            batch = [queue.popleft()]
+        else:
+            popleft = queue.popleft
+            batch = [popleft() for _ in range(count)]
         if batch[-1].type is EventType.ERROR:  # only ever the last one pushed
             self._end()
             queue.clear()
@@ -474,10 +482,14 @@ def resolve_all(futures: list[asyncio.Future[None]]) -> None:
 
 def run_sinks(sinks: list[Sink]) -> None:
     """Call the sinks of one loop's watchers that have events ready (runs in that loop), with
-    one :data:`SinkMemo` shared by them all."""
+    one :data:`SinkMemo` shared by them all; then what they left under :data:`AFTER_SINKS`."""
     memo: SinkMemo = {}
     for sink in sinks:
         sink(memo)
+    after = memo.get(AFTER_SINKS)
+    if after is not None:
+        for finish in after:
+            finish()
 
 
 class ErrorWatcher(Watcher):

@@ -32,6 +32,7 @@ watcher, and nobody else waits), the end of the watch, or its timeout.
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
 import threading
 import time
@@ -44,7 +45,7 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from kstore.api.gvk import Object
-from kstore.cache.watcher import SinkMemo
+from kstore.cache.watcher import AFTER_SINKS, SinkMemo
 from kstore.errors import to_status
 from kstore.server.encoding import http_chunk
 from kstore.server.handlers.scope import Call, ResourceScope
@@ -210,11 +211,16 @@ class WatchResponse(Response):
         registry: WatchRegistry,
         on_events: Callable[[int], None],
         on_close: Callable[[], None],
+        events_key: Hashable | None = None,
     ) -> None:
+        """``on_events`` counts delivered events; streams with equal ``events_key`` count
+        them in the same place, so that one call reports a sink round's events for all of
+        them (the callback of any one of them is called, with their sum)."""
         super().__init__(status_code=200, media_type=None)
         self._plan = plan
         self._registry = registry
         self._on_events = on_events
+        self._events_key = events_key
         self._on_close = on_close
         self.raw_headers = [
             (b"content-type", plan.fmt.content_type.encode("latin-1")),
@@ -264,6 +270,7 @@ class WatchResponse(Response):
         transport = cycle.transport
         flow = cycle.flow
         on_events = self._on_events
+        events_key = self._events_key
         take_batch = watcher.take_batch
         shape = plan.shared_shape()
         loop = asyncio.get_running_loop()
@@ -292,7 +299,10 @@ class WatchResponse(Response):
                     else:
                         data, done = shared[0], shared[1]
                 transport.write(data)
-                on_events(len(events))
+                if memo is None or events_key is None:
+                    on_events(len(events))
+                else:
+                    _tally(memo, events_key, on_events, len(events))
                 if done:
                     return True
                 if len(events) < _BATCH:
@@ -448,6 +458,28 @@ def _drain(plan: WatchPlan, first: WatchEvent) -> tuple[list[bytes], bool]:
         if event.type is EventType.ERROR:
             return batch, True
     return batch, False
+
+
+#: The key of the event counts of a sink round in its memo.
+_TALLY = "kstore.watch-tally"
+
+
+def _tally(memo: SinkMemo, key: Hashable, on_events: Callable[[int], None], count: int) -> None:
+    """Count ``count`` events under ``key`` for the report at the end of the sink round."""
+    tally: dict[Hashable, list[Any]] | None = memo.get(_TALLY)
+    if tally is None:
+        tally = memo[_TALLY] = {}
+        memo.setdefault(AFTER_SINKS, []).append(functools.partial(_report, tally))
+    slot = tally.get(key)
+    if slot is None:
+        tally[key] = [on_events, count]
+    else:
+        slot[1] += count
+
+
+def _report(tally: dict[Hashable, list[Any]]) -> None:
+    for on_events, count in tally.values():
+        on_events(count)
 
 
 def _joined_chunks(plan: WatchPlan, events: list[WatchEvent]) -> tuple[bytes, bool]:
