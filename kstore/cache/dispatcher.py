@@ -12,7 +12,9 @@ Wake-ups are what costs in Python, so they are batched: :meth:`Dispatcher.dispat
 batch of events, and only after the whole batch releases each blocked thread consumer once and
 schedules **one** callback per asyncio event loop that resolves all its waiting consumers and
 calls the sinks of its watchers that have one (each at most once per batch; an HTTP watch
-stream's sink writes the frames out without a task wake-up).
+stream's sink writes the frames out without a task wake-up). Sink rounds that take long (many
+streams) are paced (:class:`SinkRounds`): the next waits as long as the last took, and serves
+together what arrived meanwhile.
 
 Threading: :meth:`dispatch` and :meth:`send_bookmarks` run on the cacher's one feeding thread;
 :meth:`add` (under the watch cache lock, so no event can slip between a watcher's replay and
@@ -26,6 +28,7 @@ import asyncio
 import contextlib
 import random
 import threading
+import weakref
 from collections.abc import Callable, Sequence
 
 from kstore.cache.watch_cache import CacheEvent
@@ -38,7 +41,10 @@ from kstore.cache.watcher import (
     run_sinks,
 )
 
-__all__ = ["Dispatcher"]
+__all__ = ["PACED_ROUND", "Dispatcher", "SinkRounds"]
+
+#: A sink round that takes this long (seconds) or longer holds the next one back as long.
+PACED_ROUND = 0.001
 
 _Loop = asyncio.AbstractEventLoop
 _Sinks = dict[_Loop, list[Sink]]
@@ -76,6 +82,8 @@ class Dispatcher:
         self._triggered: dict[str, tuple[_Group, ...]] = {}
         self._bookmarked: tuple[CacheWatcher, ...] = ()
         self.closed_slow = 0
+        # Each loop's sink rounds (the dispatching thread's; a loop gone is forgotten).
+        self._rounds: weakref.WeakKeyDictionary[_Loop, SinkRounds] = weakref.WeakKeyDictionary()
 
     def __len__(self) -> int:
         return len(self._members)
@@ -251,11 +259,54 @@ class Dispatcher:
                     woken.setdefault(future.get_loop(), []).append(future)
         self._flush(woken, sinks)
 
-    @staticmethod
-    def _flush(woken: dict[_Loop, list[asyncio.Future[None]]], sinks: _Sinks) -> None:
+    def _flush(self, woken: dict[_Loop, list[asyncio.Future[None]]], sinks: _Sinks) -> None:
         for loop, futures in woken.items():
             with contextlib.suppress(RuntimeError):  # a closed loop has no consumer left
                 loop.call_soon_threadsafe(resolve_all, futures)
         for loop, calls in sinks.items():
+            rounds = self._rounds.get(loop)
+            if rounds is None:
+                rounds = self._rounds[loop] = SinkRounds(loop)
             with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(run_sinks, calls)
+                loop.call_soon_threadsafe(rounds.submit, calls)
+
+
+class SinkRounds:
+    """Paces one loop's sink rounds of one dispatcher: after a round that took ``T`` (at
+    least :data:`PACED_ROUND`: many streams), the next starts no sooner than ``T`` after it
+    ended; sinks due meanwhile wait and are called together then. Fan-out to many streams
+    thus takes at most about half of the loop, leaving the rest to requests (writes), and
+    each stream gets what arrived meanwhile in one write: the busier, the more events per
+    write. Events wait at most about as long as one round takes; rounds of few streams are
+    never held back. Runs in the loop, but for :meth:`submit`'s scheduling."""
+
+    __slots__ = ("_loop", "_not_before", "_waiting")
+
+    def __init__(self, loop: _Loop) -> None:
+        self._loop = loop
+        self._not_before = 0.0
+        self._waiting: list[Sink] | None = None
+
+    def submit(self, sinks: list[Sink]) -> None:
+        """Call ``sinks`` now, or with the next round if it is held back."""
+        waiting = self._waiting
+        if waiting is not None:
+            waiting.extend(sinks)
+            return
+        if self._loop.time() < self._not_before:
+            self._waiting = list(sinks)
+            self._loop.call_at(self._not_before, self._run_waiting)
+            return
+        self._run(sinks)
+
+    def _run_waiting(self) -> None:
+        sinks, self._waiting = self._waiting or [], None
+        self._run(sinks)
+
+    def _run(self, sinks: list[Sink]) -> None:
+        clock = self._loop.time
+        started = clock()
+        run_sinks(sinks)
+        ended = clock()
+        took = ended - started
+        self._not_before = ended + took if took >= PACED_ROUND else 0.0

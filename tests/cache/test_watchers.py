@@ -6,11 +6,14 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections.abc import Callable
 
 import pytest
 
 from kstore.api.selectors import FieldSelector, LabelSelector
 from kstore.cache import CachedWatchEvent, CacheWatcher, encoded_object
+from kstore.cache.dispatcher import SinkRounds
+from kstore.cache.watcher import SinkMemo
 from kstore.errors import TooManyRequests
 from kstore.storage.interface import (
     INITIAL_EVENTS_END_ANNOTATION,
@@ -367,3 +370,34 @@ def test_node_watchers_see_pods_move_between_nodes(make_cache: MakeCache) -> Non
     assert [take(everything).object for _ in range(2)] == [placed, moved]
     for watcher in (*nodes.values(), everything):
         watcher.stop()
+
+
+def test_a_slow_sink_round_holds_the_next_back_and_gathers_what_comes_meanwhile() -> None:
+    async def scenario() -> None:
+        loop = asyncio.get_running_loop()
+        rounds = SinkRounds(loop)
+        calls: list[tuple[str, float, int]] = []
+
+        def sink(name: str, busy: float = 0.0) -> Callable[[SinkMemo], None]:
+            def call(memo: SinkMemo) -> None:
+                calls.append((name, loop.time(), id(memo)))
+                time.sleep(busy)  # a round of many streams
+
+            return call
+
+        rounds.submit([sink("slow", busy=0.05)])
+        ended = loop.time()
+        rounds.submit([sink("a")])  # held back as long as the slow round took...
+        rounds.submit([sink("b")])  # ...and joined by what is due meanwhile
+        assert [name for name, _, _ in calls] == ["slow"]
+        deadline = loop.time() + 5
+        while len(calls) < 3 and loop.time() < deadline:
+            await asyncio.sleep(0.01)
+        _, (_, a_at, a_memo), (_, _, b_memo) = calls
+        assert [name for name, _, _ in calls] == ["slow", "a", "b"]
+        assert a_at >= ended + 0.045  # call_at may fire within the clock's resolution
+        assert a_memo == b_memo  # one round: one memo
+        rounds.submit([sink("c")])  # after a quick round: at once
+        assert [name for name, _, _ in calls][-1] == "c"
+
+    asyncio.run(scenario())

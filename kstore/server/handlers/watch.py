@@ -23,10 +23,14 @@ task: the dispatcher's one loop callback per batch calls each stream's sink, whi
 events' chunks — each framed once, with its chunk header, for every stream of the same
 version and media type (:meth:`~kstore.server.encoding.ResponseEncoder.watch_chunk`) —
 straight to the connection's transport. Only the start and the end of the response go
-through the filters' ``send``. The task wakes only for what needs waiting: a client that
-stopped reading (its transport's buffer above the high-water mark: events then stay in the
-watcher's bounded buffer, whose overflow ends the watch with a 429 ERROR as for any slow
-watcher, and nobody else waits), the end of the watch, or its timeout.
+through the filters' ``send``. Streams of the same shape that take the same events in one
+round write the same joined bytes (joined once: the round's memo); a round of many streams
+holds the next one back as long as it took, so that fan-out leaves the loop half its time and
+each stream gets what arrived meanwhile in one write
+(:class:`~kstore.cache.dispatcher.SinkRounds`). The task wakes only for what needs
+waiting: a client that stopped reading (its transport's buffer above the high-water mark:
+events then stay in the watcher's bounded buffer, whose overflow ends the watch with a 429
+ERROR as for any slow watcher, and nobody else waits), the end of the watch, or its timeout.
 """
 
 from __future__ import annotations
@@ -83,6 +87,7 @@ class _SinkWatcher(Protocol):
 
     async_waiter: asyncio.Future[None] | None
     sink_pending: bool
+    closed: bool
 
     def set_sink(self, sink: Callable[[SinkMemo], None] | None) -> None: ...
 
@@ -167,13 +172,16 @@ class WatchPlan:
             )
         return self.scope.encoder.watch_chunk(event, self.scope.gv, self.scope.kind, self.fmt)
 
-    def shared_shape(self) -> Hashable | None:
+    def shared_shape(self) -> str | None:
         """What, besides the events, the chunks of this stream depend on, when streams can
-        share them (not Tables: their rows depend on each request's options)."""
+        share them (not Tables: their rows depend on each request's options). A string: its
+        hash is computed once, and the sinks hash it with every batch they look up."""
         if self.fmt.target is Target.TABLE:
             return None
         fmt = self.fmt
-        return (self.scope.gv, self.scope.kind, fmt.media_type, fmt.target.value)
+        return "\n".join(
+            (self.scope.gv.api_version, self.scope.kind, fmt.media_type, fmt.target.value)
+        )
 
     def _table(self, hub: Object) -> Object:
         return build_table(
@@ -290,7 +298,7 @@ class WatchResponse(Response):
                 else:
                     # The streams of one filter and shape mostly take the same events in one
                     # sink round: the first of them joins the chunks, the others reuse them.
-                    key = (shape, *map(id, events))
+                    key = (shape, id(events[0])) if len(events) == 1 else (shape, *map(id, events))
                     shared = memo.get(key)
                     if shared is None:
                         data, done = _joined_chunks(plan, events)
@@ -306,7 +314,8 @@ class WatchResponse(Response):
                 if done:
                     return True
                 if len(events) < _BATCH:
-                    return watcher.stopped
+                    # All there was: the end, if it came, shows once the watcher is closed.
+                    return watcher.closed and watcher.stopped
             return False
 
         def sink(memo: SinkMemo) -> None:
