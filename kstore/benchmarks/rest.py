@@ -511,6 +511,7 @@ def measure_fanout(
         return create
 
     plain_rate, plain_cpu = _measure(server, clients, creates, creator(plain))
+    open_before = _open_watches(server)
     path = f"{collection}?watch=true&labelSelector=run%3D{label}w&timeoutSeconds={int(timeout)}"
     load = subprocess.Popen(
         [
@@ -545,6 +546,10 @@ def measure_fanout(
         load.wait()
         if load.stdout is not None:
             load.stdout.close()
+        # Closing a thousand streams takes the server a while: not in the next figure's time.
+        closed_by = time.monotonic() + 60
+        while _open_watches(server) > open_before and time.monotonic() < closed_by:
+            time.sleep(0.1)
     deliveries = watchers * creates
     delivery_cpu = None
     if before is not None and after is not None and plain_cpu is not None:
@@ -556,6 +561,19 @@ def measure_fanout(
         delivery_cpu_us=delivery_cpu,
         events_rate=deliveries / (ended - began),
     )
+
+
+def _open_watches(server: _Server) -> int:
+    """How many watches the server has open (its ``apiserver_longrunning_requests``)."""
+    conn = server.connection()
+    try:
+        status, data = _request(conn, "GET", "/metrics")
+    finally:
+        conn.close()
+    _expect(status, data, 200)
+    prefix = b'apiserver_longrunning_requests{verb="WATCH",'
+    lines = data.splitlines()
+    return sum(int(line.rsplit(b" ", 1)[1]) for line in lines if line.startswith(prefix))
 
 
 class _Watchers:
