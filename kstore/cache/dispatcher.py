@@ -13,8 +13,8 @@ batch of events, and only after the whole batch releases each blocked thread con
 schedules **one** callback per asyncio event loop that resolves all its waiting consumers and
 calls the sinks of its watchers that have one (each at most once per batch; an HTTP watch
 stream's sink writes the frames out without a task wake-up). Sink rounds that take long (many
-streams) are paced (:class:`SinkRounds`): the next waits as long as the last took, and serves
-together what arrived meanwhile.
+streams) are paced (:class:`SinkRounds`): the next waits twice as long as the last took, and
+serves together what arrived meanwhile.
 
 Threading: :meth:`dispatch` and :meth:`send_bookmarks` run on the cacher's one feeding thread;
 :meth:`add` (under the watch cache lock, so no event can slip between a watcher's replay and
@@ -41,10 +41,15 @@ from kstore.cache.watcher import (
     run_sinks,
 )
 
-__all__ = ["PACED_ROUND", "Dispatcher", "SinkRounds"]
+__all__ = ["HOLD", "PACED_ROUND", "Dispatcher", "SinkRounds"]
 
-#: A sink round that takes this long (seconds) or longer holds the next one back as long.
+#: A sink round that takes this long (seconds) or longer holds the next one back.
 PACED_ROUND = 0.001
+#: How long, in multiples of its own duration, such a round holds the next back: fan-out to
+#: many streams then takes at most a third of the loop. Measured (1,000 HTTP watches,
+#: ConfigMap creates): 1 gave 0.9-2.0 us of server CPU per delivery and writes at 0.31-0.53x
+#: of their rate without watches, 2 gave 0.5-1.2 us and 0.47-0.62x, 3 no better than 2.
+HOLD = 2.0
 
 _Loop = asyncio.AbstractEventLoop
 _Sinks = dict[_Loop, list[Sink]]
@@ -273,12 +278,12 @@ class Dispatcher:
 
 class SinkRounds:
     """Paces one loop's sink rounds of one dispatcher: after a round that took ``T`` (at
-    least :data:`PACED_ROUND`: many streams), the next starts no sooner than ``T`` after it
-    ended; sinks due meanwhile wait and are called together then. Fan-out to many streams
-    thus takes at most about half of the loop, leaving the rest to requests (writes), and
-    each stream gets what arrived meanwhile in one write: the busier, the more events per
-    write. Events wait at most about as long as one round takes; rounds of few streams are
-    never held back. Runs in the loop, but for :meth:`submit`'s scheduling."""
+    least :data:`PACED_ROUND`: many streams), the next starts no sooner than ``HOLD * T``
+    after it ended; sinks due meanwhile wait and are called together then. Fan-out to many
+    streams thus takes at most about a third of the loop, leaving the rest to requests
+    (writes), and each stream gets what arrived meanwhile in one write: the busier, the more
+    events per write. Events wait at most about two rounds' time (a few ms at 1,000 streams);
+    rounds of few streams are never held back. Runs in the loop."""
 
     __slots__ = ("_loop", "_not_before", "_waiting")
 
@@ -309,4 +314,4 @@ class SinkRounds:
         run_sinks(sinks)
         ended = clock()
         took = ended - started
-        self._not_before = ended + took if took >= PACED_ROUND else 0.0
+        self._not_before = ended + HOLD * took if took >= PACED_ROUND else 0.0

@@ -25,8 +25,8 @@ version and media type (:meth:`~kstore.server.encoding.ResponseEncoder.watch_chu
 straight to the connection's transport. Only the start and the end of the response go
 through the filters' ``send``. Streams of the same shape that take the same events in one
 round write the same joined bytes (joined once: the round's memo); a round of many streams
-holds the next one back as long as it took, so that fan-out leaves the loop half its time and
-each stream gets what arrived meanwhile in one write
+holds the next one back twice as long as it took, so that fan-out leaves the loop two thirds
+of its time and each stream gets what arrived meanwhile in one write
 (:class:`~kstore.cache.dispatcher.SinkRounds`). The task wakes only for what needs
 waiting: a client that stopped reading (its transport's buffer above the high-water mark:
 events then stay in the watcher's bounded buffer, whose overflow ends the watch with a 429
