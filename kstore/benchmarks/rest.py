@@ -315,8 +315,10 @@ def _create_service_account(c: http.client.HTTPConnection, i: int) -> None:
         _expect(status, data, 201)
 
 
-def _new_object(kind: str, name: str, label: str, index: int) -> bytes:
-    """The body a client would POST: no status, no system fields."""
+def _new_object(kind: str, name: str, label: str, index: int, *, owned: bool = True) -> bytes:
+    """The body a client would POST: no status, no system fields. A Pod names its
+    ReplicaSet, which does not exist (so the garbage collector deletes it), unless not
+    ``owned``."""
     if kind == "custom":
         return orjson.dumps(bench_object(_NAMESPACE, name, label, index))
     if kind == "configmap":
@@ -331,6 +333,8 @@ def _new_object(kind: str, name: str, label: str, index: int) -> bytes:
         for field in ("uid", "creationTimestamp", "resourceVersion", "managedFields"):
             meta.pop(field, None)
         meta["labels"] = {**(meta.get("labels") or {}), "run": label}
+        if not owned:
+            meta.pop("ownerReferences", None)
     return orjson.dumps(obj)
 
 
@@ -491,8 +495,14 @@ def measure_fanout(
     HTTP watch streams (opened by a separate process, :mod:`kstore.benchmarks.watch_load`)
     receive each of them."""
     collection = _COLLECTIONS[kind]
-    plain = [_new_object(kind, f"{label}p-{i:06d}", f"{label}p", i) for i in range(creates)]
-    watched = [_new_object(kind, f"{label}w-{i:06d}", f"{label}w", i) for i in range(creates)]
+    # Without an owner: the garbage collector would otherwise delete each Pod meanwhile, and
+    # its work and its events (MODIFIED, DELETED) would be counted as the fan-out's.
+    plain = [
+        _new_object(kind, f"{label}p-{i:06d}", f"{label}p", i, owned=False) for i in range(creates)
+    ]
+    watched = [
+        _new_object(kind, f"{label}w-{i:06d}", f"{label}w", i, owned=False) for i in range(creates)
+    ]
 
     def creator(bodies: list[bytes]) -> Callable[[http.client.HTTPConnection, int], None]:
         def create(c: http.client.HTTPConnection, i: int) -> None:
@@ -501,6 +511,7 @@ def measure_fanout(
         return create
 
     plain_rate, plain_cpu = _measure(server, clients, creates, creator(plain))
+    open_before = _open_watches(server)
     path = f"{collection}?watch=true&labelSelector=run%3D{label}w&timeoutSeconds={int(timeout)}"
     load = subprocess.Popen(
         [
@@ -535,6 +546,10 @@ def measure_fanout(
         load.wait()
         if load.stdout is not None:
             load.stdout.close()
+        # Closing a thousand streams takes the server a while: not in the next figure's time.
+        closed_by = time.monotonic() + 60
+        while _open_watches(server) > open_before and time.monotonic() < closed_by:
+            time.sleep(0.1)
     deliveries = watchers * creates
     delivery_cpu = None
     if before is not None and after is not None and plain_cpu is not None:
@@ -546,6 +561,19 @@ def measure_fanout(
         delivery_cpu_us=delivery_cpu,
         events_rate=deliveries / (ended - began),
     )
+
+
+def _open_watches(server: _Server) -> int:
+    """How many watches the server has open (its ``apiserver_longrunning_requests``)."""
+    conn = server.connection()
+    try:
+        status, data = _request(conn, "GET", "/metrics")
+    finally:
+        conn.close()
+    _expect(status, data, 200)
+    prefix = b'apiserver_longrunning_requests{verb="WATCH",'
+    lines = data.splitlines()
+    return sum(int(line.rsplit(b" ", 1)[1]) for line in lines if line.startswith(prefix))
 
 
 class _Watchers:

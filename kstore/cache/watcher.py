@@ -32,7 +32,7 @@ import asyncio
 import contextlib
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Hashable, Iterator, Sequence
 from typing import Any
 
 from kstore.api.selectors import FieldSelector, LabelSelector
@@ -46,8 +46,11 @@ from kstore.storage.interface import (
 )
 
 __all__ = [
+    "AFTER_SINKS",
     "CacheWatcher",
     "ErrorWatcher",
+    "Sink",
+    "SinkMemo",
     "WatchFilter",
     "bookmark_event",
     "error_event",
@@ -56,6 +59,16 @@ __all__ = [
 ]
 
 _Match = Callable[[str, dict[str, str], dict[str, str]], bool]
+
+#: Scratch space shared by the sinks called in one loop callback (:func:`run_sinks`), which
+#: lives only for that call: watchers of one filter mostly take the same events there, so a
+#: sink can keep what it derived from them (a stream's written bytes) for the next sinks.
+SinkMemo = dict[Hashable, Any]
+#: The key of a list of callables in a :data:`SinkMemo` that :func:`run_sinks` calls once
+#: every sink ran (e.g. to report what they did together rather than one by one).
+AFTER_SINKS = "kstore.after-sinks"
+#: A watcher's sink (see the module docstring).
+Sink = Callable[[SinkMemo], None]
 
 
 def error_event(error: KStoreError) -> WatchEvent:
@@ -171,7 +184,7 @@ class CacheWatcher(Watcher):
         self.async_waiter: asyncio.Future[None] | None = None
         # An asyncio consumer's sink (see the module docstring), its loop, and whether a call
         # of it is already scheduled there (so that a batch schedules it once).
-        self.sink: Callable[[], None] | None = None
+        self.sink: Sink | None = None
         self.sink_loop: asyncio.AbstractEventLoop | None = None
         self.sink_pending = False
 
@@ -265,7 +278,7 @@ class CacheWatcher(Watcher):
             with contextlib.suppress(RuntimeError):  # a closed loop has no consumer left
                 future.get_loop().call_soon_threadsafe(_resolve, future)
 
-    def set_sink(self, sink: Callable[[], None] | None) -> None:
+    def set_sink(self, sink: Sink | None) -> None:
         """Install (or, with None, remove) the sink, called in the running event loop when
         events are ready, instead of waking the consumer; call from that loop."""
         self.sink_loop = asyncio.get_running_loop() if sink is not None else None
@@ -276,6 +289,33 @@ class CacheWatcher(Watcher):
         """The next event without waiting; None when none is ready now (see :attr:`stopped`
         for whether more can come)."""
         return self._take()
+
+    def take_batch(self, limit: int) -> list[WatchEvent]:
+        """Up to ``limit`` events ready now, in order, as :meth:`take` would hand them out one
+        by one (an ERROR, the last event of a watch, ends the batch); empty when none is
+        ready (see :attr:`stopped` for whether more can come)."""
+        queue = self.queue
+        if self._stopped or self._replaying or not queue:
+            batch: list[WatchEvent] = []
+            while len(batch) < limit:
+                event = self._take()
+                if event is None:
+                    break
+                batch.append(event)
+                if event.type is EventType.ERROR:
+                    break
+            return batch
+        # Live events only: popped one by one, since the dispatcher may append meanwhile.
+        count = min(len(queue), limit)
+        if count == 1:
+            batch = [queue.popleft()]
+        else:
+            popleft = queue.popleft
+            batch = [popleft() for _ in range(count)]
+        if batch[-1].type is EventType.ERROR:  # only ever the last one pushed
+            self._end()
+            queue.clear()
+        return batch
 
     @property
     def ready(self) -> bool:
@@ -440,10 +480,16 @@ def resolve_all(futures: list[asyncio.Future[None]]) -> None:
             future.set_result(None)
 
 
-def run_sinks(sinks: list[Callable[[], None]]) -> None:
-    """Call the sinks of one loop's watchers that have events ready (runs in that loop)."""
+def run_sinks(sinks: list[Sink]) -> None:
+    """Call the sinks of one loop's watchers that have events ready (runs in that loop), with
+    one :data:`SinkMemo` shared by them all; then what they left under :data:`AFTER_SINKS`."""
+    memo: SinkMemo = {}
     for sink in sinks:
-        sink()
+        sink(memo)
+    after = memo.get(AFTER_SINKS)
+    if after is not None:
+        for finish in after:
+            finish()
 
 
 class ErrorWatcher(Watcher):

@@ -519,7 +519,8 @@ class _Endpoints:
             metrics.watch_closed(labels)
             _log.info("WATCH %s ended", path)
 
-        return WatchResponse(plan, self.state.watches, on_events, on_close)
+        events_key = ("watch-events", gv.group, gv.version, scope.kind)
+        return WatchResponse(plan, self.state.watches, on_events, on_close, events_key)
 
     # ------------------------------------------------------------------- discovery
 

@@ -6,11 +6,14 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections.abc import Callable
 
 import pytest
 
 from kstore.api.selectors import FieldSelector, LabelSelector
 from kstore.cache import CachedWatchEvent, CacheWatcher, encoded_object
+from kstore.cache.dispatcher import HOLD, SinkRounds
+from kstore.cache.watcher import SinkMemo
 from kstore.errors import TooManyRequests
 from kstore.storage.interface import (
     INITIAL_EVENTS_END_ANNOTATION,
@@ -162,6 +165,26 @@ def test_slow_watcher_is_closed_with_an_error_and_others_get_everything(
     assert slow.next(0.1) is None and slow.stopped
     assert cache.dispatcher.closed_slow == 1
     fast.stop()
+
+
+def test_take_batch_hands_out_what_take_would_in_batches(make_cache: MakeCache) -> None:
+    cache, storage = make_cache(watcher_buffer_size=4)
+    a = storage.create("/pods/ns/a", pod("a", "ns"))
+    opts = ListOptions(send_initial_events=True, allow_bookmarks=True)
+    watcher = cache.watch("/pods/ns", opts)
+    assert isinstance(watcher, CacheWatcher)
+    replay = watcher.take_batch(10)  # the initial events, then their end bookmark
+    assert [(e.type, e.object == a) for e in replay] == [(ADDED, True), (BOOKMARK, False)]
+    written = [storage.create(f"/pods/ns/p{i}", pod(f"p{i}", "ns")) for i in range(6)]
+    deadline = time.monotonic() + 5
+    while not watcher.closed and time.monotonic() < deadline:  # the fifth push overflows
+        time.sleep(0.01)
+    first = watcher.take_batch(3)
+    assert [e.object for e in first] == written[:3]
+    rest = watcher.take_batch(10)
+    assert [e.object for e in rest[:-1]] == written[3:4]
+    assert rest[-1].type is ERROR and rest[-1].object["code"] == 429
+    assert watcher.stopped and watcher.take_batch(10) == []
 
 
 def test_every_watcher_gets_the_same_shared_event_encoded_once(make_cache: MakeCache) -> None:
@@ -347,3 +370,36 @@ def test_node_watchers_see_pods_move_between_nodes(make_cache: MakeCache) -> Non
     assert [take(everything).object for _ in range(2)] == [placed, moved]
     for watcher in (*nodes.values(), everything):
         watcher.stop()
+
+
+def test_a_slow_sink_round_holds_the_next_back_and_gathers_what_comes_meanwhile() -> None:
+    async def scenario() -> None:
+        loop = asyncio.get_running_loop()
+        rounds = SinkRounds(loop)
+        calls: list[tuple[str, float, int]] = []
+
+        def sink(name: str, busy: float = 0.0) -> Callable[[SinkMemo], None]:
+            def call(memo: SinkMemo) -> None:
+                calls.append((name, loop.time(), id(memo)))
+                time.sleep(busy)  # a round of many streams
+
+            return call
+
+        rounds.submit([sink("slow", busy=0.05)])
+        ended = loop.time()
+        rounds.submit([sink("a")])  # held back after the slow round...
+        rounds.submit([sink("b")])  # ...and joined by what is due meanwhile
+        assert [name for name, _, _ in calls] == ["slow"]
+        deadline = loop.time() + 5
+        while len(calls) < 3 and loop.time() < deadline:
+            await asyncio.sleep(0.01)
+        _, (_, a_at, a_memo), (_, _, b_memo) = calls
+        assert [name for name, _, _ in calls] == ["slow", "a", "b"]
+        # Held back HOLD times as long as the slow round took (call_at may fire within the
+        # clock's resolution).
+        assert a_at >= ended + HOLD * 0.05 - 0.005
+        assert a_memo == b_memo  # one round: one memo
+        rounds.submit([sink("c")])  # after a quick round: at once
+        assert [name for name, _, _ in calls][-1] == "c"
+
+    asyncio.run(scenario())

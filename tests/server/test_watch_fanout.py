@@ -98,11 +98,20 @@ def _collect(streams: list[_Stream], until: Callable[[list[Event]], bool]) -> li
     return seen
 
 
+def _configmap_watch_events(conn: http.client.HTTPConnection) -> int:
+    """The server's ``apiserver_watch_events_total`` for ConfigMaps."""
+    conn.request("GET", "/metrics")
+    text = conn.getresponse().read().decode()
+    prefix = 'apiserver_watch_events_total{group="",version="v1",kind="ConfigMap"} '
+    return sum(int(line[len(prefix) :]) for line in text.splitlines() if line.startswith(prefix))
+
+
 def test_a_hundred_streams_each_get_every_event_in_order_exactly_once(
     server: RunningServer,
 ) -> None:
     host, port = _address(server)
     writer = http.client.HTTPConnection(host, port, timeout=60)
+    counted_before = _configmap_watch_events(writer)
     start = _call(writer, "GET", f"{CMS}?labelSelector=suite%3Dfan")["metadata"]["resourceVersion"]
     query = f"resourceVersion={start}&labelSelector=suite%3Dfan&timeoutSeconds=120"
     # Streams of the same shape, and a few of other shapes (bookmarks asked, a field selector).
@@ -127,10 +136,13 @@ def test_a_hundred_streams_each_get_every_event_in_order_exactly_once(
     for i in range(1, 30, 3):
         _call(writer, "DELETE", f"{CMS}/fan-{i:02d}")
         expected.append(("DELETED", f"fan-{i:02d}", 0))
-    writer.close()
     try:
         seen = _collect(streams, lambda got: len(got) >= len(expected))
+        # Every delivered event is counted once, though streams report them together.
+        counted = _configmap_watch_events(writer) - counted_before
+        assert len(streams) * len(expected) <= counted <= len(streams) * len(expected) + 20
     finally:
+        writer.close()
         for stream in streams:
             stream.close()
     for got in seen:

@@ -23,19 +23,24 @@ task: the dispatcher's one loop callback per batch calls each stream's sink, whi
 events' chunks — each framed once, with its chunk header, for every stream of the same
 version and media type (:meth:`~kstore.server.encoding.ResponseEncoder.watch_chunk`) —
 straight to the connection's transport. Only the start and the end of the response go
-through the filters' ``send``. The task wakes only for what needs waiting: a client that
-stopped reading (its transport's buffer above the high-water mark: events then stay in the
-watcher's bounded buffer, whose overflow ends the watch with a 429 ERROR as for any slow
-watcher, and nobody else waits), the end of the watch, or its timeout.
+through the filters' ``send``. Streams of the same shape that take the same events in one
+round write the same joined bytes (joined once: the round's memo); a round of many streams
+holds the next one back twice as long as it took, so that fan-out leaves the loop two thirds
+of its time and each stream gets what arrived meanwhile in one write
+(:class:`~kstore.cache.dispatcher.SinkRounds`). The task wakes only for what needs
+waiting: a client that stopped reading (its transport's buffer above the high-water mark:
+events then stay in the watcher's bounded buffer, whose overflow ends the watch with a 429
+ERROR as for any slow watcher, and nobody else waits), the end of the watch, or its timeout.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Hashable
 from dataclasses import dataclass
 from typing import Any, Protocol, cast, runtime_checkable
 
@@ -44,6 +49,7 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from kstore.api.gvk import Object
+from kstore.cache.watcher import AFTER_SINKS, SinkMemo
 from kstore.errors import to_status
 from kstore.server.encoding import http_chunk
 from kstore.server.handlers.scope import Call, ResourceScope
@@ -81,10 +87,11 @@ class _SinkWatcher(Protocol):
 
     async_waiter: asyncio.Future[None] | None
     sink_pending: bool
+    closed: bool
 
-    def set_sink(self, sink: Callable[[], None] | None) -> None: ...
+    def set_sink(self, sink: Callable[[SinkMemo], None] | None) -> None: ...
 
-    def take(self) -> WatchEvent | None: ...
+    def take_batch(self, limit: int) -> list[WatchEvent]: ...
 
     @property
     def ready(self) -> bool: ...
@@ -165,6 +172,17 @@ class WatchPlan:
             )
         return self.scope.encoder.watch_chunk(event, self.scope.gv, self.scope.kind, self.fmt)
 
+    def shared_shape(self) -> str | None:
+        """What, besides the events, the chunks of this stream depend on, when streams can
+        share them (not Tables: their rows depend on each request's options). A string: its
+        hash is computed once, and the sinks hash it with every batch they look up."""
+        if self.fmt.target is Target.TABLE:
+            return None
+        fmt = self.fmt
+        return "\n".join(
+            (self.scope.gv.api_version, self.scope.kind, fmt.media_type, fmt.target.value)
+        )
+
     def _table(self, hub: Object) -> Object:
         return build_table(
             [self.scope.encoder.external(hub, self.scope.gv)],
@@ -201,11 +219,16 @@ class WatchResponse(Response):
         registry: WatchRegistry,
         on_events: Callable[[int], None],
         on_close: Callable[[], None],
+        events_key: Hashable | None = None,
     ) -> None:
+        """``on_events`` counts delivered events; streams with equal ``events_key`` count
+        them in the same place, so that one call reports a sink round's events for all of
+        them (the callback of any one of them is called, with their sum)."""
         super().__init__(status_code=200, media_type=None)
         self._plan = plan
         self._registry = registry
         self._on_events = on_events
+        self._events_key = events_key
         self._on_close = on_close
         self.raw_headers = [
             (b"content-type", plan.fmt.content_type.encode("latin-1")),
@@ -254,52 +277,59 @@ class WatchResponse(Response):
         plan = self._plan
         transport = cycle.transport
         flow = cycle.flow
-        chunk = plan.chunk
         on_events = self._on_events
+        events_key = self._events_key
+        take_batch = watcher.take_batch
+        shape = plan.shared_shape()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + plan.timeout_seconds
         live = True
 
-        def write_ready() -> bool:
+        def write_ready(memo: SinkMemo | None) -> bool:
             """Write what is ready until the transport pauses; True once the stream ended."""
             while not flow.write_paused:
                 if transport.is_closing():
                     return True
-                parts: list[bytes] = []
-                done = False
-                while len(parts) < _BATCH:
-                    event = watcher.take()
-                    if event is None:
-                        done = watcher.stopped
-                        break
-                    try:
-                        parts.append(chunk(event))
-                    except Exception as exc:
-                        parts.append(http_chunk(_error_frame(plan, exc)))
-                        done = True
-                        break
-                    if event.type is EventType.ERROR:
-                        done = True
-                        break
-                if parts:
-                    transport.write(parts[0] if len(parts) == 1 else b"".join(parts))
-                    on_events(len(parts))
-                if done or len(parts) < _BATCH:
-                    return done
+                events = take_batch(_BATCH)
+                if not events:
+                    return watcher.stopped
+                if memo is None or shape is None:
+                    data, done = _joined_chunks(plan, events)
+                else:
+                    # The streams of one filter and shape mostly take the same events in one
+                    # sink round: the first of them joins the chunks, the others reuse them.
+                    key = (shape, id(events[0])) if len(events) == 1 else (shape, *map(id, events))
+                    shared = memo.get(key)
+                    if shared is None:
+                        data, done = _joined_chunks(plan, events)
+                        # The events ride along, so that their ids stay theirs meanwhile.
+                        memo[key] = (data, done, events)
+                    else:
+                        data, done = shared[0], shared[1]
+                transport.write(data)
+                if memo is None or events_key is None:
+                    on_events(len(events))
+                else:
+                    _tally(memo, events_key, on_events, len(events))
+                if done:
+                    return True
+                if len(events) < _BATCH:
+                    # All there was: the end, if it came, shows once the watcher is closed.
+                    return watcher.closed and watcher.stopped
             return False
 
-        def sink() -> None:
+        def sink(memo: SinkMemo) -> None:
             watcher.sink_pending = False
             if not live:
                 return
-            if write_ready() or flow.write_paused:
+            if write_ready(memo) or flow.write_paused:
                 waiter = watcher.async_waiter
                 if waiter is not None and not waiter.done():
                     waiter.set_result(None)
 
         watcher.set_sink(sink)
         try:
-            while not write_ready():
+            while not write_ready(None):
                 remaining = deadline - loop.time()
                 if remaining <= 0:
                     return
@@ -437,6 +467,43 @@ def _drain(plan: WatchPlan, first: WatchEvent) -> tuple[list[bytes], bool]:
         if event.type is EventType.ERROR:
             return batch, True
     return batch, False
+
+
+#: The key of the event counts of a sink round in its memo.
+_TALLY = "kstore.watch-tally"
+
+
+def _tally(memo: SinkMemo, key: Hashable, on_events: Callable[[int], None], count: int) -> None:
+    """Count ``count`` events under ``key`` for the report at the end of the sink round."""
+    tally: dict[Hashable, list[Any]] | None = memo.get(_TALLY)
+    if tally is None:
+        tally = memo[_TALLY] = {}
+        memo.setdefault(AFTER_SINKS, []).append(functools.partial(_report, tally))
+    slot = tally.get(key)
+    if slot is None:
+        tally[key] = [on_events, count]
+    else:
+        slot[1] += count
+
+
+def _report(tally: dict[Hashable, list[Any]]) -> None:
+    for on_events, count in tally.values():
+        on_events(count)
+
+
+def _joined_chunks(plan: WatchPlan, events: list[WatchEvent]) -> tuple[bytes, bool]:
+    """The chunks of ``events`` as one write; True once it carries the last event of the
+    stream (an ERROR, or the ERROR that a failed encoding turns into)."""
+    parts: list[bytes] = []
+    for event in events:
+        try:
+            parts.append(plan.chunk(event))
+        except Exception as exc:
+            parts.append(http_chunk(_error_frame(plan, exc)))
+            return b"".join(parts), True
+        if event.type is EventType.ERROR:
+            return b"".join(parts), True
+    return parts[0] if len(parts) == 1 else b"".join(parts), False
 
 
 def _error_frame(plan: WatchPlan, exc: BaseException) -> bytes:
