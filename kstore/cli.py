@@ -891,6 +891,12 @@ def bench(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> None:
             controllers=args.controllers,
         )
         report = result.report()
+    elif args.subject == "memory" and args.workers:
+        from kstore.benchmarks.memory import run_workers_memory_bench
+
+        report = run_workers_memory_bench(
+            _load_through_client, workers=args.workers, count=args.objects
+        ).report()
     elif args.subject == "memory":
         from kstore.benchmarks.memory import run_memory_bench
 
@@ -1027,7 +1033,8 @@ def _parser() -> argparse.ArgumentParser:
         type=int,
         default=0,
         help="compare a server of this many worker processes with one, in the same run: "
-        "creates, gets, watch delivery latency (rest)",
+        "creates, gets, watch delivery latency (rest); memory of the workers together "
+        "(memory)",
     )
     bench_parser.add_argument(
         "--duration", type=float, default=5.0, help="seconds per fan-out scenario (watch)"

@@ -20,6 +20,12 @@ memory per object <= 2.5x its JSON size; memory after a full LIST within 10% of 
 
 ``workers`` is the server process count: the memory of the server's whole process tree is
 summed (PSS, so pages shared between processes count once).
+
+``run_workers_memory_bench()`` measures one worker and ``workers`` of them on the same stores
+and prints what the N together hold against the one: the sum of PSS is the honest figure (the
+pages of LMDB's map and of the modules the forking parent imported are shared, and PSS splits
+them between the processes mapping them), the sum of anonymous memory the price of one watch
+cache per worker. Goal (issue #23): two workers together <= 1.5x one worker's memory.
 """
 
 from __future__ import annotations
@@ -40,7 +46,16 @@ import orjson
 from kstore.api.gvk import Object
 from kstore.benchmarks.storage import sample_pod
 
-__all__ = ["SHAPES", "Loader", "MemoryFigures", "MemoryReport", "MemoryRow", "run_memory_bench"]
+__all__ = [
+    "SHAPES",
+    "Loader",
+    "MemoryFigures",
+    "MemoryReport",
+    "MemoryRow",
+    "WorkersMemoryReport",
+    "run_memory_bench",
+    "run_workers_memory_bench",
+]
 
 _NAMESPACE = "bench"
 _KIB = 1024
@@ -210,8 +225,8 @@ class _Server:
     """``kstore serve`` on ``data_dir`` as a child process."""
 
     def __init__(self, data_dir: Path, workers: int) -> None:
-        # Where serve runs several processes, it is asked to; one is today's default.
-        extra = [f"--workers={workers}"] if workers != 1 else []
+        # Always said: serve's own default is one process per CPU.
+        extra = [f"--workers={workers}"]
         self.process = subprocess.Popen(
             [
                 sys.executable,
@@ -345,3 +360,57 @@ def run_memory_bench(
         for shape in shapes:
             report.rows.append(_measure(loader, shape, count, workers, baseline, root))
     return report
+
+
+@dataclass
+class WorkersMemoryReport:
+    """The same shapes and counts served by one worker and by ``many.workers`` of them."""
+
+    one: MemoryReport
+    many: MemoryReport
+
+    def ratios(self, what: str) -> list[float]:
+        """Per shape: the N workers' ``what`` (with the objects loaded) / one worker's."""
+        return [
+            getattr(many.loaded, what) / getattr(one.loaded, what)
+            for one, many in zip(self.one.rows, self.many.rows, strict=True)
+        ]
+
+    def report(self) -> str:
+        n = self.many.workers
+        lines = [
+            self.one.report(),
+            "",
+            self.many.report(),
+            "",
+            f"{n} workers together / 1 worker, objects loaded, whole process tree "
+            f"(goal: <= 1.5x); PSS counts the shared pages (LMDB's map, the parent's "
+            "modules) once, anon is each worker's own heap (its watch cache)",
+            f"{'objects':<20}{'count':>8}{'PSS 1':>9}{f'PSS {n}':>9}{'ratio':>7}"
+            f"{'anon 1':>9}{f'anon {n}':>9}{'ratio':>7}{'RSS 1':>9}{f'RSS {n}':>9}",
+        ]
+        pss, anon = self.ratios("pss"), self.ratios("anon")
+        for k, (one, many) in enumerate(zip(self.one.rows, self.many.rows, strict=True)):
+            lines.append(
+                f"{one.shape:<20}{one.count:>8}"
+                f"{one.loaded.pss / _MIB:>8.0f}M{many.loaded.pss / _MIB:>8.0f}M{pss[k]:>6.2f}x"
+                f"{one.loaded.anon / _MIB:>8.0f}M{many.loaded.anon / _MIB:>8.0f}M{anon[k]:>6.2f}x"
+                f"{one.loaded.rss / _MIB:>8.0f}M{many.loaded.rss / _MIB:>8.0f}M"
+            )
+        lines.append(
+            "RSS sums each process's resident set, so it counts shared pages once per process."
+        )
+        return "\n".join(lines)
+
+
+def run_workers_memory_bench(
+    loader: Loader,
+    *,
+    workers: int,
+    count: int = 50_000,
+    shapes: tuple[str, ...] = tuple(SHAPES),
+) -> WorkersMemoryReport:
+    """:func:`run_memory_bench` with one worker, then with ``workers`` of them."""
+    one = run_memory_bench(loader, count=count, shapes=shapes, workers=1)
+    many = run_memory_bench(loader, count=count, shapes=shapes, workers=workers)
+    return WorkersMemoryReport(one, many)

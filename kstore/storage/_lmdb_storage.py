@@ -456,8 +456,12 @@ class LmdbStorage(Storage, HistorySource):
         revision = parse_resource_version(opts.resource_version)
         initial = opts.send_initial_events
         hub = self.backend.hub
-        if revision > hub.last_revision:
-            # Written by another process sharing the store, perhaps not yet in this hub.
+        if initial is True or revision == 0 or revision > hub.last_revision:
+            # Another process sharing the store may have committed what this hub has not yet
+            # published: a watch from "now", or with an initial state, must start at the
+            # store's now (a write the other process acknowledged before the watch belongs to
+            # that state, not to the events after it), and one from a revision must find that
+            # revision in the hub.
             self.backend.sync()
         subscription = hub.subscribe(key, recursive)
         start = subscription.start_revision

@@ -469,7 +469,12 @@ class LmdbBackend(Backend):
 
     @property
     def compacted_revision(self) -> int:
-        return self._compacted
+        """The store's compacted revision, whichever process compacted it (one read): the
+        change feed brings another process's compaction here only when it next runs."""
+        if self._closed or self._forked:
+            return self._compacted
+        with self.read() as txn:
+            return max(self._compacted, meta_int(txn, META_COMPACTED))
 
     @property
     def path(self) -> Path:

@@ -166,3 +166,35 @@ def test_memory_bench_loader_fills_a_store_and_memory_is_read_from_proc(
     mine = read_memory(os.getpid())
     assert mine.rss > 0 and mine.anon > 0 and mine.pss > 0
     assert mine.rss == mine.anon + mine.file
+
+
+def test_memory_bench_with_workers_compares_them_with_one(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import kstore.benchmarks.memory as memory_bench
+    from kstore.cli import _load_through_client
+
+    recorder = _Recorder(_Report())
+    monkeypatch.setattr(memory_bench, "run_workers_memory_bench", recorder)
+    assert _run(["bench", "memory", "--objects", "321", "--workers", "2"], capsys) == 0
+    ((args, kwargs),) = recorder.calls
+    assert args == (_load_through_client,) and kwargs == {"workers": 2, "count": 321}
+
+
+def test_memory_bench_of_two_workers_measures_both_and_the_one_against_them() -> None:
+    from kstore.benchmarks.memory import run_workers_memory_bench
+    from kstore.cli import _load_through_client
+
+    result = run_workers_memory_bench(
+        _load_through_client, workers=2, count=30, shapes=("ConfigMap ~0.5 KiB",)
+    )
+    assert (result.one.workers, result.many.workers) == (1, 2)
+    (one,), (two,) = result.one.rows, result.many.rows
+    assert one.count == two.count == 30 and one.json_size == two.json_size
+    # Two serving processes (and their parent) hold more than one, by any measure.
+    assert two.loaded.anon > one.loaded.anon and two.loaded.rss > one.loaded.rss
+    (ratio,) = result.ratios("pss")
+    assert ratio == two.loaded.pss / one.loaded.pss > 1
+    report = result.report()
+    assert "2 workers together / 1 worker" in report
+    assert f"{ratio:.2f}x" in report

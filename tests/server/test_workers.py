@@ -172,13 +172,102 @@ def _list_rv(server: RunningServer) -> int:
     return int(Call(server, "GET", _CM_PATH).body["metadata"]["resourceVersion"])
 
 
+class Watch:
+    """A watch of the ConfigMaps from a revision, on one connection, and its worker."""
+
+    def __init__(self, server: RunningServer, since: int) -> None:
+        url = urlsplit(server.url)
+        assert url.hostname is not None and url.port is not None
+        self.conn = http.client.HTTPConnection(url.hostname, url.port, timeout=60)
+        self.conn.request("GET", f"{_CM_PATH}?watch=1&resourceVersion={since}")
+        self.stream = self.conn.getresponse()
+        assert self.stream.status == 200
+        assert self.conn.sock is not None
+        self.worker = serving_worker(
+            self.conn.sock.getsockname()[1], url.port, workers_of(server.process.pid)
+        )
+
+    def read_until(self, revisions: set[int], timeout: float = 60) -> list[tuple[str, int]]:
+        """Events (type, revision) until every one of ``revisions`` was seen (or the time)."""
+        events: list[tuple[str, int]] = []
+        missing = set(revisions)
+        deadline = time.monotonic() + timeout
+        while missing and time.monotonic() < deadline:
+            line = self.stream.readline()
+            assert line, f"the watch ended after {len(events)} events"
+            event = json.loads(line)
+            revision = int(event["object"]["metadata"]["resourceVersion"])
+            events.append((event["type"], revision))
+            missing.discard(revision)
+        return events
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def watches_on_each_worker(server: RunningServer, since: int) -> dict[int, Watch]:
+    """One watch served by each worker (new connections until the kernel gave each one)."""
+    workers = workers_of(server.process.pid)
+    found: dict[int, Watch] = {}
+    for _ in range(60):
+        watch = Watch(server, since)
+        if watch.worker is None or watch.worker in found:
+            watch.close()
+        else:
+            found[watch.worker] = watch
+        if set(found) == workers:
+            return found
+    for watch in found.values():
+        watch.close()
+    raise AssertionError(f"no watch landed on every worker: {set(found)} of {workers}")
+
+
+def test_watches_on_both_workers_get_concurrent_writes_through_both_in_order_once(
+    server: RunningServer,
+) -> None:
+    start = _list_rv(server)
+    watches = watches_on_each_worker(server, start)
+    acked: dict[str, int] = {}
+    served: dict[int, int] = {}
+    lock = threading.Lock()
+    count = 120 if not LONG else 2000
+
+    def write(first: int) -> None:
+        for i in range(first, count, 4):
+            created = _create(server, f"load-{i}")
+            assert created.status == 201, created.body
+            with lock:
+                acked[f"load-{i}"] = _rv(created)
+                if created.worker is not None:
+                    served[created.worker] = served.get(created.worker, 0) + 1
+
+    writers = [threading.Thread(target=write, args=(k,)) for k in range(4)]
+    for writer in writers:
+        writer.start()
+    for writer in writers:
+        writer.join(120)
+    assert len(acked) == count, f"{len(acked)} of {count} writes acknowledged"
+    assert set(served) == set(watches), f"the writes did not go through both workers: {served}"
+    expected = sorted(acked.values())
+    assert len(set(expected)) == count
+    for worker, watch in watches.items():
+        events = watch.read_until(set(expected))
+        watch.close()
+        # Nothing but these writes happened since the watch's start: exactly them, in order.
+        assert events == [("ADDED", rv) for rv in expected], f"watch on {worker}"
+
+
 def test_a_killed_worker_is_restarted_losing_nothing_and_sigterm_drains_all(
     tmp_path: Path,
 ) -> None:
     server = _start(tmp_path / "data")
     try:
         before = workers_of(server.process.pid)
+        # A watch on each worker from before the load: the one on the surviving worker must
+        # get every acknowledged write, whichever worker took it, exactly once and in order.
+        watches = watches_on_each_worker(server, _list_rv(server))
         acked: dict[str, int] = {}
+        served: set[int | None] = set()
         failures: list[str] = []
         stop = threading.Event()
 
@@ -195,13 +284,19 @@ def test_a_killed_worker_is_restarted_losing_nothing_and_sigterm_drains_all(
                     continue
                 if created.status == 201:
                     acked[name] = _rv(created)
+                    served.add(created.worker)
 
         writers = [threading.Thread(target=write, daemon=True) for _ in range(4)]
         for writer in writers:
             writer.start()
-        while len(acked) < 40:
+        # Killed while both workers are taking writes.
+        deadline = time.monotonic() + 60
+        while len(acked) < 40 or not before <= served:
+            assert time.monotonic() < deadline, f"writes did not reach both workers: {served}"
             time.sleep(0.05)
         victim = sorted(before)[0]
+        survivor = next(iter(before - {victim}))
+        watches.pop(victim).close()
         os.kill(victim, signal.SIGKILL)
         deadline = time.monotonic() + 60
         while True:
@@ -221,6 +316,13 @@ def test_a_killed_worker_is_restarted_losing_nothing_and_sigterm_drains_all(
             assert read.status == 200 and _rv(read) == revision, (name, read.body)
         listed = Call(server, "GET", _CM_PATH)
         assert set(acked) <= {item["metadata"]["name"] for item in listed.body["items"]}
+        events = watches[survivor].read_until(set(acked.values()))
+        watches.pop(survivor).close()
+        revisions = [revision for _, revision in events]
+        assert set(acked.values()) <= set(revisions), "the surviving worker's watch lost writes"
+        # Writes a dying worker committed but could not answer may be there too, once each.
+        assert revisions == sorted(set(revisions)), "out of order or twice"
+        assert all(kind == "ADDED" for kind, _ in events)
 
         # SIGTERM drains: an open watch ends cleanly, every worker exits, the parent exits 0.
         url = urlsplit(server.url)

@@ -19,7 +19,15 @@ from pathlib import Path
 import pytest
 
 from kstore.cache.cacher import CacheConfig, Cacher
-from kstore.storage.interface import EventType, GetOptions, ListOptions, Storage, WatchEvent
+from kstore.errors import Expired
+from kstore.storage.interface import (
+    EventType,
+    GetOptions,
+    ListOptions,
+    ResourceVersionMatch,
+    Storage,
+    WatchEvent,
+)
 from kstore.storage.lmdb import LmdbBackend
 
 from .conftest import open_backend, pod, pod_config, rv
@@ -298,3 +306,78 @@ def test_a_watch_from_before_a_compaction_made_elsewhere_is_expired(
     event = watcher.next(timeout=10)
     assert event is not None and event.type == EventType.ERROR
     assert event.object["code"] == 410
+
+
+def test_a_watch_from_now_starts_after_what_another_process_acknowledged(
+    backend: LmdbBackend, peer: Peer
+) -> None:
+    pods = backend.storage_for(pod_config())
+    # Without the feed's thread: only the watch's own catch-up can bring the other process's
+    # writes into this hub before the watch starts.
+    backend._feed.stop()
+    acked = [int(peer.ask(f"create w{i}", f"ack w{i}").split()[2]) for i in range(3)]
+    starts = {
+        "unset": ListOptions(recursive=True),
+        "0": ListOptions(resource_version="0", recursive=True),
+        "initial events from the first write": ListOptions(
+            resource_version=str(acked[0]), send_initial_events=True, recursive=True
+        ),
+    }
+    for label, options in starts.items():
+        watcher = pods.watch("/pods/", options)
+        initial = _collect(watcher.next, 3)
+        assert [e.resource_version for e in initial] == acked, label
+        watcher.stop()
+    # The other process's compaction is this backend's compacted revision at once.
+    peer.ask(f"compact {acked[1]}", "compacted")
+    assert backend.compacted_revision == acked[1]
+
+
+def test_a_compaction_by_one_process_under_writes_from_both_expires_older_watches_in_both(
+    backend: LmdbBackend, peer: Peer
+) -> None:
+    count = 150 if not LONG else 2000
+    pods = backend.storage_for(pod_config())
+    mine: dict[str, int] = {}
+
+    def write_here(first: int) -> None:
+        for i in range(first, count, 4):
+            name = f"here-{i}"
+            mine[name] = rv(pods.create(f"/pods/ns/{name}", pod("ns", name)))
+
+    writers = [threading.Thread(target=write_here, args=(k,)) for k in range(4)]
+    peer.send(f"burst there {count} 4")
+    for writer in writers:
+        writer.start()
+    # Compacted by the other process while both are writing.
+    peer.wait_for(lambda line: line.startswith(f"ack there-{count // 3} "))
+    compacted = int(peer.ask(f"compact {backend.current_revision()}", "compacted").split()[1])
+    for writer in writers:
+        writer.join(120)
+    peer.wait_for(lambda line: line == "burst-done", timeout=120)
+    theirs = {name: r for name, r in peer.acks().items() if name.startswith("there-")}
+    assert len(mine) == count and len(theirs) == count
+    assert backend.compacted_revision == compacted
+
+    # Below the compaction: 410, here (which did not compact) and there.
+    expired = pods.watch("/pods/", ListOptions(resource_version=str(compacted - 1)))
+    event = expired.next(timeout=10)
+    assert event is not None and event.type == EventType.ERROR, event
+    assert event.object["code"] == 410
+    with pytest.raises(Expired):
+        pods.list(
+            "/pods/",
+            ListOptions(
+                resource_version=str(compacted - 1),
+                resource_version_match=ResourceVersionMatch.EXACT,
+            ),
+        )
+    assert peer.ask(f"watch {compacted - 1} 1", "watch-").startswith("watch-error")
+
+    # From the compaction on: every acknowledged write after it, in order, exactly once.
+    after = sorted(r for r in [*mine.values(), *theirs.values()] if r > compacted)
+    assert after, "the compaction came after every write"
+    watcher = pods.watch("/pods/", ListOptions(resource_version=str(compacted)))
+    assert [e.resource_version for e in _collect(watcher.next, len(after))] == after
+    assert watcher.next(timeout=0.2) is None
+    watcher.stop()
