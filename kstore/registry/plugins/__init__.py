@@ -24,6 +24,7 @@ from kstore.errors import BadRequest
 from kstore.registry.admission import mutating_policy, policy, webhooks
 from kstore.registry.interface import AdmissionHook, Registry
 from kstore.registry.plugins import (
+    certificates,
     ingressclass,
     inuseprotection,
     limitranger,
@@ -125,6 +126,9 @@ DEFAULT_ON_PLUGINS: Final = frozenset(
 Hooks = tuple[AdmissionHook | None, AdmissionHook | None]
 
 _INSTALLERS: Final[dict[str, Callable[[Registry], Hooks]]] = {
+    "CertificateApproval": certificates.approval_hooks,
+    "CertificateSigning": certificates.signing_hooks,
+    "CertificateSubjectRestriction": certificates.subject_restriction_hooks,
     "DefaultIngressClass": ingressclass.hooks,
     "DefaultStorageClass": storageclass.default_hooks,
     "DefaultTolerationSeconds": tolerationseconds.hooks,
