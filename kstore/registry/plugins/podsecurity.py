@@ -3,15 +3,24 @@
 A namespace's labels ``pod-security.kubernetes.io/enforce``, ``.../warn`` and ``.../audit``
 name a level (``privileged``, ``baseline``, ``restricted``), each with an optional
 ``...-version`` label (``latest`` when absent; kstore checks every version with the latest
-rules). On pod create and on updates that change more than metadata and the few mutable pod
-fields (kube-apiserver's ``PodSecurity`` plugin, no exemptions by default):
+rules; a namespace without a label takes the configured default,
+:mod:`.podsecurity_config`, ``privileged`` / ``latest`` unless configured). On pod create and
+on updates that change more than metadata and the few mutable pod fields (kube-apiserver's
+``PodSecurity`` plugin):
 
 - ``enforce``: a violating pod is refused: 403 ``violates PodSecurity "<level>:<version>":
   <check> (<detail>), ...``;
 - ``warn``: the same list comes back as a Warning header ``would violate PodSecurity ...``,
   also for the pod templates of workload resources (Deployments, Jobs, ...), which are never
   refused;
-- ``audit``: kstore keeps no audit annotations; the level is accepted and not acted on.
+- ``audit``: the same list becomes the audit annotation
+  ``pod-security.kubernetes.io/audit-violations`` (``would violate PodSecurity ...``) of the
+  request's audit event (``--audit-log-path``), for pods and templates, also when the pod is
+  refused; a pod's event also records ``pod-security.kubernetes.io/enforce-policy``
+  (``<level>:<version>``);
+- exemptions (configured usernames, namespaces, runtime classes) skip every check, and the
+  audit event records ``pod-security.kubernetes.io/exempt`` (``user``, ``namespace``,
+  ``runtimeClass``).
 
 The checks and their wording are the Pod Security Standards' (baseline: host namespaces,
 privileged, non-default capabilities, hostPath volumes, hostPort, AppArmor, SELinux, /proc
@@ -27,6 +36,7 @@ from typing import Any, Final
 
 from kstore.registry.interface import AdmissionAttributes, AdmissionHook, Operation, Registry
 from kstore.registry.plugins._common import forbidden, read_object
+from kstore.registry.plugins.podsecurity_config import PodSecurityConfig
 
 __all__ = ["hooks"]
 
@@ -428,15 +438,25 @@ def violations(level: int, meta: dict[str, Any], spec: dict[str, Any]) -> list[s
     return out
 
 
-def _policy(labels: dict[str, Any], mode: str) -> tuple[int, str] | None:
+def _policy(labels: dict[str, Any], mode: str, config: PodSecurityConfig) -> tuple[int, str]:
+    """The mode's level (its rank) and ``level:version``: the namespace's labels, else the
+    configured defaults (a label naming no level counts as unset)."""
+    default_level, default_version = config.defaults[mode]
     level = labels.get(_PREFIX + mode)
-    if level not in _LEVELS or level == "privileged":
-        return None
-    version = str(labels.get(f"{_PREFIX}{mode}-version") or "latest")
+    if level not in _LEVELS:
+        level = default_level
+    version = labels.get(f"{_PREFIX}{mode}-version") or default_version
     return _LEVELS[str(level)], f"{level}:{version}"
 
 
-def hooks(registry: Registry) -> tuple[AdmissionHook | None, AdmissionHook | None]:
+def hooks(
+    registry: Registry, configuration: PodSecurityConfig | None = None
+) -> tuple[AdmissionHook | None, AdmissionHook | None]:
+    config = configuration or PodSecurityConfig.kubernetes_default()
+
+    def annotate(attributes: AdmissionAttributes, key: str, value: str) -> None:
+        attributes.audit_annotations[_PREFIX + key] = value
+
     def validate(attributes: AdmissionAttributes) -> None:
         if attributes.subresource or attributes.operation not in (
             Operation.CREATE,
@@ -447,34 +467,55 @@ def hooks(registry: Registry) -> tuple[AdmissionHook | None, AdmissionHook | Non
         if not isinstance(obj, dict) or not attributes.namespace:
             return
         key = (attributes.definition.group, attributes.definition.kind)
-        if key == ("", "Pod"):
+        is_pod = key == ("", "Pod")
+        if is_pod:
             template = obj
         elif key in _TEMPLATES:
             template = _d(obj, *_TEMPLATES[key])
         else:
             return
-        if attributes.operation is Operation.UPDATE and key == ("", "Pod"):
+        if attributes.namespace in config.exempt_namespaces:
+            annotate(attributes, "exempt", "namespace")
+            return
+        user = attributes.user.name if attributes.user is not None else ""
+        if user and user in config.exempt_usernames:
+            annotate(attributes, "exempt", "user")
+            return
+        namespace = read_object(registry, "", "namespaces", "", attributes.namespace)
+        labels = _d(namespace, "metadata", "labels")
+        enforce = _policy(labels, "enforce", config)
+        audit = _policy(labels, "audit", config)
+        warn = _policy(labels, "warn", config)
+        if audit[0] == 0 and warn[0] == 0 and (enforce[0] == 0 or not is_pod):
+            if is_pod:
+                annotate(attributes, "enforce-policy", "privileged:latest")
+            return
+        if attributes.operation is Operation.UPDATE and is_pod:
             old = attributes.old_object
             if isinstance(old, dict) and _d(old, "spec") == _d(obj, "spec"):
                 return
-        namespace = read_object(registry, "", "namespaces", "", attributes.namespace)
-        labels = _d(namespace, "metadata", "labels")
-        if not any(k.startswith(_PREFIX) for k in labels):
-            return
         meta, spec = _d(template, "metadata"), _d(template, "spec")
-        enforce = _policy(labels, "enforce")
-        if enforce is not None and key == ("", "Pod"):
+        runtime_class = spec.get("runtimeClassName")
+        if runtime_class and runtime_class in config.exempt_runtime_classes:
+            annotate(attributes, "exempt", "runtimeClass")
+            return
+        refusal = None
+        if is_pod:
+            annotate(attributes, "enforce-policy", enforce[1])
             found = violations(enforce[0], meta, spec)
             if found:
-                raise forbidden(
-                    attributes, f'violates PodSecurity "{enforce[1]}": {", ".join(found)}'
-                )
-        warn = _policy(labels, "warn")
-        if warn is not None:
-            found = violations(warn[0], meta, spec)
-            if found:
-                attributes.warnings.append(
-                    f'would violate PodSecurity "{warn[1]}": {", ".join(found)}'
-                )
+                refusal = f'violates PodSecurity "{enforce[1]}": {", ".join(found)}'
+        found = violations(audit[0], meta, spec)
+        if found:
+            annotate(
+                attributes,
+                "audit-violations",
+                f'would violate PodSecurity "{audit[1]}": {", ".join(found)}',
+            )
+        if refusal is not None:
+            raise forbidden(attributes, refusal)
+        found = violations(warn[0], meta, spec)
+        if found:
+            attributes.warnings.append(f'would violate PodSecurity "{warn[1]}": {", ".join(found)}')
 
     return None, validate
