@@ -65,6 +65,7 @@ from kstore.registry.interface import (
 )
 from kstore.registry.patch import PatchOptions, PatchType, apply_patch
 from kstore.registry.plugins import resolve_plugins
+from kstore.registry.plugins.admission_config import read_admission_config_file
 from kstore.registry.registry import RegistryConfig, StoreRegistry, build_registry
 from kstore.registry.store import GenericStore
 from kstore.registry.strategies.base import copy_value
@@ -181,6 +182,7 @@ def open(
     root_ca_file: str | Path | None = None,
     leader_election: LeaderElectionConfig | None = None,
     webhook_service_resolver: Sequence[str] = (),
+    admission_control_config_file: str | Path | None = None,
 ) -> Client:
     """Open the store at ``url`` with ``scheme`` (the built-in kinds by default).
 
@@ -188,6 +190,8 @@ def open(
     ``enable_admission_plugins`` and ``disable_admission_plugins`` (its names, as its
     ``--enable-admission-plugins`` and ``--disable-admission-plugins``; an unknown name is
     refused with BadRequest). A ``config`` that names ``admission_plugins`` itself keeps them.
+    ``admission_control_config_file`` is kube-apiserver's ``--admission-control-config-file``
+    (an AdmissionConfiguration; kstore reads PodSecurity's configuration).
 
     ``config`` tunes the registry (watch cache, storage media type, event TTL, ...). The
     CustomResourceDefinitions stored there are served too, as soon as they are established;
@@ -216,6 +220,9 @@ def open(
     if webhook_service_resolver:
         rules = (*config.webhook_service_resolver, *webhook_service_resolver)
         config = replace(config, webhook_service_resolver=rules)
+    if admission_control_config_file is not None:
+        configured = read_admission_config_file(Path(admission_control_config_file))
+        config = replace(config, admission_configuration=configured)
     backend = backend_for_url(url)
     try:
         registry = build_registry(scheme or builtin_scheme(), backend, config)

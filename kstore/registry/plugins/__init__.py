@@ -39,6 +39,7 @@ from kstore.registry.plugins import (
 from kstore.registry.plugins.podsecurity_config import parse_pod_security_configuration
 
 __all__ = [
+    "CONFIGURABLE_PLUGINS",
     "DEFAULT_ON_PLUGINS",
     "ORDERED_PLUGINS",
     "check_plugin_configurations",
@@ -154,6 +155,8 @@ _INSTALLERS: Final[dict[str, Callable[[Registry], Hooks]]] = {
 _CONFIGURED: Final[dict[str, tuple[Callable[[Any], Any], Callable[[Registry, Any], Hooks]]]] = {
     "PodSecurity": (parse_pod_security_configuration, podsecurity.hooks),
 }
+#: The plugins whose configuration kstore reads.
+CONFIGURABLE_PLUGINS: Final = tuple(sorted(_CONFIGURED))
 
 
 def check_plugin_configurations(configurations: Mapping[str, Any]) -> dict[str, Any]:

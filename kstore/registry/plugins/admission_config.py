@@ -25,16 +25,15 @@ from typing import Any, Final
 import yaml
 
 from kstore.errors import BadRequest
+from kstore.registry.plugins import CONFIGURABLE_PLUGINS, ORDERED_PLUGINS
 
-__all__ = ["CONFIGURABLE_PLUGINS", "read_admission_config_file"]
+__all__ = ["read_admission_config_file"]
 
 _API_VERSIONS: Final = (
     "apiserver.config.k8s.io/v1",
     "apiserver.config.k8s.io/v1alpha1",
     "apiserver.k8s.io/v1alpha1",
 )
-#: The plugins whose configuration kstore reads.
-CONFIGURABLE_PLUGINS: Final = ("PodSecurity",)
 
 
 def _load(path: Path, what: str) -> Any:
@@ -48,7 +47,7 @@ def _load(path: Path, what: str) -> Any:
         raise BadRequest(f"unable to decode {what} {str(path)!r}: {exc}") from exc
 
 
-def read_admission_config_file(path: Path, known_plugins: tuple[str, ...]) -> dict[str, Any]:
+def read_admission_config_file(path: Path) -> dict[str, Any]:
     """Plugin name -> its configuration object (decoded, not yet checked by the plugin)."""
     document = _load(path, "admission configuration file")
     where = f"admission configuration file {str(path)!r}"
@@ -67,7 +66,7 @@ def read_admission_config_file(path: Path, known_plugins: tuple[str, ...]) -> di
         if not isinstance(entry, Mapping):
             raise BadRequest(f"{where}: plugins[{index}] must be an object")
         name = entry.get("name")
-        if name not in known_plugins:
+        if name not in ORDERED_PLUGINS:
             raise BadRequest(f'{where}: plugins[{index}]: admission plugin "{name}" is unknown')
         if name not in CONFIGURABLE_PLUGINS:
             raise BadRequest(
