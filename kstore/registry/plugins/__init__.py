@@ -7,6 +7,8 @@ one of kube-apiserver's is refused, as is a name both enabled and disabled.
 
 Each plugin is a small module here with one job; :func:`install_plugins` adds the hooks of those
 that run to a registry's admission chain, mutating hooks then validating hooks, each in order.
+A plugin that takes a configuration (PodSecurity: :mod:`.podsecurity_config`) gets the one the
+admission configuration file gives it (:mod:`.admission_config`), else Kubernetes' default.
 The webhook plugins call the webhook configurations in force
 (:mod:`kstore.registry.admission.webhooks`); ValidatingAdmissionPolicy is
 :mod:`kstore.registry.admission.policy`, MutatingAdmissionPolicy
