@@ -214,3 +214,34 @@ def test_configuration_is_checked() -> None:
         with pytest.raises(BadRequest) as caught:
             parse_pod_security_configuration({**base, **change})
         assert message in caught.value.message
+
+
+def test_unparsable_labels_fail_closed_for_enforce_and_are_recorded(
+    registry: StoreRegistry, scheme: Scheme
+) -> None:
+    _namespace(registry, scheme, "typo", enforce="strict", audit="loud", warn="baseline")
+    with pytest.raises(_Refused) as caught:
+        _create(registry, scheme, "typo", _pod("plain"))
+    assert caught.value.message.endswith(f'violates PodSecurity "restricted:latest": {RESTRICTED}')
+    assert caught.value.annotations == {
+        PREFIX + "error": (
+            "Failed to parse policy: ["
+            'metadata.labels[pod-security.kubernetes.io/enforce]: Invalid value: "strict": '
+            "must be one of privileged, baseline, restricted, "
+            'metadata.labels[pod-security.kubernetes.io/audit]: Invalid value: "loud": '
+            "must be one of privileged, baseline, restricted]"
+        ),
+        PREFIX + "enforce-policy": "restricted:latest",
+    }
+    # A bad version reads as latest; audit and warn fail open.
+    _namespace(registry, scheme, "old", audit="nope", **{"enforce-version": "1.2"})
+    annotations = _create(registry, scheme, "old", _pod("host", hostNetwork=True))
+    assert annotations == {
+        PREFIX + "error": (
+            "Failed to parse policy: [metadata.labels[pod-security.kubernetes.io/enforce-version]"
+            ': Invalid value: "1.2": must be "latest" or "v1.x", '
+            'metadata.labels[pod-security.kubernetes.io/audit]: Invalid value: "nope": '
+            "must be one of privileged, baseline, restricted]"
+        ),
+        PREFIX + "enforce-policy": "privileged:latest",
+    }

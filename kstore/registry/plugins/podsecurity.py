@@ -18,6 +18,9 @@ on updates that change more than metadata and the few mutable pod fields (kube-a
   request's audit event (``--audit-log-path``), for pods and templates, also when the pod is
   refused; a pod's event also records ``pod-security.kubernetes.io/enforce-policy``
   (``<level>:<version>``);
+- a label whose value Kubernetes cannot parse is read as it reads it (an enforce level as
+  ``restricted``, an audit or warn level as ``privileged``, a version as ``latest``) and
+  recorded as ``pod-security.kubernetes.io/error`` (``Failed to parse policy: ...``);
 - exemptions (configured usernames, namespaces, runtime classes) skip every check, and the
   audit event records ``pod-security.kubernetes.io/exempt`` (``user``, ``namespace``,
   ``runtimeClass``).
@@ -31,6 +34,7 @@ capability), listed baseline first, then restricted, each in the order of its id
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from typing import Any, Final
 
@@ -438,15 +442,35 @@ def violations(level: int, meta: dict[str, Any], spec: dict[str, Any]) -> list[s
     return out
 
 
-def _policy(labels: dict[str, Any], mode: str, config: PodSecurityConfig) -> tuple[int, str]:
+_VERSION: Final = re.compile(r"^v1\.([0-9]|[1-9][0-9]*)$")
+
+
+def _policy(
+    labels: dict[str, Any], mode: str, config: PodSecurityConfig, errors: list[str]
+) -> tuple[int, str]:
     """The mode's level (its rank) and ``level:version``: the namespace's labels, else the
-    configured defaults (a label naming no level counts as unset)."""
-    default_level, default_version = config.defaults[mode]
-    level = labels.get(_PREFIX + mode)
-    if level not in _LEVELS:
-        level = default_level
-    version = labels.get(f"{_PREFIX}{mode}-version") or default_version
-    return _LEVELS[str(level)], f"{level}:{version}"
+    configured defaults. A label Kubernetes cannot parse is added to ``errors`` and read as
+    Kubernetes reads it: an unknown enforce level as ``restricted`` (fail closed), an unknown
+    audit or warn level as ``privileged`` (fail open), an unknown version as ``latest``."""
+    level, version = config.defaults[mode]
+    label = _PREFIX + mode
+    if label in labels:
+        level = str(labels[label])
+        if level not in _LEVELS:
+            errors.append(
+                f'metadata.labels[{label}]: Invalid value: "{level}": must be one of '
+                "privileged, baseline, restricted"
+            )
+            level = "restricted" if mode == "enforce" else "privileged"
+    label = f"{_PREFIX}{mode}-version"
+    if label in labels:
+        version = str(labels[label])
+        if version != "latest" and not _VERSION.match(version):
+            errors.append(
+                f'metadata.labels[{label}]: Invalid value: "{version}": must be "latest" or "v1.x"'
+            )
+            version = "latest"
+    return _LEVELS[level], f"{level}:{version}"
 
 
 def hooks(
@@ -483,10 +507,12 @@ def hooks(
             return
         namespace = read_object(registry, "", "namespaces", "", attributes.namespace)
         labels = _d(namespace, "metadata", "labels")
-        enforce = _policy(labels, "enforce", config)
-        audit = _policy(labels, "audit", config)
-        warn = _policy(labels, "warn", config)
-        if audit[0] == 0 and warn[0] == 0 and (enforce[0] == 0 or not is_pod):
+        errors: list[str] = []
+        enforce = _policy(labels, "enforce", config, errors)
+        audit = _policy(labels, "audit", config, errors)
+        warn = _policy(labels, "warn", config, errors)
+        everywhere_privileged = audit[0] == 0 and warn[0] == 0 and (enforce[0] == 0 or not is_pod)
+        if everywhere_privileged and not errors:
             if is_pod:
                 annotate(attributes, "enforce-policy", "privileged:latest")
             return
@@ -499,6 +525,9 @@ def hooks(
         if runtime_class and runtime_class in config.exempt_runtime_classes:
             annotate(attributes, "exempt", "runtimeClass")
             return
+        if errors:
+            listed = errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]"
+            annotate(attributes, "error", f"Failed to parse policy: {listed}")
         refusal = None
         if is_pod:
             annotate(attributes, "enforce-policy", enforce[1])
