@@ -130,6 +130,27 @@ def test_an_exempt_namespace_is_not_checked(served: tuple[Kubectl, Path]) -> Non
     assert event["annotations"] == {PREFIX + "exempt": "namespace"}
 
 
+def test_kubectl_label_checks_the_labels_and_warns_of_existing_pods(
+    served: tuple[Kubectl, Path],
+) -> None:
+    k, _ = served
+    k.ok("create", "namespace", "labelled")
+    k.run("create", "serviceaccount", "default", "-n", "labelled")
+    _apply(k, "labelled", _pod("host", hostNetwork=True))
+    refused = k.fails("label", "namespace", "labelled", f"{PREFIX}enforce=strict")
+    assert (
+        'Namespace "labelled" is invalid: metadata.labels[pod-security.kubernetes.io/enforce]: '
+        'Invalid value: "strict": must be one of privileged, baseline, restricted'
+    ) in refused.stderr
+    labelled = k.run("label", "namespace", "labelled", f"{PREFIX}enforce=baseline")
+    assert labelled.code == 0, labelled
+    assert labelled.stderr.splitlines() == [
+        'Warning: existing pods in namespace "labelled" violate the new PodSecurity enforce '
+        'level "baseline:latest"',
+        "Warning: host: host namespaces",
+    ]
+
+
 @pytest.mark.parametrize(
     ("configuration", "message"),
     [

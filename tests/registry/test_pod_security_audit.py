@@ -12,8 +12,8 @@ import pytest
 
 from kstore.api.gvk import GroupVersion
 from kstore.api.scheme import Scheme
-from kstore.errors import BadRequest, Forbidden
-from kstore.registry.interface import CreateOptions, RequestContext, UserInfo
+from kstore.errors import BadRequest, Forbidden, Invalid
+from kstore.registry.interface import CreateOptions, RequestContext, UpdateOptions, UserInfo
 from kstore.registry.plugins.podsecurity_config import (
     PodSecurityConfig,
     parse_pod_security_configuration,
@@ -217,9 +217,15 @@ def test_configuration_is_checked() -> None:
 
 
 def test_unparsable_labels_fail_closed_for_enforce_and_are_recorded(
-    registry: StoreRegistry, scheme: Scheme
+    registry: StoreRegistry, scheme: Scheme, backend: LmdbBackend
 ) -> None:
-    _namespace(registry, scheme, "typo", enforce="strict", audit="loud", warn="baseline")
+    # Such labels are refused while PodSecurity runs: they were set while it did not.
+    unchecked = make_registry(scheme, backend)
+    try:
+        _namespace(unchecked, scheme, "typo", enforce="strict", audit="loud", warn="baseline")
+        _namespace(unchecked, scheme, "old", audit="nope", **{"enforce-version": "1.2"})
+    finally:
+        unchecked.close()
     with pytest.raises(_Refused) as caught:
         _create(registry, scheme, "typo", _pod("plain"))
     assert caught.value.message.endswith(f'violates PodSecurity "restricted:latest": {RESTRICTED}')
@@ -234,7 +240,6 @@ def test_unparsable_labels_fail_closed_for_enforce_and_are_recorded(
         PREFIX + "enforce-policy": "restricted:latest",
     }
     # A bad version reads as latest; audit and warn fail open.
-    _namespace(registry, scheme, "old", audit="nope", **{"enforce-version": "1.2"})
     annotations = _create(registry, scheme, "old", _pod("host", hostNetwork=True))
     assert annotations == {
         PREFIX + "error": (
@@ -245,3 +250,73 @@ def test_unparsable_labels_fail_closed_for_enforce_and_are_recorded(
         ),
         PREFIX + "enforce-policy": "privileged:latest",
     }
+
+
+def _relabel(registry: StoreRegistry, name: str, **labels: str) -> list[str]:
+    """Set the namespace's pod-security labels; the warnings of the update."""
+
+    def relabelled(current: dict[str, Any]) -> dict[str, Any]:
+        meta = dict(current["metadata"])
+        meta["labels"] = {PREFIX + k: v for k, v in labels.items()}
+        return {**current, "metadata": meta}
+
+    result = registry.store("", "namespaces").update(
+        RequestContext(), name, relabelled, UpdateOptions()
+    )
+    return list(result.warnings)
+
+
+def test_namespaces_with_unparsable_labels_are_refused(
+    registry: StoreRegistry, scheme: Scheme, backend: LmdbBackend
+) -> None:
+    with pytest.raises(Invalid) as caught:
+        _namespace(registry, scheme, "bad", enforce="strict")
+    assert caught.value.message == (
+        'Namespace "bad" is invalid: metadata.labels[pod-security.kubernetes.io/enforce]: '
+        'Invalid value: "strict": must be one of privileged, baseline, restricted'
+    )
+    assert caught.value.causes[0].field == "metadata.labels[pod-security.kubernetes.io/enforce]"
+    _namespace(registry, scheme, "good", warn="baseline")
+    with pytest.raises(Invalid) as caught:
+        _relabel(registry, "good", warn="baseline", **{"warn-version": "1.30"})
+    assert 'Invalid value: "1.30": must be "latest" or "v1.x"' in caught.value.message
+    # Errors already there are kept through updates that leave them as they were.
+    unchecked = make_registry(scheme, backend)
+    try:
+        _namespace(unchecked, scheme, "legacy", audit="loud")
+    finally:
+        unchecked.close()
+    assert _relabel(registry, "legacy", audit="loud", warn="baseline") == []
+
+
+def test_raising_the_enforce_level_warns_of_existing_pods(
+    registry: StoreRegistry, scheme: Scheme
+) -> None:
+    _namespace(registry, scheme, "busy")
+    for name in ("web-b", "web-a", "web-c"):
+        _create(registry, scheme, "busy", _pod(name))
+    _create(registry, scheme, "busy", _pod("host", hostNetwork=True))
+    assert _relabel(registry, "busy", enforce="baseline") == [
+        'existing pods in namespace "busy" violate the new PodSecurity enforce level '
+        '"baseline:latest"',
+        "host: host namespaces",
+    ]
+    reasons = (
+        "allowPrivilegeEscalation != false, unrestricted capabilities, runAsNonRoot != true, "
+        "seccompProfile"
+    )
+    assert _relabel(registry, "busy", enforce="restricted") == [
+        'existing pods in namespace "busy" violate the new PodSecurity enforce level '
+        '"restricted:latest"',
+        f"host: host namespaces, {reasons}",
+        f"web-a (and 2 other pods): {reasons}",
+    ]
+    # Relaxing, keeping or dropping the level warns of nothing; a new version does.
+    assert _relabel(registry, "busy", enforce="restricted") == []
+    assert _relabel(registry, "busy", enforce="baseline") == []
+    assert _relabel(registry, "busy", enforce="baseline", **{"enforce-version": "v1.30"}) == [
+        'existing pods in namespace "busy" violate the new PodSecurity enforce level '
+        '"baseline:v1.30"',
+        "host: host namespaces",
+    ]
+    assert _relabel(registry, "busy") == []

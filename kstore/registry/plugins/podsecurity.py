@@ -21,6 +21,10 @@ on updates that change more than metadata and the few mutable pod fields (kube-a
 - a label whose value Kubernetes cannot parse is read as it reads it (an enforce level as
   ``restricted``, an audit or warn level as ``privileged``, a version as ``latest``) and
   recorded as ``pod-security.kubernetes.io/error`` (``Failed to parse policy: ...``);
+- a namespace whose labels Kubernetes cannot parse is refused (422; on update only when the
+  errors changed), and raising a namespace's enforce level warns of its existing pods that
+  break the new one (``existing pods in namespace ... violate the new PodSecurity enforce
+  level ...``, then one line per distinct list of reasons, naming the first pod that has it);
 - exemptions (configured usernames, namespaces, runtime classes) skip every check, and the
   audit event records ``pod-security.kubernetes.io/exempt`` (``user``, ``namespace``,
   ``runtimeClass``).
@@ -33,9 +37,11 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
+from kstore.api.validation.field import Path, invalid
+from kstore.errors import Cause, Invalid
 from kstore.registry.interface import AdmissionAttributes, AdmissionHook, Operation, Registry
-from kstore.registry.plugins._common import forbidden, read_object
-from kstore.registry.plugins.pod_security_standards import violations
+from kstore.registry.plugins._common import forbidden, list_objects, read_object
+from kstore.registry.plugins.pod_security_standards import failures, violations
 from kstore.registry.plugins.podsecurity_config import PodSecurityConfig
 
 __all__ = ["hooks"]
@@ -62,10 +68,13 @@ def _d(obj: Any, *path: str) -> dict[str, Any]:
 
 
 _VERSION: Final = re.compile(r"^v1\.([0-9]|[1-9][0-9]*)$")
+_LABELS: Final = Path("metadata", "labels")
+#: kube-apiserver's bounds on the pods checked when a namespace's enforce level tightens.
+_MAX_PODS_CHECKED: Final = 3000
 
 
 def _policy(
-    labels: dict[str, Any], mode: str, config: PodSecurityConfig, errors: list[str]
+    labels: dict[str, Any], mode: str, config: PodSecurityConfig, errors: list[Cause]
 ) -> tuple[int, str]:
     """The mode's level (its rank) and ``level:version``: the namespace's labels, else the
     configured defaults. A label Kubernetes cannot parse is added to ``errors`` and read as
@@ -76,20 +85,30 @@ def _policy(
     if label in labels:
         level = str(labels[label])
         if level not in _LEVELS:
-            errors.append(
-                f'metadata.labels[{label}]: Invalid value: "{level}": must be one of '
-                "privileged, baseline, restricted"
-            )
+            detail = "must be one of privileged, baseline, restricted"
+            errors.append(invalid(_LABELS.key(label), level, detail))
             level = "restricted" if mode == "enforce" else "privileged"
     label = f"{_PREFIX}{mode}-version"
     if label in labels:
         version = str(labels[label])
         if version != "latest" and not _VERSION.match(version):
-            errors.append(
-                f'metadata.labels[{label}]: Invalid value: "{version}": must be "latest" or "v1.x"'
-            )
+            errors.append(invalid(_LABELS.key(label), version, 'must be "latest" or "v1.x"'))
             version = "latest"
     return _LEVELS[level], f"{level}:{version}"
+
+
+def _policies(
+    labels: dict[str, Any], config: PodSecurityConfig
+) -> tuple[tuple[tuple[int, str], ...], list[Cause]]:
+    """(enforce, audit, warn) and the labels' parse errors."""
+    errors: list[Cause] = []
+    found = tuple(_policy(labels, mode, config, errors) for mode in ("enforce", "audit", "warn"))
+    return found, errors
+
+
+def _aggregate(errors: list[Cause]) -> str:
+    rendered = [e.render() for e in errors]
+    return rendered[0] if len(rendered) == 1 else f"[{', '.join(rendered)}]"
 
 
 def hooks(
@@ -97,8 +116,73 @@ def hooks(
 ) -> tuple[AdmissionHook | None, AdmissionHook | None]:
     config = configuration or PodSecurityConfig.kubernetes_default()
 
+    def _exempt_class(spec: dict[str, Any]) -> bool:
+        runtime_class = spec.get("runtimeClassName")
+        return bool(runtime_class) and runtime_class in config.exempt_runtime_classes
+
     def annotate(attributes: AdmissionAttributes, key: str, value: str) -> None:
         attributes.audit_annotations[_PREFIX + key] = value
+
+    def validate_namespace(attributes: AdmissionAttributes, namespace: dict[str, Any]) -> None:
+        """Labels Kubernetes cannot parse are refused (on update only when they changed);
+        tightening the enforce level warns of the existing pods that break it."""
+        name = str(_d(namespace, "metadata").get("name") or attributes.name)
+        (enforce, _, _), errors = _policies(_d(namespace, "metadata", "labels"), config)
+        if attributes.operation is Operation.CREATE:
+            if errors:
+                raise Invalid.for_object("Namespace", name, errors)
+            return
+        labels = _d(attributes.old_object, "metadata", "labels")
+        (old_enforce, _, _), old_errors = _policies(labels, config)
+        if errors and (not old_errors or _aggregate(errors) != _aggregate(old_errors)):
+            raise Invalid.for_object("Namespace", name, errors)
+        if enforce == old_enforce or enforce[0] == 0:
+            return
+        same_version = enforce[1].partition(":")[2] == old_enforce[1].partition(":")[2]
+        if same_version and enforce[0] <= old_enforce[0]:
+            return
+        if name in config.exempt_namespaces:
+            return
+        attributes.warnings.extend(existing_pod_warnings(name, enforce))
+
+    def existing_pod_warnings(namespace: str, enforce: tuple[int, str]) -> list[str]:
+        """kube-apiserver's warnings about the namespace's pods that break ``enforce``: one
+        line per distinct list of reasons, naming the first pod (by name) that has it."""
+        pods = [
+            pod
+            for pod in list_objects(registry, "", "pods", namespace)
+            if not _exempt_class(_d(pod, "spec"))
+        ]
+        checked = pods[:_MAX_PODS_CHECKED]
+        seen: dict[str, tuple[str, int]] = {}
+        for pod in checked:
+            found = failures(enforce[0], _d(pod, "metadata"), _d(pod, "spec"))
+            if not found:
+                continue
+            reason = ", ".join(r for r, _ in found)
+            pod_name = str(_d(pod, "metadata").get("name") or "")
+            first, count = seen.get(reason, (pod_name, 0))
+            seen[reason] = (min(first, pod_name), count + 1)
+        warnings = []
+        if len(checked) < len(pods):
+            warnings.append(
+                "new PodSecurity enforce level only checked against the first "
+                f"{len(checked)} of {len(pods)} existing pods"
+            )
+        if seen:
+            warnings.append(
+                f'existing pods in namespace "{namespace}" violate the new PodSecurity '
+                f'enforce level "{enforce[1]}"'
+            )
+        decorated = []
+        for reason, (first, count) in seen.items():
+            if count == 1:
+                decorated.append(f"{first}: {reason}")
+            elif count == 2:
+                decorated.append(f"{first} (and 1 other pod): {reason}")
+            else:
+                decorated.append(f"{first} (and {count - 1} other pods): {reason}")
+        return warnings + sorted(decorated)
 
     def validate(attributes: AdmissionAttributes) -> None:
         if attributes.subresource or attributes.operation not in (
@@ -107,9 +191,12 @@ def hooks(
         ):
             return
         obj = attributes.object
+        key = (attributes.definition.group, attributes.definition.kind)
+        if key == ("", "Namespace") and isinstance(obj, dict):
+            validate_namespace(attributes, obj)
+            return
         if not isinstance(obj, dict) or not attributes.namespace:
             return
-        key = (attributes.definition.group, attributes.definition.kind)
         is_pod = key == ("", "Pod")
         if is_pod:
             template = obj
@@ -126,10 +213,7 @@ def hooks(
             return
         namespace = read_object(registry, "", "namespaces", "", attributes.namespace)
         labels = _d(namespace, "metadata", "labels")
-        errors: list[str] = []
-        enforce = _policy(labels, "enforce", config, errors)
-        audit = _policy(labels, "audit", config, errors)
-        warn = _policy(labels, "warn", config, errors)
+        (enforce, audit, warn), errors = _policies(labels, config)
         everywhere_privileged = audit[0] == 0 and warn[0] == 0 and (enforce[0] == 0 or not is_pod)
         if everywhere_privileged and not errors:
             if is_pod:
@@ -140,13 +224,11 @@ def hooks(
             if isinstance(old, dict) and _d(old, "spec") == _d(obj, "spec"):
                 return
         meta, spec = _d(template, "metadata"), _d(template, "spec")
-        runtime_class = spec.get("runtimeClassName")
-        if runtime_class and runtime_class in config.exempt_runtime_classes:
+        if _exempt_class(spec):
             annotate(attributes, "exempt", "runtimeClass")
             return
         if errors:
-            listed = errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]"
-            annotate(attributes, "error", f"Failed to parse policy: {listed}")
+            annotate(attributes, "error", f"Failed to parse policy: {_aggregate(errors)}")
         refusal = None
         if is_pod:
             annotate(attributes, "enforce-policy", enforce[1])
