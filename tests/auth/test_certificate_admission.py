@@ -42,6 +42,12 @@ def _grant(client: httpx.Client, name: str, *rules: dict[str, Any]) -> None:
     """ClusterRole ``name`` with ``rules``, bound to the user alice."""
     rbac = f"/apis/{RBAC}/v1"
     _post(client, f"{rbac}/clusterroles", {"metadata": {"name": name}, "rules": list(rules)})
+    _bind(client, name)
+
+
+def _bind(client: httpx.Client, name: str) -> None:
+    """The ClusterRole ``name`` bound to the user alice."""
+    rbac = f"/apis/{RBAC}/v1"
     _post(
         client,
         f"{rbac}/clusterrolebindings",
@@ -109,6 +115,18 @@ def test_approving_needs_approve_on_the_signer(
     assert 'user not permitted to approve requests with signerName "other.io/signer"' in (
         refused.stderr
     )
+
+
+def test_the_bootstrap_approver_role_of_a_kubernetes_signer(
+    served: tuple[TokenKubectl, httpx.Client],
+) -> None:
+    kubectl, client = served
+    _post(client, CSRS, _csr("client-cert", "kubernetes.io/kube-apiserver-client", ("dev",)))
+    refused = kubectl.fails(ALICE, "certificate", "approve", "client-cert")
+    assert "user not permitted to approve requests with signerName" in refused.stderr
+    _bind(client, "system:certificates.k8s.io:kube-apiserver-client-approver")
+    kubectl.ok(ALICE, "certificate", "approve", "client-cert")
+    assert _conditions(client, "client-cert") == ["Approved"]
 
 
 def test_admin_approves_any_signer(served: tuple[TokenKubectl, httpx.Client]) -> None:
