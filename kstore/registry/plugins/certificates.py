@@ -64,7 +64,7 @@ def _signer_name(obj: Any) -> str:
     return str(_map(_map(obj).get("spec")).get("signerName") or "")
 
 
-def authorized_for_signer(registry: Registry, attributes: AdmissionAttributes, verb: str) -> bool:
+def _authorized_for_signer(registry: Registry, attributes: AdmissionAttributes, verb: str) -> bool:
     """Whether the request's user may ``verb`` the stored request's signer: its own name or
     the wildcard of its domain."""
     authorize = authorizer_of(registry) or allow_all
@@ -89,7 +89,7 @@ def approval_hooks(registry: Registry) -> Hooks:
     def validate(attributes: AdmissionAttributes) -> None:
         if not _about_csr(attributes, "approval", Operation.UPDATE):
             return
-        if not authorized_for_signer(registry, attributes, "approve"):
+        if not _authorized_for_signer(registry, attributes, "approve"):
             signer = _signer_name(attributes.old_object)
             raise forbidden(
                 attributes, f'user not permitted to approve requests with signerName "{signer}"'
@@ -112,7 +112,7 @@ def signing_hooks(registry: Registry) -> Hooks:
         same_conditions = (new.get("conditions") or []) == (old.get("conditions") or [])
         if same_certificate and same_conditions:
             return
-        if not authorized_for_signer(registry, attributes, "sign"):
+        if not _authorized_for_signer(registry, attributes, "sign"):
             signer = _signer_name(attributes.old_object)
             raise forbidden(
                 attributes, f'user not permitted to sign requests with signerName "{signer}"'
