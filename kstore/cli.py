@@ -149,6 +149,11 @@ def _serve_config(args: argparse.Namespace, **overrides: Any) -> Any:
             secure_port=args.secure_port,
             enable_admission_plugins=_names(args.enable_admission_plugins),
             disable_admission_plugins=_names(args.disable_admission_plugins),
+            admission_control_config_file=(
+                Path(args.admission_control_config_file)
+                if args.admission_control_config_file
+                else None
+            ),
             webhook_service_resolver=tuple(
                 rule for value in args.webhook_service_resolver for rule in _names(value)
             ),
@@ -812,6 +817,13 @@ def _add_serve_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]
         "--disable-admission-plugins",
         default="",
         help="comma-separated admission plugins not to run, default-on ones included",
+    )
+    p.add_argument(
+        "--admission-control-config-file",
+        default="",
+        metavar="FILE",
+        help="kube-apiserver's AdmissionConfiguration file: the admission plugins' "
+        "configuration (kstore reads PodSecurity's)",
     )
     p.add_argument(
         "--webhook-service-resolver",

@@ -41,6 +41,7 @@ from __future__ import annotations
 import builtins
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -53,6 +54,7 @@ from kstore.api.scheme import KindDefinition, Scheme
 from kstore.api.selectors import FieldSelector, LabelSelector
 from kstore.codec.json import dumps as json_dumps
 from kstore.controllers import ControllerSettings, start_controllers
+from kstore.controllers.kubernetes_service import EmbeddedKubernetesService, first_service_ip
 from kstore.controllers.leader import LeaderElectionConfig
 from kstore.controllers.root_ca import read_root_ca
 from kstore.errors import BadRequest
@@ -65,6 +67,7 @@ from kstore.registry.interface import (
 )
 from kstore.registry.patch import PatchOptions, PatchType, apply_patch
 from kstore.registry.plugins import resolve_plugins
+from kstore.registry.plugins.admission_config import read_admission_config_file
 from kstore.registry.registry import RegistryConfig, StoreRegistry, build_registry
 from kstore.registry.store import GenericStore
 from kstore.registry.strategies.base import copy_value
@@ -181,6 +184,7 @@ def open(
     root_ca_file: str | Path | None = None,
     leader_election: LeaderElectionConfig | None = None,
     webhook_service_resolver: Sequence[str] = (),
+    admission_control_config_file: str | Path | None = None,
 ) -> Client:
     """Open the store at ``url`` with ``scheme`` (the built-in kinds by default).
 
@@ -188,6 +192,8 @@ def open(
     ``enable_admission_plugins`` and ``disable_admission_plugins`` (its names, as its
     ``--enable-admission-plugins`` and ``--disable-admission-plugins``; an unknown name is
     refused with BadRequest). A ``config`` that names ``admission_plugins`` itself keeps them.
+    ``admission_control_config_file`` is kube-apiserver's ``--admission-control-config-file``
+    (an AdmissionConfiguration; kstore reads PodSecurity's configuration).
 
     ``config`` tunes the registry (watch cache, storage media type, event TTL, ...). The
     CustomResourceDefinitions stored there are served too, as soon as they are established;
@@ -199,16 +205,15 @@ def open(
     ``controllers`` says which API-only controllers run, as ``kstore serve --controllers``
     (every one by default; ``()`` none); they run on the leader of the processes sharing the
     store, elected on a Lease (``leader_election`` tunes its timings). ``root_ca_file`` is the
-    CA published in every namespace's ``kube-root-ca.crt`` ConfigMap (none without it).
+    CA published in every namespace's ``kube-root-ca.crt`` ConfigMap (none without it). The
+    ``kubernetes`` Service of ``default`` is kept as kube-apiserver keeps it, without
+    endpoints (nothing here serves an address; a ``kstore serve`` on the store adds its own):
+    :class:`~kstore.controllers.kubernetes_service.EmbeddedKubernetesService`.
 
     ``webhook_service_resolver`` takes ``namespace/name=host:port`` rules for the services
     that admission and conversion webhooks name, as ``kstore serve
     --webhook-service-resolver`` (added to those of ``config``)."""
-    settings = ControllerSettings(
-        controllers=controllers,
-        root_ca=read_root_ca(None if root_ca_file is None else Path(root_ca_file), None),
-        leader_election=leader_election,
-    )
+    root_ca = read_root_ca(None if root_ca_file is None else Path(root_ca_file), None)
     plugins = resolve_plugins(enable_admission_plugins, disable_admission_plugins)
     config = config or RegistryConfig()
     if not config.admission_plugins:
@@ -216,6 +221,23 @@ def open(
     if webhook_service_resolver:
         rules = (*config.webhook_service_resolver, *webhook_service_resolver)
         config = replace(config, webhook_service_resolver=rules)
+    if admission_control_config_file is not None:
+        configured = read_admission_config_file(Path(admission_control_config_file))
+        config = replace(config, admission_configuration=configured)
+    settings = ControllerSettings(
+        controllers=controllers,
+        root_ca=root_ca,
+        leader_election=leader_election,
+        # The kubernetes Service without endpoints: an embedded store serves no address.
+        kubernetes_service=(
+            partial(
+                EmbeddedKubernetesService,
+                service_ip=first_service_ip(config.service_cluster_ip_range),
+            )
+            if config.system_namespaces
+            else None
+        ),
+    )
     backend = backend_for_url(url)
     try:
         registry = build_registry(scheme or builtin_scheme(), backend, config)

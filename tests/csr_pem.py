@@ -16,8 +16,14 @@ def _key() -> ec.EllipticCurvePrivateKey:
     return ec.generate_private_key(ec.SECP256R1())
 
 
-def csr_pem(common_name: str = "alice") -> bytes:
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
+def csr_pem(common_name: str = "alice", organizations: tuple[str, ...] = ()) -> bytes:
+    """A signed request for ``common_name``, with one relative name per organization."""
+    name = x509.Name(
+        [
+            x509.NameAttribute(NameOID.COMMON_NAME, common_name),
+            *(x509.NameAttribute(NameOID.ORGANIZATION_NAME, o) for o in organizations),
+        ]
+    )
     request = (
         x509.CertificateSigningRequestBuilder().subject_name(name).sign(_key(), hashes.SHA256())
     )

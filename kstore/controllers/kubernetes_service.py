@@ -45,9 +45,11 @@ from kstore.registry.interface import (
 from kstore.storage.interface import ListOptions, Preconditions
 
 __all__ = [
+    "EMBEDDED_TARGET_PORT",
     "ENDPOINT_RECONCILER_TYPES",
     "LEASE_PREFIX",
     "SERVICE_NAME",
+    "EmbeddedKubernetesService",
     "KubernetesServiceController",
     "advertise_address_for",
     "first_service_ip",
@@ -72,6 +74,8 @@ _MANAGER: Final = "kube-apiserver"
 _SKIP_MIRROR: Final = "endpointslice.kubernetes.io/skip-mirror"
 _SERVICE_NAME_LABEL: Final = "kubernetes.io/service-name"
 _SERVICE_LABELS: Final = {"component": "apiserver", "provider": "kubernetes"}
+#: The target port of a Service an embedded store creates: kube-apiserver's secure port.
+EMBEDDED_TARGET_PORT: Final = 6443
 
 
 def _map(value: Any) -> dict[str, Any]:
@@ -184,7 +188,7 @@ class KubernetesServiceController(Controller):
             ),
         )
         self.me = _Endpoint(str(ipaddress.ip_address(advertise_address)), port)
-        if not _publishable(self.me.ip):
+        if endpoint_reconciler_type == "lease" and not _publishable(self.me.ip):
             _log.info(
                 "the advertise address %s may not be an endpoint: the kubernetes Service's"
                 " endpoints do not list this server (give --advertise-address)",
@@ -341,6 +345,33 @@ class KubernetesServiceController(Controller):
                 return target if isinstance(target, int) else None
         return None
 
+    def _create_service(self) -> Object | None:
+        """Create the Service, pointing at this server's port; the stored one when another
+        server (or a client) created it first."""
+        family = "IPv6" if ":" in self.service_ip else "IPv4"
+        body = {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {
+                "name": SERVICE_NAME,
+                "namespace": SERVICE_NAMESPACE,
+                "labels": dict(_SERVICE_LABELS),
+            },
+            "spec": {
+                "type": "ClusterIP",
+                "clusterIP": self.service_ip,
+                "clusterIPs": [self.service_ip],
+                "ipFamilies": [family],
+                "ipFamilyPolicy": "SingleStack",
+                "ports": self._ports(self.me.port),
+                "sessionAffinity": "None",
+            },
+        }
+        try:
+            return self.create(*_SERVICES, SERVICE_NAMESPACE, body)
+        except AlreadyExists:
+            return self._read(_SERVICES, SERVICE_NAMESPACE, SERVICE_NAME)
+
     def _ensure_service(self, live: Sequence[_Endpoint]) -> Object | None:
         service = self.informer(*_SERVICES).get(_SERVICE_KEY)
         if service is None:
@@ -348,29 +379,7 @@ class KubernetesServiceController(Controller):
             # refused for the cluster IP before the name.
             service = self._read(_SERVICES, SERVICE_NAMESPACE, SERVICE_NAME)
         if service is None:
-            family = "IPv6" if ":" in self.service_ip else "IPv4"
-            body = {
-                "apiVersion": "v1",
-                "kind": "Service",
-                "metadata": {
-                    "name": SERVICE_NAME,
-                    "namespace": SERVICE_NAMESPACE,
-                    "labels": dict(_SERVICE_LABELS),
-                },
-                "spec": {
-                    "type": "ClusterIP",
-                    "clusterIP": self.service_ip,
-                    "clusterIPs": [self.service_ip],
-                    "ipFamilies": [family],
-                    "ipFamilyPolicy": "SingleStack",
-                    "ports": self._ports(self.me.port),
-                    "sessionAffinity": "None",
-                },
-            }
-            try:
-                return self.create(*_SERVICES, SERVICE_NAMESPACE, body)
-            except AlreadyExists:
-                return self._read(_SERVICES, SERVICE_NAMESPACE, SERVICE_NAME)
+            return self._create_service()
         target = self._target_port(service)
         spec = _map(service.get("spec"))
         ports_kept = target is not None and (
@@ -479,3 +488,51 @@ class KubernetesServiceController(Controller):
         except NotFound:
             return None
         return found
+
+
+class EmbeddedKubernetesService(KubernetesServiceController):
+    """The ``kubernetes`` Service of a store opened without a server (``kstore.open``).
+
+    kube-apiserver always has the Service, and clients of a store expect it; but an embedded
+    store serves no address, so it keeps the Service only: created when missing (before
+    :meth:`start` returns, so a client sees it at once, and again when deleted), port 443 to
+    :data:`EMBEDDED_TARGET_PORT`, never changed once there. It holds no Lease and writes no
+    Endpoints or EndpointSlice: they would name an address where nothing answers. A
+    ``kstore serve`` on the same store takes the Service over (its port becomes the server's,
+    which this loop leaves alone) and lists its own address in the endpoints.
+    """
+
+    watches: ClassVar[tuple[tuple[str, str], ...]] = (_SERVICES,)
+    field_selectors: ClassVar[dict[tuple[str, str], str]] = {
+        _SERVICES: f"metadata.name={SERVICE_NAME}"
+    }
+
+    def __init__(
+        self, registry: Registry, *, service_ip: str, timings: ControllerTimings | None = None
+    ) -> None:
+        super().__init__(
+            registry,
+            advertise_address="127.0.0.1",
+            port=EMBEDDED_TARGET_PORT,
+            service_ip=service_ip,
+            endpoint_reconciler_type="none",
+            timings=timings,
+        )
+
+    def start(self) -> None:
+        self._create_when_missing()
+        super().start()
+
+    def reconcile(self, key: str) -> None:
+        if self.informer(*_SERVICES).get(_SERVICE_KEY) is None:
+            self._create_when_missing()
+
+    def _create_when_missing(self) -> None:
+        if self._read(_SERVICES, SERVICE_NAMESPACE, SERVICE_NAME) is not None:
+            return
+        try:
+            self._create_service()
+        except KStoreError as exc:
+            # No default namespace yet, or the cluster IP held by another Service: the next
+            # change of the Service, or the resync, tries again.
+            _log.info("the kubernetes Service is not created: %s", exc)

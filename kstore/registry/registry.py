@@ -23,7 +23,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
 from kstore.api.gvk import GroupVersionKind, Object
 from kstore.api.proto_schema import message_for_gvk
@@ -67,7 +67,11 @@ from kstore.registry.namespaces import (
     ensure_system_namespaces,
 )
 from kstore.registry.patch.managed import current_time
-from kstore.registry.plugins import ORDERED_PLUGINS, install_plugins
+from kstore.registry.plugins import (
+    ORDERED_PLUGINS,
+    check_plugin_configurations,
+    install_plugins,
+)
 from kstore.registry.priorityclasses import PriorityClassStore, ensure_system_priority_classes
 from kstore.registry.services import ServiceStore
 from kstore.registry.store import GenericStore
@@ -161,6 +165,8 @@ class RegistryConfig:
     ``webhook_service_resolver``: ``namespace/name=host:port`` rules for the services webhooks
     name (``--webhook-service-resolver``); a service without a rule is reached at its
     clusterIP, which needs a proxy kstore does not run.
+    ``admission_configuration``: admission plugin name -> its configuration object
+    (``--admission-control-config-file``; :mod:`kstore.registry.plugins.admission_config`).
     """
 
     watch_cache: bool = True
@@ -179,8 +185,10 @@ class RegistryConfig:
     service_cluster_ip_range: str = DEFAULT_SERVICE_CIDR
     service_node_port_range: str = DEFAULT_NODE_PORT_RANGE
     webhook_service_resolver: tuple[str, ...] = ()
+    admission_configuration: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        check_plugin_configurations(self.admission_configuration)
         parse_service_resolver_rules(self.webhook_service_resolver)
         parse_service_cidrs(self.service_cluster_ip_range)
         parse_node_port_range(self.service_node_port_range)
@@ -365,7 +373,7 @@ class StoreRegistry(Registry):
             elif (d.group, d.kind) != ("", "Namespace"):
                 self._make_store(scheme, d, _store_class(d), check)
         self._wire_service_allocation()
-        install_plugins(self, self._config.admission_plugins)
+        install_plugins(self, self._config.admission_plugins, self._config.admission_configuration)
         if namespaces is None:
             return
         if self._config.system_namespaces:

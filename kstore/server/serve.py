@@ -50,6 +50,7 @@ from kstore.errors import BadRequest
 from kstore.registry.allocation import DEFAULT_NODE_PORT_RANGE, DEFAULT_SERVICE_CIDR
 from kstore.registry.interface import Registry, RequestContext
 from kstore.registry.plugins import resolve_plugins
+from kstore.registry.plugins.admission_config import read_admission_config_file
 from kstore.server.app import build_app, server_state
 from kstore.server.filters import AuditLog, FilterConfig
 from kstore.server.filters.tls import server_tls_context
@@ -176,6 +177,9 @@ class ServeConfig:
     #: changes to its default-on set of admission plugins, by name.
     enable_admission_plugins: tuple[str, ...] = ()
     disable_admission_plugins: tuple[str, ...] = ()
+    #: kube-apiserver's ``--admission-control-config-file``: an AdmissionConfiguration
+    #: (:mod:`kstore.registry.plugins.admission_config`); None configures no plugin.
+    admission_control_config_file: Path | None = None
     #: ``--webhook-service-resolver``: ``namespace/name=host:port`` rules for the services
     #: that webhook configurations name (kstore runs no service proxy).
     webhook_service_resolver: tuple[str, ...] = ()
@@ -260,6 +264,11 @@ def open_registry(config: ServeConfig) -> tuple[Registry, Backend]:
             config.enable_admission_plugins, config.disable_admission_plugins
         ),
         webhook_service_resolver=config.webhook_service_resolver,
+        admission_configuration=(
+            {}
+            if config.admission_control_config_file is None
+            else read_admission_config_file(config.admission_control_config_file)
+        ),
     )
     backend = open_backend(config)
     try:

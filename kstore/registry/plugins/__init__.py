@@ -7,6 +7,8 @@ one of kube-apiserver's is refused, as is a name both enabled and disabled.
 
 Each plugin is a small module here with one job; :func:`install_plugins` adds the hooks of those
 that run to a registry's admission chain, mutating hooks then validating hooks, each in order.
+A plugin that takes a configuration (PodSecurity: :mod:`.podsecurity_config`) gets the one the
+admission configuration file gives it (:mod:`.admission_config`), else Kubernetes' default.
 The webhook plugins call the webhook configurations in force
 (:mod:`kstore.registry.admission.webhooks`); ValidatingAdmissionPolicy is
 :mod:`kstore.registry.admission.policy`, MutatingAdmissionPolicy
@@ -17,13 +19,14 @@ accepted and do nothing. Namespace lifecycle is the stores' own check and always
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Final
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Final
 
 from kstore.errors import BadRequest
 from kstore.registry.admission import mutating_policy, policy, webhooks
 from kstore.registry.interface import AdmissionHook, Registry
 from kstore.registry.plugins import (
+    certificates,
     ingressclass,
     inuseprotection,
     limitranger,
@@ -35,10 +38,13 @@ from kstore.registry.plugins import (
     storageclass,
     tolerationseconds,
 )
+from kstore.registry.plugins.podsecurity_config import parse_pod_security_configuration
 
 __all__ = [
+    "CONFIGURABLE_PLUGINS",
     "DEFAULT_ON_PLUGINS",
     "ORDERED_PLUGINS",
+    "check_plugin_configurations",
     "install_plugins",
     "resolve_plugins",
 ]
@@ -125,6 +131,9 @@ DEFAULT_ON_PLUGINS: Final = frozenset(
 Hooks = tuple[AdmissionHook | None, AdmissionHook | None]
 
 _INSTALLERS: Final[dict[str, Callable[[Registry], Hooks]]] = {
+    "CertificateApproval": certificates.approval_hooks,
+    "CertificateSigning": certificates.signing_hooks,
+    "CertificateSubjectRestriction": certificates.subject_restriction_hooks,
     "DefaultIngressClass": ingressclass.hooks,
     "DefaultStorageClass": storageclass.default_hooks,
     "DefaultTolerationSeconds": tolerationseconds.hooks,
@@ -141,6 +150,26 @@ _INSTALLERS: Final[dict[str, Callable[[Registry], Hooks]]] = {
     "ValidatingAdmissionPolicy": policy.hooks,
     "ValidatingAdmissionWebhook": webhooks.validating_hooks,
 }
+
+
+#: The plugins that take a configuration (``--admission-control-config-file``): how it is
+#: parsed, and the installer given the parsed configuration.
+_CONFIGURED: Final[dict[str, tuple[Callable[[Any], Any], Callable[[Registry, Any], Hooks]]]] = {
+    "PodSecurity": (parse_pod_security_configuration, podsecurity.hooks),
+}
+#: The plugins whose configuration kstore reads.
+CONFIGURABLE_PLUGINS: Final = tuple(sorted(_CONFIGURED))
+
+
+def check_plugin_configurations(configurations: Mapping[str, Any]) -> dict[str, Any]:
+    """Each plugin's configuration parsed by its plugin; BadRequest for a plugin kstore
+    configures not, or a configuration its plugin refuses."""
+    parsed = {}
+    for name, configuration in configurations.items():
+        if name not in _CONFIGURED:
+            raise BadRequest(f'kstore does not read the configuration of admission plugin "{name}"')
+        parsed[name] = _CONFIGURED[name][0](configuration)
+    return parsed
 
 
 def resolve_plugins(enable: Iterable[str] = (), disable: Iterable[str] = ()) -> tuple[str, ...]:
@@ -162,9 +191,13 @@ def resolve_plugins(enable: Iterable[str] = (), disable: Iterable[str] = ()) -> 
     return tuple(n for n in ORDERED_PLUGINS if n in on)
 
 
-def install_plugins(registry: Registry, names: Iterable[str]) -> None:
+def install_plugins(
+    registry: Registry, names: Iterable[str], configurations: Mapping[str, Any] | None = None
+) -> None:
     """Add the hooks of the plugins ``names`` (resolved, in order) to ``registry``: every
-    mutating hook before every validating one, as kube-apiserver's chain runs them. The
+    mutating hook before every validating one, as kube-apiserver's chain runs them; a plugin
+    named in ``configurations`` (plugin name -> configuration object, as the admission
+    configuration file gives them) is built with its configuration. The
     plugins only read through the stores (consistent reads the watch cache answers), which
     is local where writes may run on the event loop (LMDB), so they are added as
     non-blocking, except the webhook plugins, which block while any webhook is configured.
@@ -172,7 +205,12 @@ def install_plugins(registry: Registry, names: Iterable[str]) -> None:
     moment between the namespace's creation and its controller's making the account: on the
     loop it raises NeedsWorkerThread instead, and the write runs again on a worker thread,
     which waits.)"""
-    hooks = [_INSTALLERS[n](registry) for n in names if n in _INSTALLERS]
+    parsed = check_plugin_configurations(configurations or {})
+    hooks = [
+        _CONFIGURED[n][1](registry, parsed[n]) if n in parsed else _INSTALLERS[n](registry)
+        for n in names
+        if n in _INSTALLERS
+    ]
     for mutating, _ in hooks:
         if mutating is not None:
             registry.add_admission(mutating=mutating, blocking=_blocking(mutating))

@@ -9,7 +9,11 @@ A subset of kube-apiserver's bootstrap policy, with Kubernetes' names, rules and
 - ``system:basic-user``: create self subject reviews, bound to ``system:authenticated``;
 - ``system:public-info-viewer``: GET of the health and version paths, bound to
   ``system:authenticated`` and ``system:unauthenticated``;
-- ``system:monitoring``: GET of the metrics and health paths, bound to ``system:monitoring``.
+- ``system:monitoring``: GET of the metrics and health paths, bound to ``system:monitoring``;
+- ``system:certificates.k8s.io:<signer>-approver`` for the signers ``legacy-unknown``,
+  ``kubelet-serving``, ``kube-apiserver-client`` and ``kube-apiserver-client-kubelet`` (of
+  ``kubernetes.io/``): ``approve`` on that signer, bound to nobody (an administrator binds
+  them to who approves such requests).
 
 Every object carries the ``kubernetes.io/bootstrapping: rbac-defaults`` label and the
 ``rbac.authorization.kubernetes.io/autoupdate: "true"`` annotation. :func:`ensure_bootstrap_policy`
@@ -34,6 +38,14 @@ _API_VERSION: Final = f"{GROUP}/v1"
 _HEALTH: Final = ["/healthz", "/livez", "/readyz"]
 _AUTOUPDATE: Final = "rbac.authorization.kubernetes.io/autoupdate"
 _MANAGER: Final = "kstore-bootstrap"
+#: The roles that may approve certificate requests for one of Kubernetes' signers (the
+#: CertificateApproval admission plugin asks for ``approve`` on ``signers``); bound to nobody.
+_SIGNER_APPROVERS: Final = (
+    ("legacy-unknown-approver", "kubernetes.io/legacy-unknown"),
+    ("kubelet-serving-approver", "kubernetes.io/kubelet-serving"),
+    ("kube-apiserver-client-approver", "kubernetes.io/kube-apiserver-client"),
+    ("kube-apiserver-client-kubelet-approver", "kubernetes.io/kube-apiserver-client-kubelet"),
+)
 
 
 def _metadata(name: str) -> dict[str, Any]:
@@ -127,7 +139,22 @@ def bootstrap_cluster_roles() -> list[dict[str, Any]]:
                 }
             ],
         ),
+        *(_signer_approver(role, signer) for role, signer in _SIGNER_APPROVERS),
     ]
+
+
+def _signer_approver(role: str, signer: str) -> dict[str, Any]:
+    return _cluster_role(
+        f"system:certificates.k8s.io:{role}",
+        [
+            {
+                "verbs": ["approve"],
+                "apiGroups": ["certificates.k8s.io"],
+                "resources": ["signers"],
+                "resourceNames": [signer],
+            }
+        ],
+    )
 
 
 def bootstrap_cluster_role_bindings() -> list[dict[str, Any]]:
