@@ -44,6 +44,7 @@ from urllib.parse import urlsplit
 import orjson
 
 from kstore.api.gvk import Object
+from kstore.benchmarks._child import stop_child
 from kstore.benchmarks.storage import sample_pod
 
 __all__ = [
@@ -284,15 +285,7 @@ class _Server:
         return last
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        finally:
-            if self.process.stdout is not None:
-                self.process.stdout.close()
+        stop_child(self.process)
 
 
 #: Fills a new store: (its ``lmdb://`` URL, namespace, resource, objects in that namespace).

@@ -71,6 +71,7 @@ from urllib.parse import urlsplit
 
 import orjson
 
+from kstore.benchmarks._child import stop_child
 from kstore.benchmarks.custom_kind import BENCH_CRD, BENCH_GROUP, BENCH_PLURAL, bench_object
 from kstore.benchmarks.storage import sample_pod
 from kstore.benchmarks.webhook import NoopWebhook
@@ -393,15 +394,7 @@ class _Server:
         return http.client.HTTPConnection(self.host, self.port, timeout=60)
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        finally:
-            if self.process.stdout is not None:
-                self.process.stdout.close()
+        stop_child(self.process)
 
 
 def _request(

@@ -26,6 +26,8 @@ from typing import Any
 
 import orjson
 
+from kstore.benchmarks._child import stop_child
+
 __all__ = ["NoopWebhook"]
 
 
@@ -108,14 +110,7 @@ class NoopWebhook:
         return {"url": self.url, "caBundle": self.ca_bundle}
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        if self.process.stdout is not None:
-            self.process.stdout.close()
+        stop_child(self.process, timeout=10)
         self._dir.cleanup()
 
     def __enter__(self) -> NoopWebhook:
