@@ -166,9 +166,9 @@ def test_versions_convert_and_the_storage_version_may_change(tmp_path: Path) -> 
         _dials(client, "v1").create({"metadata": {"name": "old"}, "spec": {"level": 1}})
         assert _dials(client, "v2").get("old")["spec"] == {"value": 1}
 
-        current = crds.get("dials.versions.example.com")
-        current["spec"] = _versioned_crd("v2")["spec"]
-        crds.update(current)
+        # A patch, not get-then-update: the CRD's status controller may still be writing
+        # its conditions after the create.
+        crds.patch("dials.versions.example.com", {"spec": _versioned_crd("v2")["spec"]})
         deadline = time.monotonic() + 5
         while client.scheme.definition("versions.example.com", "Dial").storage_version != "v2":
             assert time.monotonic() < deadline, "the new storage version was not served"

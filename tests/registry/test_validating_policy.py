@@ -532,9 +532,11 @@ def test_a_policy_takes_effect_within_a_second_and_is_recompiled_on_change(
 
     assert wait_for(denied, timeout=1.0)
     assert time.monotonic() - started < 1.0
-    current = policies.get("live")
-    current["spec"]["validations"] = [{"expression": "object.metadata.name != 'x'"}]
-    policies.update(current)
+    # A merge patch, not get-then-update: the policy's status controller writes its type
+    # checking right after the create, and a read-modify-write may lose that race (409).
+    policies.patch(
+        "live", {"spec": {"validations": [{"expression": "object.metadata.name != 'x'"}]}}
+    )
     assert wait_for(lambda: not denied(), timeout=1.0)
     refused(configmaps(client).create, cm("x"))
     status = policies.get("live")["status"]
