@@ -652,10 +652,14 @@ class Client:
         mutating: Callable[[Any], None] | None = None,
         validating: Callable[[Any], None] | None = None,
         blocking: bool = True,
+        reads_only: bool = False,
     ) -> None:
         """Register admission hooks (see :mod:`kstore.registry.admission`); ``blocking=False``
-        promises that they never block (no I/O, no waiting)."""
-        self._registry.add_admission(mutating=mutating, validating=validating, blocking=blocking)
+        promises that they never block (no I/O, no waiting), ``reads_only=True`` that the
+        validating hook never changes the object (it is then not given a copy)."""
+        self._registry.add_admission(
+            mutating=mutating, validating=validating, blocking=blocking, reads_only=reads_only
+        )
 
     def close(self) -> None:
         if self._closed:

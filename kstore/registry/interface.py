@@ -299,10 +299,12 @@ class Registry(Protocol):
         mutating: AdmissionHook | None = None,
         validating: AdmissionHook | None = None,
         blocking: bool | Callable[[], bool] = True,
+        reads_only: bool = False,
     ) -> None:
         """Append hooks: all mutating hooks run before all validating hooks, in order.
         ``blocking=False`` promises they never block (no I/O, no waiting); a callable is
-        asked, per request, whether they may block now."""
+        asked, per request, whether they may block now. ``reads_only=True`` promises that
+        the validating hook never changes the object, which it is then given uncopied."""
         ...
 
     def on_close(self, stop: Callable[[], None]) -> None:

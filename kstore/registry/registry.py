@@ -563,8 +563,11 @@ class StoreRegistry(Registry):
         mutating: AdmissionHook | None = None,
         validating: AdmissionHook | None = None,
         blocking: bool | Callable[[], bool] = True,
+        reads_only: bool = False,
     ) -> None:
-        self._admission.add(mutating=mutating, validating=validating, blocking=blocking)
+        self._admission.add(
+            mutating=mutating, validating=validating, blocking=blocking, reads_only=reads_only
+        )
 
     def on_close(self, stop: Callable[[], None]) -> None:
         self._on_close.append(stop)

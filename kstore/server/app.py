@@ -128,7 +128,9 @@ def build_authorizer(config: FilterConfig, registry: Registry) -> Authorizer | N
             rbac = RBACAuthorizer(registry, cache)
             # The check reads the policy cache and, for the roles a binding names, the
             # registry itself: nothing remote where creates run on the loop (local reads).
-            registry.add_admission(validating=escalation_check(rbac), blocking=False)
+            registry.add_admission(
+                validating=escalation_check(rbac), blocking=False, reads_only=True
+            )
             authorizers.append(rbac)
     return authorizers[0] if len(authorizers) == 1 else Union(authorizers)
 

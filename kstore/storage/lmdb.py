@@ -97,6 +97,7 @@ from kstore.storage._lmdb_writes import (
 )
 from kstore.storage._watch_hub import RawEvent, WatchHub
 from kstore.storage.interface import Backend, ResourceStorageConfig, Storage
+from kstore.storage.read_point import synced_once
 
 __all__ = [
     "LmdbBackend",
@@ -443,9 +444,10 @@ class LmdbBackend(Backend):
 
     def sync(self) -> int:
         """Publish to this process's watchers every change committed up to now by any process
-        sharing the store (see :mod:`kstore.storage._lmdb_feed`); the store's revision."""
+        sharing the store (see :mod:`kstore.storage._lmdb_feed`); the store's revision. Once
+        per :class:`~kstore.storage.read_point.single_sync` scope."""
         self._check_usable()
-        return self._feed.sync()
+        return synced_once(self, self._feed.sync)
 
     @property
     def leads(self) -> bool:

@@ -15,6 +15,7 @@ from kstore.embedded import Client, open
 from kstore.errors import AlreadyExists, BadRequest, Forbidden
 from kstore.registry.plugins import DEFAULT_ON_PLUGINS, ORDERED_PLUGINS, resolve_plugins
 from kstore.registry.registry import RegistryConfig
+from kstore.registry.strategies.base import copy_value
 
 MOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
 
@@ -555,6 +556,53 @@ def test_runtime_class_overhead_and_scheduling(client: Client) -> None:
     assert refused(_pod("e", overhead={"cpu": "1"})) == (
         "pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead"
     )
+
+
+def test_the_plugins_validating_hooks_leave_the_object_as_it_is(client: Client) -> None:
+    """They are given the object being stored, uncopied (``reads_only``): each must leave it
+    (and the old object of an update) exactly as it found it."""
+    checked: list[str] = []
+    chain = client.registry._admission
+
+    def unchanged(hook: Any) -> Any:
+        def run(attributes: Any) -> None:
+            before = copy_value([attributes.object, attributes.old_object])
+            try:
+                hook(attributes)
+            finally:
+                assert [attributes.object, attributes.old_object] == before, hook
+                checked.append(getattr(hook, "__qualname__", repr(hook)))
+
+        return run
+
+    assert all(reads_only for _, reads_only in chain._validating)
+    chain._validating = tuple((unchanged(hook), True) for hook, _ in chain._validating)
+    ns = {
+        "pod-security.kubernetes.io/warn": "restricted",
+        "pod-security.kubernetes.io/audit": "baseline",
+    }
+    namespaces = client.resource("v1", "namespaces")
+    namespaces.create({"metadata": {"name": "watched", "labels": ns}})
+    _default_account(client, "watched")
+    client.resource("v1", "limitranges").namespace("watched").create(
+        {
+            "metadata": {"name": "lr"},
+            "spec": {"limits": [{"type": "Container", "max": {"cpu": "2"}}]},
+        }
+    )
+    client.resource("v1", "resourcequotas").namespace("watched").create(
+        {"metadata": {"name": "q"}, "spec": {"hard": {"pods": "5", "limits.cpu": "4"}}}
+    )
+    client.resource("node.k8s.io/v1", "runtimeclasses").create(
+        {"metadata": {"name": "kata"}, "handler": "kata", "overhead": {"podFixed": {"cpu": "1"}}}
+    )
+    pods = client.resource("v1", "pods").namespace("watched")
+    created = pods.create(
+        _pod(runtimeClassName="kata", priorityClassName="system-cluster-critical")
+    )
+    created["metadata"]["labels"] = {"changed": "yes"}
+    pods.update(created)
+    assert len(checked) >= 2 * 4, checked  # PodSecurity, LimitRanger, RuntimeClass, quota...
 
 
 # -- ResourceQuota -----------------------------------------------------------------------------

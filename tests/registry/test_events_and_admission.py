@@ -132,6 +132,37 @@ def test_validating_hook_sees_the_final_object_and_can_reject(
         registry.store("", "configmaps").get(ctx(), "c")
 
 
+def test_a_validating_hook_changes_only_its_copy_unless_it_promised_to_read_only(
+    registry: StoreRegistry, scheme: Scheme
+) -> None:
+    seen: list[tuple[str, dict[str, Any]]] = []
+
+    def scribble(tag: str) -> Any:
+        def hook(a: AdmissionAttributes) -> None:
+            assert a.object is not None
+            seen.append((tag, a.object))
+            a.object.setdefault("data", {})[tag] = "scribbled"
+
+        return hook
+
+    def observe(a: AdmissionAttributes) -> None:
+        assert a.object is not None
+        seen.append(("observer", a.object))
+
+    registry.add_admission(validating=scribble("first"))
+    registry.add_admission(validating=observe, reads_only=True)
+    registry.add_admission(validating=scribble("second"))
+    stored = registry.store("", "configmaps").create(
+        ctx(), hub(scheme, config_map("c")), CreateOptions()
+    )
+    # The two that did not promise share one copy; the one that did gets the object itself,
+    # which reaches storage untouched by the others.
+    (_, first), (_, observed), (_, second) = seen
+    assert first is second and observed is not first
+    assert "first" not in observed.get("data", {})
+    assert stored.object.get("data", {}).keys().isdisjoint({"first", "second"})
+
+
 def test_hooks_see_updates_with_the_old_object_and_deletes_without_an_object(
     registry: StoreRegistry, scheme: Scheme
 ) -> None:

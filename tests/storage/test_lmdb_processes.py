@@ -29,6 +29,7 @@ from kstore.storage.interface import (
     WatchEvent,
 )
 from kstore.storage.lmdb import LmdbBackend
+from kstore.storage.read_point import single_sync
 
 from .conftest import open_backend, pod, pod_config, rv
 
@@ -196,6 +197,23 @@ def test_a_write_acknowledged_by_another_process_is_read_at_once_even_from_the_c
         updated = int(peer.ask(f"update {name}", f"ack {name}").split()[2])
         assert rv(cache.get(f"/pods/ns/{name}", GetOptions())) == updated
     assert backend.current_revision() == int(peer.ask("revision", "revision").split()[1])
+
+
+def test_in_one_single_sync_scope_reads_catch_up_once_and_after_it_again(
+    backend: LmdbBackend, peer: Peer, cache: Cacher
+) -> None:
+    """An admission pass's reads: the first catches up with the other process, the later
+    ones in the same scope read as of that moment; a read after the scope sees everything
+    acknowledged before it."""
+    backend._feed.stop()  # only the reads' own catch-up moves this process's hub
+    first = int(peer.ask("create p", "ack p").split()[2])
+    with single_sync():
+        assert rv(cache.get("/pods/ns/p", GetOptions())) == first
+        updated = int(peer.ask("update p", "ack p").split()[2])
+        assert backend.sync() == first  # not again within the scope
+        assert rv(cache.get("/pods/ns/p", GetOptions())) == first
+    assert rv(cache.get("/pods/ns/p", GetOptions())) == updated
+    assert backend.sync() == updated
 
 
 def test_every_watcher_in_both_processes_gets_every_write_of_both_in_order_exactly_once(

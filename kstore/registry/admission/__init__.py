@@ -3,9 +3,13 @@
 Mutating hooks run first, in the order they were added, and may change the object in place
 (all of them once more when one asks for it: Kubernetes' reinvocation, after a webhook changed
 the object); validating hooks run after them (and after the kind's own validation), in order,
-on a copy, and may only reject. A hook rejects by raising a kstore error (``Forbidden``,
-``Invalid``, ...); anything else it raises becomes a 500. Warnings a hook appends to
-``attributes.warnings`` are returned with the response.
+and may only reject: a hook added with ``reads_only=True`` promises not to change the object
+and is given it as it is (the built-in plugins: copying a Pod was 8% of its create's CPU),
+every other one shares a single copy made for them. The reads of one pass (of either phase)
+catch up with other processes sharing the store once (:mod:`kstore.storage.read_point`). A
+hook rejects by raising a kstore error (``Forbidden``, ``Invalid``, ...); anything else it
+raises becomes a 500. Warnings a hook appends to ``attributes.warnings`` are returned with the
+response.
 
 Where each phase runs follows Kubernetes: on create, mutating hooks see the request object
 before the server fills system fields and validating hooks the final object; on update both
@@ -26,8 +30,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
+from kstore.api.gvk import Object
 from kstore.errors import InternalError, KStoreError
 from kstore.registry.interface import AdmissionAttributes, AdmissionHook
+from kstore.registry.strategies.base import copy_value
+from kstore.storage.read_point import single_sync
 
 __all__ = ["AdmissionChain"]
 
@@ -39,7 +46,8 @@ class AdmissionChain:
         self._lock = threading.Lock()
         # Replaced, never mutated, so a request iterates a stable snapshot without locking.
         self._mutating: tuple[AdmissionHook, ...] = ()
-        self._validating: tuple[AdmissionHook, ...] = ()
+        # Each validating hook with whether it only reads the object.
+        self._validating: tuple[tuple[AdmissionHook, bool], ...] = ()
         self._may_block = False
         self._probes: tuple[Callable[[], bool], ...] = ()
 
@@ -49,6 +57,7 @@ class AdmissionChain:
         mutating: AdmissionHook | None = None,
         validating: AdmissionHook | None = None,
         blocking: bool | Callable[[], bool] = True,
+        reads_only: bool = False,
     ) -> None:
         with self._lock:
             if mutating is not None or validating is not None:
@@ -59,7 +68,7 @@ class AdmissionChain:
             if mutating is not None:
                 self._mutating = (*self._mutating, mutating)
             if validating is not None:
-                self._validating = (*self._validating, validating)
+                self._validating = (*self._validating, (validating, reads_only))
 
     @property
     def empty(self) -> bool:
@@ -78,16 +87,31 @@ class AdmissionChain:
         """Every mutating hook in order; once more, all of them, when one asked for it
         (``attributes.reinvoke``: Kubernetes' reinvocation, at most one extra pass)."""
         hooks = self._mutating
-        for hook in hooks:
-            _run(hook, attributes)
-        if attributes.reinvoke and not attributes.reinvoking:
-            attributes.reinvoking = True
+        with single_sync():
             for hook in hooks:
                 _run(hook, attributes)
+            if attributes.reinvoke and not attributes.reinvoking:
+                attributes.reinvoking = True
+                for hook in hooks:
+                    _run(hook, attributes)
 
     def validate(self, attributes: AdmissionAttributes) -> None:
-        for hook in self._validating:
-            _run(hook, attributes)
+        """Every validating hook in order: those that only read see ``attributes.object``
+        itself, the others one copy of it (made when the first of them runs)."""
+        original = attributes.object
+        private: Object | None = None
+        try:
+            with single_sync():
+                for hook, reads_only in self._validating:
+                    if reads_only:
+                        attributes.object = original
+                    else:
+                        if private is None:
+                            private = copy_value(original)
+                        attributes.object = private
+                    _run(hook, attributes)
+        finally:
+            attributes.object = original
 
 
 def _run(hook: AdmissionHook, attributes: AdmissionAttributes) -> None:

@@ -204,7 +204,8 @@ def install_plugins(
     (ServiceAccount may wait up to about 1.5 s for a namespace's default account in the
     moment between the namespace's creation and its controller's making the account: on the
     loop it raises NeedsWorkerThread instead, and the write runs again on a worker thread,
-    which waits.)"""
+    which waits.) Their validating hooks only read the object, so they are given it
+    uncopied."""
     parsed = check_plugin_configurations(configurations or {})
     hooks = [
         _CONFIGURED[n][1](registry, parsed[n]) if n in parsed else _INSTALLERS[n](registry)
@@ -216,7 +217,9 @@ def install_plugins(
             registry.add_admission(mutating=mutating, blocking=_blocking(mutating))
     for _, validating in hooks:
         if validating is not None:
-            registry.add_admission(validating=validating, blocking=_blocking(validating))
+            registry.add_admission(
+                validating=validating, blocking=_blocking(validating), reads_only=True
+            )
 
 
 def _blocking(hook: AdmissionHook) -> bool | Callable[[], bool]:

@@ -88,7 +88,9 @@ def hooks(registry: Registry) -> tuple[AdmissionHook | None, AdmissionHook | Non
         if not is_resource(attributes, "", "Pod", Operation.CREATE):
             return
         assert isinstance(attributes.object, dict)
-        spec = dict_at(attributes.object, "spec")
+        spec = attributes.object.get("spec")
+        if not isinstance(spec, dict):
+            spec = {}  # read only: the object is the one being stored
         found = runtime_class(attributes, spec)
         overhead = found.get("overhead") if found is not None else None
         fixed = overhead.get("podFixed") if isinstance(overhead, dict) else None
