@@ -897,6 +897,7 @@ def bench(args: argparse.Namespace, stdin: BinaryIO, stdout: BinaryIO) -> None:
             repeats=args.repeats,
             kind=args.kind,
             admission_plugins=not args.no_admission_plugins,
+            plugins_compare=args.compare_admission_plugins,
             policy=args.policy,
             webhook=args.webhook,
             map_policy=args.map,
@@ -1005,6 +1006,12 @@ def _parser() -> argparse.ArgumentParser:
         "--no-admission-plugins",
         action="store_true",
         help="serve with every admission plugin off, for the figure without them (rest)",
+    )
+    bench_parser.add_argument(
+        "--compare-admission-plugins",
+        action="store_true",
+        help="also create on a second server with every admission plugin off, in the same "
+        "rounds, and compare (rest)",
     )
     bench_parser.add_argument(
         "--requests", type=int, default=2000, help="requests per figure and round (rest)"

@@ -36,6 +36,10 @@ CPU-bound.
   measured in each round right after the plain creates (its configuration created before and
   deleted after, each waited for by a probe the webhook refuses), and the ratios of the two
   creates' rates and server CPU (goal: <= 2x);
+- admission plugins (``plugins_compare=True``): a second server with every admission plugin
+  off, started beside the first; in each round, right after the plain creates, as many creates
+  on it, and the ratios of the two rates and server CPU (with the plugins over without them;
+  goal: the rate within 15%, >= 0.85x);
 - watch: events per second delivered to ``watchers`` watch streams while another batch of
   creates runs, and the create rate with those watchers attached (every create is then also
   encoded and sent ``watchers`` times, so it is reported apart from the plain create rate).
@@ -146,6 +150,12 @@ class RestBenchResult:
     fanout_create_rate: float | None = None
     fanout_rate_ratio: float | None = None
     fanout_delivery_cpu_us: float | None = None
+    #: With ``plugins_compare``: creates on a server with every admission plugin off, in the
+    #: same rounds, and the plain creates' rate and server CPU over theirs (medians of the
+    #: rounds' ratios).
+    bare_create_rate: float | None = None
+    plugins_rate_ratio: float | None = None
+    plugins_cpu_ratio: float | None = None
 
     def report(self) -> str:
         trivial_cpu = self.cpu_us.get("trivial")
@@ -241,6 +251,24 @@ class RestBenchResult:
                     ">= 0.50x (vs no watchers); <= 10 us/event",
                     "" if delivery is None else f"{delivery:.1f}/event",
                 )
+            )
+        if self.bare_create_rate is not None:
+            lines.append(
+                row(
+                    "create, admission plugins off",
+                    self.bare_create_rate,
+                    "req/s",
+                    "",
+                    "",
+                    cpu("bare_create"),
+                )
+            )
+        if self.plugins_rate_ratio is not None and self.plugins_cpu_ratio is not None:
+            met = "met" if self.plugins_rate_ratio >= 0.85 else "not met"
+            lines.append(
+                f"create with the admission plugins / without: rate "
+                f"{self.plugins_rate_ratio:.2f}x (goal >= 0.85x, {met}), server CPU "
+                f"{self.plugins_cpu_ratio:.2f}x"
             )
         if self.configmap_create_rate is not None:
             lines.append(
@@ -625,6 +653,7 @@ def run_rest_bench(
     listed: int = 100,
     kind: str = "pod",
     admission_plugins: bool = True,
+    plugins_compare: bool = False,
     policy: bool = False,
     webhook: bool = False,
     map_policy: bool = False,
@@ -635,6 +664,8 @@ def run_rest_bench(
     """Start a server, measure, stop it; see the module docstring for the figures."""
     if kind not in _COLLECTIONS:
         raise ValueError(f"kind must be one of {sorted(_COLLECTIONS)}, not {kind!r}")
+    if plugins_compare and not admission_plugins:
+        raise ValueError("plugins_compare compares with the plugins on: admission_plugins=False")
     if policy and kind not in _POLICY_RESOURCES:
         raise ValueError(f"policy needs kind pod or configmap, not {kind!r}")
     if map_policy and kind not in _POLICY_RESOURCES:
@@ -694,7 +725,14 @@ def run_rest_bench(
         server = _Server(
             Path(tmp) / "data", admission_plugins=admission_plugins, controllers=controllers
         )
+        bare: _Server | None = None
         try:
+            if plugins_compare:
+                bare = _Server(Path(tmp) / "bare", admission_plugins=False, controllers=controllers)
+                _parallel(bare, 1, 1, _create_service_account)
+                if kind == "custom":
+                    _install_crd(bare, collection)
+                _parallel(bare, 2, min(requests, 100), creator("warm", False))
             # The pods' service account, which the ServiceAccount admission plugin looks up.
             _parallel(server, 1, 1, _create_service_account)
             if kind == "custom":
@@ -725,6 +763,13 @@ def run_rest_bench(
                 label = f"r{rep}"
                 before = measure("trivial", requests, trivial)
                 measure("create", requests, creator(label, True))
+                if bare is not None:
+                    rate, cpu_us = _measure(bare, clients, requests, creator(label, False))
+                    add("bare_create", rate)
+                    add("plugins_rate", samples["create"][-1] / rate)
+                    if cpu_us is not None and "create_cpu" in samples:
+                        add("bare_create_cpu", cpu_us)
+                        add("plugins_cpu", samples["create_cpu"][-1] / cpu_us)
                 if policy:
                     _bind_policy(server, kind, True)
                     measure("policy_create", requests, creator(f"p{rep}", False))
@@ -787,6 +832,8 @@ def run_rest_bench(
                         add("fanout_delivery_cpu", fan.delivery_cpu_us)
         finally:
             server.stop()
+            if bare is not None:
+                bare.stop()
     latencies.sort()
 
     def pct(p: float) -> float:
@@ -824,6 +871,7 @@ def run_rest_bench(
                 "policy_create",
                 "map_create",
                 "webhook_create",
+                "bare_create",
                 "configmap_create",
                 "get",
                 "list",
@@ -850,6 +898,9 @@ def run_rest_bench(
         fanout_delivery_cpu_us=(
             median("fanout_delivery_cpu") if "fanout_delivery_cpu" in samples else None
         ),
+        bare_create_rate=median("bare_create") if "bare_create" in samples else None,
+        plugins_rate_ratio=median("plugins_rate") if "plugins_rate" in samples else None,
+        plugins_cpu_ratio=median("plugins_cpu") if "plugins_cpu" in samples else None,
     )
 
 

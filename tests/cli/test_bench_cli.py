@@ -80,6 +80,9 @@ def test_rest_bench_takes_the_kind_and_client_count(
     assert recorder.calls[3][1]["policy"] is True
     assert _run(["bench", "rest", "--controllers=*,-garbagecollector"], capsys) == 0
     assert recorder.calls[4][1]["controllers"] == "*,-garbagecollector"
+    assert recorder.calls[4][1]["plugins_compare"] is False
+    assert _run(["bench", "rest", "--compare-admission-plugins"], capsys) == 0
+    assert recorder.calls[5][1]["plugins_compare"] is True
 
 
 def test_rest_bench_takes_the_webhook_flag(
@@ -110,6 +113,21 @@ def test_the_custom_kind_rest_bench_runs_beside_configmap_creates() -> None:
     report = result.report()
     assert "custom resource, 20 CEL rules" in report
     assert "create (POST configmap), same run" in report
+
+
+def test_the_plugins_rest_bench_creates_on_a_second_server_without_them() -> None:
+    from kstore.benchmarks.rest import run_rest_bench
+
+    result = run_rest_bench(
+        kind="pod", requests=40, repeats=1, clients=2, watchers=1, plugins_compare=True
+    )
+    assert result.bare_create_rate is not None and result.bare_create_rate > 0
+    assert result.plugins_rate_ratio is not None and result.plugins_rate_ratio > 0
+    report = result.report()
+    assert "create, admission plugins off" in report
+    assert "create with the admission plugins / without: rate" in report
+    with pytest.raises(ValueError, match="plugins_compare"):
+        run_rest_bench(admission_plugins=False, plugins_compare=True)
 
 
 def test_the_policy_rest_bench_creates_through_a_bound_policy() -> None:

@@ -6,6 +6,8 @@ whether the run met it. The figures here are given, not measured: only the table
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from kstore.benchmarks.rest import CPU_BUDGETS, RestBenchResult
@@ -78,3 +80,19 @@ def test_without_cpu_figures_the_budget_is_shown_unjudged() -> None:
 def test_the_custom_kind_keeps_its_rate_goals() -> None:
     report = _result("custom", {"trivial": 100.0, "create": 500.0}).report()
     assert ">= 0.40x" in _row(report, "create (POST custom)")
+
+
+@pytest.mark.parametrize(("ratio", "verdict"), [(0.86, "met"), (0.84, "not met")])
+def test_the_plugins_row_judges_the_rate_within_15_percent(ratio: float, verdict: str) -> None:
+    result = dataclasses.replace(
+        _result("pod", {"trivial": 100.0, "create": 900.0, "bare_create": 800.0}),
+        bare_create_rate=350.0,
+        plugins_rate_ratio=ratio,
+        plugins_cpu_ratio=1.125,
+    )
+    report = result.report()
+    assert _row(report, "create, admission plugins off").rstrip().endswith("800 (8.0x)")
+    assert _row(report, "create with the admission plugins / without") == (
+        f"create with the admission plugins / without: rate {ratio:.2f}x "
+        f"(goal >= 0.85x, {verdict}), server CPU 1.12x"
+    )
