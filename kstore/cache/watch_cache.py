@@ -118,11 +118,14 @@ class CacheEvent:
 
     ``new`` is None for a delete; ``prev`` None when the key was not in the cache.
     ``deleted_object`` is what a real delete delivers (the last state with the delete's
-    revision). The events watchers receive are built lazily, once, and shared."""
+    revision). The events watchers receive are built lazily, once, and shared; until
+    :meth:`release`, they are built on ``fresh``, the decoded object the new entry was made
+    from, where one is given (so a change dispatched at once is not decoded again)."""
 
     __slots__ = (
         "_added",
         "_deleted",
+        "_fresh",
         "_modified",
         "deleted_object",
         "key",
@@ -140,6 +143,7 @@ class CacheEvent:
         resource_version: int,
         record_time: float,
         deleted_object: Object | None = None,
+        fresh: Object | None = None,
     ) -> None:
         self.key = key
         self.new = new
@@ -150,6 +154,11 @@ class CacheEvent:
         self._added: CachedWatchEvent | None = None
         self._modified: CachedWatchEvent | None = None
         self._deleted: CachedWatchEvent | None = None
+        self._fresh = fresh
+
+    def _new_object(self, new: Entry) -> Object:
+        fresh = self._fresh
+        return new.object if fresh is None else fresh
 
     def added(self) -> CachedWatchEvent:
         event = self._added
@@ -159,7 +168,9 @@ class CacheEvent:
             with _LAZY:
                 event = self._added
                 if event is None:
-                    event = new.added_event()
+                    event = CachedWatchEvent(
+                        EventType.ADDED, self._new_object(new), new.resource_version, new.encodings
+                    )
                     self._added = event
         return event
 
@@ -172,7 +183,10 @@ class CacheEvent:
                 event = self._modified
                 if event is None:
                     event = CachedWatchEvent(
-                        EventType.MODIFIED, new.object, self.resource_version, new.encodings
+                        EventType.MODIFIED,
+                        self._new_object(new),
+                        self.resource_version,
+                        new.encodings,
                     )
                     self._modified = event
         return event
@@ -199,6 +213,7 @@ class CacheEvent:
         it later gets events built anew."""
         with _LAZY:
             self._added = self._modified = self._deleted = None
+            self._fresh = None
 
     def old_attrs(self) -> tuple[dict[str, str], dict[str, str]] | None:
         prev = self.prev
@@ -320,7 +335,10 @@ class WatchCache:
             else:
                 self._put(new, prev)
                 deleted = None
-            event = CacheEvent(key, new, prev, revision, self._clock(), deleted)
+            # The decoded object rides along until the event is dispatched and released.
+            event = CacheEvent(
+                key, new, prev, revision, self._clock(), deleted, obj if new is not None else None
+            )
             self.history.append(event)
             self.resource_version = revision
         return event

@@ -124,6 +124,20 @@ def test_history_events_are_released_after_dispatch_and_rebuilt_equal() -> None:
     assert again.object_encodings is first.object_encodings  # the entry's memo, still shared
 
 
+def test_an_event_dispatched_at_once_carries_the_object_it_was_fed_until_released() -> None:
+    cache = filled()
+    fed_object = with_rv(pod("p9", "ns", labels={"app": "q"}), 11)
+    event = cache.apply(EventType.ADDED, fed_object, 11)
+    assert event is not None
+    # Not decoded again from the entry's bytes: the object the cache was fed, shared.
+    assert event.added().object is fed_object
+    assert event.modified().object is fed_object
+    event.release()
+    # Rebuilt from the entry afterwards: the history holds no decoded object.
+    again = event.added()
+    assert again.object is not fed_object and again.object == fed_object
+
+
 def test_free_heap_pages_go_back_to_the_system_on_glibc() -> None:
     import platform
 
