@@ -14,7 +14,11 @@ each ratio the median of the rounds' own ratios (N workers over one):
   With N workers most streams are on another process than the write: what the change feed
   costs.
 
-Beside the rates, the servers' CPU per request (the parent and every worker, from ``/proc``).
+Beside the rates, the servers' CPU per request (the parent and every worker, from ``/proc``)
+and the load generator's (this process, every client thread). The clients share the machine
+with the servers, so N workers cannot go faster than the machine's cores allow:
+``cores / (server CPU + client CPU per request)``. The report prints that bound over the
+one-worker rate, the highest ratio this machine could show whatever the servers did.
 """
 
 from __future__ import annotations
@@ -65,12 +69,15 @@ def _tree_cpu_seconds(root: int) -> float:
     return total
 
 
-def _measure(server: _Server, clients: int, total: int, work: _Work) -> tuple[float, float]:
-    """Requests per second, and the servers' CPU microseconds per request."""
+def _measure(server: _Server, clients: int, total: int, work: _Work) -> tuple[float, float, float]:
+    """Requests per second, and the servers' and the clients' CPU microseconds per
+    request."""
     before = _tree_cpu_seconds(server.process.pid)
+    client_before = time.process_time()
     rate = total / _parallel(server, clients, total, work)
+    client_after = time.process_time()
     after = _tree_cpu_seconds(server.process.pid)
-    return rate, (after - before) / total * 1e6
+    return rate, (after - before) / total * 1e6, (client_after - client_before) / total * 1e6
 
 
 class _DeliveryProbe:
@@ -108,14 +115,17 @@ class _DeliveryProbe:
 
     def close(self) -> None:
         with self._lock:
-            for conn in self._conns:
-                # Unblocks the stream's reader at once (close alone may not).
-                if conn.sock is not None:
-                    with contextlib.suppress(OSError):
-                        conn.sock.shutdown(2)
-                conn.close()
+            conns = list(self._conns)
+        for conn in conns:
+            # Unblocks the stream's reader at once (close alone may not).
+            if conn.sock is not None:
+                with contextlib.suppress(OSError):
+                    conn.sock.shutdown(2)
+        # The readers first: closing a connection under a reader races with it.
         for thread in self._threads:
             thread.join(10)
+        for conn in conns:
+            conn.close()
 
 
 def _delivery_ms(server: _Server, kind: str, watchers: int, probes: int, label: str) -> list[float]:
@@ -166,6 +176,22 @@ class WorkersBenchResult:
     ratios: dict[str, float]
     load_before: tuple[float, float, float]
     load_after: tuple[float, float, float]
+    #: The machine's CPUs, for the bound (see the module docstring).
+    cores: int = 2
+
+    def bound(self, figure: str) -> float | None:
+        """The highest N-worker over one-worker ratio of ``figure`` (create, get) the
+        machine's cores allow, given the CPU each request costs the servers and the clients
+        with N workers."""
+        try:
+            one_rate, _ = self.figures[figure]
+            _, server_cpu = self.figures[f"{figure}_cpu"]
+            _, client_cpu = self.figures[f"{figure}_client_cpu"]
+        except KeyError:
+            return None
+        if one_rate <= 0 or server_cpu + client_cpu <= 0:
+            return None
+        return self.cores * 1e6 / (server_cpu + client_cpu) / one_rate
 
     def report(self) -> str:
         n = self.workers
@@ -173,8 +199,10 @@ class WorkersBenchResult:
         names = {
             "create": ("create", "req/s"),
             "create_cpu": ("create, server CPU", "us/req"),
+            "create_client_cpu": ("create, client CPU", "us/req"),
             "get": ("get", "req/s"),
             "get_cpu": ("get, server CPU", "us/req"),
+            "get_client_cpu": ("get, client CPU", "us/req"),
             "watch_p50": (f"watch delivery p50 ({self.watchers} streams)", "ms"),
             "watch_p99": (f"watch delivery p99 ({self.watchers} streams)", "ms"),
         }
@@ -197,6 +225,13 @@ class WorkersBenchResult:
             lines.append(
                 f"{label:<34} {one:>10,.1f} {many:>10,.1f} {shown:>7} {unit:<7} "
                 f"{goals.get(key, '')}"
+            )
+        bounds = {figure: self.bound(figure) for figure in ("create", "get")}
+        if all(value is not None for value in bounds.values()):
+            lines.append(
+                f"this machine's bound, {self.cores} cores / (server + client CPU per request "
+                f"with {n} workers), over 1 worker's rate: "
+                + ", ".join(f"{figure} {value:.2f}x" for figure, value in bounds.items())
             )
         return "\n".join(lines)
 
@@ -250,18 +285,21 @@ def run_workers_bench(
                 for side in ("one", "many"):
                     server = servers[side]
                     label = f"r{rep}"
-                    rate, cpu = _measure(server, clients, requests, creator(label))
+                    rate, cpu, client = _measure(server, clients, requests, creator(label))
                     add(f"{side}_create", rate)
                     add(f"{side}_create_cpu", cpu)
-                    rate, cpu = _measure(server, clients, requests, getter(label))
+                    add(f"{side}_create_client_cpu", client)
+                    rate, cpu, client = _measure(server, clients, requests, getter(label))
                     add(f"{side}_get", rate)
                     add(f"{side}_get_cpu", cpu)
+                    add(f"{side}_get_client_cpu", client)
                     delivered = sorted(_delivery_ms(server, kind, watchers, probes, f"d{rep}"))
                     add(f"{side}_watch_p50", _percentile(delivered, 0.50))
                     add(f"{side}_watch_p99", _percentile(delivered, 0.99))
                 for figure in ("create", "get", "watch_p99"):
                     one, many = samples[f"one_{figure}"][-1], samples[f"many_{figure}"][-1]
-                    add(f"ratio_{figure}", many / one)
+                    if one > 0:  # a delivery can take under the clock's resolution
+                        add(f"ratio_{figure}", many / one)
         finally:
             for server in servers.values():
                 server.stop()
@@ -270,10 +308,21 @@ def run_workers_bench(
             statistics.median(samples[f"one_{name}"]),
             statistics.median(samples[f"many_{name}"]),
         )
-        for name in ("create", "create_cpu", "get", "get_cpu", "watch_p50", "watch_p99")
+        for name in (
+            "create",
+            "create_cpu",
+            "create_client_cpu",
+            "get",
+            "get_cpu",
+            "get_client_cpu",
+            "watch_p50",
+            "watch_p99",
+        )
     }
     ratios = {
-        name: statistics.median(samples[f"ratio_{name}"]) for name in ("create", "get", "watch_p99")
+        name: statistics.median(samples[f"ratio_{name}"])
+        for name in ("create", "get", "watch_p99")
+        if f"ratio_{name}" in samples
     }
     return WorkersBenchResult(
         kind=kind,
@@ -284,4 +333,5 @@ def run_workers_bench(
         ratios=ratios,
         load_before=load_before,
         load_after=os.getloadavg(),
+        cores=len(os.sched_getaffinity(0)),
     )

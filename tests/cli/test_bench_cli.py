@@ -216,3 +216,46 @@ def test_memory_bench_of_two_workers_measures_both_and_the_one_against_them() ->
     report = result.report()
     assert "2 workers together / 1 worker" in report
     assert f"{ratio:.2f}x" in report
+
+
+def test_the_workers_bench_bound_is_the_cores_over_each_requests_cpu() -> None:
+    from kstore.benchmarks.workers import WorkersBenchResult
+
+    result = WorkersBenchResult(
+        kind="configmap",
+        workers=2,
+        clients=16,
+        watchers=8,
+        # One worker: 1,000 creates/s. Two: each create costs 600 us in the servers and
+        # 200 us in the clients, so 2 cores give at most 2,500/s: 2.5x.
+        figures={
+            "create": (1000.0, 1500.0),
+            "create_cpu": (500.0, 600.0),
+            "create_client_cpu": (200.0, 200.0),
+            "get": (4000.0, 4100.0),
+            "get_cpu": (150.0, 160.0),
+            "get_client_cpu": (90.0, 90.0),
+        },
+        ratios={"create": 1.5, "get": 1.03},
+        load_before=(1.0, 1.0, 1.0),
+        load_after=(1.0, 1.0, 1.0),
+        cores=2,
+    )
+    assert result.bound("create") == pytest.approx(2.5)
+    assert result.bound("get") == pytest.approx(2e6 / 250 / 4000)
+    report = result.report()
+    assert "create, client CPU" in report
+    assert (
+        "this machine's bound, 2 cores / (server + client CPU per request with 2 workers), "
+        "over 1 worker's rate: create 2.50x, get 2.00x"
+    ) in report
+
+
+def test_the_workers_bench_measures_one_worker_beside_two() -> None:
+    from kstore.benchmarks.workers import run_workers_bench
+
+    result = run_workers_bench(workers=2, clients=2, requests=30, repeats=1, watchers=1, probes=3)
+    one, two = result.figures["create_client_cpu"]
+    assert one > 0 and two > 0
+    assert result.bound("create") is not None and result.bound("get") is not None
+    assert "this machine's bound" in result.report()
