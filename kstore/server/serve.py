@@ -479,6 +479,7 @@ def serve(
         return serve_socket(config, sock, settings=settings, tls=tls, ready=announce, opener=opener)
     from kstore.server.workers import run_workers
 
+    _preload_for_workers(config)
     try:
         return run_workers(
             config.workers,
@@ -490,6 +491,26 @@ def serve(
         )
     finally:
         sock.close()
+
+
+def _preload_for_workers(config: ServeConfig) -> None:
+    """Before forking the workers: import what each would import when it opens the store,
+    build the built-in kinds' definitions (their schemas, cached), and move every object so
+    far out of the collector's reach (``gc.freeze``). The workers then share those pages with
+    the parent: a collection writes to the header of every object it scans, which would give
+    each worker its own copy of every page it touched. Nothing here opens a file or starts a
+    thread, so forking afterwards stays safe."""
+    from kstore.api.kinds import builtin_scheme_builder
+
+    if config.storage_backend == "etcd":
+        import kstore.storage.etcd
+    else:
+        import kstore.storage.lmdb
+    import kstore.registry.registry  # noqa: F401
+
+    builtin_scheme_builder()
+    gc.collect()
+    gc.freeze()
 
 
 def serve_socket(

@@ -341,3 +341,35 @@ def test_a_killed_worker_is_restarted_losing_nothing_and_sigterm_drains_all(
         if server.process.poll() is None:
             server.process.kill()
             server.process.wait()
+
+
+def test_the_parent_loads_and_freezes_what_workers_share_without_starting_a_thread(
+    tmp_path: Path,
+) -> None:
+    """Before forking: the kinds and the store's modules are loaded and every object is out
+    of the collector's reach (so a worker's collections do not copy the pages it shares with
+    the parent), and no thread was started (forking stays safe). In a fresh interpreter, as
+    the parent is."""
+    import subprocess
+    import sys
+
+    script = (
+        "import gc, sys, threading\n"
+        "from pathlib import Path\n"
+        "from kstore.server.serve import ServeConfig, _preload_for_workers\n"
+        "tracked = len(gc.get_objects())\n"
+        f"_preload_for_workers(ServeConfig(data_dir=Path({str(tmp_path)!r})))\n"
+        "assert gc.get_freeze_count() > tracked, (gc.get_freeze_count(), tracked)\n"
+        "assert 'kstore.api.kinds' in sys.modules and 'kstore.storage.lmdb' in sys.modules\n"
+        "assert threading.active_count() == 1, threading.enumerate()\n"
+        "assert not any(Path(sys.argv[1]).iterdir())\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert done.stdout.strip() == "ok", done.stderr
