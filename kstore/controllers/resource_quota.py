@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Final
 from kstore.api.gvk import GroupVersion, Object
 from kstore.controllers.base import Controller
 from kstore.errors import Conflict, NotFound
-from kstore.registry.informer import InformerTransform
+from kstore.registry.informer import InformerTransform, metadata_without_managed_fields
 from kstore.registry.interface import RequestContext, UpdateOptions
 from kstore.registry.plugins.resourcequota import recounted_used
 
@@ -63,8 +63,9 @@ def needs_recount(quota: Object) -> bool:
 
 
 def _phase_and_metadata(obj: Object) -> Object:
-    """What is kept of a counted object: its metadata and (a pod's) phase."""
-    view: Object = {"metadata": _map(obj.get("metadata"))}
+    """What is kept of a counted object: its metadata (without managedFields) and (a pod's)
+    phase."""
+    view: Object = {"metadata": metadata_without_managed_fields(obj)}
     phase = _map(obj.get("status")).get("phase")
     if phase is not None:
         view["status"] = {"phase": phase}

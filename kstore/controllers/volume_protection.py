@@ -23,7 +23,7 @@ from typing import Any, ClassVar, Final
 from kstore.api.gvk import GroupVersion, Object
 from kstore.controllers.base import Controller
 from kstore.errors import NotFound
-from kstore.registry.informer import InformerTransform
+from kstore.registry.informer import InformerTransform, metadata_without_managed_fields
 from kstore.registry.interface import RequestContext, UpdateOptions
 from kstore.registry.plugins.inuseprotection import PV_PROTECTION, PVC_PROTECTION
 from kstore.storage.interface import ListOptions
@@ -110,10 +110,11 @@ def _claims_of(pod: Object) -> list[str]:
 
 
 def _pod_view(pod: Object) -> Object:
-    """What is kept of a pod: its metadata, node, volumes and phase."""
+    """What is kept of a pod: its metadata (without managedFields), node, volumes and
+    phase."""
     spec = _map(pod.get("spec"))
     return {
-        "metadata": _map(pod.get("metadata")),
+        "metadata": metadata_without_managed_fields(pod),
         "spec": {"nodeName": spec.get("nodeName"), "volumes": spec.get("volumes") or []},
         "status": {"phase": _map(pod.get("status")).get("phase")},
     }

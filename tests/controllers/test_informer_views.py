@@ -1,0 +1,71 @@
+"""The controllers that follow every object of a counted kind keep a view of each without its
+managedFields (often as large as the rest of the object, and read by no controller)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from kstore import open as open_store
+from kstore.controllers.resource_quota import ResourceQuotaController
+from kstore.controllers.volume_protection import PVCProtectionController
+from kstore.embedded import Client
+from kstore.registry.informer import metadata_without_managed_fields
+
+
+def _eventually(check: Callable[[], bool], timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "the condition never held"
+        time.sleep(0.02)
+
+
+@pytest.fixture
+def client(tmp_path: Path) -> Iterator[Client]:
+    with open_store(
+        f"lmdb://{tmp_path}/store", controllers="resourcequota,pvc-protection"
+    ) as opened:
+        _eventually(lambda: len(opened._controllers.running) == 2)
+        accounts = opened.resource("v1", "serviceaccounts").namespace("default")
+        accounts.create({"metadata": {"name": "default"}})
+        yield opened
+
+
+def test_metadata_without_managed_fields_keeps_the_rest_and_leaves_the_object() -> None:
+    obj = {"metadata": {"name": "a", "labels": {"x": "y"}, "managedFields": [{"manager": "m"}]}}
+    view = metadata_without_managed_fields(obj)
+    assert view == {"name": "a", "labels": {"x": "y"}}
+    assert view["labels"] is obj["metadata"]["labels"]
+    assert "managedFields" in obj["metadata"]
+    assert metadata_without_managed_fields({}) == {}
+
+
+def test_quota_and_claim_protection_keep_pods_and_config_maps_without_managed_fields(
+    client: Client,
+) -> None:
+    pods = client.resource("v1", "pods").namespace("default")
+    created = pods.create(
+        {
+            "metadata": {"name": "p", "labels": {"app": "a"}},
+            "spec": {"containers": [{"name": "c", "image": "nginx:1.27"}]},
+        }
+    )
+    assert created["metadata"]["managedFields"]
+    client.resource("v1", "configmaps").namespace("default").create({"metadata": {"name": "c"}})
+    [quota] = [c for c in client._controllers.running if isinstance(c, ResourceQuotaController)]
+    [claims] = [c for c in client._controllers.running if isinstance(c, PVCProtectionController)]
+    held = [
+        (quota.informers[("", "pods")], "default/p"),
+        (quota.informers[("", "configmaps")], "default/c"),
+        (claims.informers[("", "pods")], "default/p"),
+    ]
+    for informer, key in held:
+        _eventually(lambda informer=informer, key=key: informer.get(key) is not None)
+        kept = informer.get(key)
+        assert kept is not None
+        assert "managedFields" not in kept["metadata"], key
+        assert kept["metadata"]["name"] == key.split("/")[1]
+    assert quota.informers[("", "pods")].get("default/p")["metadata"]["labels"] == {"app": "a"}
