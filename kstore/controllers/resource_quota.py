@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Final
 from kstore.api.gvk import GroupVersion, Object
 from kstore.controllers.base import Controller
 from kstore.errors import Conflict, NotFound
-from kstore.registry.informer import InformerTransform, metadata_without_managed_fields
+from kstore.registry.informer import InformerTransform
 from kstore.registry.interface import RequestContext, UpdateOptions
 from kstore.registry.plugins.resourcequota import recounted_used
 
@@ -63,9 +63,11 @@ def needs_recount(quota: Object) -> bool:
 
 
 def _phase_and_metadata(obj: Object) -> Object:
-    """What is kept of a counted object: its metadata (without managedFields) and (a pod's)
-    phase."""
-    view: Object = {"metadata": metadata_without_managed_fields(obj)}
+    """What is kept of a counted object: its name and namespace (its informer key) and a
+    pod's phase, all this controller reads of it (usage is recounted from the stores). It
+    follows every pod, ConfigMap, Secret, Service, claim and replication controller."""
+    meta = _map(obj.get("metadata"))
+    view: Object = {"metadata": {k: meta[k] for k in ("name", "namespace") if k in meta}}
     phase = _map(obj.get("status")).get("phase")
     if phase is not None:
         view["status"] = {"phase": phase}

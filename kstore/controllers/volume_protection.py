@@ -23,7 +23,7 @@ from typing import Any, ClassVar, Final
 from kstore.api.gvk import GroupVersion, Object
 from kstore.controllers.base import Controller
 from kstore.errors import NotFound
-from kstore.registry.informer import InformerTransform, metadata_without_managed_fields
+from kstore.registry.informer import InformerTransform
 from kstore.registry.interface import RequestContext, UpdateOptions
 from kstore.registry.plugins.inuseprotection import PV_PROTECTION, PVC_PROTECTION
 from kstore.storage.interface import ListOptions
@@ -35,6 +35,14 @@ _VOLUMES: Final = ("", "persistentvolumes")
 _PODS: Final = ("", "pods")
 _V1: Final = GroupVersion("", "v1")
 _ENDED: Final = frozenset({"Succeeded", "Failed"})
+#: The metadata of a pod this controller reads (its key, its owner check, its shutdown).
+_POD_METADATA: Final = (
+    "name",
+    "namespace",
+    "uid",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+)
 
 
 def _map(value: Any) -> dict[str, Any]:
@@ -110,12 +118,18 @@ def _claims_of(pod: Object) -> list[str]:
 
 
 def _pod_view(pod: Object) -> Object:
-    """What is kept of a pod: its metadata (without managedFields), node, volumes and
-    phase."""
+    """What is kept of a pod: the metadata fields read here, node, the volumes that name a
+    claim (a persistentVolumeClaim or a generic ephemeral volume) and phase."""
     spec = _map(pod.get("spec"))
+    meta = _map(pod.get("metadata"))
+    volumes = [
+        v
+        for v in spec.get("volumes") or []
+        if isinstance(v, dict) and ("persistentVolumeClaim" in v or "ephemeral" in v)
+    ]
     return {
-        "metadata": metadata_without_managed_fields(pod),
-        "spec": {"nodeName": spec.get("nodeName"), "volumes": spec.get("volumes") or []},
+        "metadata": {k: meta[k] for k in _POD_METADATA if k in meta},
+        "spec": {"nodeName": spec.get("nodeName"), "volumes": volumes},
         "status": {"phase": _map(pod.get("status")).get("phase")},
     }
 

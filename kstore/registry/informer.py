@@ -20,13 +20,7 @@ from kstore.errors import Expired
 from kstore.registry.interface import RequestContext, ResourceStore
 from kstore.storage.interface import EventType, ListOptions
 
-__all__ = [
-    "Informer",
-    "InformerHandler",
-    "InformerTransform",
-    "metadata_without_managed_fields",
-    "object_key",
-]
+__all__ = ["Informer", "InformerHandler", "InformerTransform", "object_key"]
 
 _log = logging.getLogger("kstore.informer")
 
@@ -45,14 +39,6 @@ def object_key(obj: Object) -> str:
     namespace = str(meta.get("namespace") or "")
     name = str(meta.get("name") or "")
     return f"{namespace}/{name}" if namespace else name
-
-
-def metadata_without_managed_fields(obj: Object) -> dict[str, Any]:
-    """``obj``'s metadata without ``managedFields`` (a new dict sharing the other values), for
-    a transform that keeps metadata: the field sets are often as large as the rest of the
-    object and no controller reads them (client-go's TransformStripManagedFields)."""
-    meta = _map(obj.get("metadata"))
-    return {k: v for k, v in meta.items() if k != "managedFields"}
 
 
 #: Told of every change an informer sees: the key, and the object (None once it is gone).

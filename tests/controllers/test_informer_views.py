@@ -1,5 +1,6 @@
-"""The controllers that follow every object of a counted kind keep a view of each without its
-managedFields (often as large as the rest of the object, and read by no controller)."""
+"""The controllers that follow every object of a counted kind keep a small view of each: no
+managedFields (often as large as the rest of the object, and read by no controller), only
+what the controller reads."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ from kstore import open as open_store
 from kstore.controllers.resource_quota import ResourceQuotaController
 from kstore.controllers.volume_protection import PVCProtectionController
 from kstore.embedded import Client
-from kstore.registry.informer import metadata_without_managed_fields
 
 
 def _eventually(check: Callable[[], bool], timeout: float = 5.0) -> None:
@@ -32,15 +32,6 @@ def client(tmp_path: Path) -> Iterator[Client]:
         accounts = opened.resource("v1", "serviceaccounts").namespace("default")
         accounts.create({"metadata": {"name": "default"}})
         yield opened
-
-
-def test_metadata_without_managed_fields_keeps_the_rest_and_leaves_the_object() -> None:
-    obj = {"metadata": {"name": "a", "labels": {"x": "y"}, "managedFields": [{"manager": "m"}]}}
-    view = metadata_without_managed_fields(obj)
-    assert view == {"name": "a", "labels": {"x": "y"}}
-    assert view["labels"] is obj["metadata"]["labels"]
-    assert "managedFields" in obj["metadata"]
-    assert metadata_without_managed_fields({}) == {}
 
 
 def test_quota_and_claim_protection_keep_pods_and_config_maps_without_managed_fields(
@@ -68,4 +59,18 @@ def test_quota_and_claim_protection_keep_pods_and_config_maps_without_managed_fi
         assert kept is not None
         assert "managedFields" not in kept["metadata"], key
         assert kept["metadata"]["name"] == key.split("/")[1]
-    assert quota.informers[("", "pods")].get("default/p")["metadata"]["labels"] == {"app": "a"}
+    # The quota controller keeps the key and a pod's phase: it recounts from the stores.
+    assert quota.informers[("", "pods")].get("default/p") == {
+        "metadata": {"name": "p", "namespace": "default"},
+        "status": {"phase": "Pending"},
+    }
+    assert quota.informers[("", "configmaps")].get("default/c") == {
+        "metadata": {"name": "c", "namespace": "default"}
+    }
+    # Claim protection keeps what tells it which claims a running pod holds: not the service
+    # account's projected volume the ServiceAccount plugin added.
+    pod_view = claims.informers[("", "pods")].get("default/p")
+    assert pod_view is not None
+    assert any("projected" in v for v in created["spec"]["volumes"])
+    assert pod_view["spec"]["volumes"] == []
+    assert pod_view["metadata"]["uid"] == created["metadata"]["uid"]
