@@ -4,8 +4,7 @@ what the controller reads."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,13 +13,7 @@ from kstore import open as open_store
 from kstore.controllers.resource_quota import ResourceQuotaController
 from kstore.controllers.volume_protection import PVCProtectionController
 from kstore.embedded import Client
-
-
-def _eventually(check: Callable[[], bool], timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "the condition never held"
-        time.sleep(0.02)
+from tests.registry.objects import wait_for
 
 
 @pytest.fixture
@@ -28,7 +21,7 @@ def client(tmp_path: Path) -> Iterator[Client]:
     with open_store(
         f"lmdb://{tmp_path}/store", controllers="resourcequota,pvc-protection"
     ) as opened:
-        _eventually(lambda: len(opened._controllers.running) == 2)
+        assert wait_for(lambda: len(opened._controllers.running) == 2)
         accounts = opened.resource("v1", "serviceaccounts").namespace("default")
         accounts.create({"metadata": {"name": "default"}})
         yield opened
@@ -54,7 +47,7 @@ def test_quota_and_claim_protection_keep_pods_and_config_maps_without_managed_fi
         (claims.informers[("", "pods")], "default/p"),
     ]
     for informer, key in held:
-        _eventually(lambda informer=informer, key=key: informer.get(key) is not None)
+        assert wait_for(lambda informer=informer, key=key: informer.get(key) is not None)
         kept = informer.get(key)
         assert kept is not None
         assert "managedFields" not in kept["metadata"], key
