@@ -120,7 +120,14 @@ class Doorbell:
             if not poller.poll(max(timeout, 0.0) * 1000.0):
                 return False
         if self._read == self._write:
-            os.eventfd_read(self._read)
+            # os.eventfd_read does not retry after a signal as the other os calls do (PEP
+            # 475): a SIGTERM handled by the server, delivered to this thread, would end it.
+            while True:
+                try:
+                    os.eventfd_read(self._read)
+                    break
+                except InterruptedError:
+                    continue
         else:  # pragma: no cover
             os.read(self._read, 1)
         return True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import threading
 import time
 
@@ -100,6 +101,34 @@ def test_doorbell_wakes_a_waiting_thread() -> None:
     bell.ring()
     assert woke.wait(5.0)
     waiter.join()
+
+
+def test_a_signal_handled_meanwhile_does_not_end_the_wait() -> None:
+    # A server handles SIGTERM in Python; the kernel may deliver it to any thread, and a
+    # waiting writer or ahead thread must keep waiting rather than die of EINTR.
+    bell = Doorbell()
+    outcome: list[object] = []
+
+    def wait() -> None:
+        try:
+            outcome.append(bell.wait())
+        except BaseException as error:  # what ended the wait is the result
+            outcome.append(error)
+
+    previous = signal.signal(signal.SIGUSR1, lambda *_: None)
+    try:
+        waiter = threading.Thread(target=wait)
+        waiter.start()
+        time.sleep(0.2)  # blocked in the read by now
+        assert waiter.ident is not None
+        signal.pthread_kill(waiter.ident, signal.SIGUSR1)
+        time.sleep(0.1)
+        assert outcome == []
+        bell.ring()
+        waiter.join(5.0)
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+    assert outcome == [True]
 
 
 def test_a_thread_reuses_its_doorbell_unless_it_is_busy() -> None:
