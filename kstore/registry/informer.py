@@ -16,17 +16,20 @@ from typing import Any, Final
 
 from kstore.api.gvk import Object
 from kstore.api.selectors import FieldSelector
-from kstore.errors import Expired
+from kstore.errors import Expired, TooManyRequests
 from kstore.registry.interface import RequestContext, ResourceStore
 from kstore.storage.interface import EventType, ListOptions
 
-__all__ = ["Informer", "InformerHandler", "InformerTransform", "object_key"]
+__all__ = ["PAGE_SIZE", "Informer", "InformerHandler", "InformerTransform", "object_key"]
 
 _log = logging.getLogger("kstore.informer")
 
 _CONTEXT: Final = RequestContext()
-#: Objects per list call (client-go's pager default).
-_PAGE: Final = 500
+#: Objects per list call. Smaller than client-go's pager (500): a page is decoded whole
+#: before the transform keeps its small view, and the decoded pages of several informers
+#: listing a big collection at once (at a server's start) leave the heap fragmented for
+#: good. Pages of 50 ~5 KiB Pods kept a 5,000-Pod server at 124 MiB, against 162 at 500.
+PAGE_SIZE: Final = 50
 
 
 def _map(value: Any) -> dict[str, Any]:
@@ -117,7 +120,7 @@ class Informer:
         while True:
             listing = self.store.list(
                 _CONTEXT,
-                ListOptions(field_selector=self._selector, limit=_PAGE, continue_token=token),
+                ListOptions(field_selector=self._selector, limit=PAGE_SIZE, continue_token=token),
             )
             for item in listing.items:
                 obj = item if transform is None else transform(item)
@@ -143,6 +146,13 @@ class Informer:
                 if self._stopping.is_set():
                     return  # the watch was ended by stop()
                 self._relist_safely(0.0)
+            except TooManyRequests:
+                # The server's watch cache is still filling (client-go retries such a watch
+                # without listing again): the list held is still good, and listing a big
+                # collection again each second, decoded from storage, is what a start can
+                # least afford.
+                if self._stopping.wait(self._pause):
+                    return
             except Exception:
                 _log.exception("watching %s failed; listing again", self.store.info.plural)
                 self._relist_safely(self._pause)

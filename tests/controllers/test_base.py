@@ -321,7 +321,7 @@ def test_start_controllers_without_any_enabled_runs_no_election(client: Client) 
 
 def test_informer_lists_in_pages_and_holds_only_what_its_selector_matches(client: Client) -> None:
     from kstore.api.selectors import FieldSelector
-    from kstore.registry.informer import Informer
+    from kstore.registry.informer import PAGE_SIZE, Informer
     from kstore.storage.interface import ListOptions
 
     cms = client.resource("v1", "configmaps", namespace="default")
@@ -334,7 +334,7 @@ def test_informer_lists_in_pages_and_holds_only_what_its_selector_matches(client
     def recording_list(ctx: Any, opts: ListOptions) -> Any:
         calls.append(opts)
         result = real_list(ctx, opts)
-        assert len(result.items) <= 500
+        assert len(result.items) <= PAGE_SIZE
         return result
 
     stopping = threading.Event()
@@ -342,8 +342,9 @@ def test_informer_lists_in_pages_and_holds_only_what_its_selector_matches(client
     store.list = recording_list  # type: ignore[method-assign]
     try:
         everything.relist()
-        assert [c.limit for c in calls] == [500, 500, 500]
-        assert [bool(c.continue_token) for c in calls] == [False, True, True]
+        pages = -(-1_050 // PAGE_SIZE)
+        assert [c.limit for c in calls] == [PAGE_SIZE] * pages
+        assert [bool(c.continue_token) for c in calls] == [False] + [True] * (pages - 1)
         assert len(everything.keys()) == 1_050
         assert everything.get("default/cm-1049") is not None
         one = Informer(
@@ -357,3 +358,40 @@ def test_informer_lists_in_pages_and_holds_only_what_its_selector_matches(client
     finally:
         del store.list
         stopping.set()
+
+
+def test_informer_retries_a_watch_refused_while_the_cache_fills_without_listing_again(
+    client: Client,
+) -> None:
+    # A server's watch cache answers 429 until its first list is in (a big collection at a
+    # start): the list the informer holds is still good, so only the watch is tried again.
+    from kstore.errors import TooManyRequests
+    from kstore.registry.informer import Informer
+
+    cms = client.resource("v1", "configmaps", namespace="default")
+    cms.create(_cm("before"))
+    store = client.registry.store("", "configmaps")
+    real_watch = store.watch
+    refusals = [0]
+
+    def filling_watch(ctx: Any, opts: Any) -> Any:
+        if refusals[0] < 3:
+            refusals[0] += 1
+            raise TooManyRequests("the watch cache of configmaps is not ready yet")
+        return real_watch(ctx, opts)
+
+    stopping = threading.Event()
+    informer = Informer(store, lambda key, obj: None, stopping=stopping, relist_pause_seconds=0.01)
+    store.watch = filling_watch  # type: ignore[method-assign]
+    try:
+        informer.start()
+        cms.create(_cm("after"))
+        _eventually(lambda: informer.get("default/after") is not None)
+        assert refusals[0] == 3
+        assert informer.lists == 1
+        assert informer.get("default/before") is not None
+    finally:
+        del store.watch
+        stopping.set()
+        informer.interrupt()
+        informer.join(5.0)
