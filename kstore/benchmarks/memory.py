@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import http.client
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -65,16 +66,83 @@ _MIB = 1024 * 1024
 _SYNC_TIMEOUT = 600.0
 
 
+#: Words the ConfigMaps' settings are made of.
+_WORDS = (
+    "enabled",
+    "timeout",
+    "retries",
+    "endpoint",
+    "region",
+    "cache",
+    "level",
+    "debug",
+    "listen",
+    "port",
+    "path",
+    "user",
+    "group",
+    "token",
+    "secret",
+    "replicas",
+    "interval",
+    "backoff",
+    "limit",
+    "queue",
+    "worker",
+    "thread",
+    "pool",
+    "buffer",
+    "size",
+    "format",
+    "json",
+    "yaml",
+    "info",
+    "warn",
+    "error",
+    "metrics",
+    "tracing",
+    "sampler",
+    "ratio",
+    "bucket",
+    "zone",
+    "primary",
+    "replica",
+)
+
+
+def _setting_lines(rng: random.Random, length: int) -> str:
+    """Lines of ``name = value`` settings, ``length`` characters or a little more: text with
+    the repetition of a real configuration file, no more (a value of one repeated character
+    would compress far better than anything users store)."""
+    lines: list[str] = []
+    total = 0
+    while total < length:
+        name = "_".join(rng.sample(_WORDS, 2))
+        value = rng.choice(
+            (
+                str(rng.randrange(1, 100_000)),
+                rng.choice(_WORDS),
+                f"{rng.choice(_WORDS)}-{rng.getrandbits(32):08x}.example.com"
+                f":{rng.randrange(1, 65536)}",
+                ",".join(rng.sample(_WORDS, 3)),
+            )
+        )
+        line = f"{name} = {value}\n"
+        lines.append(line)
+        total += len(line)
+    return "".join(lines)
+
+
 def _configmap(size: int) -> Callable[[str, int], Object]:
     def make(name: str, index: int) -> Object:
-        # Values of a few hundred bytes, as real configuration files tend to be.
-        chunk = f"setting-{index}=" + "x" * 200 + "\n"
-        lines = max(1, size // (len(chunk) + 12))
+        # Files of a few hundred bytes, as real configuration files tend to be.
+        rng = random.Random(index)
+        files = max(1, size // 212)
         return {
             "apiVersion": "v1",
             "kind": "ConfigMap",
             "metadata": {"name": name, "labels": {"app": "bench", "run": f"r{index % 100}"}},
-            "data": {f"file-{k}.conf": chunk for k in range(lines)},
+            "data": {f"file-{k}.conf": _setting_lines(rng, 200) for k in range(files)},
         }
 
     return make
