@@ -10,6 +10,11 @@ reader may keep or change what it got without affecting anyone else.
 a list of the whole cache never holds every decoded object at once (a streamed response
 encodes and drops them one by one).
 
+Bodies of a few hundred bytes or more are kept LZ4-compressed when that saves at least an
+eighth (:class:`Packed`): JSON objects repeat their keys and much of their structure, a ~5 KiB
+Pod keeps about a quarter of its size, and LZ4 gives it back in a few microseconds, against the
+tens a decode of the JSON takes anyway.
+
 A value that JSON cannot carry as it is (a tuple, a non-string key, a number JSON cannot
 write) is kept decoded: :func:`compact` checks that decoding its bytes gives back an equal
 object and keeps the object itself otherwise, so what a reader gets never differs from what
@@ -21,13 +26,25 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Protocol, overload
 
+import lz4.block
 import orjson
 
 from kstore.api.gvk import Object
 
-__all__ = ["Body", "HasObject", "LazyObjects", "compact", "expand"]
+__all__ = ["Body", "HasObject", "LazyObjects", "Packed", "compact", "expand"]
 
-#: An object as the cache keeps it: its JSON bytes, or (when JSON cannot carry it) itself.
+#: Bodies shorter than this stay as they are: compressing them saves little.
+_PACK_FROM = 256
+
+
+class Packed(bytes):
+    """JSON bytes LZ4-compressed (a block that carries its uncompressed size)."""
+
+    __slots__ = ()
+
+
+#: An object as the cache keeps it: its JSON bytes, them compressed, or (when JSON cannot
+#: carry it) the object itself.
 Body = bytes | Object
 
 
@@ -39,6 +56,10 @@ def compact(obj: Object) -> Body:
         return obj
     if orjson.loads(raw) != obj:
         return obj
+    if len(raw) >= _PACK_FROM:
+        packed = lz4.block.compress(raw, store_size=True)
+        if len(packed) <= len(raw) - len(raw) // 8:
+            return Packed(packed)
     # orjson's buffer has room to spare: a copy holds just the bytes.
     return bytes(memoryview(raw))
 
@@ -46,7 +67,7 @@ def compact(obj: Object) -> Body:
 def expand(body: Body) -> Object:
     """The object ``body`` keeps (a new object for JSON bytes)."""
     if isinstance(body, bytes):
-        decoded: Object = orjson.loads(body)
+        decoded: Object = orjson.loads(lz4.block.decompress(body) if type(body) is Packed else body)
         return decoded
     return body
 
