@@ -12,7 +12,7 @@ encodes and drops them one by one).
 
 Bodies of a few hundred bytes or more are kept LZ4-compressed when that saves at least an
 eighth (:class:`Packed`): JSON objects repeat their keys and much of their structure, a ~5 KiB
-Pod keeps about a quarter of its size, and LZ4 gives it back in a few microseconds, against the
+Pod keeps about a third of its size, and LZ4 gives it back in a few microseconds, against the
 tens a decode of the JSON takes anyway.
 
 A value that JSON cannot carry as it is (a tuple, a non-string key, a number JSON cannot
