@@ -22,6 +22,7 @@ import binascii
 import hashlib
 import os
 import re
+import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -244,11 +245,13 @@ def ensure_key_file(path: Path) -> Path:
         serialization.NoEncryption(),
     )
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    # A name of this process's own: workers starting together on one directory must not
+    # truncate or remove each other's file before it is linked.
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "wb") as out:
         out.write(pem)
-    # Two servers starting on one directory: the first rename wins, both then read it.
+    # Two servers starting on one directory: the first link wins, both then read it.
     try:
         os.link(tmp, path)
     except FileExistsError:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import json
 import stat
+import threading
 from pathlib import Path
 
 import pytest
@@ -114,3 +115,33 @@ def test_ensure_key_file_makes_a_private_key_once(tmp_path: Path) -> None:
     first = path.read_bytes()
     assert ensure_key_file(path).read_bytes() == first
     assert load_signing_key(path).algorithm == "ES256"
+
+
+def test_ensure_key_file_from_servers_starting_together_gives_every_one_the_same_key(
+    tmp_path: Path,
+) -> None:
+    """Workers of ``kstore serve --workers N`` start at once on one data directory: none
+    may fail, and all sign with the one key that was kept (no temporary file left)."""
+    for round_ in range(20):
+        path = tmp_path / str(round_) / "service-account.key"
+        start = threading.Barrier(6)
+        results: list[bytes | BaseException] = []
+
+        def make(
+            path: Path = path,
+            start: threading.Barrier = start,
+            results: list[bytes | BaseException] = results,
+        ) -> None:
+            start.wait()
+            try:
+                results.append(ensure_key_file(path).read_bytes())
+            except BaseException as exc:  # reported below, with the round
+                results.append(exc)
+
+        threads = [threading.Thread(target=make) for _ in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert results == [path.read_bytes()] * 6, round_
+        assert sorted(p.name for p in path.parent.iterdir()) == ["service-account.key"]
