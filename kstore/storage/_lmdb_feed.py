@@ -55,6 +55,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from kstore.errors import Expired
+from kstore.storage._lmdb_board import RevisionBoard
 from kstore.storage._lmdb_records import (
     HIST_HEADER,
     KIND_PUT,
@@ -203,8 +204,17 @@ class _FeedHost(Protocol):
 class ChangeFeed:
     """Publishes every committed change of a shared store to this process's hub, in order."""
 
-    def __init__(self, host: _FeedHost, hub: WatchHub, peers: Peers, *, name: str) -> None:
+    def __init__(
+        self,
+        host: _FeedHost,
+        hub: WatchHub,
+        peers: Peers,
+        *,
+        name: str,
+        board: RevisionBoard | None = None,
+    ) -> None:
         self._host = host
+        self._board = board
         self._hub = hub
         self._peers = peers
         self._lock = threading.Lock()
@@ -261,6 +271,18 @@ class ChangeFeed:
             self._peers.wake_others()
 
     # -- every reader's side --------------------------------------------------------------
+
+    def sync_for_read(self) -> int:
+        """:meth:`sync` for a consistent read: without a read transaction when the revision
+        board (:mod:`kstore.storage._lmdb_board`) shows no commit beyond this hub's revision.
+        The feed thread always reads the store: it also notes other processes' compactions,
+        which commit no revision."""
+        board = self._board
+        if board is not None:
+            last = self._hub.last_revision
+            if board.read() <= last:
+                return last
+        return self.sync()
 
     def sync(self) -> int:
         """Publish every change committed by any process up to the store's current revision;

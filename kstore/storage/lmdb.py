@@ -61,6 +61,7 @@ import lmdb
 
 from kstore.errors import InternalError, KStoreError, TooLargeResourceVersion, Unavailable
 from kstore.storage._lmdb_ahead import AheadWorker
+from kstore.storage._lmdb_board import RevisionBoard
 from kstore.storage._lmdb_feed import ChangeFeed, Peers
 from kstore.storage._lmdb_handoff import GatherQueue
 from kstore.storage._lmdb_housekeeping import Housekeeper
@@ -345,11 +346,13 @@ class LmdbBackend(Backend):
             self._env = _open_env(self._path, config, max_dbs=1)
             # Reader slots left behind by a process that died (e.g. kill -9).
             self._env.reader_check()
+            self._board = RevisionBoard(self._path)
             with self._env.begin(write=True) as txn:
                 self._check_format(txn)
                 self._revision = revision_of(txn)
                 self._compacted = meta_int(txn, META_COMPACTED)
                 purged = meta_int(txn, META_PURGED)
+                self._board.raise_to(self._revision)
         except BaseException:
             env = getattr(self, "_env", None)
             if env is not None:
@@ -363,7 +366,9 @@ class LmdbBackend(Backend):
         self.hub = WatchHub(queue_limit=config.watch_queue_limit, last_revision=self._revision)
         self._leader = LeaderLock(self._path)
         self._peers = Peers(self._path)
-        self._feed = ChangeFeed(self, self.hub, self._peers, name=f"kstore-lmdb-feed:{self._path}")
+        self._feed = ChangeFeed(
+            self, self.hub, self._peers, name=f"kstore-lmdb-feed:{self._path}", board=self._board
+        )
         self._queue: GatherQueue[Any] = GatherQueue()
         self._submit_lock = threading.Lock()
         # Held by whichever thread runs a write transaction: the writer thread, or a lone
@@ -447,7 +452,7 @@ class LmdbBackend(Backend):
         sharing the store (see :mod:`kstore.storage._lmdb_feed`); the store's revision. Once
         per :class:`~kstore.storage.read_point.single_sync` scope."""
         self._check_usable()
-        return synced_once(self, self._feed.sync)
+        return synced_once(self, self._feed.sync_for_read)
 
     @property
     def leads(self) -> bool:
@@ -747,6 +752,8 @@ class LmdbBackend(Backend):
                 base = revision_of(txn)
                 foreign = self._feed.foreign_before(txn, base)
                 result = apply_batch(txn, batch, base, self.now_ms())
+                # Before the commit, so before any writer is answered (see _lmdb_board).
+                self._board.raise_to(result.revision)
                 if len(batch) > 1:
                     # Their writers' decodes run while the commit below waits for the disk.
                     self._ahead.hand(batch)

@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -214,6 +215,34 @@ def test_in_one_single_sync_scope_reads_catch_up_once_and_after_it_again(
         assert rv(cache.get("/pods/ns/p", GetOptions())) == first
     assert rv(cache.get("/pods/ns/p", GetOptions())) == updated
     assert backend.sync() == updated
+
+
+def test_a_consistent_read_reads_the_store_only_when_another_process_committed_since(
+    backend: LmdbBackend, peer: Peer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The revision board spares the read transaction when nothing is new, and never hides
+    what another process acknowledged."""
+    backend._feed.stop()  # only the reads' own catch-up moves this process's hub
+    reads = 0
+    real_read = backend.read
+
+    def counted_read() -> Any:
+        nonlocal reads
+        reads += 1
+        return real_read()
+
+    monkeypatch.setattr(backend, "read", counted_read)
+    start = backend.sync()
+    reads = 0
+    assert backend.sync() == start
+    assert reads == 0
+    for i in range(5):
+        acked = int(peer.ask(f"create q{i}", f"ack q{i}").split()[2])
+        assert backend.sync() == acked
+        assert reads > 0
+        reads = 0
+        assert backend.sync() == acked
+        assert reads == 0
 
 
 def test_every_watcher_in_both_processes_gets_every_write_of_both_in_order_exactly_once(

@@ -1,0 +1,50 @@
+"""The revision board: one shared word per store that only goes up, raised by every commit
+before it is answered, and by every open to the store's revision."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kstore.storage._lmdb_board import BOARD_FILE, RevisionBoard
+
+from .conftest import open_backend, pod, pod_config
+
+
+def test_two_mappings_of_one_directory_share_the_word_and_it_never_goes_down(
+    tmp_path: Path,
+) -> None:
+    one, two = RevisionBoard(tmp_path), RevisionBoard(tmp_path)
+    assert one.read() == two.read() == 0
+    one.raise_to(7)
+    assert two.read() == 7
+    two.raise_to(3)
+    assert one.read() == 7
+    two.raise_to(2**40 + 5)  # beyond 32 bits: the whole word is written
+    assert one.read() == 2**40 + 5
+
+
+def test_a_commit_raises_the_board_to_its_revision(tmp_path: Path) -> None:
+    backend = open_backend(tmp_path / "store")
+    try:
+        board = RevisionBoard(tmp_path / "store")
+        created = backend.storage_for(pod_config()).create("/pods/ns/a", pod("ns", "a"))
+        assert board.read() == int(created["metadata"]["resourceVersion"])
+    finally:
+        backend.close()
+
+
+def test_an_open_raises_a_lost_board_to_the_store_revision(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    backend = open_backend(store)
+    try:
+        backend.storage_for(pod_config()).create("/pods/ns/a", pod("ns", "a"))
+        revision = backend.current_revision()
+    finally:
+        backend.close()
+    (store / BOARD_FILE).unlink()
+    reopened = open_backend(store)
+    try:
+        assert RevisionBoard(store).read() == revision
+        assert reopened.sync() == revision
+    finally:
+        reopened.close()
