@@ -26,14 +26,14 @@ reads of more than one field happen under ``lock``.
 from __future__ import annotations
 
 import bisect
-import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from kstore.api.gvk import Object
 from kstore.api.selectors import FieldSelector, LabelSelector
+from kstore.cache.attributes import LabelSets, compact_fields
 from kstore.cache.caching_object import CachedWatchEvent, Encodings
 from kstore.cache.compact import LazyObjects, compact, expand
 from kstore.cache.history import EventHistory
@@ -91,8 +91,8 @@ class Entry:
         self,
         key: str,
         obj: Object,
-        labels: dict[str, str],
-        fields: dict[str, str],
+        labels: Mapping[str, str],
+        fields: Mapping[str, str],
         resource_version: int,
     ) -> None:
         self.key = key
@@ -215,7 +215,7 @@ class CacheEvent:
             self._added = self._modified = self._deleted = None
             self._fresh = None
 
-    def old_attrs(self) -> tuple[dict[str, str], dict[str, str]] | None:
+    def old_attrs(self) -> tuple[Mapping[str, str], Mapping[str, str]] | None:
         prev = self.prev
         return None if prev is None else (prev.labels, prev.fields)
 
@@ -275,12 +275,20 @@ class WatchCache:
         self._by_key: dict[str, Entry] = {}
         self._field_index: dict[str, dict[str, set[str]]] = {f: {} for f in indexed_fields}
         self._label_index: dict[str, dict[str, set[str]]] = {k: {} for k in indexed_labels}
+        self._label_sets = LabelSets()
 
     # -- feeding (the reflector thread) ----------------------------------------------------
 
     def _entry(self, obj: Object, revision: int) -> Entry:
         labels, fields = self._get_attrs(obj)
-        return Entry(self._key_func(obj), obj, _shared(labels), _shared(fields), revision)
+        key = self._key_func(obj)
+        return Entry(
+            key,
+            obj,
+            self._label_sets.shared(labels),
+            compact_fields(self.resource_prefix, key, fields),
+            revision,
+        )
 
     def listed_entry(self, obj: Object) -> Entry:
         """The entry for ``obj`` from an initial list (at its own resourceVersion), for
@@ -611,21 +619,6 @@ def _select(
     return ListSlice(
         LazyObjects(chosen), [e.encodings for e in chosen], last_key, revision, has_more, hi - lo
     )
-
-
-#: Attributes whose values are unique per object: sharing them would only cost.
-_UNIQUE_ATTRIBUTES = frozenset({"metadata.name", "metadata.uid"})
-
-
-def _shared(attrs: dict[str, str]) -> dict[str, str]:
-    """``attrs`` with its strings interned: label keys and values and most field values
-    repeat across the objects of a resource (``app=web``, a namespace, a node name), and
-    every entry keeps them for as long as the cache runs."""
-    intern = sys.intern
-    return {
-        intern(k): v if k in _UNIQUE_ATTRIBUTES or not isinstance(v, str) else intern(v)
-        for k, v in attrs.items()
-    }
 
 
 def _discard(index: dict[str, set[str]], value: str, key: str) -> None:

@@ -32,7 +32,7 @@ import asyncio
 import contextlib
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Hashable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Hashable, Iterator, Mapping, Sequence
 from typing import Any
 
 from kstore.api.selectors import FieldSelector, LabelSelector
@@ -58,7 +58,7 @@ __all__ = [
     "run_sinks",
 ]
 
-_Match = Callable[[str, dict[str, str], dict[str, str]], bool]
+_Match = Callable[[str, Mapping[str, str], Mapping[str, str]], bool]
 
 #: Scratch space shared by the sinks called in one loop callback (:func:`run_sinks`), which
 #: lives only for that call: watchers of one filter mostly take the same events there, so a
