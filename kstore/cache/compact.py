@@ -15,6 +15,13 @@ eighth (:class:`Packed`): JSON objects repeat their keys and much of their struc
 Pod keeps about a third of its size, and LZ4 gives it back in a few microseconds, against the
 tens a decode of the JSON takes anyway.
 
+Objects of one resource share their structure (the same keys, the same shape of
+``managedFields``), which a small object cannot repeat within itself. A cache may compress
+against a dictionary made of one of its objects' structure (:func:`structure_dictionary`: the
+JSON with every string emptied, so no value of that object is kept in it) and keep
+:class:`DictPacked` bodies: a ~0.5 KiB ConfigMap then keeps about half its JSON, a ~5 KiB Pod
+about a quarter. Dictionaries are numbered process-wide, equal ones once.
+
 A value that JSON cannot carry as it is (a tuple, a non-string key, a number JSON cannot
 write) is kept decoded: :func:`compact` checks that decoding its bytes gives back an equal
 object and keeps the object itself otherwise, so what a reader gets never differs from what
@@ -23,6 +30,7 @@ the cache was fed.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Sequence
 from typing import Protocol, overload
 
@@ -31,10 +39,25 @@ import orjson
 
 from kstore.api.gvk import Object
 
-__all__ = ["Body", "HasObject", "LazyObjects", "Packed", "compact", "expand"]
+__all__ = [
+    "Body",
+    "DictPacked",
+    "HasObject",
+    "LazyObjects",
+    "Packed",
+    "compact",
+    "expand",
+    "structure_dictionary",
+]
 
 #: Bodies shorter than this stay as they are: compressing them saves little.
 _PACK_FROM = 256
+#: LZ4 looks back at most 64 KiB: a longer dictionary's start would never be used.
+_DICTIONARY_MAX = 64 * 1024
+
+_dictionaries: list[bytes] = []
+_dictionary_numbers: dict[bytes, int] = {}
+_dictionaries_lock = threading.Lock()
 
 
 class Packed(bytes):
@@ -43,13 +66,48 @@ class Packed(bytes):
     __slots__ = ()
 
 
+class DictPacked(bytes):
+    """JSON bytes LZ4-compressed against a dictionary: the dictionary's number (two bytes,
+    little-endian), then the block."""
+
+    __slots__ = ()
+
+
+def _skeleton(value: object) -> object:
+    if isinstance(value, dict):
+        return {k: _skeleton(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_skeleton(v) for v in value]
+    return "" if isinstance(value, str) else value
+
+
+def structure_dictionary(sample: Object) -> int | None:
+    """The number of a compression dictionary made of ``sample``'s structure (its JSON with
+    every string emptied), for :func:`compact`; None when JSON cannot carry it or the
+    numbers ran out."""
+    try:
+        skeleton = orjson.dumps(_skeleton(sample))[-_DICTIONARY_MAX:]
+    except TypeError:
+        return None
+    with _dictionaries_lock:
+        number = _dictionary_numbers.get(skeleton)
+        if number is None:
+            if len(_dictionaries) >= 1 << 16:
+                return None
+            number = len(_dictionaries)
+            _dictionaries.append(skeleton)
+            _dictionary_numbers[skeleton] = number
+        return number
+
+
 #: An object as the cache keeps it: its JSON bytes, them compressed, or (when JSON cannot
 #: carry it) the object itself.
 Body = bytes | Object
 
 
-def compact(obj: Object) -> Body:
-    """``obj`` as exact-size JSON bytes when they decode back to an equal object."""
+def compact(obj: Object, dictionary: int | None = None) -> Body:
+    """``obj`` as exact-size JSON bytes when they decode back to an equal object, compressed
+    (against dictionary number ``dictionary``, if given) when that saves an eighth."""
     try:
         raw = orjson.dumps(obj)
     except TypeError:
@@ -57,8 +115,13 @@ def compact(obj: Object) -> Body:
     if orjson.loads(raw) != obj:
         return obj
     if len(raw) >= _PACK_FROM:
+        worth = len(raw) - len(raw) // 8
+        if dictionary is not None:
+            block = lz4.block.compress(raw, store_size=True, dict=_dictionaries[dictionary])
+            if len(block) + 2 <= worth:
+                return DictPacked(dictionary.to_bytes(2, "little") + block)
         packed = lz4.block.compress(raw, store_size=True)
-        if len(packed) <= len(raw) - len(raw) // 8:
+        if len(packed) <= worth:
             return Packed(packed)
     # orjson's buffer has room to spare: a copy holds just the bytes.
     return bytes(memoryview(raw))
@@ -67,7 +130,14 @@ def compact(obj: Object) -> Body:
 def expand(body: Body) -> Object:
     """The object ``body`` keeps (a new object for JSON bytes)."""
     if isinstance(body, bytes):
-        decoded: Object = orjson.loads(lz4.block.decompress(body) if type(body) is Packed else body)
+        kind = type(body)
+        raw: bytes = body
+        if kind is Packed:
+            raw = lz4.block.decompress(body)
+        elif kind is DictPacked:
+            dictionary = _dictionaries[body[0] | body[1] << 8]
+            raw = lz4.block.decompress(memoryview(body)[2:], dict=dictionary)
+        decoded: Object = orjson.loads(raw)
         return decoded
     return body
 

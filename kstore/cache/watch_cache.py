@@ -35,7 +35,7 @@ from kstore.api.gvk import Object
 from kstore.api.selectors import FieldSelector, LabelSelector
 from kstore.cache.attributes import LabelSets, compact_fields
 from kstore.cache.caching_object import CachedWatchEvent, Encodings
-from kstore.cache.compact import LazyObjects, compact, expand
+from kstore.cache.compact import LazyObjects, compact, expand, structure_dictionary
 from kstore.cache.history import EventHistory
 from kstore.errors import TooLargeResourceVersion
 from kstore.storage.interface import EventType
@@ -94,9 +94,10 @@ class Entry:
         labels: Mapping[str, str],
         fields: Mapping[str, str],
         resource_version: int,
+        dictionary: int | None = None,
     ) -> None:
         self.key = key
-        self._body = compact(obj)
+        self._body = compact(obj, dictionary)
         self.labels = labels
         self.fields = fields
         self.resource_version = resource_version
@@ -276,18 +277,25 @@ class WatchCache:
         self._field_index: dict[str, dict[str, set[str]]] = {f: {} for f in indexed_fields}
         self._label_index: dict[str, dict[str, set[str]]] = {k: {} for k in indexed_labels}
         self._label_sets = LabelSets()
+        self._dictionary: int | None = None
+        self._dictionary_tried = False
 
     # -- feeding (the reflector thread) ----------------------------------------------------
 
     def _entry(self, obj: Object, revision: int) -> Entry:
         labels, fields = self._get_attrs(obj)
         key = self._key_func(obj)
+        if not self._dictionary_tried:
+            # The first object's structure serves the resource's (see kstore.cache.compact).
+            self._dictionary = structure_dictionary(obj)
+            self._dictionary_tried = True
         return Entry(
             key,
             obj,
             self._label_sets.shared(labels),
             compact_fields(self.resource_prefix, key, fields),
             revision,
+            self._dictionary,
         )
 
     def listed_entry(self, obj: Object) -> Entry:

@@ -12,7 +12,14 @@ import orjson
 
 from kstore.api.selectors import FieldSelector, LabelSelector
 from kstore.benchmarks.storage import sample_pod
-from kstore.cache.compact import LazyObjects, Packed, compact, expand
+from kstore.cache.compact import (
+    DictPacked,
+    LazyObjects,
+    Packed,
+    compact,
+    expand,
+    structure_dictionary,
+)
 from kstore.cache.watch_cache import WatchCache
 from kstore.storage.interface import EventType
 from kstore.testing.objects import pod, pod_attrs, with_rv
@@ -95,6 +102,61 @@ def test_larger_bodies_are_kept_compressed_when_that_saves_and_read_back_equal()
     entry, _ = cache.get("/pods/ns/big")
     assert entry is not None and entry.object == with_rv(big, 5)
     assert list(cache.list("/pods/", recursive=True, **EVERYTHING).objects) == [with_rv(big, 5)]
+
+
+def small_configmap(i: int) -> dict[str, Any]:
+    """A ~0.6 KiB ConfigMap as a server keeps it: most of its bytes are structure."""
+    name = f"settings-{i:05d}"
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": name,
+            "namespace": "team-a",
+            "uid": f"0b7a9c1e-1111-4111-8111-{i:012d}",
+            "resourceVersion": str(100 + i),
+            "creationTimestamp": "2026-12-06T19:48:16Z",
+            "labels": {"app": "billing", "run": f"r{i % 7}"},
+            "managedFields": [
+                {
+                    "manager": "kubectl-client-side-apply",
+                    "operation": "Update",
+                    "apiVersion": "v1",
+                    "time": "2026-12-06T19:48:16Z",
+                    "fieldsType": "FieldsV1",
+                    "fieldsV1": {
+                        "f:data": {"f:app.conf": {}},
+                        "f:metadata": {"f:labels": {"f:app": {}, "f:run": {}}},
+                    },
+                }
+            ],
+        },
+        "data": {"app.conf": f"port = {8000 + i}\nreplicas = {i % 5}\n{secrets.token_hex(16)}"},
+    }
+
+
+def test_small_objects_compress_against_their_resource_structure_and_read_back_equal() -> None:
+    sample = small_configmap(0)
+    number = structure_dictionary(sample)
+    assert number is not None
+    # Made of structure alone: none of the sample's values is in it; and equal structures
+    # share one dictionary.
+    assert structure_dictionary(small_configmap(1)) == number
+    others = [small_configmap(i) for i in range(1, 50)]
+    plain = [len(orjson.dumps(obj)) for obj in others]
+    alone = [len(compact(obj)) for obj in others]
+    against = [compact(obj, number) for obj in others]
+    assert all(type(body) is DictPacked for body in against)
+    assert sum(map(len, against)) < 0.75 * min(sum(alone), sum(plain))
+    assert [expand(body) for body in against] == others
+    # Through a cache: its entries read and list as what it was fed.
+    cache = WatchCache(
+        resource_prefix="/configmaps/",
+        get_attrs=lambda obj: ({}, {"metadata.name": obj["metadata"]["name"]}),
+        key_func=lambda obj: "/configmaps/" + obj["metadata"]["name"],
+    )
+    cache.replace(copy.deepcopy(others), revision=500)
+    assert list(cache.list("/configmaps/", recursive=True, **EVERYTHING).objects) == others
 
 
 def test_values_json_cannot_carry_unchanged_are_kept_as_they_are() -> None:
