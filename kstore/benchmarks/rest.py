@@ -6,7 +6,9 @@ generator never shares the server's GIL) with ``clients`` threads, each with its
 connection (``http.client``: the cheapest client in the standard library, so the client's CPU
 weighs as little as possible on the shared machine). The object created is a realistic ~5 KiB
 Pod (three containers, probes, volumes; :func:`kstore.benchmarks.storage.sample_pod` without
-its status and system fields) unless ``kind="configmap"`` asks for a small ConfigMap. The
+its status and system fields, owned by a ReplicaSet the benchmark creates first, so the garbage
+collector tracks the Pods and keeps them) unless ``kind="configmap"`` asks for a small
+ConfigMap. The
 first requests of every path (imports, compiled plans, caches) are made before any timing.
 
 Each round measures, in this order, the trivial endpoint, creates, gets, the trivial endpoint
@@ -344,10 +346,38 @@ def _create_service_account(c: http.client.HTTPConnection, i: int) -> None:
         _expect(status, data, 201)
 
 
-def _new_object(kind: str, name: str, label: str, index: int, *, owned: bool = True) -> bytes:
+def _create_owner(c: http.client.HTTPConnection) -> str:
+    """The ReplicaSet the Pods name as their owner (no replicas: nothing runs it), created so
+    that the garbage collector finds it and keeps them; its uid."""
+    pod = sample_pod(_NAMESPACE, "template")
+    reference = pod["metadata"]["ownerReferences"][0]
+    labels = pod["metadata"]["labels"]
+    body = {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {"name": reference["name"], "labels": labels},
+        "spec": {
+            "replicas": 0,
+            "selector": {"matchLabels": labels},
+            "template": {"metadata": {"labels": labels}, "spec": pod["spec"]},
+        },
+    }
+    path = f"/apis/apps/v1/namespaces/{_NAMESPACE}/replicasets"
+    status, data = _request(c, "POST", path, orjson.dumps(body))
+    if status == 409:
+        status, data = _request(c, "GET", f"{path}/{reference['name']}")
+        _expect(status, data, 200)
+    else:
+        _expect(status, data, 201)
+    return str(orjson.loads(data)["metadata"]["uid"])
+
+
+def _new_object(
+    kind: str, name: str, label: str, index: int, *, owner_uid: str | None = None
+) -> bytes:
     """The body a client would POST: no status, no system fields. A Pod names its
-    ReplicaSet, which does not exist (so the garbage collector deletes it), unless not
-    ``owned``."""
+    ReplicaSet (see :func:`_create_owner`) when given its ``owner_uid``, else no owner (the
+    garbage collector would delete a Pod whose owner does not exist)."""
     if kind == "custom":
         return orjson.dumps(bench_object(_NAMESPACE, name, label, index))
     if kind == "configmap":
@@ -362,8 +392,10 @@ def _new_object(kind: str, name: str, label: str, index: int, *, owned: bool = T
         for field in ("uid", "creationTimestamp", "resourceVersion", "managedFields"):
             meta.pop(field, None)
         meta["labels"] = {**(meta.get("labels") or {}), "run": label}
-        if not owned:
+        if owner_uid is None:
             meta.pop("ownerReferences", None)
+        else:
+            meta["ownerReferences"][0]["uid"] = owner_uid
     return orjson.dumps(obj)
 
 
@@ -516,14 +548,10 @@ def measure_fanout(
     HTTP watch streams (opened by a separate process, :mod:`kstore.benchmarks.watch_load`)
     receive each of them."""
     collection = _COLLECTIONS[kind]
-    # Without an owner: the garbage collector would otherwise delete each Pod meanwhile, and
-    # its work and its events (MODIFIED, DELETED) would be counted as the fan-out's.
-    plain = [
-        _new_object(kind, f"{label}p-{i:06d}", f"{label}p", i, owned=False) for i in range(creates)
-    ]
-    watched = [
-        _new_object(kind, f"{label}w-{i:06d}", f"{label}w", i, owned=False) for i in range(creates)
-    ]
+    # Without an owner: the garbage collector's work on owned Pods would be counted as the
+    # fan-out's.
+    plain = [_new_object(kind, f"{label}p-{i:06d}", f"{label}p", i) for i in range(creates)]
+    watched = [_new_object(kind, f"{label}w-{i:06d}", f"{label}w", i) for i in range(creates)]
 
     def creator(bodies: list[bytes]) -> Callable[[http.client.HTTPConnection, int], None]:
         def create(c: http.client.HTTPConnection, i: int) -> None:
@@ -692,10 +720,22 @@ def run_rest_bench(
     def trivial(c: http.client.HTTPConnection, i: int) -> None:
         _expect(*_request(c, "GET", "/version"), 200)
 
+    # Each server's ReplicaSet that its Pods name as their owner (see _create_owner).
+    owners: dict[int, str] = {}
+
+    def own_pods(on: _Server) -> None:
+        def make(c: http.client.HTTPConnection, i: int) -> None:
+            owners[id(on)] = _create_owner(c)
+
+        _parallel(on, 1, 1, make)
+
     def creator(
-        label: str, timed: bool, of: str = kind
+        label: str, timed: bool, of: str = kind, on: _Server | None = None
     ) -> Callable[[http.client.HTTPConnection, int], None]:
-        bodies = [_new_object(of, f"{label}-{i:06d}", label, i) for i in range(requests)]
+        owner = owners.get(id(on if on is not None else server)) if of == "pod" else None
+        bodies = [
+            _new_object(of, f"{label}-{i:06d}", label, i, owner_uid=owner) for i in range(requests)
+        ]
         target = _COLLECTIONS[of]
 
         def create(c: http.client.HTTPConnection, i: int) -> None:
@@ -730,11 +770,13 @@ def run_rest_bench(
             if plugins_compare:
                 bare = _Server(Path(tmp) / "bare", admission_plugins=False, controllers=controllers)
                 _parallel(bare, 1, 1, _create_service_account)
+                own_pods(bare)
                 if kind == "custom":
                     _install_crd(bare, collection)
-                _parallel(bare, 2, min(requests, 100), creator("warm", False))
+                _parallel(bare, 2, min(requests, 100), creator("warm", False, on=bare))
             # The pods' service account, which the ServiceAccount admission plugin looks up.
             _parallel(server, 1, 1, _create_service_account)
+            own_pods(server)
             if kind == "custom":
                 _install_crd(server, collection)
             if policy:
@@ -764,7 +806,7 @@ def run_rest_bench(
                 before = measure("trivial", requests, trivial)
                 measure("create", requests, creator(label, True))
                 if bare is not None:
-                    rate, cpu_us = _measure(bare, clients, requests, creator(label, False))
+                    rate, cpu_us = _measure(bare, clients, requests, creator(label, False, on=bare))
                     add("bare_create", rate)
                     add("plugins_rate", samples["create"][-1] / rate)
                     if cpu_us is not None and "create_cpu" in samples:
