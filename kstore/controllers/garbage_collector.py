@@ -16,7 +16,10 @@ that names no owner and is not being deleted by it is never queued. Keys are
   dependent with ``blockOwnerDeletion`` is left, the finalizer is removed, which completes the
   owner's deletion.
 * **orphan**: an owner being deleted with the ``orphan`` finalizer has its references removed
-  from its dependents, then the finalizer is removed.
+  from its dependents, then the finalizer is removed. Each resource has its own watch, so a
+  dependent may reach this controller only after its owner is gone; one that already existed
+  then (its resourceVersion at most the revision the owner went at) loses the reference too,
+  rather than being deleted for a missing owner. Such owners are remembered for ten minutes.
 
 The registry's delete puts these finalizers on (from ``propagationPolicy``, the deprecated
 ``orphanDependents``, or the kind's default policy, e.g. batch/v1 Job's ``orphan``); this
@@ -50,6 +53,8 @@ _WAIT_SECONDS: Final = 0.2
 #: removed: each resource has its own watch, so a dependent created just before its owner was
 #: deleted may reach this controller after the owner's deletion does.
 _SETTLE_SECONDS: Final = 0.5
+#: How long an owner deleted with the orphan policy is remembered (see the module docstring).
+_ORPHANED_MEMORY_SECONDS: Final = 600.0
 
 
 #: Kubernetes' collector ignores these (its DefaultIgnoredResources): many, short-lived, and
@@ -60,6 +65,11 @@ _GC_FINALIZERS: Final = frozenset({ORPHAN_FINALIZER, FOREGROUND_FINALIZER})
 
 def _map(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
+
+
+def _revision(obj: Object) -> int | None:
+    version = str(_map(obj.get("metadata")).get("resourceVersion") or "")
+    return int(version) if version.isdigit() else None
 
 
 #: The metadata fields the collector reads (it writes through the stored object, never these).
@@ -137,6 +147,9 @@ class GarbageCollector(Controller):
         self._kinds: dict[tuple[str, str], ResourceStore] = {}
         #: key -> when the deletion of an owner with a GC finalizer was first seen.
         self._deleting_since: dict[str, float] = {}
+        #: uid of an owner deleted with the orphan policy -> (when, the revision it went at;
+        #: None while its finalizer is being removed).
+        self._orphaned: dict[str, tuple[float, int | None]] = {}
 
     # -- following every resource --------------------------------------------------------------
 
@@ -278,7 +291,41 @@ class GarbageCollector(Controller):
                 return _with_refs(current, kept)
 
             self._update(self.informers[watched].store, dep_namespace, dep_name, without_owner)
-        self._remove_finalizer(store, namespace, owner, ORPHAN_FINALIZER)
+        # Remembered before the owner can go: a dependent heard of after that is orphaned too.
+        owner_uid = str(uid or "")
+        now = time.monotonic()
+        with self._index_lock:
+            for old_uid, (when, _) in list(self._orphaned.items()):
+                if now - when > _ORPHANED_MEMORY_SECONDS:
+                    del self._orphaned[old_uid]
+            self._orphaned[owner_uid] = (now, None)
+        gone_at = self._remove_finalizer(store, namespace, owner, ORPHAN_FINALIZER)
+        with self._index_lock:
+            # Nothing taken off (another pass did): the owner's deletion is the bound known.
+            self._orphaned[owner_uid] = (now, gone_at or _revision(owner))
+
+    def _orphaned_by(
+        self, store: ResourceStore, namespace: str, dependent: Object, absent: list[Any]
+    ) -> bool:
+        """Whether ``dependent`` existed, naming one of the ``absent`` owners, when that owner
+        was deleted with the orphan policy (see the module docstring)."""
+        with self._index_lock:
+            bounds = [self._orphaned.get(str(ref.get("uid"))) for ref in absent]
+        known = [found[1] for found in bounds if found is not None]
+        if not known:
+            return False
+        if None in known:
+            return True  # its finalizer is being removed right now
+        # The collector keeps no resourceVersion (metadata it does not read): asked live, on
+        # this rare path only.
+        ctx = RequestContext(namespace=namespace)
+        try:
+            version = _revision(store.get(ctx, str(_meta(dependent).get("name"))))
+        except KStoreError:
+            return False
+        return version is not None and any(
+            bound is not None and version <= bound for bound in known
+        )
 
     def _delete_dependents(
         self, key: str, store: ResourceStore, namespace: str, owner: Object
@@ -306,7 +353,8 @@ class GarbageCollector(Controller):
         absent = [r for r in refs if not self._owner_exists(namespace, r)]
         if not absent:
             return
-        if len(absent) == len(refs):
+        orphaned = self._orphaned_by(store, namespace, obj, absent)
+        if len(absent) == len(refs) and not orphaned:
             if _meta(obj).get("deletionTimestamp"):
                 return
             self._delete(store, namespace, obj, "Background")
@@ -351,16 +399,20 @@ class GarbageCollector(Controller):
         except NotFound:
             return
 
-    def _update(self, store: ResourceStore, namespace: str, name: str, fn: Any) -> None:
+    def _update(self, store: ResourceStore, namespace: str, name: str, fn: Any) -> int | None:
+        """Apply ``fn``; the revision written (None when nothing was)."""
         ctx = RequestContext(namespace=namespace)
         try:
-            store.update(ctx, name, fn, UpdateOptions(field_manager=_MANAGER))
+            result = store.update(ctx, name, fn, UpdateOptions(field_manager=_MANAGER))
         except (_Unchanged, NotFound):
-            return
+            return None
+        return _revision(result.object)
 
     def _remove_finalizer(
         self, store: ResourceStore, namespace: str, obj: Object, finalizer: str
-    ) -> None:
+    ) -> int | None:
+        """Take ``finalizer`` off ``obj``; the revision of that write (None when there was
+        nothing to take off)."""
         uid = _meta(obj).get("uid")
 
         def without(current: Object) -> Object:
@@ -371,7 +423,7 @@ class GarbageCollector(Controller):
             return {**current, "metadata": {**meta, "finalizers": kept}}
 
         try:
-            self._update(store, namespace, str(_meta(obj).get("name")), without)
+            return self._update(store, namespace, str(_meta(obj).get("name")), without)
         except KStoreError:
             _log.warning("removing %s from %s failed", finalizer, object_key(obj), exc_info=True)
             raise

@@ -233,3 +233,30 @@ def test_objects_without_owners_are_not_reconciled(client: Client) -> None:
     assert collector.reconciles - before <= 2
     client.resource("v1", "secrets", namespace="default").delete("late-owner")
     _eventually(lambda: "owned" not in _names(client))
+
+
+def test_a_dependent_heard_of_after_its_owner_was_orphan_deleted_is_orphaned_not_deleted(
+    client: Client,
+) -> None:
+    """Each resource has its own watch: a dependent made just before its owner is deleted with
+    the orphan policy can reach the collector after the owner is gone. It made the dependent
+    before the deletion, so it keeps it, without the reference."""
+    cms = client.resource("v1", "configmaps", namespace="default")
+    secrets = client.resource("v1", "secrets", namespace="default")
+    configmaps = _collector(client).informers[("", "configmaps")]
+    owner = _secret(client, "quick-owner")
+    # The collector's ConfigMap watch is held up (its informer cannot store what it receives)
+    # from just before the dependent is made until its owner is gone.
+    with configmaps._lock:
+        cms.create(_cm("late-child", owner))
+        secrets.delete("quick-owner", propagation_policy="Orphan")
+        _eventually(
+            lambda: "quick-owner" not in [s["metadata"]["name"] for s in secrets.list()["items"]]
+        )
+    _eventually(lambda: configmaps.get("default/late-child") is not None)
+    _eventually(lambda: not cms.get("late-child")["metadata"].get("ownerReferences"))
+    time.sleep(0.5)
+    assert "late-child" in _names(client)
+    # A dependent made after the owner was gone still goes, as any with a missing owner.
+    cms.create(_cm("later-child", owner))
+    _eventually(lambda: "later-child" not in _names(client))
