@@ -57,7 +57,10 @@ class LabelSets:
 
     def shared(self, labels: Mapping[str, str]) -> dict[str, str]:
         """A dict equal to ``labels``, the same one for every equal set (never mutate it)."""
-        found = self._sets.get(tuple(labels.items()))
+        try:
+            found = self._sets.get(tuple(labels.items()))
+        except TypeError:  # a value no label may have (a list): kept, not shared
+            return shared_attributes(labels)
         if found is not None:
             return found
         made = shared_attributes(labels)

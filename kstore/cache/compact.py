@@ -73,11 +73,18 @@ class DictPacked(bytes):
     __slots__ = ()
 
 
-def _skeleton(value: object) -> object:
+#: Below this depth a structure is left out of its dictionary (custom objects may nest
+#: thousands of levels; their first levels are what other objects share).
+_SKELETON_DEPTH = 64
+
+
+def _skeleton(value: object, depth: int = 0) -> object:
+    if depth >= _SKELETON_DEPTH:
+        return None
     if isinstance(value, dict):
-        return {k: _skeleton(v) for k, v in value.items()}
+        return {k: _skeleton(v, depth + 1) for k, v in value.items()}
     if isinstance(value, list):
-        return [_skeleton(v) for v in value]
+        return [_skeleton(v, depth + 1) for v in value]
     return "" if isinstance(value, str) else value
 
 

@@ -149,6 +149,11 @@ def test_small_objects_compress_against_their_resource_structure_and_read_back_e
     assert all(type(body) is DictPacked for body in against)
     assert sum(map(len, against)) < 0.75 * min(sum(alone), sum(plain))
     assert [expand(body) for body in against] == others
+    # A custom object thousands of levels deep gives a dictionary of its first levels.
+    deep: dict[str, Any] = {"leaf": "x"}
+    for _ in range(5_000):
+        deep = {"d": deep}
+    assert structure_dictionary({"kind": "Deep", "spec": deep}) is not None
     # Through a cache: its entries read and list as what it was fed.
     cache = WatchCache(
         resource_prefix="/configmaps/",

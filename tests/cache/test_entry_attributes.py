@@ -74,6 +74,9 @@ def test_equal_label_sets_are_one_shared_dict() -> None:
     assert sets.shared({"app": "db"}) is not one
     assert one == {"app": "web", "tier": "front"}
     assert len(sets) == 2
+    # A value no label may have (from a store written by other means) is kept as it is.
+    odd: dict[str, object] = {"app": ["a", "b"]}
+    assert sets.shared(odd) == odd  # type: ignore[arg-type]
 
 
 def test_a_cache_of_shared_attributes_answers_selectors_as_before() -> None:
