@@ -41,6 +41,7 @@ from kstore.errors import KStoreError, NotFound
 from kstore.registry.graceful import FOREGROUND_FINALIZER, ORPHAN_FINALIZER
 from kstore.registry.interface import DeleteOptions, RequestContext, ResourceStore, UpdateOptions
 from kstore.storage.interface import Preconditions
+from kstore.storage.versioner import object_resource_version
 
 __all__ = ["GarbageCollector"]
 
@@ -65,11 +66,6 @@ _GC_FINALIZERS: Final = frozenset({ORPHAN_FINALIZER, FOREGROUND_FINALIZER})
 
 def _map(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
-
-
-def _revision(obj: Object) -> int | None:
-    version = str(_map(obj.get("metadata")).get("resourceVersion") or "")
-    return int(version) if version.isdigit() else None
 
 
 #: The metadata fields the collector reads (it writes through the stored object, never these).
@@ -302,7 +298,7 @@ class GarbageCollector(Controller):
         gone_at = self._remove_finalizer(store, namespace, owner, ORPHAN_FINALIZER)
         with self._index_lock:
             # Nothing taken off (another pass did): the owner's deletion is the bound known.
-            self._orphaned[owner_uid] = (now, gone_at or _revision(owner))
+            self._orphaned[owner_uid] = (now, gone_at or object_resource_version(owner))
 
     def _orphaned_by(
         self, store: ResourceStore, namespace: str, dependent: Object, absent: list[Any]
@@ -320,12 +316,10 @@ class GarbageCollector(Controller):
         # this rare path only.
         ctx = RequestContext(namespace=namespace)
         try:
-            version = _revision(store.get(ctx, str(_meta(dependent).get("name"))))
+            version = object_resource_version(store.get(ctx, str(_meta(dependent).get("name"))))
         except KStoreError:
             return False
-        return version is not None and any(
-            bound is not None and version <= bound for bound in known
-        )
+        return any(bound is not None and version <= bound for bound in known)
 
     def _delete_dependents(
         self, key: str, store: ResourceStore, namespace: str, owner: Object
@@ -406,7 +400,7 @@ class GarbageCollector(Controller):
             result = store.update(ctx, name, fn, UpdateOptions(field_manager=_MANAGER))
         except (_Unchanged, NotFound):
             return None
-        return _revision(result.object)
+        return object_resource_version(result.object) or None
 
     def _remove_finalizer(
         self, store: ResourceStore, namespace: str, obj: Object, finalizer: str
