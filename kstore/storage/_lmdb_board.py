@@ -14,8 +14,12 @@ Raised only inside write transactions, which LMDB serialises across processes, s
 never goes down. A transaction that raised it and then failed leaves it one commit ahead of
 the store: readers take the slow path until the next commit reaches the same revision. The
 word is aligned and written whole (one 8-byte store); it is not durable and need not be: every
-open raises it to the store's revision first. The mapping is never unmapped by hand (a reader
-racing a close must not touch a released view): it goes with the backend.
+open raises it to the store's revision first. A tool that rewrites a store whole (a snapshot
+restore, a migration into it) may leave it at a lower revision than before: holding the
+directory exclusively, it removes the word (:func:`forget_board`), else readers would take
+the slow path until the store's revision passed the old word again. The mapping is never
+unmapped by hand (a reader racing a close must not touch a released view): it goes with the
+backend.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import mmap
 import os
 from pathlib import Path
 
-__all__ = ["BOARD_FILE", "RevisionBoard"]
+__all__ = ["BOARD_FILE", "RevisionBoard", "forget_board"]
 
 BOARD_FILE = "kstore.revision"
 _SIZE = 8
@@ -53,3 +57,9 @@ class RevisionBoard:
         """Inside a write transaction: the board is at least ``revision`` from now on."""
         if self._word[0] < revision:
             self._word[0] = revision
+
+
+def forget_board(directory: Path) -> None:
+    """Remove the board of the store in ``directory`` (its directory lock held exclusively:
+    no process maps it); the next open makes it anew from the store's revision."""
+    (directory / BOARD_FILE).unlink(missing_ok=True)

@@ -29,6 +29,7 @@ import lmdb
 
 from kstore.errors import BadRequest, Expired, InternalError, Unavailable
 from kstore.storage import _lmdb_records as rec
+from kstore.storage._lmdb_board import forget_board
 from kstore.storage._lmdb_sync import LOCK_FILE, DirectoryLock, holders
 from kstore.storage._lmdb_writes import _Txn
 from kstore.storage.migrate import Change
@@ -175,6 +176,7 @@ class LmdbChangeTarget:
     def __init__(self, path: str | Path, *, durable: bool = True) -> None:
         self._path = Path(path)
         self._lock = DirectoryLock(self._path)
+        forget_board(self._path)  # the store may go back to a lower revision
         try:
             data = self._path / "data.mdb"
             self._env = lmdb.open(

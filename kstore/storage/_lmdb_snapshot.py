@@ -36,6 +36,7 @@ import lmdb
 
 from kstore.errors import BadRequest, InternalError
 from kstore.storage import _lmdb_records as rec
+from kstore.storage._lmdb_board import forget_board
 from kstore.storage._lmdb_sync import DirectoryLock
 from kstore.storage.snapshot import InvalidSnapshot, SnapshotEntry
 
@@ -149,6 +150,7 @@ class LmdbSnapshotTarget:
         if self._env is None:
             self._path.mkdir(parents=True, exist_ok=True)
             self._lock = DirectoryLock(self._path)
+            forget_board(self._path)  # the store may go back to a lower revision
             try:
                 self._env = lmdb.open(
                     str(self._path),

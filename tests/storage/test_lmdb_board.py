@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from kstore.storage._lmdb_board import BOARD_FILE, RevisionBoard
+from kstore.storage.lmdb import LmdbBackend, LmdbConfig, LmdbSnapshotSource, LmdbSnapshotTarget
+from kstore.storage.snapshot import restore_snapshot, save_snapshot
 
 from .conftest import open_backend, pod, pod_config
 
@@ -48,3 +50,23 @@ def test_an_open_raises_a_lost_board_to_the_store_revision(tmp_path: Path) -> No
         assert reopened.sync() == revision
     finally:
         reopened.close()
+
+
+def test_a_restore_forgets_the_board_of_the_store_it_replaces(tmp_path: Path) -> None:
+    """A forced restore may take a store back to a lower revision: its next open starts the
+    board from there, so reads skip the store again at once."""
+    small, busy = tmp_path / "small", tmp_path / "busy"
+    with LmdbBackend(LmdbConfig(path=small)) as backend:
+        backend.storage_for(pod_config()).create("/pods/ns/a", pod("ns", "a"))
+    save_snapshot(tmp_path / "snap", LmdbSnapshotSource(small))
+    with LmdbBackend(LmdbConfig(path=busy)) as backend:
+        pods = backend.storage_for(pod_config())
+        for i in range(30):
+            pods.create(f"/pods/ns/p{i}", pod("ns", f"p{i}"))
+        before = backend.current_revision()
+    with LmdbSnapshotTarget(busy) as target:
+        restore_snapshot(tmp_path / "snap", target, force=True)
+    with LmdbBackend(LmdbConfig(path=busy)) as restored:
+        revision = restored.current_revision()
+        assert revision < before
+        assert RevisionBoard(busy).read() == revision
