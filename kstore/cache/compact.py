@@ -124,12 +124,14 @@ def compact(obj: Object, dictionary: int | None = None) -> Body:
     if len(raw) >= _PACK_FROM:
         worth = len(raw) - len(raw) // 8
         if dictionary is not None:
+            # One try: a dictionary only adds matches, so LZ4 alone would not do better.
             block = lz4.block.compress(raw, store_size=True, dict=_dictionaries[dictionary])
             if len(block) + 2 <= worth:
                 return DictPacked(dictionary.to_bytes(2, "little") + block)
-        packed = lz4.block.compress(raw, store_size=True)
-        if len(packed) <= worth:
-            return Packed(packed)
+        else:
+            packed = lz4.block.compress(raw, store_size=True)
+            if len(packed) <= worth:
+                return Packed(packed)
     # orjson's buffer has room to spare: a copy holds just the bytes.
     return bytes(memoryview(raw))
 
