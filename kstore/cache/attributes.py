@@ -86,11 +86,10 @@ class KeyFields(Mapping[str, str]):
         self._namespace = namespace
 
     def __getitem__(self, field: str) -> str:
-        if field == _NAME:
-            return self._key[self._name_start :]
-        if field == _NAMESPACE and self._namespace is not None:
-            return self._namespace
-        raise KeyError(field)
+        value = self.get(field)
+        if value is None:
+            raise KeyError(field)
+        return value
 
     @overload
     def get(self, field: str, /) -> str | None: ...
