@@ -11,10 +11,18 @@ Each request's scope also carries (a weak reference to) its response cycle under
 watch stream can write its chunks straight to the connection's transport (one shared,
 pre-framed chunk per event for every watcher of it) instead of through the ASGI ``send`` of
 every filter in the chain (:mod:`kstore.server.handlers.watch`).
+
+A response's status line and headers go out in the same send as its body: uvicorn writes them
+as soon as the app starts the response, and the body a moment later, which cost a second
+system call (about a tenth of a small GET's server CPU). Each request's cycle writes through
+:class:`_HeldHead`, which keeps the first write until the next one joins it, or until the end
+of the event loop's turn for a response that streams (a watch, a chunked list), whose headers
+the client must get at once.
 """
 
 from __future__ import annotations
 
+import asyncio
 import weakref
 from array import array
 from typing import Any
@@ -45,6 +53,54 @@ class _Parser(httptools.HttpRequestParser):
             raise
 
 
+class _HeldHead:
+    """The connection's transport as one response's cycle sees it: the first write (the
+    status line and headers) is held and sent with the second (the body), or on its own at
+    the end of this turn of the loop; then the cycle writes to the transport itself."""
+
+    __slots__ = ("_cycle", "_held", "_transport")
+
+    def __init__(self, transport: asyncio.Transport, cycle: Any) -> None:
+        self._transport = transport
+        self._cycle = cycle
+        self._held: bytes | None = None
+
+    def write(self, data: bytes) -> None:
+        held = self._held
+        if held is not None:
+            self._release()
+            self._transport.write(held + data)
+        elif self._cycle.transport is self:
+            self._held = bytes(data)
+            asyncio.get_running_loop().call_soon(self.flush)
+        else:
+            # A writer that kept this object (a watch stream) after the head went out.
+            self._transport.write(data)
+
+    def flush(self) -> None:
+        """Send a held head now."""
+        held = self._held
+        if held is not None:
+            self._release()
+            self._transport.write(held)
+        elif self._cycle.transport is self:
+            self._cycle.transport = self._transport
+
+    def _release(self) -> None:
+        self._held = None
+        self._cycle.transport = self._transport
+
+    def close(self) -> None:
+        self.flush()
+        self._transport.close()
+
+    def is_closing(self) -> bool:
+        return self._transport.is_closing()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
 class KStoreHttpProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol with Kubernetes' 405 for a method llhttp does not know."""
 
@@ -63,8 +119,16 @@ class KStoreHttpProtocol(HttpToolsProtocol):
         if cycle is not None and cycle is not previous:
             # The request's task has not started yet: it sees the key.
             cycle.scope[CYCLE_SCOPE_KEY] = weakref.ref(cycle)  # type: ignore[literal-required]
+            cycle.transport = _HeldHead(self.transport, cycle)  # type: ignore[assignment]
+
+    def _flush_held_head(self) -> None:
+        # What the protocol writes itself goes after the head a cycle may still hold.
+        cycle = self.cycle
+        if cycle is not None and isinstance(cycle.transport, _HeldHead):
+            cycle.transport.flush()
 
     def send_400_response(self, msg: str) -> None:
+        self._flush_held_head()
         if not self.unknown_method:
             super().send_400_response(msg)
             return

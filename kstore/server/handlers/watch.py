@@ -275,6 +275,11 @@ class WatchResponse(Response):
         """Stream through the watcher's sink, writing chunks to the transport (see the module
         docstring); returns when the watch has ended or timed out."""
         plan = self._plan
+        # The headers the cycle may still hold go out first; then the stream writes to the
+        # connection's own transport (see kstore.server.http_protocol).
+        flush_head = getattr(cycle.transport, "flush", None)
+        if flush_head is not None:
+            flush_head()
         transport = cycle.transport
         flow = cycle.flow
         on_events = self._on_events
