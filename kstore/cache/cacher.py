@@ -40,8 +40,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from kstore.api.gvk import Object
 from kstore.cache.caching_object import CachedListResult
@@ -49,7 +50,7 @@ from kstore.cache.dispatcher import Dispatcher
 from kstore.cache.freshness import LocalChangeClock, UnchangedProbe
 from kstore.cache.history import DEFAULT_EVENT_WINDOW, LOWER_BOUND_CAPACITY, EventHistory
 from kstore.cache.reflector import Reflector
-from kstore.cache.watch_cache import CacheUnavailable, WatchCache
+from kstore.cache.watch_cache import CacheUnavailable, Entry, WatchCache
 from kstore.cache.watcher import CacheWatcher, ErrorWatcher, WatchFilter
 from kstore.errors import (
     Expired,
@@ -79,6 +80,8 @@ from kstore.storage.keys import (
     resource_prefix_with_slash,
 )
 from kstore.storage.versioner import parse_list_resource_version, parse_resource_version
+
+_V = TypeVar("_V")
 
 __all__ = ["CacheConfig", "Cacher"]
 
@@ -429,6 +432,26 @@ class Cacher(Storage):
                 f'{self._resource} "{name}" not found', name=name, kind=resource, group=group
             )
         return entry.object
+
+    def cached_view(
+        self, key: str, view: Callable[[Object], _V], memo: MutableMapping[str, tuple[Entry, _V]]
+    ) -> _V | None:
+        """``view(object)`` of the object at ``key`` as a GET at any revision ("0") reads it
+        from memory, worked out once per version of it (``memo`` keeps the last); None when
+        the cache cannot answer (not ready yet, or the key absent): read the storage then.
+        For readers on every write's path that need a few fields of a hot object (the
+        namespace of each create), not a decoded copy of it each time."""
+        if not self._ready.is_set():
+            return None
+        entry = self._cache.entry(prepare_key(key, self._prefix, recursive=False))
+        if entry is None:
+            return None
+        known = memo.get(key)
+        if known is not None and known[0] is entry:
+            return known[1]
+        found = view(entry.object)
+        memo[key] = (entry, found)
+        return found
 
     def list_now(self, key: str, opts: ListOptions = _LIST_DEFAULTS) -> ListResult:
         """A consistent list that never waits for the cache (for readers on a write's path,

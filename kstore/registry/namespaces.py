@@ -33,6 +33,8 @@ from collections.abc import Callable, Sequence
 from typing import Final
 
 from kstore.api.gvk import Object
+from kstore.cache.cacher import Cacher
+from kstore.cache.watch_cache import Entry
 from kstore.errors import Cause, Forbidden, KStoreError, NotFound
 from kstore.registry.graceful import (
     FOREGROUND_FINALIZER,
@@ -111,6 +113,8 @@ class NamespaceLifecycle:
         self._clock = clock
         self._lock = threading.Lock()
         self._recently_deleted: dict[str, float] = {}
+        # Each namespace's phase per cached version: read on every namespaced create.
+        self._phases: dict[str, tuple[Entry, tuple[object]]] = {}
 
     def deleted(self, namespace: str) -> None:
         """Note that ``namespace`` was just marked for deletion (read it live for a while)."""
@@ -140,12 +144,20 @@ class NamespaceLifecycle:
             raise self._namespaces.not_found(namespace)
         return found
 
+    def _phase(self, namespace: str) -> object:
+        storage = self._namespaces.storage
+        if isinstance(storage, Cacher) and (
+            not self._recently_deleted or not self._must_read_live(namespace)
+        ):
+            key = self._namespaces.key(_CLUSTER, namespace)
+            known = storage.cached_view(key, _phase_of, self._phases)
+            if known is not None:
+                return known[0]
+        return _phase_of(self._read(namespace))[0]
+
     def check(self, namespace: str, name: str, resource: str) -> None:
         """Raise 404 / 403 unless ``namespace`` accepts a new ``resource`` named ``name``."""
-        ns = self._read(namespace)
-        status = ns.get("status")
-        phase = status.get("phase") if isinstance(status, dict) else None
-        if phase != _TERMINATING:
+        if self._phase(namespace) != _TERMINATING:
             return
         error = _forbidden(
             resource,
@@ -160,6 +172,11 @@ class NamespaceLifecycle:
             ),
         )
         raise error
+
+
+def _phase_of(namespace: Object) -> tuple[object]:
+    status = namespace.get("status")
+    return (status.get("phase") if isinstance(status, dict) else None,)
 
 
 def _gc_finalizer_wanted(opts: DeleteOptions, present: bool, finalizer: str) -> bool:
