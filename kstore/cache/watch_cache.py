@@ -28,7 +28,7 @@ from __future__ import annotations
 import bisect
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from kstore.api.gvk import Object
@@ -37,6 +37,7 @@ from kstore.cache.attributes import LabelSets, compact_fields
 from kstore.cache.caching_object import CachedWatchEvent, Encodings
 from kstore.cache.compact import LazyObjects, compact, expand, structure_dictionary
 from kstore.cache.history import EventHistory
+from kstore.cache.label_groups import LabelGroups
 from kstore.errors import TooLargeResourceVersion
 from kstore.storage.interface import EventType
 
@@ -277,6 +278,7 @@ class WatchCache:
         self._field_index: dict[str, dict[str, set[str]]] = {f: {} for f in indexed_fields}
         self._label_index: dict[str, dict[str, set[str]]] = {k: {} for k in indexed_labels}
         self._label_sets = LabelSets()
+        self._label_groups = LabelGroups()
         self._dictionary: int | None = None
         self._dictionary_tried = False
 
@@ -317,8 +319,10 @@ class WatchCache:
             self._entries = entries
             for index in (*self._field_index.values(), *self._label_index.values()):
                 index.clear()
+            self._label_groups.clear()
             for entry in entries:
                 self._index(entry)
+                self._label_groups.add(entry.labels, entry.key)
             self.history.reset(revision)
             self.resource_version = max(self.resource_version, revision)
             self.usable = True
@@ -417,10 +421,14 @@ class WatchCache:
             self._unindex(prev)
             position = bisect.bisect_left(self._keys, key)
             self._entries[position] = entry
+            if prev.labels is not entry.labels:
+                self._label_groups.discard(prev.labels, key)
+                self._label_groups.add(entry.labels, key)
         else:
             position = bisect.bisect_left(self._keys, key)
             self._keys.insert(position, key)
             self._entries.insert(position, entry)
+            self._label_groups.add(entry.labels, key)
         self._by_key[key] = entry
         self._index(entry)
 
@@ -430,6 +438,7 @@ class WatchCache:
         del self._entries[position]
         del self._by_key[entry.key]
         self._unindex(entry)
+        self._label_groups.discard(entry.labels, entry.key)
 
     def _index(self, entry: Entry) -> None:
         for name, index in self._field_index.items():
@@ -535,8 +544,9 @@ class WatchCache:
                 return _select(
                     entries, 0, len(entries), revision, label_selector, field_selector, limit
                 )
+            end_key = key[:-1] + chr(ord(key[-1]) + 1)
             lo = bisect.bisect_left(self._keys, key)
-            hi = bisect.bisect_left(self._keys, key[:-1] + chr(ord(key[-1]) + 1), lo)
+            hi = bisect.bisect_left(self._keys, end_key, lo)
             if not filtered:
                 total = hi - lo
                 end = hi if limit <= 0 or total <= limit else lo + limit
@@ -549,7 +559,47 @@ class WatchCache:
                     end < hi,
                     total,
                 )
+            if not label_selector.empty():
+                grouped = self._label_groups.select(label_selector.matches, key, end_key, hi - lo)
+                if grouped is not None:
+                    return self._select_keys(grouped, lo, hi, revision, field_selector, limit)
             return _select(self._entries, lo, hi, revision, label_selector, field_selector, limit)
+
+    def _select_keys(
+        self,
+        keys: Iterator[str],
+        lo: int,
+        hi: int,
+        revision: int,
+        field_selector: FieldSelector,
+        limit: int,
+    ) -> ListSlice:
+        """:func:`_select` of the range ``[lo, hi)`` over the keys whose labels match, in
+        order (from :class:`LabelGroups`)."""
+        by_key = self._by_key
+        fields_match = None if field_selector.empty() else field_selector.matches
+        chosen: list[Entry] = []
+        for key in keys:
+            entry = by_key[key]
+            if fields_match is None or fields_match(entry.fields):
+                chosen.append(entry)
+                if limit > 0 and len(chosen) >= limit:
+                    break
+        last_key = chosen[-1].key if chosen else ""
+        # As Kubernetes' cacher: more may follow when any key is left, matching or not.
+        has_more = (
+            limit > 0
+            and len(chosen) >= limit
+            and bisect.bisect_left(self._keys, last_key, lo, hi) < hi - 1
+        )
+        return ListSlice(
+            LazyObjects(chosen),
+            [e.encodings for e in chosen],
+            last_key,
+            revision,
+            has_more,
+            hi - lo,
+        )
 
     def _indexed_candidates(
         self, label_selector: LabelSelector, field_selector: FieldSelector
@@ -611,19 +661,25 @@ def _select(
     limit: int,
 ) -> ListSlice:
     chosen: list[Entry] = []
-    last_key = ""
     has_more = False
     labels_match = label_selector.matches
-    fields_match = field_selector.matches
+    fields_match = None if field_selector.empty() else field_selector.matches
+    # Equal label sets are one shared dict (kstore.cache.attributes): each is judged once per
+    # scan, which is most of a scan's work when a page skips many objects of other labels.
+    verdicts: dict[int, bool] = {}
     for position in range(lo, hi):
         entry = entries[position]
-        if labels_match(entry.labels) and fields_match(entry.fields):
+        labels = entry.labels
+        verdict = verdicts.get(id(labels))
+        if verdict is None:
+            verdict = verdicts[id(labels)] = labels_match(labels)
+        if verdict and (fields_match is None or fields_match(entry.fields)):
             chosen.append(entry)
-            last_key = entry.key
             if limit > 0 and len(chosen) >= limit:
                 # As Kubernetes' cacher: more may follow when any key is left, matching or not.
                 has_more = position < hi - 1
                 break
+    last_key = chosen[-1].key if chosen else ""
     return ListSlice(
         LazyObjects(chosen), [e.encodings for e in chosen], last_key, revision, has_more, hi - lo
     )
