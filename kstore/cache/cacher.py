@@ -72,6 +72,7 @@ from kstore.storage.interface import (
     Storage,
     TryUpdate,
     Watcher,
+    WouldWait,
 )
 from kstore.storage.keys import (
     name_of_key,
@@ -506,19 +507,23 @@ class Cacher(Storage):
         if consistent and not self._config.consistent_reads_from_cache:
             return self._storage.list(key, opts)
         confirmed = 0
-        try:
-            if consistent and self._probe is not None:
-                confirmed = self._confirm_range(self._probe, prepared)
-            elif consistent:
-                self._sync_to_current()
-            elif revision:
-                self._wait_fresh(revision)
-        except TooLargeResourceVersion:
-            if not (consistent and self._config.consistent_read_fallback):
-                raise
-            return self._storage.list(key, opts)
-        except CacheUnavailable:
-            return self._storage.list(key, opts)
+        if not opts.wait:
+            if not self._answers_now(consistent, revision):
+                raise WouldWait(f"a list of {self._resource} would wait for its watch cache")
+        else:
+            try:
+                if consistent and self._probe is not None:
+                    confirmed = self._confirm_range(self._probe, prepared)
+                elif consistent:
+                    self._sync_to_current()
+                elif revision:
+                    self._wait_fresh(revision)
+            except TooLargeResourceVersion:
+                if not (consistent and self._config.consistent_read_fallback):
+                    raise
+                return self._storage.list(key, opts)
+            except CacheUnavailable:
+                return self._storage.list(key, opts)
         # Kubernetes ignores the limit of a list at "0" served from the cache (#108003).
         limit = 0 if opts.resource_version == "0" else opts.limit
         found = self._cache.list(
@@ -544,6 +549,15 @@ class Cacher(Storage):
             remaining_item_count=remaining,
             item_encodings=found.encodings,
         )
+
+    def _answers_now(self, consistent: bool, revision: int) -> bool:
+        """Whether a list may be answered from memory without waiting: a consistent one once
+        the cache holds this resource's current state (as a consistent GET, see
+        :meth:`_fresh_now`; the list then carries the cache's revision), one at a revision
+        once the cache has reached it."""
+        if consistent:
+            return self._fresh_now()
+        return self._cache.resource_version >= revision
 
     @staticmethod
     def _delegates_list(opts: ListOptions) -> bool:

@@ -31,6 +31,7 @@ from typing import Protocol, runtime_checkable
 
 from kstore.api.gvk import Object
 from kstore.api.selectors import FieldSelector, LabelSelector
+from kstore.errors import InternalError
 
 __all__ = [
     "INITIAL_EVENTS_END_ANNOTATION",
@@ -50,6 +51,7 @@ __all__ = [
     "ValueTransformer",
     "WatchEvent",
     "Watcher",
+    "WouldWait",
 ]
 
 #: Annotation on the bookmark that ends the initial events of a watch-list (sendInitialEvents).
@@ -151,6 +153,15 @@ class ListOptions:
     send_initial_events: bool | None = None
     allow_bookmarks: bool = False
     progress_notify: bool = False
+    #: False for a reader that must not wait (on an event loop's thread): a list the watch
+    #: cache could answer only after catching up raises :class:`WouldWait` instead.
+    wait: bool = True
+
+
+class WouldWait(InternalError):
+    """A list given ``ListOptions(wait=False)`` that would have waited for the watch cache:
+    nothing was read; the caller asks again where it may wait. Should one ever reach a
+    client, it is a 500."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -16,7 +16,14 @@ import pytest
 from kstore.api.gvk import Object
 from kstore.cache import CacheConfig, Cacher
 from kstore.storage.aio import as_async
-from kstore.storage.interface import GetOptions, IdentityTransformer, ResourceStorageConfig
+from kstore.storage.interface import (
+    GetOptions,
+    IdentityTransformer,
+    ListOptions,
+    ResourceStorageConfig,
+    ResourceVersionMatch,
+    WouldWait,
+)
 from kstore.storage.lmdb import LmdbBackend, LmdbConfig
 from kstore.testing.objects import pod, pod_attrs, pod_codec, pod_config, rv_of
 
@@ -147,3 +154,39 @@ def test_gets_and_lists_come_from_memory_while_other_resources_are_written(
     got = cacher.get("/pods/ns/a")
     assert rv_of(got) == rv_of(updated)
     assert [rv_of(p) for p in cacher.list_now("/pods/").items] == [rv_of(updated)]
+
+
+def test_a_list_that_must_not_wait_answers_from_memory_or_says_so(
+    cacher: Cacher, backend: LmdbBackend
+) -> None:
+    # wait=False (a list on the event loop's thread): the answer is the current state from
+    # memory, or WouldWait with nothing read, never an older state.
+    others = backend.storage_for(
+        ResourceStorageConfig(resource_prefix="/others", codec=pod_codec(), get_attrs=pod_attrs)
+    )
+    cacher.create("/pods/ns/counter", _counted(0))
+    answered = 0
+    for count in range(1, 200):
+        written = cacher.guaranteed_update(
+            "/pods/ns/counter", lambda _current, c=count: _counted(c)
+        )
+        others.create(f"/others/ns/o{count}", pod(f"o{count}", "ns"))
+        try:
+            found = cacher.list("/pods/", ListOptions(limit=10, wait=False))
+        except WouldWait:
+            continue
+        answered += 1
+        assert [rv_of(p) for p in found.items] == [rv_of(written)]
+        assert found.resource_version >= rv_of(written)
+    assert answered > 0
+    # A list at a revision the cache has not reached would wait: it says so instead.
+    ahead = str(backend.current_revision() + 1_000)
+    with pytest.raises(WouldWait):
+        cacher.list(
+            "/pods/",
+            ListOptions(
+                resource_version=ahead,
+                resource_version_match=ResourceVersionMatch.NOT_OLDER_THAN,
+                wait=False,
+            ),
+        )

@@ -9,6 +9,8 @@ paging, selectors and ``resourceVersion`` semantics are the registry's and stora
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from kstore.server.encoding import list_metadata
 from kstore.server.handlers.deadline import request_timeout
 from kstore.server.handlers.scope import Call, Reply, ResourceScope
@@ -17,7 +19,7 @@ from kstore.server.negotiation import Target, negotiate
 from kstore.server.options import list_request
 from kstore.server.table import build_table
 
-__all__ = ["get", "list_collection"]
+__all__ = ["get", "list_collection", "list_collection_now"]
 
 
 def get(scope: ResourceScope, call: Call) -> Reply:
@@ -44,12 +46,23 @@ def get(scope: ResourceScope, call: Call) -> Reply:
 
 
 def list_collection(scope: ResourceScope, call: Call) -> Reply:
+    return _list_collection(scope, call, wait=True)
+
+
+def list_collection_now(scope: ResourceScope, call: Call) -> Reply:
+    """:func:`list_collection` for the event loop's thread: WouldWait (nothing answered)
+    where the watch cache would first have to catch up."""
+    return _list_collection(scope, call, wait=False)
+
+
+def _list_collection(scope: ResourceScope, call: Call, *, wait: bool) -> Reply:
     request_timeout(call.query)
     fmt = negotiate(call.accept, transforms=True)
     request = list_request(
         call.query, name="", watch=False, selectable_fields=scope.selectable_fields
     )
-    result = scope.store.list(scope.context(call.info), request.options)
+    options = request.options if wait else replace(request.options, wait=False)
+    result = scope.store.list(scope.context(call.info), options)
     if fmt.target is Target.TABLE:
         table = build_table(
             scope.encoder.external_many(result.items, scope.gv),
