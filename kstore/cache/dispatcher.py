@@ -166,6 +166,7 @@ class Dispatcher:
             return
         woken: dict[_Loop, list[asyncio.Future[None]]] = {}
         sinks: _Sinks = {}
+        listening: list[CacheWatcher] = []
         slow: list[CacheWatcher] = []
         scoped = self._scoped
         unscoped = self._unscoped
@@ -201,6 +202,10 @@ class Dispatcher:
                             loop = watcher.sink_loop
                             if loop is not None:
                                 sinks.setdefault(loop, []).append(sink)
+                    elif watcher.listener is not None:
+                        if not watcher.listener_pending:
+                            watcher.listener_pending = True
+                            listening.append(watcher)
                     elif watcher.sync_waiter is not None:
                         watcher.wake()
                     else:
@@ -209,6 +214,9 @@ class Dispatcher:
                             watcher.async_waiter = None
                             woken.setdefault(future.get_loop(), []).append(future)
         self._flush(woken, sinks)
+        for watcher in listening:
+            watcher.listener_pending = False
+            watcher.call_listener()
         if slow:
             self.closed_slow += len(slow)
             for watcher in slow:
@@ -255,6 +263,8 @@ class Dispatcher:
                     loop = watcher.sink_loop
                     if loop is not None:
                         sinks.setdefault(loop, []).append(sink)
+            elif watcher.listener is not None:
+                watcher.call_listener()
             elif watcher.sync_waiter is not None:
                 watcher.wake()
             else:

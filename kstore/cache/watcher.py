@@ -21,6 +21,11 @@ ready with :meth:`take` and writes it out, without waking the consumer's task at
 watch stream writing its shared, pre-encoded frames; one task wake-up per watcher per event
 is what fan-out over HTTP cost most). While a sink is installed the dispatcher calls it
 instead of resolving ``async_waiter``; :meth:`stop` and :meth:`terminate` still resolve it.
+A consumer on a thread may likewise install a *listener* (:meth:`set_listener`): a function
+the dispatching thread itself calls once per dispatch batch (and on :meth:`terminate`,
+:meth:`stop` and bookmarks), which takes what is ready and handles it there, so that the
+consumer's own thread is not woken for each event (a controller's informer, whose handling
+is a few dict updates; waking its thread cost more than that).
 
 Objects in events are shared and read-only.
 """
@@ -30,6 +35,7 @@ from __future__ import annotations
 import _thread
 import asyncio
 import contextlib
+import logging
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Hashable, Iterator, Mapping, Sequence
@@ -57,6 +63,8 @@ __all__ = [
     "resolve_all",
     "run_sinks",
 ]
+
+_log = logging.getLogger("kstore.cache")
 
 _Match = Callable[[str, Mapping[str, str], Mapping[str, str]], bool]
 
@@ -187,6 +195,10 @@ class CacheWatcher(Watcher):
         self.sink: Sink | None = None
         self.sink_loop: asyncio.AbstractEventLoop | None = None
         self.sink_pending = False
+        # A threaded consumer's listener (see the module docstring), and whether the current
+        # dispatch batch has already noted it.
+        self.listener: Callable[[], None] | None = None
+        self.listener_pending = False
 
     # -- set-up -----------------------------------------------------------------------------
 
@@ -236,7 +248,11 @@ class CacheWatcher(Watcher):
             self.last_revision = event.resource_version
 
     def wake(self) -> None:
-        """Wake a blocked consumer (the dispatcher handles asyncio consumers in batches)."""
+        """Wake a blocked consumer, or call its listener (the dispatcher handles asyncio
+        consumers, and listeners, in batches)."""
+        if self.listener is not None:
+            self.call_listener()
+            return
         waiter = self.sync_waiter
         if waiter is not None:
             self.sync_waiter = None
@@ -284,6 +300,24 @@ class CacheWatcher(Watcher):
         self.sink_loop = asyncio.get_running_loop() if sink is not None else None
         self.sink_pending = False
         self.sink = sink
+
+    def call_listener(self) -> None:
+        """Call the listener, if any; what it raises is logged, not passed to the dispatcher
+        (the other watchers of the batch still get their events)."""
+        listener = self.listener
+        if listener is None:
+            return
+        try:
+            listener()
+        except Exception:
+            _log.exception("the listener of watch %s failed", self.description)
+
+    def set_listener(self, listener: Callable[[], None] | None) -> None:
+        """Install (or, with None, remove) the listener: called, from the dispatching thread
+        or the one that ends the watch, whenever events may be ready, instead of waking a
+        blocked consumer. It must not block; it takes what is ready with :meth:`take_batch`
+        (the consumer serialises it with its own takes)."""
+        self.listener = listener
 
     def take(self) -> WatchEvent | None:
         """The next event without waiting; None when none is ready now (see :attr:`stopped`

@@ -174,7 +174,9 @@ class Controller:
     # -- what subclasses provide ---------------------------------------------------------------
 
     def keys_for(self, watched: tuple[str, str], key: str, obj: Object | None) -> Iterable[str]:
-        """The keys to reconcile when ``obj`` (of ``watched``) changed; default: its key."""
+        """The keys to reconcile when ``obj`` (of ``watched``) changed; default: its key.
+        Called in the watch cache's dispatching thread (the informers are inline): it may
+        read informers and memory, never a store, and must not wait."""
         return (key,)
 
     def reconcile(self, key: str) -> None:
@@ -220,6 +222,8 @@ class Controller:
                 relist_pause_seconds=self.timings.relist_pause_seconds,
                 transform=self.transform_for(watched),
                 field_selector=None if selector is None else FieldSelector.parse(selector),
+                # keys_for only reads and queues: it runs in the watch cache's thread.
+                inline=True,
             )
         for informer in list(self.informers.values()):
             informer.start()

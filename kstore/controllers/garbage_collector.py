@@ -177,6 +177,7 @@ class GarbageCollector(Controller):
                 stopping=self._stopping,
                 relist_pause_seconds=self.timings.relist_pause_seconds,
                 transform=_metadata_only,
+                inline=True,
             )
             self.informers[watched] = informer
             if self._threads:  # already running: a kind served since

@@ -395,3 +395,49 @@ def test_informer_retries_a_watch_refused_while_the_cache_fills_without_listing_
         stopping.set()
         informer.interrupt()
         informer.join(5.0)
+
+
+def test_an_inline_informer_is_told_in_the_caches_thread_and_lists_again_when_its_watch_ends(
+    client: Client,
+) -> None:
+    # Inline: the watch cache's dispatching thread hands each event on (the informer's own
+    # thread only waits for the watch to end); a watch ended under it means a new list.
+    from kstore.registry.informer import Informer
+
+    cms = client.resource("v1", "configmaps", namespace="default")
+    cms.create(_cm("before"))
+    store = client.registry.store("", "configmaps")
+    seen: list[tuple[str, bool, str]] = []
+
+    def handler(key: str, obj: Any) -> None:
+        seen.append((key, obj is None, threading.current_thread().name))
+
+    stopping = threading.Event()
+    informer = Informer(store, handler, stopping=stopping, inline=True, relist_pause_seconds=0.01)
+    try:
+        informer.start()
+        seen.clear()
+        for i in range(20):
+            cms.create(_cm(f"cm-{i:02d}"))
+        cms.delete("cm-03")
+        _eventually(lambda: len(seen) == 21)
+        assert [k for k, _, _ in seen] == [f"default/cm-{i:02d}" for i in range(20)] + [
+            "default/cm-03"
+        ]
+        assert [gone for _, gone, _ in seen] == [False] * 20 + [True]
+        assert {thread for _, _, thread in seen} == {"kstore-cache configmaps"}
+        assert informer.get("default/cm-03") is None and informer.get("default/cm-19")
+        # The watch ends (as a cache that lists again ends its watchers): the informer lists
+        # again and follows the new watch.
+        lists = informer.lists
+        watcher = informer._watcher
+        assert watcher is not None
+        watcher.terminate()
+        _eventually(lambda: informer.lists == lists + 1)
+        cms.create(_cm("after"))
+        _eventually(lambda: informer.get("default/after") is not None)
+    finally:
+        stopping.set()
+        informer.interrupt()
+        informer.join(5.0)
+    assert not informer._thread or not informer._thread.is_alive()
