@@ -22,7 +22,8 @@ Shapes, as the API server writes them:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from functools import partial
+from typing import Any, cast
 
 import orjson
 
@@ -165,19 +166,21 @@ class ResponseEncoder:
         key = (what, gv.api_version, fmt.media_type)
         if isinstance(result, CachedListResult) and len(result.item_encodings) == len(items):
             memos = result.item_encodings
-        pending = [i for i in range(len(items)) if memos is None or not memos[i].has(key)]
+        found: list[bytes | None] = (
+            [None] * len(items) if memos is None else [memo.peek(key) for memo in memos]
+        )
+        pending = [i for i, data in enumerate(found) if data is None]
+        if not pending:
+            return cast(list[bytes], found)  # every item's bytes were memoized
         ready = self._batched(items, gv, pending)
 
         def produce(i: int) -> bytes:
             ext = ready.get(i) or self.external(items[i], gv)
             return fmt.serializer.encode(self._item(ext) if what == "item" else ext)
 
-        if memos is not None:
-            return [
-                memo.get(key, lambda i=i: produce(i))  # type: ignore[misc]
-                for i, memo in enumerate(memos)
-            ]
-        return [produce(i) for i in range(len(items))]
+        for i in pending:
+            found[i] = produce(i) if memos is None else memos[i].get(key, partial(produce, i))
+        return cast(list[bytes], found)  # every None was filled
 
     # ------------------------------------------------------------------- watch frames
 

@@ -22,6 +22,7 @@ followed by the initial-events-end bookmark whenever bookmarks are allowed.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -89,6 +90,18 @@ def _invalid(kind: str, causes: list[Cause]) -> Invalid:
     return Invalid.for_object(kind, "", causes, group=_META)
 
 
+@functools.lru_cache(maxsize=512)
+def _label_selector(text: str) -> LabelSelector:
+    # Selectors are immutable: the few a client repeats (an informer's, a page's) are parsed
+    # once. A text that fails is not kept, and fails again.
+    return LabelSelector.parse(text)
+
+
+@functools.lru_cache(maxsize=512)
+def _field_selector(text: str) -> FieldSelector:
+    return FieldSelector.parse(text)
+
+
 def list_request(
     query: Query,
     *,
@@ -107,8 +120,8 @@ def list_request(
     limit = _int(query, "limit") or 0
     timeout = _int(query, "timeoutSeconds") or 0
     bookmarks = bool(_bool(query, "allowWatchBookmarks"))
-    label_selector = LabelSelector.parse(query.get("labelSelector", ""))
-    field_selector = FieldSelector.parse(query.get("fieldSelector", ""))
+    label_selector = _label_selector(query.get("labelSelector", ""))
+    field_selector = _field_selector(query.get("fieldSelector", ""))
 
     if watch and send_initial is None and not match and rv in ("", "0"):
         send_initial, match = True, ResourceVersionMatch.NOT_OLDER_THAN.value
