@@ -244,6 +244,10 @@ class Informer:
             if watcher.stopped:
                 take_ready()
         set_listener(None)
+        with taking:
+            # A listener call still under way ends first: the list that follows is told to
+            # the handler after the watch's last event, never beside it.
+            ended.set()
         if self._stopping.is_set():
             return
         if failed and not isinstance(failed[0], Expired):
