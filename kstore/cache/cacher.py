@@ -82,11 +82,12 @@ from kstore.storage.keys import (
 )
 from kstore.storage.versioner import parse_list_resource_version, parse_resource_version
 
-_V = TypeVar("_V")
-
 __all__ = ["CacheConfig", "Cacher"]
 
 _log = logging.getLogger(__name__)
+
+#: What :meth:`Cacher.cached_view` works out of an object.
+_V = TypeVar("_V")
 
 _GET_DEFAULTS = GetOptions()
 #: A consistent list of part of a resource probes the whole resource (which also moves the

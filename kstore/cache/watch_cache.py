@@ -233,6 +233,18 @@ class ListSlice:
     has_more: bool
     total: int
 
+    @classmethod
+    def of(cls, chosen: list[Entry], revision: int, has_more: bool, total: int) -> ListSlice:
+        """The slice of the entries ``chosen`` (in key order), read at ``revision``."""
+        return cls(
+            LazyObjects(chosen),
+            [e.encodings for e in chosen],
+            chosen[-1].key if chosen else "",
+            revision,
+            has_more,
+            total,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class WatchStart:
@@ -528,8 +540,8 @@ class WatchCache:
                         and field_selector.matches(entry.fields)
                     )
                 ):
-                    return ListSlice([], [], "", revision, False, 0)
-                return ListSlice(LazyObjects([entry]), [entry.encodings], key, revision, False, 1)
+                    return ListSlice.of([], revision, False, 0)
+                return ListSlice.of([entry], revision, False, 1)
             candidates = self._indexed_candidates(label_selector, field_selector)
             if candidates is None and namespaced_keys and key == self.resource_prefix:
                 namespace = field_selector.exact_value("metadata.namespace")
@@ -550,15 +562,7 @@ class WatchCache:
             if not filtered:
                 total = hi - lo
                 end = hi if limit <= 0 or total <= limit else lo + limit
-                chosen = self._entries[lo:end]
-                return ListSlice(
-                    LazyObjects(chosen),
-                    [e.encodings for e in chosen],
-                    self._keys[end - 1] if end > lo else "",
-                    revision,
-                    end < hi,
-                    total,
-                )
+                return ListSlice.of(self._entries[lo:end], revision, end < hi, total)
             if not label_selector.empty():
                 grouped = self._label_groups.select(label_selector.matches, key, end_key, hi - lo)
                 if grouped is not None:
@@ -585,21 +589,13 @@ class WatchCache:
                 chosen.append(entry)
                 if limit > 0 and len(chosen) >= limit:
                     break
-        last_key = chosen[-1].key if chosen else ""
         # As Kubernetes' cacher: more may follow when any key is left, matching or not.
         has_more = (
             limit > 0
             and len(chosen) >= limit
-            and bisect.bisect_left(self._keys, last_key, lo, hi) < hi - 1
+            and bisect.bisect_left(self._keys, chosen[-1].key, lo, hi) < hi - 1
         )
-        return ListSlice(
-            LazyObjects(chosen),
-            [e.encodings for e in chosen],
-            last_key,
-            revision,
-            has_more,
-            hi - lo,
-        )
+        return ListSlice.of(chosen, revision, has_more, hi - lo)
 
     def _indexed_candidates(
         self, label_selector: LabelSelector, field_selector: FieldSelector
@@ -679,10 +675,7 @@ def _select(
                 # As Kubernetes' cacher: more may follow when any key is left, matching or not.
                 has_more = position < hi - 1
                 break
-    last_key = chosen[-1].key if chosen else ""
-    return ListSlice(
-        LazyObjects(chosen), [e.encodings for e in chosen], last_key, revision, has_more, hi - lo
-    )
+    return ListSlice.of(chosen, revision, has_more, hi - lo)
 
 
 def _discard(index: dict[str, set[str]], value: str, key: str) -> None:
