@@ -180,6 +180,8 @@ class Cacher(Storage):
                 upper_bound=config.history_upper_bound,
             ),
             clock=config.clock,
+            # What the reflector feeds it comes from the backend's decoder.
+            fed_by_storage=True,
         )
         self._dispatcher = Dispatcher(
             resource_prefix=self._prefix,

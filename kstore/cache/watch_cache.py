@@ -96,9 +96,10 @@ class Entry:
         fields: Mapping[str, str],
         resource_version: int,
         dictionary: int | None = None,
+        checked: bool = True,
     ) -> None:
         self.key = key
-        self._body = compact(obj, dictionary)
+        self._body = compact(obj, dictionary, checked=checked)
         self.labels = labels
         self.fields = fields
         self.resource_version = resource_version
@@ -256,7 +257,11 @@ class WatchStart:
 
 
 class WatchCache:
-    """Current state + history + revision of one resource (see the module docstring)."""
+    """Current state + history + revision of one resource (see the module docstring).
+
+    ``fed_by_storage``: every object it is given was made by a storage decoder, so holds
+    JSON's types only, and its entries skip the JSON round-trip check
+    (:func:`kstore.cache.compact.compact`)."""
 
     def __init__(
         self,
@@ -268,8 +273,10 @@ class WatchCache:
         indexed_labels: Iterable[str] = (),
         history: EventHistory[CacheEvent] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        fed_by_storage: bool = False,
     ) -> None:
         self.resource_prefix = resource_prefix
+        self._fed_by_storage = fed_by_storage
         self._get_attrs = get_attrs
         self._key_func = key_func or (lambda obj: key_of(resource_prefix, obj))
         self._clock = clock
@@ -310,6 +317,7 @@ class WatchCache:
             compact_fields(self.resource_prefix, key, fields),
             revision,
             self._dictionary,
+            not self._fed_by_storage,
         )
 
     def listed_entry(self, obj: Object) -> Entry:
