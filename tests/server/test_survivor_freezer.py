@@ -37,6 +37,20 @@ def test_entering_freezes_what_exists_and_leaving_thaws_it(freezer: SurvivorFree
     assert gc.get_freeze_count() > 0
 
 
+def test_young_collections_wait_for_a_request_sized_burst_and_the_thresholds_come_back(
+    clock: _Clock,
+) -> None:
+    before = gc.get_threshold()
+    with SurvivorFreezer(clock=clock, young_threshold=20_000):
+        assert gc.get_threshold() == (20_000, *before[1:])
+        young = gc.get_stats()[0]["collections"]
+        # A Pod create's worth of short-lived containers, held at once, collects nothing.
+        burst = [{"name": str(i), "ports": [i]} for i in range(5_000)]
+        assert gc.get_stats()[0]["collections"] == young
+        del burst
+    assert gc.get_threshold() == before
+
+
 def test_survivors_of_a_full_collection_are_frozen(freezer: SurvivorFreezer) -> None:
     kept = [{"spec": {"containers": [{"name": str(i)}]}} for i in range(2000)]
     before = gc.get_freeze_count()
