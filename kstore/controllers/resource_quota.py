@@ -62,15 +62,28 @@ def needs_recount(quota: Object) -> bool:
     return not set(hard) <= set(_map(status.get("used")))
 
 
-def _phase_and_metadata(obj: Object) -> Object:
-    """What is kept of a counted object: its name and namespace (its informer key) and a
-    pod's phase, all this controller reads of it (usage is recounted from the stores). It
-    follows every pod, ConfigMap, Secret, Service, claim and replication controller."""
-    meta = _map(obj.get("metadata"))
-    view: Object = {"metadata": {k: meta[k] for k in ("name", "namespace") if k in meta}}
+#: The view of every counted object without a phase (shared: never changed).
+_NO_PHASE: Final[Object] = {}
+#: One shared view per pod phase seen (a handful; bounded against odd values).
+_PHASE_VIEWS: dict[str, Object] = {}
+_PHASE_VIEWS_LIMIT: Final = 64
+
+
+def _phase_view(obj: Object) -> Object:
+    """What is kept of a counted object: a pod's phase, all this controller reads of it
+    (usage is recounted from the stores; the informer's key names the object). It follows
+    every pod, ConfigMap, Secret, Service, claim and replication controller, so objects with
+    the same phase (or none) share one view instead of each keeping a copy of its name."""
     phase = _map(obj.get("status")).get("phase")
-    if phase is not None:
-        view["status"] = {"phase": phase}
+    if phase is None:
+        return _NO_PHASE
+    if not isinstance(phase, str):
+        return {"status": {"phase": phase}}
+    view = _PHASE_VIEWS.get(phase)
+    if view is None:
+        view = {"status": {"phase": phase}}
+        if len(_PHASE_VIEWS) < _PHASE_VIEWS_LIMIT:
+            _PHASE_VIEWS[phase] = view
     return view
 
 
@@ -79,7 +92,7 @@ class ResourceQuotaController(Controller):
     watches: ClassVar[tuple[tuple[str, str], ...]] = (_QUOTAS, *_COUNTED)
 
     def transform_for(self, watched: tuple[str, str]) -> InformerTransform | None:
-        return None if watched == _QUOTAS else _phase_and_metadata
+        return None if watched == _QUOTAS else _phase_view
 
     def keys_for(self, watched: tuple[str, str], key: str, obj: Object | None) -> Iterable[str]:
         if watched == _QUOTAS:

@@ -57,8 +57,10 @@ class Informer:
 
     ``transform``, when given, is applied to every object listed or watched before it is
     kept and handed to the handler (the cache then holds what it returns: a metadata-only
-    view for a controller that reads nothing else). ``field_selector``, when given, limits
-    the objects followed to the ones it matches (the others are never held)."""
+    view for a controller that reads nothing else; the key comes from the object itself, so
+    a view need not keep its name, and views may be shared between objects).
+    ``field_selector``, when given, limits the objects followed to the ones it matches (the
+    others are never held)."""
 
     def __init__(
         self,
@@ -127,8 +129,7 @@ class Informer:
                 ListOptions(field_selector=self._selector, limit=PAGE_SIZE, continue_token=token),
             )
             for item in listing.items:
-                obj = item if transform is None else transform(item)
-                fresh[object_key(obj)] = obj
+                fresh[object_key(item)] = item if transform is None else transform(item)
             token = listing.continue_token
             if not token:
                 break
@@ -203,8 +204,8 @@ class Informer:
             self._resource_version = str(meta["resourceVersion"])
         if event.type is EventType.BOOKMARK:
             return
+        key = object_key(event.object)
         obj = event.object if self._transform is None else self._transform(event.object)
-        key = object_key(obj)
         with self._lock:
             if event.type is EventType.DELETED:
                 self._objects.pop(key, None)

@@ -41,25 +41,21 @@ def test_quota_and_claim_protection_keep_pods_and_config_maps_without_managed_fi
     client.resource("v1", "configmaps").namespace("default").create({"metadata": {"name": "c"}})
     [quota] = [c for c in client._controllers.running if isinstance(c, ResourceQuotaController)]
     [claims] = [c for c in client._controllers.running if isinstance(c, PVCProtectionController)]
-    held = [
-        (quota.informers[("", "pods")], "default/p"),
-        (quota.informers[("", "configmaps")], "default/c"),
-        (claims.informers[("", "pods")], "default/p"),
-    ]
-    for informer, key in held:
-        assert wait_for(lambda informer=informer, key=key: informer.get(key) is not None)
-        kept = informer.get(key)
-        assert kept is not None
-        assert "managedFields" not in kept["metadata"], key
-        assert kept["metadata"]["name"] == key.split("/")[1]
-    # The quota controller keeps the key and a pod's phase: it recounts from the stores.
-    assert quota.informers[("", "pods")].get("default/p") == {
-        "metadata": {"name": "p", "namespace": "default"},
-        "status": {"phase": "Pending"},
-    }
-    assert quota.informers[("", "configmaps")].get("default/c") == {
-        "metadata": {"name": "c", "namespace": "default"}
-    }
+    for informer in (quota.informers[("", "pods")], quota.informers[("", "configmaps")]):
+        assert wait_for(lambda informer=informer: len(informer.keys()) == 1)
+    assert wait_for(lambda: claims.informers[("", "pods")].get("default/p") is not None)
+    claim_view = claims.informers[("", "pods")].get("default/p")
+    assert claim_view is not None and "managedFields" not in claim_view["metadata"]
+    assert claim_view["metadata"]["name"] == "p"
+    # The quota controller keeps a pod's phase alone (the informer's key names the object; it
+    # recounts from the stores), one view shared by every object of a phase, or of none.
+    assert quota.informers[("", "pods")].get("default/p") == {"status": {"phase": "Pending"}}
+    assert quota.informers[("", "configmaps")].get("default/c") == {}
+    configmaps = client.resource("v1", "configmaps").namespace("default")
+    configmaps.create({"metadata": {"name": "d"}})
+    held = quota.informers[("", "configmaps")]
+    assert wait_for(lambda: held.get("default/d") is not None)
+    assert held.get("default/d") is held.get("default/c")
     # Claim protection keeps what tells it which claims a running pod holds: not the service
     # account's projected volume the ServiceAccount plugin added.
     pod_view = claims.informers[("", "pods")].get("default/p")
