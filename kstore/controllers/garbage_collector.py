@@ -80,15 +80,15 @@ _KEPT_METADATA = (
 
 
 def _metadata_only(obj: Object) -> Object:
-    """What the collector keeps of an object: its type and the metadata fields it reads.
-    It follows every object of every resource, so it keeps nothing more: the watch cache
-    hands out a new decoded object per read, which would otherwise stay whole here."""
+    """What the collector keeps of an object: the metadata fields it reads. It follows every
+    object of every resource, so it keeps nothing more: the watch cache hands out a new
+    decoded object per read, which would otherwise stay whole here. Of a plain object (no
+    owners, no finalizers, not being deleted), which is never reconciled itself, it reads only
+    the uid its dependents name (the informer's key names the object)."""
     meta = _map(obj.get("metadata"))
-    view: Object = {"metadata": {k: meta[k] for k in _KEPT_METADATA if k in meta}}
-    for field in ("apiVersion", "kind"):
-        if field in obj:
-            view[field] = obj[field]
-    return view
+    if not (meta.get("ownerReferences") or meta.get("finalizers") or meta.get("deletionTimestamp")):
+        return {"metadata": {"uid": meta["uid"]}} if "uid" in meta else {"metadata": {}}
+    return {"metadata": {k: meta[k] for k in _KEPT_METADATA if k in meta}}
 
 
 def _has_work(obj: Object) -> bool:
