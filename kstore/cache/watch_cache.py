@@ -317,7 +317,7 @@ class WatchCache:
             compact_fields(self.resource_prefix, key, fields),
             revision,
             self._dictionary,
-            not self._fed_by_storage,
+            checked=not self._fed_by_storage,
         )
 
     def listed_entry(self, obj: Object) -> Entry:
