@@ -43,6 +43,10 @@ from kstore.cache.watcher import (
 
 __all__ = ["HOLD", "PACED_ROUND", "Dispatcher", "SinkRounds"]
 
+#: Its own generator: the process's shared one stays the application's (seeded runs, tests).
+_JITTER = random.Random()
+
+
 #: A sink round that takes this long (seconds) or longer holds the next one back.
 PACED_ROUND = 0.001
 #: How long, in multiples of its own duration, such a round holds the next back: fan-out to
@@ -141,7 +145,7 @@ class Dispatcher:
 
     def _jittered_interval(self) -> float:
         # Spread bookmarks so that watchers started together are not all served in one tick.
-        return self._bookmark_interval * (1.0 - 0.25 * random.random())
+        return self._bookmark_interval * (1.0 - 0.25 * _JITTER.random())
 
     def terminate_all(self) -> None:
         """End every watch (the cache is relisting or stopping); each drains what it holds."""

@@ -65,6 +65,10 @@ __all__ = [
     "prefix_range_end",
 ]
 
+#: Its own generator: the process's shared one stays the application's (seeded runs, tests).
+_RANDOM = random.Random()
+
+
 T = TypeVar("T")
 
 #: Metadata of clientv3's ``WithRequireLeader``: a member without a leader refuses the call.
@@ -371,7 +375,7 @@ class EtcdClient:
         self._loop_clients: dict[Any, Any] = {}
         self._loop_clients_lock = threading.Lock()
         # Spread several kstore processes over the members, as clientv3 does.
-        self._current = random.randrange(len(self._endpoints))
+        self._current = _RANDOM.randrange(len(self._endpoints))
         self._closed = False
         self._probe = LivenessProbe([ep.maintenance for ep in self._endpoints], self.probed)
 

@@ -37,6 +37,10 @@ from kstore.registry.plugins._common import forbidden, is_resource, read_object
 
 __all__ = ["MOUNT_PATH", "VOLUME_PREFIX", "hooks"]
 
+#: Its own generator: the process's shared one stays the application's (seeded runs, tests).
+_JITTER = random.Random()
+
+
 DEFAULT_ACCOUNT: Final = "default"
 _DEFAULT_TRIES: Final = 10
 MOUNT_PATH: Final = "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -154,7 +158,7 @@ def hooks(registry: Registry) -> tuple[AdmissionHook | None, AdmissionHook | Non
         for _ in range(tries - 1):
             if account is not None:
                 break
-            time.sleep(0.1 + random.random() / 10)
+            time.sleep(0.1 + _JITTER.random() / 10)
             account = read_object(registry, "", "serviceaccounts", namespace, account_name)
         if account is None:
             raise forbidden(

@@ -60,6 +60,10 @@ from kstore.storage.interface import EventType, Watcher, WatchEvent
 
 __all__ = ["CYCLE_SCOPE_KEY", "WatchPlan", "WatchRegistry", "WatchResponse", "open_watch"]
 
+#: Its own generator: the process's shared one stays the application's (seeded runs, tests).
+_JITTER = random.Random()
+
+
 #: The scope key of a weak reference to the request's uvicorn ``RequestResponseCycle`` (its
 #: ``transport``, ``flow`` control and ``chunked_encoding``), set by the server's HTTP
 #: protocol; weak, so that the scope and the cycle, which holds the scope, are not a
@@ -205,7 +209,7 @@ def open_watch(scope: ResourceScope, call: Call) -> WatchPlan:
     )
     timeout = float(request.timeout_seconds)
     if timeout <= 0:
-        timeout = MIN_REQUEST_TIMEOUT * (1.0 + random.random())
+        timeout = MIN_REQUEST_TIMEOUT * (1.0 + _JITTER.random())
     watcher = scope.store.watch(scope.context(call.info), request.options)
     return WatchPlan(scope, watcher, fmt, timeout, call.query.get("includeObject", "Metadata"))
 
