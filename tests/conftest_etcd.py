@@ -14,7 +14,6 @@ installs it; the README's test command runs that first).
 from __future__ import annotations
 
 import itertools
-import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -48,12 +47,6 @@ PROGRESS_NOTIFY_INTERVAL = 0.2
 #: Single-member test clusters elect themselves sooner with a short election timeout; one member
 #: has no peer to lose, so nothing else changes.
 _FAST_ELECTION = ("--heartbeat-interval", "50", "--election-timeout", "250")
-#: The shared member keeps its data in memory where the machine has a tmpfs: every write of
-#: etcd waits for its WAL's fsync, and on the 2-core CI machine the disk traffic of other
-#: tests (durable LMDB stores, migrations, the 3-member fault clusters) twice held that
-#: member's answers past a client deadline (a 1 s settle read; the 30 s request deadline).
-#: What the tests check of etcd does not depend on its disk; the fault clusters keep theirs.
-_MEMORY_ROOT = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
 
 _prefixes = itertools.count()
 
@@ -79,10 +72,7 @@ class _ClusterPool:
     @staticmethod
     def _new() -> EtcdCluster:
         return EtcdCluster(
-            1,
-            progress_notify_interval=PROGRESS_NOTIFY_INTERVAL,
-            extra_args=_FAST_ELECTION,
-            temp_root=_MEMORY_ROOT,
+            1, progress_notify_interval=PROGRESS_NOTIFY_INTERVAL, extra_args=_FAST_ELECTION
         )
 
     def _start_standby(self) -> None:

@@ -145,8 +145,6 @@ class EtcdCluster:
 
     ``progress_notify_interval`` (seconds) sets etcd's experimental watch progress-notify
     interval (default: etcd's own, 10 minutes). ``extra_args`` go to every member.
-    ``temp_root`` is where the cluster makes (and later removes) its directory when no
-    ``base_dir`` is given: the system's temporary directory by default.
     """
 
     def __init__(
@@ -154,7 +152,6 @@ class EtcdCluster:
         size: int = 1,
         *,
         base_dir: Path | None = None,
-        temp_root: str | Path | None = None,
         tls: EtcdTLSFiles | None = None,
         progress_notify_interval: float | None = None,
         extra_args: Sequence[str] = (),
@@ -169,9 +166,7 @@ class EtcdCluster:
         self.start_timeout = start_timeout
         self._own_dir = base_dir is None
         self._base_dir = (
-            Path(tempfile.mkdtemp(prefix="kstore-etcd-", dir=temp_root))
-            if base_dir is None
-            else base_dir
+            Path(tempfile.mkdtemp(prefix="kstore-etcd-")) if base_dir is None else base_dir
         )
         self._token = f"kstore-{uuid.uuid4().hex[:12]}"
         self._binary = etcd_binary()
