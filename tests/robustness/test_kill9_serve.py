@@ -214,6 +214,17 @@ def _watch_from(url: str, start: int, until: int) -> list[Change] | int:
     return events
 
 
+def _wait_for_watch_cache(url: str) -> None:
+    """Return once a watch of the namespace's ConfigMaps was answered (after the watch cache,
+    if any, made its first list)."""
+    params = {"watch": "true", "timeoutSeconds": "1"}
+    with (
+        httpx.Client(base_url=url, timeout=30) as client,
+        client.stream("GET", f"/api/v1/namespaces/{NAMESPACE}/configmaps", params=params) as r,
+    ):
+        assert r.status_code == 200, r.status_code
+
+
 @pytest.mark.parametrize("watch_cache", [True, False], ids=["watch-cache", "no-watch-cache"])
 def test_a_watch_from_before_a_kill_resumes_exactly_or_gets_410(
     tmp_path: Path, watch_cache: bool
@@ -235,6 +246,9 @@ def test_a_watch_from_before_a_kill_resumes_exactly_or_gets_410(
             _, third = api.create("b", "b1")
         server.kill()
         server.start()
+        # The cache's window opens at its first list, which a loaded machine may delay past
+        # the next write; a watch waits for that list, so "c" is written after it.
+        _wait_for_watch_cache(server.url)
         with httpx.Client(base_url=server.url, timeout=30) as client:
             api = ConfigMapApi(client, NAMESPACE)
             _, fourth = api.create("c", "c1")
