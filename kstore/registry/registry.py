@@ -23,6 +23,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Final
 
 from kstore.api.gvk import GroupVersionKind, Object
@@ -52,6 +53,7 @@ from kstore.registry.allocation import (
     record_attrs,
     record_codec,
 )
+from kstore.registry.bootstrap import run_bootstrap_step
 from kstore.registry.interface import (
     AdmissionHook,
     CreateOptions,
@@ -227,12 +229,18 @@ def _store_class(definition: KindDefinition) -> type[GenericStore]:
     return ServiceStore if (definition.group, definition.kind) == ("", "Service") else GenericStore
 
 
+def _is_ready(obj: Object) -> bool:
+    conditions = (obj.get("status") or {}).get("conditions") or ()
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+
+
 def ensure_default_service_cidr(store: GenericStore, cidrs: list[str]) -> None:
-    """Create the ServiceCIDR ``kubernetes`` holding the configured ranges, Ready, unless it
-    exists (another server or an earlier start made it)."""
+    """Create the ServiceCIDR ``kubernetes`` holding the configured ranges unless it exists
+    (another server or an earlier start made it), and mark it Ready unless it is (a start
+    stopped between the two writes, or its condition was changed by hand)."""
     ctx = RequestContext()
     try:
-        store.create(
+        current = store.create(
             ctx,
             {
                 "apiVersion": "networking.k8s.io/v1",
@@ -241,8 +249,10 @@ def ensure_default_service_cidr(store: GenericStore, cidrs: list[str]) -> None:
                 "spec": {"cidrs": cidrs},
             },
             CreateOptions(field_manager="kube-apiserver"),
-        )
+        ).object
     except AlreadyExists:
+        current = store.get(ctx, DEFAULT_SERVICE_CIDR_NAME)
+    if _is_ready(current):
         return
 
     def ready(current: Object) -> Object:
@@ -369,7 +379,10 @@ class StoreRegistry(Registry):
             if (d.group, d.kind) == ("scheduling.k8s.io", "PriorityClass"):
                 classes = self._make_store(scheme, d, PriorityClassStore, check)
                 if self._config.system_priority_classes:
-                    ensure_system_priority_classes(scheme, classes)
+                    run_bootstrap_step(
+                        "creating the system priority classes",
+                        partial(ensure_system_priority_classes, scheme, classes),
+                    )
             elif (d.group, d.kind) != ("", "Namespace"):
                 self._make_store(scheme, d, _store_class(d), check)
         self._wire_service_allocation()
@@ -377,7 +390,9 @@ class StoreRegistry(Registry):
         if namespaces is None:
             return
         if self._config.system_namespaces:
-            ensure_system_namespaces(namespaces)
+            run_bootstrap_step(
+                "creating the system namespaces", partial(ensure_system_namespaces, namespaces)
+            )
         backend = self._backend
         shared = isinstance(backend, SharedBackend)
 
@@ -460,7 +475,10 @@ class StoreRegistry(Registry):
             strategy.allocator = allocator
         cidrs = self._stores.get(("networking.k8s.io", "servicecidrs"))
         if cidrs is not None:
-            ensure_default_service_cidr(cidrs, [str(n) for n in networks])
+            run_bootstrap_step(
+                "creating the default ServiceCIDR",
+                partial(ensure_default_service_cidr, cidrs, [str(n) for n in networks]),
+            )
 
     def _namespaced_stores(self) -> Sequence[GenericStore]:
         return [s for s in self._stores.values() if s.info.namespaced]
