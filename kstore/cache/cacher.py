@@ -197,7 +197,6 @@ class Cacher(Storage):
             resource=self._resource,
             bookmark_interval=config.bookmark_interval_seconds,
             relist_backoff=config.relist_backoff_seconds,
-            progress_poll=config.progress_request_interval_seconds,
         )
         self._ready = self._reflector.ready
         self._probe = self._storage if isinstance(self._storage, UnchangedProbe) else None
@@ -339,6 +338,8 @@ class Cacher(Storage):
                 self._reflector.request_progress,
                 self._config.progress_request_interval_seconds,
             )
+            if revision > self._cache.resource_version:
+                poke()  # a quiet resource's cache then confirms the revision at once
         else:
             poke, interval = self._probe_again, self._config.freshness_probe_interval_seconds
         self._cache.wait_fresh(

@@ -6,11 +6,12 @@ initial-events-end bookmark are the initial list, which replaces the
 :class:`~kstore.cache.watch_cache.WatchCache` state at the bookmark's revision; every later
 event is applied in order and handed to the :class:`~kstore.cache.dispatcher.Dispatcher` in
 batches (up to 256 events: small enough to add no noticeable latency, large enough to share
-wake-ups under load); progress bookmarks advance the cache's revision without fan-out. It
-waits for the backend at most ``progress_poll`` (0.1 s) at a time, so a backend that reports
-progress when a wait times out (LMDB's watch does) confirms a quiet resource's revision within
-that time. About every second (or a quarter of the bookmark period) it also sends the
-watchers' periodic bookmarks.
+wake-ups under load); progress bookmarks advance the cache's revision without fan-out. About
+every second (or a quarter of the bookmark period) it sends the watchers' periodic bookmarks;
+between those it sleeps until the backend has something for it. A reader waiting for the cache
+to reach a revision asks for progress (:meth:`Reflector.request_progress`), which a backend
+watch that can answer at once (LMDB's) delivers as a bookmark: an idle server's caches do not
+poll their backend to be ready for such readers.
 
 Using the watch-list instead of LIST then WATCH leaves no gap between the two and needs no
 special case for an empty store at revision 0.
@@ -77,7 +78,6 @@ class Reflector:
         resource: str,
         bookmark_interval: float,
         relist_backoff: float,
-        progress_poll: float = 0.1,
     ) -> None:
         self._storage = storage
         self._prefix = key
@@ -86,7 +86,6 @@ class Reflector:
         self._resource = resource
         self._bookmark_interval = bookmark_interval
         self._relist_backoff = relist_backoff
-        self._progress_poll = progress_poll
         #: Set while the cache mirrors the backend (after an initial list, until a failure).
         self.ready = threading.Event()
         #: Set once the first list-and-watch attempt has succeeded or failed.
@@ -209,11 +208,9 @@ class Reflector:
         tick = min(1.0, self._bookmark_interval / 4)
         next_tick = time.monotonic() + tick
         batch: list[CacheEvent] = []
-        poll = self._progress_poll
         while not self._stopping.is_set() and not self._relist.is_set():
-            # Short waits: a backend watch may send progress when a wait for it times out
-            # (LMDB's does), and readers waiting for a fresh cache want that progress soon.
-            event = watch.next(timeout=min(poll, max(0.0, next_tick - time.monotonic())))
+            # Stopping and re-listing stop the backend watch, which ends this wait at once.
+            event = watch.next(timeout=max(0.0, next_tick - time.monotonic()))
             while event is not None:
                 if not self._absorb(event, batch):
                     self._flush(batch)

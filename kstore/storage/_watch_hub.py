@@ -16,6 +16,12 @@ revision ``L`` when it is created; every change with a revision above ``L`` reac
 every change at or below ``L`` is already committed and readable from the backend. A watcher
 therefore serves ``(start, L]`` from history (or the state at ``L``) and then only queued
 changes above ``max(start, L)``.
+
+Progress: a watcher that asked for progress notifications gets a BOOKMARK at the hub's last
+revision when a wait for changes times out with its queue drained; any watcher gets one soon
+after :meth:`HubWatcher.request_progress` (as etcd answers ``RequestWatchProgress``), which wakes
+a blocked :meth:`HubWatcher.next`. A cache that waits for changes a second at a time thus
+confirms a quiet resource's revision as soon as a reader needs it, without polling for it.
 """
 
 from __future__ import annotations
@@ -109,6 +115,7 @@ class Subscription:
         "key",
         "limit",
         "overflowed",
+        "progress_requested",
         "recursive",
         "start_revision",
     )
@@ -128,13 +135,15 @@ class Subscription:
         #: Why the subscription was cut off, when not for overflowing its queue.
         self.failure: KStoreError | None = None
         self.closed = False
+        #: Set by :meth:`request_progress`, cleared by the watcher that answers it.
+        self.progress_requested = False
 
     def accepts(self, key: str) -> bool:
         return key.startswith(self.key) if self.recursive else key == self.key
 
     def pop(self, timeout: float | None) -> RawEvent | None:
-        """The next queued change, or None when ``timeout`` passed, the queue overflowed or the
-        subscription was closed and drained."""
+        """The next queued change, or None when ``timeout`` passed, the queue overflowed, the
+        subscription was closed and drained, or progress was requested with the queue empty."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             if self.overflowed:
@@ -143,12 +152,12 @@ class Subscription:
                 return self._queue.popleft()
             except IndexError:
                 pass
-            if self.closed:
+            if self.closed or self.progress_requested:
                 return None
             # Clear, then re-check: a publish between the check above and the clear would
             # otherwise be missed until the next one.
             self._wake.clear()
-            if self._queue or self.closed or self.overflowed:
+            if self._queue or self.closed or self.overflowed or self.progress_requested:
                 continue
             if deadline is None:
                 self._wake.wait()
@@ -159,6 +168,11 @@ class Subscription:
 
     def is_drained(self) -> bool:
         return not self._queue
+
+    def request_progress(self) -> None:
+        """Ask the consumer for a progress bookmark: a blocked :meth:`pop` returns at once."""
+        self.progress_requested = True
+        self._wake.set()
 
     def close(self) -> None:
         """Stop receiving changes; those already queued can still be popped."""
@@ -377,6 +391,11 @@ class HubWatcher(Watcher):
             self._stopped = True
             self._sub.close()
 
+    def request_progress(self) -> None:
+        """Deliver a BOOKMARK at the hub's last revision soon (from any thread), once every
+        change up to it has been delivered; none when nothing newer than the last event."""
+        self._sub.request_progress()
+
     def __del__(self) -> None:
         # A watcher dropped without stop() must not stay subscribed (and keep events alive).
         with contextlib.suppress(Exception):
@@ -480,10 +499,11 @@ class HubWatcher(Watcher):
         None now (timeout, or its end)."""
         sub = self._sub
         interval = self._progress_interval
+        deadline = None if timeout is None else time.monotonic() + timeout
         while True:
-            wait = timeout
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
             if interval is not None:
-                wait = interval if timeout is None else min(timeout, interval)
+                wait = interval if wait is None else min(wait, interval)
             raw = sub.pop(wait)
             if self._stopped:
                 return True  # next() ends the watch
@@ -509,16 +529,17 @@ class HubWatcher(Watcher):
             if sub.closed and sub.is_drained():
                 self._finish()
                 return False
-            if interval is not None:
+            if interval is not None or sub.progress_requested:
+                # Cleared before reading the revision: a request made after this read is
+                # answered by the next pass.
+                sub.progress_requested = False
                 progress = self._hub.progress_revision(sub)
                 if progress is not None and progress > self._last_delivered:
                     bookmark = {"metadata": {"resourceVersion": str(progress)}}
                     self._ready.append(WatchEvent(EventType.BOOKMARK, bookmark, progress))
                     return True
-            if timeout is not None:
-                timeout -= wait if wait is not None else 0.0
-                if timeout <= 0:
-                    return False
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
 
     def _matches(self, obj: Object) -> bool:
         labels, fields = self._get_attrs(obj)

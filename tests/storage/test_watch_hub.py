@@ -332,6 +332,42 @@ def test_progress_bookmark_carries_the_hub_revision_once_idle() -> None:
     assert watcher.next(0.2) is None
 
 
+def test_requested_progress_wakes_a_blocked_consumer_with_the_hub_revision() -> None:
+    store = FakeStore()
+    # No progress interval and no timeout: only the request can end this wait.
+    watcher = store.watch("/pods/", plan=StartPlan.REPLAY, start=0)
+    store.write("/other/x", obj("x"))
+    result: list[WatchEvent | None] = []
+    consumer = threading.Thread(target=lambda: result.append(watcher.next(None)))
+    consumer.start()
+    watcher.request_progress()
+    consumer.join(5.0)
+    assert not consumer.is_alive()
+    assert len(result) == 1 and result[0] is not None
+    assert result[0].type is EventType.BOOKMARK and result[0].resource_version == 1
+    # Answered once: nothing newer since, so the next wait times out.
+    assert watcher.next(0.1) is None
+    watcher.stop()
+
+
+def test_requested_progress_comes_after_the_queued_changes() -> None:
+    store = FakeStore()
+    watcher = store.watch("/pods/", plan=StartPlan.REPLAY, start=0)
+    store.write("/pods/ns/a", obj("a"))
+    store.write("/other/x", obj("x"))
+    watcher.request_progress()
+    assert summary(drain(watcher)) == [("ADDED", "a", 1), ("BOOKMARK", "", 2)]
+
+
+def test_requested_progress_without_a_newer_revision_sends_nothing() -> None:
+    store = FakeStore()
+    watcher = store.watch("/pods/", plan=StartPlan.REPLAY, start=0)
+    store.write("/pods/ns/a", obj("a"))
+    assert summary(drain(watcher)) == [("ADDED", "a", 1)]
+    watcher.request_progress()
+    assert watcher.next(0.1) is None
+
+
 def test_error_watcher_delivers_its_error_once() -> None:
     watcher = error_watcher(Expired("too old resource version: 1 (5)"))
     event = watcher.next()
