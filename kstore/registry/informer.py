@@ -32,6 +32,9 @@ _CONTEXT: Final = RequestContext()
 PAGE_SIZE: Final = 50
 #: Events an inline informer takes per step (see Informer._follow_inline).
 _BATCH: Final = 256
+#: How often an inline informer's thread looks at its watch unasked (see _follow_inline):
+#: dozens of informers wake an idle server no more than a few times a second in all.
+_SAFETY_CHECK_SECONDS: Final = 5.0
 
 
 def _map(value: Any) -> dict[str, Any]:
@@ -241,7 +244,9 @@ class Informer:
 
         set_listener(take_ready)
         take_ready()  # what the watch replays, and anything pushed before the listener
-        while not self._stopping.is_set() and not ended.wait(0.5):
+        # Every end of the watch (stopped, interrupted, ended by its cache) calls the
+        # listener, which sets ``ended``: the timeout is only a safety net.
+        while not self._stopping.is_set() and not ended.wait(_SAFETY_CHECK_SECONDS):
             if watcher.stopped:
                 take_ready()
         set_listener(None)
