@@ -191,9 +191,11 @@ def _kill_under_load(tmp_path: Path, backend_args: list[str], watch_cache: bool)
     assert len(acks) > 50, "too few writes acknowledged to mean anything"
 
 
-def _watch_from(url: str, start: int, until: int) -> list[Change] | int:
+def _watch_from(
+    url: str, start: int, until: int, errors: dict[int, str] | None = None
+) -> list[Change] | int:
     """The changes after ``start`` up to ``until`` from one watch, or the HTTP code of the
-    error that ended it."""
+    error that ended it (its message goes to ``errors[start]``)."""
     events: list[Change] = []
     params = {"watch": "true", "resourceVersion": str(start), "timeoutSeconds": "10"}
     with (
@@ -201,12 +203,16 @@ def _watch_from(url: str, start: int, until: int) -> list[Change] | int:
         client.stream("GET", f"/api/v1/namespaces/{NAMESPACE}/configmaps", params=params) as r,
     ):
         if r.status_code != 200:
+            if errors is not None:
+                errors[start] = r.read().decode(errors="replace")
             return r.status_code
         for line in r.iter_lines():
             if not line:
                 continue
             event = orjson.loads(line)
             if event["type"] == "ERROR":
+                if errors is not None:
+                    errors[start] = str(event["object"].get("message"))
                 return int(event["object"]["code"])
             events.append(change_of(event["type"], event["object"]))
             if events[-1].revision >= until:
@@ -255,7 +261,10 @@ def test_a_watch_from_before_a_kill_resumes_exactly_or_gets_410(
             assert api.delete("a") == 200
             final, _ = api.list_all()
         assert second is not None and third is not None and fourth is not None
-        outcomes = {point: _watch_from(server.url, point, final) for point in (start, first, third)}
+        errors: dict[int, str] = {}
+        outcomes = {
+            point: _watch_from(server.url, point, final, errors) for point in (start, first, third)
+        }
         server.stop()
         server.start(["--watch-cache=false"])
         history = read_history(server.url, NAMESPACE, start, final)
@@ -268,6 +277,9 @@ def test_a_watch_from_before_a_kill_resumes_exactly_or_gets_410(
             assert watch_cache and outcome == 410, (point, outcome)
         else:
             assert outcome == expected, point
-    assert outcomes[third] == [c for c in history if c.revision > third]
+    assert outcomes[third] == [c for c in history if c.revision > third], (
+        f"revisions: start {start}, first {first}, third {third}, final {final}; "
+        f"errors {errors}\n{server.log_tail(80)}"
+    )
     if not watch_cache:
         assert all(not isinstance(outcome, int) for outcome in outcomes.values())
