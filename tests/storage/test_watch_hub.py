@@ -4,6 +4,7 @@ duplicates, selector transitions, bounded queues, stop and progress bookmarks.""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 import orjson
 import pytest
@@ -259,16 +260,22 @@ def test_stop_during_initial_events_ends_at_once() -> None:
     assert watcher.next(0.05) is None
 
 
-def test_stop_unblocks_a_waiting_consumer() -> None:
-    store = FakeStore()
-    watcher = store.watch("/pods/", plan=StartPlan.REPLAY, start=0)
+def next_while_blocked(watcher: HubWatcher, wake: Callable[[], None]) -> WatchEvent | None:
+    """What ``watcher.next(None)``, blocked in another thread, returns once ``wake`` ran."""
     result: list[WatchEvent | None] = []
     consumer = threading.Thread(target=lambda: result.append(watcher.next(None)))
     consumer.start()
-    watcher.stop()
+    wake()
     consumer.join(5.0)
     assert not consumer.is_alive()
-    assert result == [None]
+    assert len(result) == 1
+    return result[0]
+
+
+def test_stop_unblocks_a_waiting_consumer() -> None:
+    store = FakeStore()
+    watcher = store.watch("/pods/", plan=StartPlan.REPLAY, start=0)
+    assert next_while_blocked(watcher, watcher.stop) is None
 
 
 def test_iteration_ends_when_the_hub_closes() -> None:
@@ -337,14 +344,9 @@ def test_requested_progress_wakes_a_blocked_consumer_with_the_hub_revision() -> 
     # No progress interval and no timeout: only the request can end this wait.
     watcher = store.watch("/pods/", plan=StartPlan.REPLAY, start=0)
     store.write("/other/x", obj("x"))
-    result: list[WatchEvent | None] = []
-    consumer = threading.Thread(target=lambda: result.append(watcher.next(None)))
-    consumer.start()
-    watcher.request_progress()
-    consumer.join(5.0)
-    assert not consumer.is_alive()
-    assert len(result) == 1 and result[0] is not None
-    assert result[0].type is EventType.BOOKMARK and result[0].resource_version == 1
+    bookmark = next_while_blocked(watcher, watcher.request_progress)
+    assert bookmark is not None
+    assert bookmark.type is EventType.BOOKMARK and bookmark.resource_version == 1
     # Answered once: nothing newer since, so the next wait times out.
     assert watcher.next(0.1) is None
     watcher.stop()
