@@ -265,8 +265,8 @@ def test_a_watch_from_before_a_kill_resumes_exactly_or_gets_410(
             _, third = api.create("b", "b1")
         server.kill()
         server.start()
-        # The cache's window opens at its first list, which a loaded machine may delay past
-        # the next write; a watch waits for that list, so "c" is written after it.
+        # A LIST at "0" is served by the cache only once it has made its first list, which a
+        # watch waits for: the revision read is then the cache's, and "c" is written after it.
         _wait_for_watch_cache(server.url)
         resumable = _revision_served_now(server.url)
         with httpx.Client(base_url=server.url, timeout=30) as client:
